@@ -1,0 +1,117 @@
+"""The agent registry (O1): sub-agents, their intents and example utterances, and versions.
+
+Rows with no organisation are the shipped defaults (created by a data migration); every
+organisation gets its own copy, which its admins edit. Each save through the services records a
+version; a rollback restores one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from business.models import Organisation
+
+
+class Agent(models.Model):
+    organisation = models.ForeignKey(
+        Organisation,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="agents",
+        help_text=_("Empty for the shipped defaults that new organisations copy."),
+    )
+    name = models.SlugField(_("name"), max_length=40)
+    label_es = models.CharField(_("label (Spanish)"), max_length=80)
+    label_en = models.CharField(_("label (English)"), max_length=80)
+    category = models.CharField(_("category"), max_length=40)
+    description = models.TextField(_("description"))
+    model = models.CharField(
+        _("model"), max_length=100, blank=True, help_text=_("Empty: the organisation's default.")
+    )
+    tools = models.JSONField(_("enabled tools"), default=list, blank=True)
+    min_confidence = models.FloatField(_("minimum confidence"), default=0.35)
+    max_plan_steps = models.PositiveSmallIntegerField(_("maximum plan steps"), default=4)
+    requires_approval_for = models.JSONField(
+        _("tools that need approval"), default=list, blank=True
+    )
+    prompt = models.TextField(_("prompt"), blank=True)
+    enabled = models.BooleanField(_("enabled"), default=True)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["organisation_id", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organisation", "name"], name="unique_agent_name_per_org"
+            ),
+            models.UniqueConstraint(
+                fields=["name"],
+                condition=models.Q(organisation__isnull=True),
+                name="unique_default_agent_name",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def label(self, language: str) -> str:
+        return self.label_en if language.startswith("en") else self.label_es
+
+
+class AgentIntent(models.Model):
+    """One intent an agent handles, with its training examples one per line."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="intents")
+    name = models.SlugField(_("intent"), max_length=40)
+    description = models.CharField(_("description"), max_length=300, blank=True)
+    examples_es = models.TextField(_("examples in Spanish (one per line)"), blank=True)
+    examples_en = models.TextField(_("examples in English (one per line)"), blank=True)
+
+    class Meta:
+        ordering = ["agent_id", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["agent", "name"], name="unique_intent_per_agent")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent.name}.{self.name}"
+
+    def examples(self) -> list[tuple[str, str]]:
+        """(text, lang) pairs, blank lines dropped."""
+        pairs: list[tuple[str, str]] = []
+        for lang, block in (("es", self.examples_es), ("en", self.examples_en)):
+            pairs.extend((line.strip(), lang) for line in block.splitlines() if line.strip())
+        return pairs
+
+
+class AgentVersion(models.Model):
+    """A snapshot of an agent and its intents, taken on every save."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    snapshot = models.JSONField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    note = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["agent", "number"], name="unique_agent_version")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent.name} v{self.number}"
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        intents = self.snapshot.get("intents", [])
+        return {"intents": len(intents), "tools": len(self.snapshot.get("tools", []))}

@@ -1,0 +1,512 @@
+"""Tenancy (organisations, memberships) and the field-service company's records.
+
+Every tenant row carries its organisation; reads go through `business.selectors`, writes through
+`business.services`. Money is `Decimal` in ARS.
+"""
+
+from __future__ import annotations
+
+import datetime
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+from django.utils.timezone import now
+from django.utils.translation import gettext_lazy as _
+
+CENT = Decimal("0.01")
+
+
+def money(value: Decimal) -> Decimal:
+    return value.quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+def weekdays_monday_to_friday() -> list[int]:
+    return [0, 1, 2, 3, 4]
+
+
+def local_today() -> datetime.date:
+    return timezone.localdate()
+
+
+def default_business_hours() -> dict[str, list[str]]:
+    weekdays = {day: ["08:00", "18:00"] for day in ("mon", "tue", "wed", "thu", "fri")}
+    return {**weekdays, "sat": ["09:00", "13:00"], "sun": []}
+
+
+class Organisation(models.Model):
+    class Engine(models.TextChoices):
+        EMBEDDED = "embedded", _("Embedded (offline)")
+        LLM = "llm", _("Language model")
+        HYBRID = "hybrid", _("Hybrid")
+
+    name = models.CharField(_("name"), max_length=200)
+    slug = models.SlugField(_("slug"), unique=True)
+    timezone = models.CharField(
+        _("timezone"), max_length=64, default="America/Argentina/Buenos_Aires"
+    )
+    language = models.CharField(
+        _("language"), max_length=8, choices=[("es", "Español"), ("en", "English")], default="es"
+    )
+    business_hours = models.JSONField(_("business hours"), default=default_business_hours)
+    phone = models.CharField(_("phone"), max_length=40, blank=True)
+    email = models.EmailField(_("email"), blank=True)
+    address = models.CharField(_("address"), max_length=200, blank=True)
+    engine = models.CharField(
+        _("engine"), max_length=16, choices=Engine.choices, default=Engine.EMBEDDED
+    )
+    created_at = models.DateTimeField(default=now)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Role(models.TextChoices):
+    OPERATOR = "operator", _("Operator")
+    MANAGER = "manager", _("Manager")
+    ADMIN = "admin", _("Admin")
+
+
+class Membership(models.Model):
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(_("role"), max_length=16, choices=Role.choices, default=Role.OPERATOR)
+    created_at = models.DateTimeField(default=now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "organisation"], name="unique_membership")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} @ {self.organisation} ({self.role})"
+
+
+class PriceItem(models.Model):
+    """One line of the organisation's price list (used for quotes and general questions)."""
+
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, related_name="price_items"
+    )
+    code = models.SlugField(_("code"), max_length=60)
+    name = models.CharField(_("name"), max_length=200)
+    name_en = models.CharField(_("name (English)"), max_length=200, blank=True)
+    category = models.CharField(_("category"), max_length=40, blank=True)
+    unit_price = models.DecimalField(_("unit price (ARS, before IVA)"), max_digits=14, decimal_places=2)
+    iva_rate = models.DecimalField(_("IVA %"), max_digits=5, decimal_places=2, default=Decimal("21"))
+    keywords = models.CharField(_("keywords"), max_length=300, blank=True)
+
+    class Meta:
+        ordering = ["category", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["organisation", "code"], name="unique_price_code")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ${self.unit_price}"
+
+
+class Skill(models.TextChoices):
+    AC = "ac", _("Air conditioning")
+    HEATING = "heating", _("Heating")
+    PLUMBING = "plumbing", _("Plumbing")
+    ELECTRICAL = "electrical", _("Electrical")
+    GAS = "gas", _("Gas")
+
+
+class Customer(models.Model):
+    class Kind(models.TextChoices):
+        PERSON = "person", _("Person")
+        COMPANY = "company", _("Company")
+
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, related_name="customers"
+    )
+    kind = models.CharField(_("kind"), max_length=10, choices=Kind.choices, default=Kind.PERSON)
+    name = models.CharField(_("name"), max_length=200)
+    cuit = models.CharField(_("CUIT"), max_length=13, blank=True)
+    phone = models.CharField(_("phone"), max_length=40, blank=True)
+    phone_alt = models.CharField(_("alternative phone"), max_length=40, blank=True)
+    email = models.EmailField(_("email"), blank=True)
+    notes = models.TextField(_("notes"), blank=True)
+    created_at = models.DateTimeField(default=now)
+
+    class Meta:
+        ordering = ["name"]
+        indexes = [models.Index(fields=["organisation", "name"])]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def primary_address(self) -> Address | None:
+        return self.addresses.filter(is_primary=True).first() or self.addresses.first()
+
+
+class Address(models.Model):
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, related_name="addresses"
+    )
+    customer = models.ForeignKey(Customer, on_delete=models.CASCADE, related_name="addresses")
+    street = models.CharField(_("street and number"), max_length=200)
+    unit = models.CharField(_("floor / unit"), max_length=40, blank=True)
+    city = models.CharField(_("city"), max_length=100, default="CABA")
+    zone = models.CharField(_("zone"), max_length=40)
+    is_primary = models.BooleanField(_("primary"), default=True)
+
+    class Meta:
+        verbose_name_plural = "addresses"
+
+    def __str__(self) -> str:
+        unit = f" {self.unit}" if self.unit else ""
+        return f"{self.street}{unit}, {self.city} ({self.zone})"
+
+
+class Technician(models.Model):
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, related_name="technicians"
+    )
+    name = models.CharField(_("name"), max_length=200)
+    phone = models.CharField(_("phone"), max_length=40, blank=True)
+    skills = models.JSONField(_("skills"), default=list)
+    zone = models.CharField(_("zone"), max_length=40)
+    work_start = models.TimeField(_("starts"), default=datetime.time(8, 0))
+    work_end = models.TimeField(_("ends"), default=datetime.time(17, 0))
+    work_days = models.JSONField(_("working days (0=Monday)"), default=weekdays_monday_to_friday)
+    active = models.BooleanField(_("active"), default=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Absence(models.Model):
+    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
+    technician = models.ForeignKey(Technician, on_delete=models.CASCADE, related_name="absences")
+    start_date = models.DateField(_("from"))
+    end_date = models.DateField(_("to"))
+    reason = models.CharField(_("reason"), max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["-start_date"]
+
+    def __str__(self) -> str:
+        return f"{self.technician} {self.start_date}–{self.end_date}"
+
+
+class Vehicle(models.Model):
+    class Kind(models.TextChoices):
+        VAN = "van", _("Van")
+        PICKUP = "pickup", _("Pick-up")
+        CAR = "car", _("Car")
+        MOTORBIKE = "motorbike", _("Motorbike")
+
+    class Fuel(models.TextChoices):
+        PETROL = "petrol", _("Petrol")
+        DIESEL = "diesel", _("Diesel")
+        CNG = "cng", _("CNG")
+        ELECTRIC = "electric", _("Electric")
+
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, related_name="vehicles"
+    )
+    plate = models.CharField(_("plate"), max_length=12)
+    kind = models.CharField(_("type"), max_length=12, choices=Kind.choices, default=Kind.VAN)
+    fuel = models.CharField(_("fuel"), max_length=12, choices=Fuel.choices, default=Fuel.DIESEL)
+    description = models.CharField(_("description"), max_length=120, blank=True)
+    technician = models.ForeignKey(
+        Technician,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="vehicles",
+        verbose_name=_("usual driver"),
+    )
+    active = models.BooleanField(_("active"), default=True)
+
+    class Meta:
+        ordering = ["plate"]
+        constraints = [
+            models.UniqueConstraint(fields=["organisation", "plate"], name="unique_plate")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.plate} ({self.get_kind_display()})"
+
+
+class Job(models.Model):
+    class Status(models.TextChoices):
+        SCHEDULED = "scheduled", _("Scheduled")
+        IN_PROGRESS = "in_progress", _("In progress")
+        DONE = "done", _("Done")
+        CANCELLED = "cancelled", _("Cancelled")
+
+    OPEN_STATUSES = (Status.SCHEDULED, Status.IN_PROGRESS)
+
+    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE, related_name="jobs")
+    customer = models.ForeignKey(Customer, on_delete=models.PROTECT, related_name="jobs")
+    address = models.ForeignKey(Address, on_delete=models.SET_NULL, null=True, blank=True)
+    service = models.CharField(_("service"), max_length=200)
+    skill = models.CharField(_("trade"), max_length=16, choices=Skill.choices, default=Skill.AC)
+    status = models.CharField(
+        _("status"), max_length=16, choices=Status.choices, default=Status.SCHEDULED
+    )
+    scheduled_start = models.DateTimeField(_("starts"))
+    scheduled_end = models.DateTimeField(_("ends"))
+    technician = models.ForeignKey(
+        Technician, on_delete=models.SET_NULL, null=True, blank=True, related_name="jobs"
+    )
+    vehicle = models.ForeignKey(
+        Vehicle, on_delete=models.SET_NULL, null=True, blank=True, related_name="jobs"
+    )
+    notes = models.TextField(_("notes"), blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=now)
+    updated_at = models.DateTimeField(default=now)
+
+    class Meta:
+        ordering = ["scheduled_start"]
+        indexes = [
+            models.Index(fields=["organisation", "scheduled_start"]),
+            models.Index(fields=["technician", "scheduled_start"]),
+        ]
+
+    def __str__(self) -> str:
+        start = timezone.localtime(self.scheduled_start).strftime("%d/%m %H:%M")
+        return f"#{self.pk} {self.service} — {self.customer} {start}"
+
+
+class JobEvent(models.Model):
+    """The history of a job: every change a service makes leaves one row."""
+
+    class Kind(models.TextChoices):
+        CREATED = "created", _("Created")
+        RESCHEDULED = "rescheduled", _("Rescheduled")
+        CANCELLED = "cancelled", _("Cancelled")
+        ASSIGNED = "assigned", _("Technician assigned")
+        VEHICLE = "vehicle", _("Vehicle assigned")
+        STATUS = "status", _("Status changed")
+        NOTE = "note", _("Note")
+
+    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="events")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    data = models.JSONField(default=dict)
+    note = models.CharField(max_length=300, blank=True)
+    at = models.DateTimeField(default=now)
+
+    class Meta:
+        ordering = ["at", "pk"]
+
+
+class Equipment(models.Model):
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, related_name="equipment"
+    )
+    customer = models.ForeignKey(Customer, on_delete=models.CASCADE, related_name="equipment")
+    address = models.ForeignKey(Address, on_delete=models.SET_NULL, null=True, blank=True)
+    kind = models.CharField(_("type"), max_length=60)
+    skill = models.CharField(_("trade"), max_length=16, choices=Skill.choices, default=Skill.AC)
+    brand = models.CharField(_("brand"), max_length=60, blank=True)
+    model = models.CharField(_("model"), max_length=60, blank=True)
+    installed_on = models.DateField(_("installed"), null=True, blank=True)
+    last_service_on = models.DateField(_("last service"), null=True, blank=True)
+    service_interval_months = models.PositiveSmallIntegerField(_("service interval (months)"), default=12)
+
+    class Meta:
+        verbose_name_plural = "equipment"
+        ordering = ["customer__name", "kind"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.brand} ({self.customer})"
+
+    @property
+    def next_service_on(self) -> datetime.date | None:
+        base = self.last_service_on or self.installed_on
+        if base is None:
+            return None
+        month_index = base.month - 1 + self.service_interval_months
+        year, month = base.year + month_index // 12, month_index % 12 + 1
+        day = min(base.day, 28)
+        return datetime.date(year, month, day)
+
+
+class DocumentLine(models.Model):
+    """A priced line of a quote or an invoice: quantity × unit price, plus IVA."""
+
+    description = models.CharField(_("description"), max_length=200)
+    quantity = models.DecimalField(_("quantity"), max_digits=10, decimal_places=2, default=1)
+    unit_price = models.DecimalField(_("unit price"), max_digits=14, decimal_places=2)
+    iva_rate = models.DecimalField(_("IVA %"), max_digits=5, decimal_places=2, default=Decimal("21"))
+
+    class Meta:
+        abstract = True
+
+    @property
+    def net(self) -> Decimal:
+        return money(self.quantity * self.unit_price)
+
+    @property
+    def iva(self) -> Decimal:
+        return money(self.net * self.iva_rate / Decimal(100))
+
+    @property
+    def total(self) -> Decimal:
+        return self.net + self.iva
+
+
+class PricedDocument(models.Model):
+    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
+    customer = models.ForeignKey(Customer, on_delete=models.PROTECT)
+    job = models.ForeignKey(Job, on_delete=models.SET_NULL, null=True, blank=True)
+    number = models.CharField(_("number"), max_length=20)
+    currency = models.CharField(max_length=3, default="ARS")
+    notes = models.TextField(_("notes"), blank=True)
+    created_at = models.DateTimeField(default=now)
+
+    class Meta:
+        abstract = True
+
+    def totals(self) -> dict[str, Any]:
+        """Net, IVA per rate, and total — computed from the lines, never stored twice."""
+        net = Decimal("0.00")
+        iva_by_rate: dict[str, Decimal] = {}
+        for line in self.lines.all():  # type: ignore[attr-defined]
+            net += line.net
+            key = f"{line.iva_rate.normalize():f}"
+            iva_by_rate[key] = iva_by_rate.get(key, Decimal("0.00")) + line.iva
+        iva_total = sum(iva_by_rate.values(), Decimal("0.00"))
+        return {"net": net, "iva": iva_by_rate, "iva_total": iva_total, "total": net + iva_total}
+
+
+class Quote(PricedDocument):
+    class Status(models.TextChoices):
+        DRAFT = "draft", _("Draft")
+        SENT = "sent", _("Sent")
+        ACCEPTED = "accepted", _("Accepted")
+        REJECTED = "rejected", _("Rejected")
+
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    valid_until = models.DateField(_("valid until"), null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["organisation", "number"], name="unique_quote_number")
+        ]
+
+    def __str__(self) -> str:
+        return f"{_('Quote')} {self.number}"
+
+
+class QuoteLine(DocumentLine):
+    quote = models.ForeignKey(Quote, on_delete=models.CASCADE, related_name="lines")
+
+
+class Invoice(PricedDocument):
+    class Status(models.TextChoices):
+        DRAFT = "draft", _("Draft")
+        ISSUED = "issued", _("Issued")
+        VOID = "void", _("Void")
+
+    class Letter(models.TextChoices):
+        A = "A", "A"
+        B = "B", "B"
+
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ISSUED)
+    letter = models.CharField(_("type"), max_length=1, choices=Letter.choices, default=Letter.B)
+    issued_on = models.DateField(_("issued"), default=local_today)
+    due_on = models.DateField(_("due"), null=True, blank=True)
+
+    class Meta:
+        ordering = ["-issued_on", "-pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["organisation", "number"], name="unique_invoice_number")
+        ]
+
+    def __str__(self) -> str:
+        return f"{_('Invoice')} {self.letter} {self.number}"
+
+    def amount_paid(self) -> Decimal:
+        total = self.payments.aggregate(s=models.Sum("amount"))["s"]
+        return money(total or Decimal("0"))
+
+    def balance(self) -> Decimal:
+        return self.totals()["total"] - self.amount_paid()
+
+
+class InvoiceLine(DocumentLine):
+    invoice = models.ForeignKey(Invoice, on_delete=models.CASCADE, related_name="lines")
+
+
+class Payment(models.Model):
+    class Method(models.TextChoices):
+        CASH = "cash", _("Cash")
+        TRANSFER = "transfer", _("Bank transfer")
+        CARD = "card", _("Card")
+        MERCADOPAGO = "mercadopago", "Mercado Pago"
+
+    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
+    invoice = models.ForeignKey(Invoice, on_delete=models.PROTECT, related_name="payments")
+    amount = models.DecimalField(_("amount"), max_digits=14, decimal_places=2)
+    method = models.CharField(max_length=12, choices=Method.choices, default=Method.TRANSFER)
+    received_on = models.DateField(_("received"), default=local_today)
+    reference = models.CharField(_("reference"), max_length=80, blank=True)
+
+    class Meta:
+        ordering = ["-received_on"]
+
+
+class EscalationTicket(models.Model):
+    class Priority(models.TextChoices):
+        LOW = "low", _("Low")
+        NORMAL = "normal", _("Normal")
+        HIGH = "high", _("High")
+        URGENT = "urgent", _("Urgent")
+
+    class Reason(models.TextChoices):
+        COMPLAINT = "complaint", _("Complaint")
+        EMERGENCY = "emergency", _("Emergency")
+        ESCALATE = "escalate", _("Asked for a person")
+        FRUSTRATION = "frustration", _("Frustration")
+        HANDOFF = "handoff", _("Copilot handed off")
+
+    class Status(models.TextChoices):
+        OPEN = "open", _("Open")
+        IN_PROGRESS = "in_progress", _("In progress")
+        RESOLVED = "resolved", _("Resolved")
+
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, related_name="tickets"
+    )
+    customer = models.ForeignKey(Customer, on_delete=models.SET_NULL, null=True, blank=True)
+    job = models.ForeignKey(Job, on_delete=models.SET_NULL, null=True, blank=True)
+    priority = models.CharField(max_length=8, choices=Priority.choices, default=Priority.NORMAL)
+    reason = models.CharField(max_length=12, choices=Reason.choices)
+    summary = models.TextField(_("summary"))
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.OPEN)
+    conversation_id = models.BigIntegerField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(default=now)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.get_reason_display()} ({self.priority})"
