@@ -1,0 +1,54 @@
+# Capataz — `make run` sets everything up and starts it; `make test` runs the suite.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+PORT ?= 8000
+HOST ?= 127.0.0.1
+
+.PHONY: run test lint venv migrate demo serve worker messages clean
+
+$(VENV)/.installed: requirements.txt
+	@PYTHON_BIN=$$(.ci/find-python) || exit 1; \
+	if [ ! -x $(PY) ]; then echo "Creating $(VENV) with $$PYTHON_BIN"; "$$PYTHON_BIN" -m venv $(VENV); fi
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	@touch $@
+
+venv: $(VENV)/.installed
+
+migrate: venv
+	$(PY) manage.py migrate --noinput
+
+demo: migrate
+	$(PY) manage.py load_demo
+
+# daphne serves HTTP and websockets; one Celery worker runs with beat embedded (-B) on the
+# embedded default. Ctrl-C stops all of them.
+run: demo
+	@echo ""
+	@echo "Capataz is starting on http://$(HOST):$(PORT)/  (Ctrl-C stops it)"
+	@echo ""
+	@trap 'kill 0' EXIT INT TERM; \
+	$(VENV)/bin/celery -A copilot worker -B --pool=threads --concurrency=2 --loglevel=WARNING & \
+	$(VENV)/bin/daphne -b $(HOST) -p $(PORT) copilot.asgi:application
+
+serve: venv
+	$(VENV)/bin/daphne -b $(HOST) -p $(PORT) copilot.asgi:application
+
+worker: venv
+	$(VENV)/bin/celery -A copilot worker -B --pool=threads --concurrency=2 --loglevel=INFO
+
+test: venv
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy .
+
+messages: venv
+	$(PY) manage.py makemessages -l es_AR -i .venv -i var
+	$(PY) manage.py compilemessages -i .venv
+
+clean:
+	rm -rf var
