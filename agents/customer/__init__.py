@@ -1,0 +1,1 @@
+"""The customer agent: finds, registers and updates customers; validates CUITs."""

@@ -1,0 +1,1 @@
+"""The escalation agent: complaints, emergencies and hand-offs to a person, as tickets."""

@@ -1,0 +1,3 @@
+"""Tools of the escalation agent."""
+
+from __future__ import annotations

@@ -1,0 +1,1 @@
+"""The financial agent: quotes, invoices, what customers owe, and the price list."""

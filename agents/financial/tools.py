@@ -1,0 +1,3 @@
+"""Tools of the financial agent."""
+
+from __future__ import annotations

@@ -1,0 +1,1 @@
+"""The fleet agent: vehicles, technician absences, redistribution and dispatch."""

@@ -1,0 +1,3 @@
+"""Tools of the fleet agent."""
+
+from __future__ import annotations

@@ -1,0 +1,1 @@
+"""The general agent: greetings, opening hours, contact details and general prices."""

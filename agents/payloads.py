@@ -1,0 +1,151 @@
+"""The JSON shapes tools return for business rows: ids, ISO dates in the org's timezone, money as
+strings. One place, so every agent describes a job (or a customer…) the same way."""
+
+from __future__ import annotations
+
+import datetime
+import unicodedata
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agents.registry import ToolContext
+    from business.models import (
+        Address,
+        Customer,
+        Equipment,
+        Job,
+        PriceItem,
+        Technician,
+        Vehicle,
+    )
+    from business.selectors import InvoiceRow
+
+
+def fold(text: str) -> str:
+    """Lowercase without accents, so "Pérez" finds "perez"."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def amount(value: Decimal) -> str:
+    return f"{value.quantize(Decimal('0.01'))}"
+
+
+def local_iso(ctx: ToolContext, moment: datetime.datetime | None) -> str | None:
+    if moment is None:
+        return None
+    return ctx.local(moment).isoformat(timespec="minutes")
+
+
+def address_data(address: Address | None) -> dict[str, Any] | None:
+    if address is None:
+        return None
+    return {"id": address.pk, "text": str(address), "zone": address.zone}
+
+
+def customer_data(customer: Customer) -> dict[str, Any]:
+    address = customer.primary_address
+    return {
+        "id": customer.pk,
+        "name": customer.name,
+        "kind": customer.kind,
+        "cuit": customer.cuit,
+        "phone": customer.phone,
+        "email": customer.email,
+        "address": str(address) if address else "",
+        "zone": address.zone if address else "",
+    }
+
+
+def technician_data(technician: Technician) -> dict[str, Any]:
+    return {
+        "id": technician.pk,
+        "name": technician.name,
+        "skills": list(technician.skills),
+        "zone": technician.zone,
+        "phone": technician.phone,
+    }
+
+
+def vehicle_data(vehicle: Vehicle) -> dict[str, Any]:
+    return {
+        "id": vehicle.pk,
+        "plate": vehicle.plate,
+        "kind": vehicle.kind,
+        "description": vehicle.description,
+        "technician_id": vehicle.technician_id,
+    }
+
+
+def job_data(ctx: ToolContext, job: Job) -> dict[str, Any]:
+    return {
+        "id": job.pk,
+        "customer_id": job.customer_id,
+        "customer": job.customer.name,
+        "service": job.service,
+        "skill": job.skill,
+        "status": job.status,
+        "start": local_iso(ctx, job.scheduled_start),
+        "end": local_iso(ctx, job.scheduled_end),
+        "technician_id": job.technician_id,
+        "technician": job.technician.name if job.technician else None,
+        "vehicle_id": job.vehicle_id,
+        "vehicle": job.vehicle.plate if job.vehicle else None,
+        "address": str(job.address) if job.address else "",
+        "zone": job.address.zone if job.address else "",
+    }
+
+
+def equipment_data(item: Equipment) -> dict[str, Any]:
+    next_service = item.next_service_on
+    return {
+        "id": item.pk,
+        "customer_id": item.customer_id,
+        "kind": item.kind,
+        "skill": item.skill,
+        "brand": item.brand,
+        "model": item.model,
+        "installed_on": item.installed_on.isoformat() if item.installed_on else None,
+        "last_service_on": item.last_service_on.isoformat() if item.last_service_on else None,
+        "next_service_on": next_service.isoformat() if next_service else None,
+    }
+
+
+def invoice_data(row: InvoiceRow) -> dict[str, Any]:
+    invoice = row.invoice
+    return {
+        "id": invoice.pk,
+        "number": invoice.number,
+        "letter": invoice.letter,
+        "status": invoice.status,
+        "state": row.state,
+        "customer_id": invoice.customer_id,
+        "job_id": invoice.job_id,
+        "issued_on": invoice.issued_on.isoformat(),
+        "due_on": invoice.due_on.isoformat() if invoice.due_on else None,
+        "total": amount(row.total),
+        "paid": amount(row.paid),
+        "balance": amount(row.balance),
+    }
+
+
+def price_item_data(item: PriceItem, language: str = "es") -> dict[str, Any]:
+    name = item.name_en if language == "en" and item.name_en else item.name
+    return {
+        "id": item.pk,
+        "code": item.code,
+        "name": name,
+        "category": item.category,
+        "unit_price": amount(item.unit_price),
+        "iva_rate": f"{item.iva_rate.normalize():f}",
+    }
+
+
+def document_totals(totals: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "net": amount(totals["net"]),
+        "iva": {rate: amount(value) for rate, value in totals["iva"].items()},
+        "iva_total": amount(totals["iva_total"]),
+        "total": amount(totals["total"]),
+    }

@@ -1,0 +1,1 @@
+"""The proactive agent: maintenance due, follow-ups and seasonal campaigns."""

@@ -1,0 +1,3 @@
+"""Tools of the proactive agent."""
+
+from __future__ import annotations

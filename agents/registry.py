@@ -1,0 +1,508 @@
+"""The tool registry: every whitelisted action a sub-agent may take, with its category (A1).
+
+A tool is a plain function in `agents/<name>/tools.py`, decorated with `@tool(...)`:
+
+    @tool(category=Category.SAFE, description="...", param_docs={"day": "..."})
+    def slots_find(ctx: ToolContext, *, day: datetime.date | None = None) -> ToolResult: ...
+
+Its name is the function's name and its JSON schema comes from the keyword-only parameters' type
+hints, so the schema the model sees and the validation `Tool.run` applies can never drift apart.
+A tool is defined once (in the module of the agent that owns it) and may be enabled for several
+agents through the registry rows in the database.
+
+Every tool is scoped by `ctx.organisation`; ids that arrive as arguments are looked up inside it,
+so a foreign id reads exactly like a missing one.
+"""
+
+from __future__ import annotations
+
+import datetime
+import importlib
+import re
+import types
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from enum import StrEnum
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Literal
+from zoneinfo import ZoneInfo
+
+from django.core.exceptions import ObjectDoesNotExist, ValidationError
+from django.db import transaction
+from django.db.models import Model
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser
+
+    from business.models import Organisation
+
+# The agents a fresh install ships, mapped to their packages; each package's `tools` module holds
+# the tools that agent owns.
+AGENT_MODULES: dict[str, str] = {
+    "scheduling": "agents.scheduling",
+    "customer": "agents.customer",
+    "financial": "agents.financial",
+    "fleet": "agents.fleet",
+    "escalation": "agents.escalation",
+    "proactive": "agents.proactive",
+    "general": "agents.general",
+}
+
+# Tools an agent uses by default although another agent owns them (defined once, enabled twice).
+SHARED_TOOLS: dict[str, tuple[str, ...]] = {
+    "general": ("price_list",),
+}
+
+
+class Category(StrEnum):
+    SAFE = "safe"  # reads only: runs at once
+    SUGGEST = "suggest"  # a small, reversible write the operator asked for: runs at once
+    EXECUTE = "execute"  # a consequential write: waits for a manager's approval
+    BULK = "bulk"  # many rows at once: waits for approval; dry run first
+
+    @property
+    def needs_approval(self) -> bool:
+        return self in (Category.EXECUTE, Category.BULK)
+
+
+class ToolError(Exception):
+    """A domain failure a tool reports as data (`ok=False`) instead of crashing the turn."""
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    organisation: Organisation
+    user: AbstractBaseUser | None
+    conversation_id: int | None
+    now: datetime.datetime  # aware
+
+    def __post_init__(self) -> None:
+        if self.now.tzinfo is None:
+            raise ValueError("ToolContext.now must be timezone-aware")
+
+    @classmethod
+    def build(
+        cls,
+        organisation: Organisation,
+        user: AbstractBaseUser | None = None,
+        conversation_id: int | None = None,
+        now: datetime.datetime | None = None,
+    ) -> ToolContext:
+        from django.utils import timezone
+
+        return cls(organisation, user, conversation_id, now or timezone.now())
+
+    @cached_property
+    def tz(self) -> ZoneInfo:
+        return ZoneInfo(self.organisation.timezone)
+
+    @property
+    def local_now(self) -> datetime.datetime:
+        return self.now.astimezone(self.tz)
+
+    @property
+    def today(self) -> datetime.date:
+        return self.local_now.date()
+
+    def local(self, moment: datetime.datetime) -> datetime.datetime:
+        return moment.astimezone(self.tz)
+
+    def aware(self, day: datetime.date, at: datetime.time) -> datetime.datetime:
+        """`day` at wall-clock `at` in the organisation's timezone."""
+        return datetime.datetime.combine(day, at, tzinfo=self.tz)
+
+
+@dataclass
+class ToolResult:
+    ok: bool
+    data: dict[str, Any]
+    summary: str
+    error: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "data": self.data, "summary": self.summary, "error": self.error}
+
+
+def success(summary: str, **data: Any) -> ToolResult:
+    return ToolResult(ok=True, data=data, summary=summary)
+
+
+def failure(error: str, **data: Any) -> ToolResult:
+    return ToolResult(ok=False, data=data, summary=error, error=error)
+
+
+def get_scoped[M: Model](model: type[M], ctx: ToolContext, pk: object, label: str = "") -> M:
+    """The row with `pk` in the context's organisation, or a ToolError "… not found"."""
+    from business.selectors import scoped
+
+    try:
+        return scoped(model, ctx.organisation).get(pk=pk)
+    except (ObjectDoesNotExist, ValueError, TypeError) as exc:
+        raise ToolError(f"{label or model._meta.model_name} {pk} not found") from exc
+
+
+# --- JSON schema from type hints -------------------------------------------------------------
+
+_SCALARS: dict[type, dict[str, Any]] = {
+    str: {"type": "string"},
+    int: {"type": "integer"},
+    float: {"type": "number"},
+    bool: {"type": "boolean"},
+    Decimal: {"type": "string", "pattern": r"^-?\d+(\.\d+)?$"},
+    datetime.date: {"type": "string", "format": "date"},
+    datetime.datetime: {"type": "string", "format": "date-time"},
+    datetime.time: {"type": "string", "pattern": r"^\d{1,2}:\d{2}$"},
+}
+
+
+def _split_optional(hint: Any) -> tuple[Any, bool]:
+    """(inner type, allows None) for `X | None`; anything else is returned as is."""
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        members = [arg for arg in typing.get_args(hint) if arg is not type(None)]
+        if len(members) != 1:
+            raise TypeError(f"only `X | None` unions are supported, got {hint!r}")
+        return members[0], True
+    return hint, False
+
+
+def _schema_for(hint: Any) -> dict[str, Any]:
+    if hint in _SCALARS:
+        return dict(_SCALARS[hint])
+    origin = typing.get_origin(hint)
+    if origin is Literal:
+        values = list(typing.get_args(hint))
+        kind = "integer" if all(isinstance(v, int) for v in values) else "string"
+        return {"type": kind, "enum": values}
+    if origin is list:
+        (item,) = typing.get_args(hint)
+        return {"type": "array", "items": _schema_for(item)}
+    raise TypeError(f"unsupported tool parameter type {hint!r}")
+
+
+@dataclass(frozen=True)
+class _Param:
+    name: str
+    hint: Any
+    nullable: bool
+    required: bool
+    default: Any
+
+
+def _params_of(func: Callable[..., ToolResult]) -> list[_Param]:
+    import inspect
+
+    hints = typing.get_type_hints(func)
+    params: list[_Param] = []
+    for p in inspect.signature(func).parameters.values():
+        if p.kind is not inspect.Parameter.KEYWORD_ONLY:
+            continue
+        inner, nullable = _split_optional(hints[p.name])
+        required = p.default is inspect.Parameter.empty
+        default = None if required else p.default
+        params.append(_Param(p.name, inner, nullable, required, default))
+    return params
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, Decimal | datetime.date | datetime.time):
+        return str(value) if isinstance(value, Decimal) else value.isoformat()
+    return value
+
+
+def _build_schema(params: list[_Param], docs: dict[str, str]) -> dict[str, Any]:
+    properties: dict[str, Any] = {}
+    for p in params:
+        prop = _schema_for(p.hint)
+        prop["description"] = docs[p.name]
+        if not p.required and p.default is not None:
+            prop["default"] = _json_default(p.default)
+        properties[p.name] = prop
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": [p.name for p in params if p.required],
+        "additionalProperties": False,
+    }
+
+
+# --- Argument coercion -----------------------------------------------------------------------
+
+
+class _BadArgument(Exception):
+    pass
+
+
+_TRUE = {"true", "1", "yes", "si", "sí"}
+_FALSE = {"false", "0", "no"}
+
+
+def _coerce_scalar(hint: Any, value: Any, tz: ZoneInfo) -> Any:
+    # Models often send numbers as strings and vice versa; accept the unambiguous cases only.
+    if hint is str:
+        if isinstance(value, str):
+            return value.strip()
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return str(value)
+        raise _BadArgument("must be a string")
+    if hint is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+            return value.strip().lower() in _TRUE
+        raise _BadArgument("must be true or false")
+    if hint is int:
+        if isinstance(value, bool):
+            raise _BadArgument("must be an integer")
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
+            return int(value)
+        raise _BadArgument("must be an integer")
+    if hint is float:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+        try:
+            return float(str(value).replace(",", "."))
+        except ValueError:
+            raise _BadArgument("must be a number") from None
+    if hint is Decimal:
+        if isinstance(value, bool):
+            raise _BadArgument("must be a decimal number")
+        try:
+            number = Decimal(str(value).strip())
+        except InvalidOperation:
+            raise _BadArgument("must be a decimal number such as 1500.50") from None
+        if not number.is_finite():
+            raise _BadArgument("must be a decimal number such as 1500.50")
+        return number
+    if hint is datetime.datetime:
+        try:
+            moment = datetime.datetime.fromisoformat(str(value).strip())
+        except ValueError:
+            raise _BadArgument("must be an ISO date-time such as 2026-11-24T10:00") from None
+        # A wall-clock time without an offset is read in the organisation's timezone.
+        return moment if moment.tzinfo else moment.replace(tzinfo=tz)
+    if hint is datetime.date:
+        try:
+            return datetime.date.fromisoformat(str(value).strip()[:10])
+        except ValueError:
+            raise _BadArgument("must be an ISO date such as 2026-11-24") from None
+    if hint is datetime.time:
+        match = re.fullmatch(r"\s*(\d{1,2}):(\d{2})(?::\d{2})?\s*", str(value))
+        if not match or int(match[1]) > 23 or int(match[2]) > 59:
+            raise _BadArgument("must be a time such as 10:30")
+        return datetime.time(int(match[1]), int(match[2]))
+    raise _BadArgument(f"has an unsupported type {hint!r}")
+
+
+def _coerce(hint: Any, value: Any, tz: ZoneInfo) -> Any:
+    origin = typing.get_origin(hint)
+    if origin is Literal:
+        allowed = typing.get_args(hint)
+        if value in allowed:
+            return value
+        if isinstance(value, str) and value.strip().lower() in allowed:
+            return value.strip().lower()
+        raise _BadArgument(f"must be one of {', '.join(map(str, allowed))}")
+    if origin is list:
+        (item,) = typing.get_args(hint)
+        if isinstance(value, str) and item is str:
+            value = [value]  # a lone string where a list is expected is a one-item list
+        if not isinstance(value, list):
+            raise _BadArgument("must be a list")
+        return [_coerce(item, v, tz) for v in value]
+    return _coerce_scalar(hint, value, tz)
+
+
+def _validation_message(exc: ValidationError) -> str:
+    if hasattr(exc, "error_dict"):
+        return "; ".join(
+            f"{name}: {' '.join(str(m) for m in errors[0].messages)}"
+            for name, errors in exc.error_dict.items()
+        )
+    return " ".join(str(m) for m in exc.messages)
+
+
+# --- Tools -----------------------------------------------------------------------------------
+
+ToolFunc = Callable[..., ToolResult]
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    category: Category
+    description: str
+    func: ToolFunc = field(repr=False, compare=False)
+    parameters: dict[str, Any] = field(compare=False)
+    agent: str = ""  # the agent whose module defines it
+
+    def openai_schema(self) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
+        }
+
+    def validate(self, ctx: ToolContext, arguments: Any) -> dict[str, Any]:
+        """Arguments coerced to the function's types; raises ToolError with every problem."""
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise ToolError("arguments must be a JSON object")
+        problems: list[str] = []
+        unknown = sorted(set(arguments) - {p.name for p in self._params})
+        problems.extend(f"unknown argument '{name}'" for name in unknown)
+        kwargs: dict[str, Any] = {}
+        for p in self._params:
+            value = arguments.get(p.name)
+            # An empty string is "not given", except for an optional text (it clears a field).
+            if value is None or (value == "" and (p.required or p.hint is not str)):
+                if p.required:
+                    problems.append(f"missing required argument '{p.name}'")
+                elif p.nullable:
+                    kwargs[p.name] = None
+                continue
+            try:
+                kwargs[p.name] = _coerce(p.hint, value, ctx.tz)
+            except _BadArgument as exc:
+                problems.append(f"argument '{p.name}' {exc}")
+        if problems:
+            raise ToolError("; ".join(problems))
+        return kwargs
+
+    def run(self, ctx: ToolContext, arguments: dict[str, Any] | None) -> ToolResult:
+        """Validate, call and turn expected failures into `ok=False` results.
+
+        Unexpected exceptions (bugs) propagate: the caller records them with their traceback.
+        Writes run in one transaction so a failure halfway leaves nothing behind.
+        """
+        try:
+            kwargs = self.validate(ctx, arguments)
+            if self.category is Category.SAFE:
+                return self.func(ctx, **kwargs)
+            with transaction.atomic():
+                return self.func(ctx, **kwargs)
+        except ToolError as exc:
+            return failure(str(exc))
+        except ValidationError as exc:
+            return failure(_validation_message(exc))
+        except ObjectDoesNotExist as exc:
+            # Django names the class "<Model>.DoesNotExist"; say which kind of row was missing.
+            return failure(f"{type(exc).__qualname__.split('.')[0].lower()} not found")
+
+    def is_dry_run(self, arguments: dict[str, Any] | None) -> bool:
+        """Whether these arguments only preview: the tool has `dry_run` and it ends up true
+        (an omitted `dry_run` takes the parameter's default)."""
+        param = next((p for p in self._params if p.name == "dry_run"), None)
+        if param is None:
+            return False
+        value = (arguments or {}).get("dry_run")
+        if value is None:
+            return bool(param.default)
+        try:
+            return bool(_coerce(bool, value, ZoneInfo("UTC")))
+        except _BadArgument:
+            return False
+
+    @cached_property
+    def _params(self) -> list[_Param]:
+        return _params_of(self.func)
+
+
+_REGISTRY: dict[str, Tool] = {}
+_LOADED = False
+
+
+def _agent_of(module: str) -> str:
+    for agent, package in AGENT_MODULES.items():
+        if module == package or module.startswith(package + "."):
+            return agent
+    return ""
+
+
+def build_tool(
+    func: ToolFunc,
+    *,
+    category: Category,
+    description: str,
+    param_docs: dict[str, str] | None = None,
+) -> Tool:
+    """A Tool for `func` without registering it (the decorator registers)."""
+    docs = param_docs or {}
+    params = _params_of(func)
+    missing = [p.name for p in params if p.name not in docs]
+    extra = sorted(set(docs) - {p.name for p in params})
+    if missing or extra:
+        raise TypeError(f"{func.__name__}: param_docs missing {missing}, unknown {extra}")
+    return Tool(
+        name=func.__name__,
+        category=Category(category),
+        description=description,
+        func=func,
+        parameters=_build_schema(params, docs),
+        agent=_agent_of(func.__module__),
+    )
+
+
+def tool(
+    *, category: Category, description: str, param_docs: dict[str, str] | None = None
+) -> Callable[[ToolFunc], ToolFunc]:
+    """Register the decorated function as a tool named after it.
+
+    Every keyword-only parameter needs a short doc in `param_docs` (the model reads them).
+    """
+
+    def decorator(func: ToolFunc) -> ToolFunc:
+        built = build_tool(func, category=category, description=description, param_docs=param_docs)
+        existing = _REGISTRY.get(built.name)
+        # Re-importing the same module is harmless; two different functions with one name is not.
+        if existing is not None and _qualified(existing.func) != _qualified(func):
+            raise ValueError(f"tool {built.name!r} is already defined in {existing.agent}")
+        _REGISTRY[built.name] = built
+        return func
+
+    return decorator
+
+
+def _qualified(func: ToolFunc) -> str:
+    return f"{func.__module__}.{func.__qualname__}"
+
+
+def load_tools() -> None:
+    """Import every agent's tools module once so all tools are registered."""
+    global _LOADED
+    if _LOADED:
+        return
+    for package in AGENT_MODULES.values():
+        importlib.import_module(f"{package}.tools")
+    _LOADED = True
+
+
+def all_tools() -> list[Tool]:
+    load_tools()
+    # Registration order: agent by agent (load order), then as defined in each module.
+    return list(_REGISTRY.values())
+
+
+def get_tool(name: str) -> Tool:
+    load_tools()
+    return _REGISTRY[name]
+
+
+def tools_for_agent(agent: str) -> list[Tool]:
+    """The default tools of a shipped agent: the ones its module defines plus the shared ones."""
+    load_tools()
+    owned = [t for t in _REGISTRY.values() if t.agent == agent]
+    return owned + [_REGISTRY[name] for name in SHARED_TOOLS.get(agent, ())]
+
+
+def default_tool_names(agent: str) -> list[str]:
+    return [t.name for t in tools_for_agent(agent)]

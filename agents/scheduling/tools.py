@@ -1,0 +1,3 @@
+"""Tools of the scheduling agent."""
+
+from __future__ import annotations
