@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from business.models import (
+    Absence,
     Address,
     Customer,
     Equipment,
@@ -19,6 +20,8 @@ from business.models import (
     Job,
     Membership,
     Organisation,
+    Payment,
+    PriceItem,
     Technician,
     Vehicle,
 )
@@ -57,7 +60,9 @@ def make_technician(org: Organisation, name: str = "Carlos Gómez", **kwargs: An
 
 
 def make_vehicle(org: Organisation, plate: str = "", **kwargs: Any) -> Vehicle:
-    return Vehicle.objects.create(organisation=org, plate=plate or f"AB{next(_seq):03d}CD", **kwargs)
+    return Vehicle.objects.create(
+        organisation=org, plate=plate or f"AB{next(_seq):03d}CD", **kwargs
+    )
 
 
 def make_job(
@@ -88,8 +93,39 @@ def make_invoice(
     org: Organisation, customer: Customer, amount: Decimal = Decimal("100000"), **kwargs: Any
 ) -> Invoice:
     invoice = Invoice.objects.create(
-        organisation=org, customer=customer, number=kwargs.pop("number", f"0001-{next(_seq):08d}"),
+        organisation=org,
+        customer=customer,
+        number=kwargs.pop("number", f"0001-{next(_seq):08d}"),
         **kwargs,
     )
     InvoiceLine.objects.create(invoice=invoice, description="Servicio", unit_price=amount)
     return invoice
+
+
+def make_price_item(
+    org: Organisation, name: str, unit_price: Decimal | str, **kwargs: Any
+) -> PriceItem:
+    kwargs.setdefault("code", f"item-{next(_seq)}")
+    return PriceItem.objects.create(
+        organisation=org, name=name, unit_price=Decimal(unit_price), **kwargs
+    )
+
+
+def make_absence(
+    org: Organisation,
+    technician: Technician,
+    start: datetime.date,
+    end: datetime.date | None = None,
+    **kwargs: Any,
+) -> Absence:
+    return Absence.objects.create(
+        organisation=org, technician=technician, start_date=start, end_date=end or start, **kwargs
+    )
+
+
+def make_payment(
+    org: Organisation, invoice: Invoice, amount: Decimal | str, **kwargs: Any
+) -> Payment:
+    return Payment.objects.create(
+        organisation=org, invoice=invoice, amount=Decimal(amount), **kwargs
+    )
