@@ -28,7 +28,7 @@ def fold(text: str) -> str:
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
-def amount(value: Decimal) -> str:
+def decimal_str(value: Decimal) -> str:
     return f"{value.quantize(Decimal('0.01'))}"
 
 
@@ -58,14 +58,20 @@ def customer_data(customer: Customer) -> dict[str, Any]:
     }
 
 
-def technician_data(technician: Technician) -> dict[str, Any]:
-    return {
+def technician_data(technician: Technician, near: str | None = None) -> dict[str, Any]:
+    """`near`: a zone to measure the distance from (hops between zones, 0 = same zone)."""
+    from business.scheduling import zone_distance
+
+    data = {
         "id": technician.pk,
         "name": technician.name,
         "skills": list(technician.skills),
         "zone": technician.zone,
         "phone": technician.phone,
     }
+    if near:
+        data["zone_distance"] = zone_distance(near, technician.zone)
+    return data
 
 
 def vehicle_data(vehicle: Vehicle) -> dict[str, Any]:
@@ -124,9 +130,9 @@ def invoice_data(row: InvoiceRow) -> dict[str, Any]:
         "job_id": invoice.job_id,
         "issued_on": invoice.issued_on.isoformat(),
         "due_on": invoice.due_on.isoformat() if invoice.due_on else None,
-        "total": amount(row.total),
-        "paid": amount(row.paid),
-        "balance": amount(row.balance),
+        "total": decimal_str(row.total),
+        "paid": decimal_str(row.paid),
+        "balance": decimal_str(row.balance),
     }
 
 
@@ -137,15 +143,15 @@ def price_item_data(item: PriceItem, language: str = "es") -> dict[str, Any]:
         "code": item.code,
         "name": name,
         "category": item.category,
-        "unit_price": amount(item.unit_price),
+        "unit_price": decimal_str(item.unit_price),
         "iva_rate": f"{item.iva_rate.normalize():f}",
     }
 
 
 def document_totals(totals: dict[str, Any]) -> dict[str, Any]:
     return {
-        "net": amount(totals["net"]),
-        "iva": {rate: amount(value) for rate, value in totals["iva"].items()},
-        "iva_total": amount(totals["iva_total"]),
-        "total": amount(totals["total"]),
+        "net": decimal_str(totals["net"]),
+        "iva": {rate: decimal_str(value) for rate, value in totals["iva"].items()},
+        "iva_total": decimal_str(totals["iva_total"]),
+        "total": decimal_str(totals["total"]),
     }

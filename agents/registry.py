@@ -68,7 +68,14 @@ class Category(StrEnum):
 
 
 class ToolError(Exception):
-    """A domain failure a tool reports as data (`ok=False`) instead of crashing the turn."""
+    """A domain failure a tool reports as data (`ok=False`) instead of crashing the turn.
+
+    `data` travels with it (e.g. the candidates when a name is ambiguous).
+    """
+
+    def __init__(self, message: str, **data: Any) -> None:
+        super().__init__(message)
+        self.data = data
 
 
 @dataclass(frozen=True)
@@ -307,6 +314,11 @@ def _coerce(hint: Any, value: Any, tz: ZoneInfo) -> Any:
             return value
         if isinstance(value, str) and value.strip().lower() in allowed:
             return value.strip().lower()
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            # 21 or 10.50 for an IVA rate spelled "21" / "10.5".
+            spelled = f"{Decimal(str(value)).normalize():f}"
+            if spelled in allowed:
+                return spelled
         raise _BadArgument(f"must be one of {', '.join(map(str, allowed))}")
     if origin is list:
         (item,) = typing.get_args(hint)
@@ -316,6 +328,14 @@ def _coerce(hint: Any, value: Any, tz: ZoneInfo) -> Any:
             raise _BadArgument("must be a list")
         return [_coerce(item, v, tz) for v in value]
     return _coerce_scalar(hint, value, tz)
+
+
+def _validation_codes(exc: ValidationError) -> dict[str, str]:
+    """The first error code per field ("__all__" without a field), so callers can react to
+    e.g. "no_technician_free" without parsing translated text."""
+    if hasattr(exc, "error_dict"):
+        return {name: errors[0].code or "invalid" for name, errors in exc.error_dict.items()}
+    return {"__all__": exc.error_list[0].code or "invalid"}
 
 
 def _validation_message(exc: ValidationError) -> str:
@@ -391,9 +411,9 @@ class Tool:
             with transaction.atomic():
                 return self.func(ctx, **kwargs)
         except ToolError as exc:
-            return failure(str(exc))
+            return failure(str(exc), **exc.data)
         except ValidationError as exc:
-            return failure(_validation_message(exc))
+            return failure(_validation_message(exc), codes=_validation_codes(exc))
         except ObjectDoesNotExist as exc:
             # Django names the class "<Model>.DoesNotExist"; say which kind of row was missing.
             return failure(f"{type(exc).__qualname__.split('.')[0].lower()} not found")

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any, Literal
+
 from agents.payloads import (
-    amount,
     customer_data,
+    decimal_str,
     equipment_data,
     invoice_data,
     job_data,
@@ -12,16 +14,20 @@ from agents.payloads import (
 from agents.registry import (
     Category,
     ToolContext,
+    ToolError,
     ToolResult,
     get_scoped,
     success,
     tool,
 )
+from business import services
 from business.cuit import cuit_digits, cuit_problem, expected_check_digit, format_cuit
 from business.models import Customer, Job
-from business.selectors import customer_file
+from business.selectors import customer_file, search_customers
 
 HISTORY_LIMIT = 20
+FIND_LIMIT = 10
+CustomerKind = Literal["person", "company"]
 
 
 @tool(
@@ -82,5 +88,128 @@ def customer_history(ctx: ToolContext, *, customer_id: int) -> ToolResult:
         upcoming_job_ids=upcoming,
         equipment=[equipment_data(item) for item in file.equipment],
         invoices=[invoice_data(row) for row in file.invoices[:HISTORY_LIMIT]],
-        balance=amount(file.balance),
+        balance=decimal_str(file.balance),
+    )
+
+
+@tool(
+    category=Category.SAFE,
+    description=(
+        "Find customers by name, phone, CUIT, email or street (any part of it). Returns their "
+        "ids and contact data."
+    ),
+    param_docs={"query": "What to look for, e.g. 'Pérez', '4567-8901' or '20-12345678-6'."},
+)
+def customers_find(ctx: ToolContext, *, query: str) -> ToolResult:
+    found = search_customers(ctx.organisation, query)
+    total = found.count()
+    shown = list(found[:FIND_LIMIT])
+    return success(
+        f"{total} customers",
+        customers=[customer_data(c) for c in shown],
+        total=total,
+        truncated=total > len(shown),
+    )
+
+
+# Contact fields shared by create and update (their docs, once).
+_CONTACT_DOCS = {
+    "name": "Full name or company name.",
+    "kind": "A person or a company.",
+    "cuit": "CUIT/CUIL, with or without dashes.",
+    "phone": "Phone, e.g. 11 4567-8901.",
+    "phone_alt": "Another phone.",
+    "email": "Email address.",
+    "street": "Street and number of the address.",
+    "unit": "Floor / unit.",
+    "city": "City or locality, e.g. Lanús.",
+    "zone": "Working zone (CABA, Norte, Sur, Oeste, La Plata); default from the city.",
+    "notes": "Free notes about the customer.",
+}
+
+
+def _given(**fields: Any) -> dict[str, Any]:
+    """Only the fields the model actually sent (None means "not given"; "" clears)."""
+    return {key: value for key, value in fields.items() if value is not None}
+
+
+@tool(
+    category=Category.SUGGEST,
+    description=(
+        "Register a new customer (name required; phone, address, CUIT optional). The answer "
+        "lists existing customers with the same name, in case it is a duplicate."
+    ),
+    param_docs=_CONTACT_DOCS,
+)
+def customer_create(
+    ctx: ToolContext,
+    *,
+    name: str,
+    kind: CustomerKind | None = None,
+    cuit: str | None = None,
+    phone: str | None = None,
+    phone_alt: str | None = None,
+    email: str | None = None,
+    street: str | None = None,
+    unit: str | None = None,
+    city: str | None = None,
+    zone: str | None = None,
+    notes: str | None = None,
+) -> ToolResult:
+    namesakes = [customer_data(c) for c in search_customers(ctx.organisation, name)[:FIND_LIMIT]]
+    fields = _given(
+        kind=kind, cuit=cuit, phone=phone, phone_alt=phone_alt, email=email, street=street,
+        unit=unit, city=city, zone=zone, notes=notes,
+    )  # fmt: skip
+    customer = services.customer_create(
+        organisation=ctx.organisation, name=name, actor=ctx.user, **fields
+    )
+    return success(
+        f"customer #{customer.pk} created",
+        customer=customer_data(customer),
+        possible_duplicates=namesakes,
+    )
+
+
+@tool(
+    category=Category.SUGGEST,
+    description=(
+        "Change a customer's data: only the fields given change; an empty string clears an "
+        "optional field. Address fields change the primary address."
+    ),
+    param_docs={"customer_id": "The customer to change.", **_CONTACT_DOCS},
+)
+def customer_update(
+    ctx: ToolContext,
+    *,
+    customer_id: int,
+    name: str | None = None,
+    kind: CustomerKind | None = None,
+    cuit: str | None = None,
+    phone: str | None = None,
+    phone_alt: str | None = None,
+    email: str | None = None,
+    street: str | None = None,
+    unit: str | None = None,
+    city: str | None = None,
+    zone: str | None = None,
+    notes: str | None = None,
+) -> ToolResult:
+    customer = get_scoped(Customer, ctx, customer_id, "customer")
+    fields = _given(
+        name=name, kind=kind, cuit=cuit, phone=phone, phone_alt=phone_alt, email=email,
+        street=street, unit=unit, city=city, zone=zone, notes=notes,
+    )  # fmt: skip
+    if not fields:
+        raise ToolError("nothing to change: give at least one field")
+    before = customer_data(customer)
+    services.customer_update(
+        organisation=ctx.organisation, customer=customer, actor=ctx.user, **fields
+    )
+    customer.refresh_from_db()
+    return success(
+        f"customer #{customer.pk} updated",
+        customer=customer_data(customer),
+        before=before,
+        changed=sorted(fields),
     )

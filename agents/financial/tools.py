@@ -1,3 +1,315 @@
-"""Tools of the financial agent."""
+"""Tools of the financial agent. `price_list` is shared with the general agent."""
 
 from __future__ import annotations
+
+import re
+from decimal import Decimal
+from typing import Any, Literal
+
+from agents.lookups import resolve_customer
+from agents.payloads import (
+    customer_data,
+    decimal_str,
+    document_totals,
+    fold,
+    invoice_data,
+    price_item_data,
+)
+from agents.registry import (
+    Category,
+    ToolContext,
+    ToolError,
+    ToolResult,
+    get_scoped,
+    success,
+    tool,
+)
+from business import services as _services
+from business.models import Customer, Invoice, Job, PriceItem, Quote
+from business.selectors import (
+    InvoiceRow,
+    invoice_rows,
+    invoices_with_amounts,
+    scoped,
+    unpaid_rows,
+)
+
+IvaRate = Literal["21", "10.5"]
+
+# Words that say nothing about which service is meant.
+_STOPWORDS = frozenset({
+    "de", "del", "la", "las", "el", "los", "un", "una", "unos", "unas", "para", "por", "con", "y",
+    "en", "al", "a", "the", "of", "for", "and", "with", "an",
+})  # fmt: skip
+
+
+def _tokens(text: str) -> list[str]:
+    return [w for w in re.findall(r"[a-z0-9ñ]+", fold(text)) if w not in _STOPWORDS and len(w) > 1]
+
+
+def _related(query_word: str, item_word: str) -> bool:
+    # A shared stem of at least 4 letters covers plurals and verb forms ("splits", "instalar").
+    if query_word == item_word:
+        return True
+    stem = min(len(query_word), len(item_word), 6)
+    return stem >= 4 and query_word[:stem] == item_word[:stem]
+
+
+def _score(query: list[str], item: PriceItem) -> int:
+    haystack = _tokens(" ".join([item.name, item.name_en, item.keywords, item.category, item.code]))
+    return sum(1 for q in query if any(_related(q, h) for h in haystack))
+
+
+def match_price_items(ctx: ToolContext, text: str) -> list[PriceItem]:
+    """Price-list items ranked by how many words of `text` they share (best first)."""
+    query = _tokens(text)
+    if not query:
+        return []
+    scored = [(_score(query, item), item) for item in scoped(PriceItem, ctx.organisation)]
+    ranked = sorted((pair for pair in scored if pair[0] > 0), key=lambda p: (-p[0], p[1].pk))
+    return [item for _score_, item in ranked]
+
+
+@tool(
+    category=Category.SAFE,
+    description=(
+        "The company's price list (prices in ARS before IVA, with the IVA rate). Optionally "
+        "only the items matching a service description or a category."
+    ),
+    param_docs={
+        "query": "Service words to match, e.g. 'instalación split' or 'gas leak'.",
+        "category": "Only this category of the price list.",
+    },
+)
+def price_list(
+    ctx: ToolContext, *, query: str | None = None, category: str | None = None
+) -> ToolResult:
+    items = match_price_items(ctx, query) if query else list(scoped(PriceItem, ctx.organisation))
+    if category:
+        items = [item for item in items if fold(item.category) == fold(category)]
+    language = ctx.organisation.language
+    return success(
+        f"{len(items)} price items",
+        items=[price_item_data(item, language) for item in items],
+        currency="ARS",
+    )
+
+
+def _owed_data(ctx: ToolContext, row: InvoiceRow) -> dict[str, object]:
+    data = invoice_data(row)
+    since = row.invoice.issued_on
+    due = row.invoice.due_on
+    data["customer"] = row.invoice.customer.name
+    data["days_outstanding"] = (ctx.today - since).days
+    data["days_overdue"] = max((ctx.today - due).days, 0) if due else None
+    return data
+
+
+@tool(
+    category=Category.SAFE,
+    description=(
+        "What is owed: the unpaid or partly paid invoices (balance, issue and due dates, days "
+        "outstanding) and the total — for one customer, one invoice, or the whole company."
+    ),
+    param_docs={
+        "customer_id": "Only this customer's invoices.",
+        "customer": "Only this customer's invoices, by name (when the id is not known).",
+        "invoice_number": "One invoice, by number (e.g. 0001-00000012).",
+    },
+)
+def payment_status(
+    ctx: ToolContext,
+    *,
+    customer_id: int | None = None,
+    customer: str | None = None,
+    invoice_number: str | None = None,
+) -> ToolResult:
+    who = None
+    if customer_id is not None or customer:
+        who = resolve_customer(ctx, customer_id, customer)
+    if invoice_number:
+        # One named invoice is reported whatever its state, so "it is paid" is an answer too.
+        invoices = invoices_with_amounts(ctx.organisation).filter(number=invoice_number.strip())
+        if who is not None:
+            invoices = invoices.filter(customer=who)
+        rows = invoice_rows(invoices)
+        if not rows:
+            raise ToolError(f"invoice {invoice_number} not found")
+    else:
+        rows = unpaid_rows(ctx.organisation)
+        if who is not None:
+            rows = [row for row in rows if row.invoice.customer_id == who.pk]
+    rows.sort(key=lambda row: (row.invoice.issued_on, row.invoice.pk))
+    total = sum((row.balance for row in rows if row.balance > 0), Decimal("0"))
+    return success(
+        f"{len(rows)} invoices, {decimal_str(total)} owed",
+        customer=customer_data(who) if who else None,
+        invoices=[_owed_data(ctx, row) for row in rows],
+        total_owed=decimal_str(total),
+        oldest_since=rows[0].invoice.issued_on.isoformat() if rows else None,
+        currency="ARS",
+    )
+
+
+def _lines(
+    ctx: ToolContext,
+    services_wanted: list[str],
+    items: list[str],
+    price: Decimal | None,
+    quantity: Decimal,
+    iva_rate: str | None,
+) -> list[_services.LineInput]:
+    """Document lines: price-list codes as given, each service text matched to its best item,
+    or one free line at an explicit amount (described by the service text)."""
+    rate = Decimal(iva_rate) if iva_rate else None
+    lines = [
+        _services.LineInput(price_item=code, quantity=quantity, iva_rate=rate) for code in items
+    ]
+    if price is not None:
+        description = "; ".join(services_wanted) or "Servicio"
+        return [
+            *lines,
+            _services.LineInput(
+                description=description, quantity=quantity, unit_price=price, iva_rate=rate
+            ),
+        ]
+    for text in services_wanted:
+        matches = match_price_items(ctx, text)
+        if not matches:
+            raise ToolError(
+                f"no price-list item matches '{text}': give an amount or a price-list code",
+                unmatched=text,
+            )
+        lines.append(_services.LineInput(price_item=matches[0], quantity=quantity, iva_rate=rate))
+    return lines
+
+
+def _document_lines(document: Quote | Invoice) -> list[dict[str, Any]]:
+    return [
+        {
+            "description": line.description,
+            "quantity": f"{line.quantity.normalize():f}",
+            "unit_price": decimal_str(line.unit_price),
+            "iva_rate": f"{line.iva_rate.normalize():f}",
+            "net": decimal_str(line.net),
+            "total": decimal_str(line.total),
+        }
+        for line in document.lines.order_by("pk")
+    ]
+
+
+_LINE_DOCS = {
+    "services": "What is quoted, one entry per service, matched against the price list.",
+    "items": "Price-list codes to include (see price_list).",
+    "amount": "An explicit net amount (before IVA) instead of the price list.",
+    "quantity": "How many of each line (default 1).",
+    "iva_rate": "IVA rate: 21 (default) or 10.5.",
+}
+
+
+@tool(
+    category=Category.SUGGEST,
+    description=(
+        "Make a quote (presupuesto) for a customer: lines from the price list matched by the "
+        "service text (or by code), or one line at an explicit amount; IVA 21% or 10.5%."
+    ),
+    param_docs={
+        "customer_id": "The customer's id.",
+        "customer": "The customer's name (when the id is not known).",
+        "job_id": "The job the quote is for.",
+        **_LINE_DOCS,
+        "notes": "Notes printed on the quote.",
+    },
+)
+def quote_create(
+    ctx: ToolContext,
+    *,
+    customer_id: int | None = None,
+    customer: str | None = None,
+    job_id: int | None = None,
+    services: list[str] | None = None,
+    items: list[str] | None = None,
+    amount: Decimal | None = None,
+    quantity: Decimal = Decimal(1),
+    iva_rate: IvaRate | None = None,
+    notes: str | None = None,
+) -> ToolResult:
+    job = get_scoped(Job, ctx, job_id, "job") if job_id is not None else None
+    if job is not None and customer_id is None and not customer:
+        who = job.customer
+    else:
+        who = resolve_customer(ctx, customer_id, customer)
+    wanted = services or ([job.service] if job is not None and not items else [])
+    if not wanted and not items and amount is None:
+        raise ToolError("say what to quote: services, items or an amount")
+    lines = _lines(ctx, wanted, items or [], amount, quantity, iva_rate)
+    quote = _services.quote_create(
+        organisation=ctx.organisation, customer=who, lines=lines, job=job, notes=notes or "",
+        actor=ctx.user,
+    )  # fmt: skip
+    return success(
+        f"quote {quote.number} created",
+        quote={
+            "id": quote.pk,
+            "number": quote.number,
+            "customer_id": who.pk,
+            "customer": who.name,
+            "job_id": job.pk if job else None,
+            "valid_until": quote.valid_until.isoformat() if quote.valid_until else None,
+            "lines": _document_lines(quote),
+            **document_totals(quote.totals()),
+        },
+    )
+
+
+@tool(
+    category=Category.EXECUTE,
+    description=(
+        "Issue an invoice (factura) — needs a manager's approval. From a job (its latest "
+        "quote), a quote, or explicit lines; letter A for companies with a CUIT, else B."
+    ),
+    param_docs={
+        "job_id": "The job to invoice.",
+        "quote_id": "The quote to invoice.",
+        "customer_id": "The customer (when there is no job or quote).",
+        "customer": "The customer's name (when the id is not known).",
+        **_LINE_DOCS,
+        "notes": "Notes printed on the invoice.",
+    },
+)
+def invoice_create(
+    ctx: ToolContext,
+    *,
+    job_id: int | None = None,
+    quote_id: int | None = None,
+    customer_id: int | None = None,
+    customer: str | None = None,
+    services: list[str] | None = None,
+    items: list[str] | None = None,
+    amount: Decimal | None = None,
+    quantity: Decimal = Decimal(1),
+    iva_rate: IvaRate | None = None,
+    notes: str | None = None,
+) -> ToolResult:
+    job = get_scoped(Job, ctx, job_id, "job") if job_id is not None else None
+    quote = get_scoped(Quote, ctx, quote_id, "quote") if quote_id is not None else None
+    who: Customer | None = None
+    if customer_id is not None or customer:
+        who = resolve_customer(ctx, customer_id, customer)
+    lines = None
+    if services or items or amount is not None:
+        lines = _lines(ctx, services or [], items or [], amount, quantity, iva_rate)
+    invoice = _services.invoice_create(
+        organisation=ctx.organisation, customer=who, job=job, quote=quote, lines=lines,
+        notes=notes or "", actor=ctx.user,
+    )  # fmt: skip
+    row = invoice_rows(invoices_with_amounts(ctx.organisation).filter(pk=invoice.pk))[0]
+    return success(
+        f"invoice {invoice.letter} {invoice.number} issued",
+        invoice={
+            **invoice_data(row),
+            "customer": invoice.customer.name,
+            "lines": _document_lines(invoice),
+            **document_totals(invoice.totals()),
+        },
+    )

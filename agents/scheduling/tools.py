@@ -1,3 +1,378 @@
 """Tools of the scheduling agent."""
 
 from __future__ import annotations
+
+import datetime
+from typing import Literal
+
+from django.core.exceptions import ValidationError
+from django.db.models import QuerySet
+
+from agents.lookups import resolve_customer, resolve_technician
+from agents.payloads import job_data, local_iso, technician_data
+from agents.registry import (
+    Category,
+    ToolContext,
+    ToolError,
+    ToolResult,
+    get_scoped,
+    success,
+    tool,
+)
+from business import scheduling, services
+from business.models import Job
+from business.selectors import filtered_jobs, scoped
+
+JOBS_LIMIT = 30
+DEFAULT_DAYS = 7  # without a date, "the jobs" means the coming week
+MAX_DAYS = 62
+
+JobStatus = Literal["scheduled", "in_progress", "done", "cancelled", "open"]
+SkillName = Literal["ac", "heating", "plumbing", "electrical", "gas"]
+MAX_SLOTS = 20
+# Service refusals that another time or technician would solve: answer them with alternatives.
+AVAILABILITY_CODES = frozenset({"no_technician_free", "technician_busy", "vehicle_busy", "past"})
+
+
+def _days(ctx: ToolContext, day: datetime.date | None, until: datetime.date | None) -> int:
+    first = day or ctx.today
+    last = until or first
+    if last < first:
+        raise ToolError("date_to is before date")
+    if (last - first).days >= MAX_DAYS:
+        raise ToolError(f"a range of at most {MAX_DAYS} days")
+    return (last - first).days + 1
+
+
+def _job_queryset(
+    ctx: ToolContext, day: datetime.date | None, until: datetime.date | None, by_customer: bool
+) -> QuerySet[Job]:
+    if day is None and by_customer:
+        # A customer's jobs without a date: their whole history, newest first.
+        return (
+            scoped(Job, ctx.organisation)
+            .select_related("customer", "technician", "address", "vehicle")
+            .order_by("-scheduled_start", "-pk")
+        )
+    days = DEFAULT_DAYS if day is None and until is None else _days(ctx, day, until)
+    return filtered_jobs(ctx.organisation, first=day or ctx.today, days=days)
+
+
+@tool(
+    category=Category.SAFE,
+    description=(
+        "Find jobs (visits) by customer, day or range, status and technician. Without a date: "
+        "a customer's whole history, or everyone's jobs of the coming week."
+    ),
+    param_docs={
+        "customer_id": "Only this customer's jobs.",
+        "customer": "Only this customer's jobs, by name (when the id is not known).",
+        "date": "The day (or the first day of the range), ISO date.",
+        "date_to": "The last day of the range, ISO date.",
+        "status": "Only jobs in this status; 'open' means scheduled or in progress.",
+        "technician_id": "Only this technician's jobs.",
+        "technician": "Only this technician's jobs, by name.",
+        "job_id": "One job by its id.",
+    },
+)
+def jobs_find(
+    ctx: ToolContext,
+    *,
+    customer_id: int | None = None,
+    customer: str | None = None,
+    date: datetime.date | None = None,
+    date_to: datetime.date | None = None,
+    status: JobStatus | None = None,
+    technician_id: int | None = None,
+    technician: str | None = None,
+    job_id: int | None = None,
+) -> ToolResult:
+    by_customer = customer_id is not None or bool(customer)
+    if job_id is not None:
+        jobs = scoped(Job, ctx.organisation).filter(pk=job_id)
+    else:
+        jobs = _job_queryset(ctx, date, date_to, by_customer)
+    if by_customer:
+        jobs = jobs.filter(customer=resolve_customer(ctx, customer_id, customer))
+    if technician_id is not None or technician:
+        jobs = jobs.filter(technician=resolve_technician(ctx, technician_id, technician))
+    if status == "open":
+        jobs = jobs.filter(status__in=Job.OPEN_STATUSES)
+    elif status:
+        jobs = jobs.filter(status=status)
+    total = jobs.count()
+    if job_id is not None and total == 0:
+        raise ToolError(f"job {job_id} not found")
+    shown = list(jobs[:JOBS_LIMIT])
+    return success(
+        f"{total} jobs",
+        jobs=[job_data(ctx, job) for job in shown],
+        total=total,
+        truncated=total > len(shown),
+    )
+
+
+def _slot_data(ctx: ToolContext, slot: scheduling.Slot) -> dict[str, object]:
+    return {
+        "start": local_iso(ctx, slot.start),
+        "end": local_iso(ctx, slot.end),
+        "technician_id": slot.technician.pk,
+        "technician": slot.technician.name,
+        "technician_zone": slot.technician.zone,
+        "zone_distance": slot.zone_distance,
+    }
+
+
+def _distinct_starts(slots: list[scheduling.Slot], count: int) -> list[scheduling.Slot]:
+    """One slot per start time: the best-ranked technician (slots come sorted by zone)."""
+    chosen: dict[datetime.datetime, scheduling.Slot] = {}
+    for slot in slots:
+        chosen.setdefault(slot.start, slot)
+        if len(chosen) >= count:
+            break
+    return list(chosen.values())
+
+
+@tool(
+    category=Category.SAFE,
+    description=(
+        "Concrete free slots (start, end, technician) for a job. With a date or range: the "
+        "free slots then; without one, or when that day is full: the next free slots after it "
+        "(flagged as alternatives). Technicians closest to the zone come first."
+    ),
+    param_docs={
+        "date": "The day wanted (or the first day of the range), ISO date.",
+        "date_to": "The last day of the range, ISO date.",
+        "time_from": "Only slots starting at or after this time of day, HH:MM.",
+        "skill": "The trade the job needs.",
+        "zone": "The customer's zone or locality, to prefer technicians nearby.",
+        "duration_minutes": "How long the job takes, in minutes (default 120).",
+        "technician_id": "Only this technician's slots.",
+        "count": f"How many slots to offer (default 3, at most {MAX_SLOTS}).",
+    },
+)
+def slots_find(
+    ctx: ToolContext,
+    *,
+    date: datetime.date | None = None,
+    date_to: datetime.date | None = None,
+    time_from: datetime.time | None = None,
+    skill: SkillName | None = None,
+    zone: str | None = None,
+    duration_minutes: int = 120,
+    technician_id: int | None = None,
+    count: int = 3,
+) -> ToolResult:
+    if not 15 <= duration_minutes <= 12 * 60:
+        raise ToolError("duration_minutes must be between 15 and 720")
+    count = max(1, min(count, MAX_SLOTS))
+    duration = datetime.timedelta(minutes=duration_minutes)
+    technician = resolve_technician(ctx, technician_id, None) if technician_id else None
+    first = date or ctx.today
+    after = ctx.now
+    if time_from is not None:
+        after = max(after, ctx.aware(first, time_from))
+    slots: list[scheduling.Slot] = []
+    if date is not None:
+        days = _days(ctx, date, date_to)
+        found = scheduling.free_slots(
+            ctx.organisation, day_from=first, day_to=first + datetime.timedelta(days=days - 1),
+            skill=skill, zone=zone, duration=duration, limit=None, after=after,
+            technician=technician,
+        )  # fmt: skip
+        slots = _distinct_starts(found, count)
+    alternatives = not slots and date is not None
+    if not slots:
+        # Nothing in the range asked (or no range): offer the next concrete options after it.
+        if date is not None:
+            after = max(after, ctx.aware(first + datetime.timedelta(days=days), datetime.time()))
+        slots = scheduling.next_free_slots(
+            ctx.organisation, after=after, skill=skill, zone=zone, duration=duration,
+            count=count, technician=technician,
+        )  # fmt: skip
+    return success(
+        f"{len(slots)} slots" + (" (alternatives)" if alternatives else ""),
+        slots=[_slot_data(ctx, slot) for slot in slots],
+        requested_range_full=alternatives,
+        duration_minutes=duration_minutes,
+    )
+
+
+@tool(
+    category=Category.SAFE,
+    description=(
+        "Technicians free for a whole interval, with the trade given; nearest to the zone "
+        "first, then the least loaded that day."
+    ),
+    param_docs={
+        "start": "When the work starts, ISO date-time (org's local time if no offset).",
+        "end": "When it ends; default start + duration_minutes.",
+        "duration_minutes": "Length when no end is given (default 120).",
+        "skill": "The trade the job needs.",
+        "zone": "The customer's zone or locality.",
+    },
+)
+def technicians_free(
+    ctx: ToolContext,
+    *,
+    start: datetime.datetime,
+    end: datetime.datetime | None = None,
+    duration_minutes: int = 120,
+    skill: SkillName | None = None,
+    zone: str | None = None,
+) -> ToolResult:
+    end = end or start + datetime.timedelta(minutes=duration_minutes)
+    if end <= start:
+        raise ToolError("end must be after start")
+    free = scheduling.technicians_free(ctx.organisation, start, end, skill, zone=zone)
+    rows = [technician_data(t, near=zone) for t in free]
+    return success(
+        f"{len(rows)} technicians free",
+        technicians=rows,
+        start=local_iso(ctx, start),
+        end=local_iso(ctx, end),
+    )
+
+
+def _alternatives(
+    ctx: ToolContext,
+    exc: ValidationError,
+    *,
+    after: datetime.datetime,
+    skill: str | None,
+    zone: str | None,
+    duration: datetime.timedelta,
+) -> ToolError:
+    """The service's refusal plus the next concrete slots when the problem is availability."""
+    codes = {e.code for errors in getattr(exc, "error_dict", {}).values() for e in errors}
+    message = " ".join(exc.messages)
+    if not codes & AVAILABILITY_CODES:
+        return ToolError(message, codes=sorted(codes))
+    slots = scheduling.next_free_slots(
+        ctx.organisation, after=max(after, ctx.now), skill=skill, zone=zone, duration=duration
+    )
+    return ToolError(message, codes=sorted(codes), alternatives=[_slot_data(ctx, s) for s in slots])
+
+
+@tool(
+    category=Category.SUGGEST,
+    description=(
+        "Book a job (visit) for a customer at a date and time. Without a technician the "
+        "closest free one with the trade is chosen. When nobody is free, the answer carries "
+        "the next free slots as alternatives."
+    ),
+    param_docs={
+        "customer_id": "The customer's id.",
+        "customer": "The customer's name (when the id is not known).",
+        "service": "What the job is, e.g. 'instalación de split' or 'pérdida de gas'.",
+        "start": "When it starts, ISO date-time (org's local time if no offset).",
+        "duration_minutes": "How long it takes; default from the kind of service.",
+        "technician_id": "A specific technician.",
+        "technician": "A specific technician, by name.",
+        "skill": "The trade; default inferred from the service.",
+        "notes": "Notes for the technician.",
+    },
+)
+def job_book(
+    ctx: ToolContext,
+    *,
+    customer_id: int | None = None,
+    customer: str | None = None,
+    service: str,
+    start: datetime.datetime,
+    duration_minutes: int | None = None,
+    technician_id: int | None = None,
+    technician: str | None = None,
+    skill: SkillName | None = None,
+    notes: str | None = None,
+) -> ToolResult:
+    who = resolve_customer(ctx, customer_id, customer)
+    tech = None
+    if technician_id is not None or technician:
+        tech = resolve_technician(ctx, technician_id, technician)
+    duration = datetime.timedelta(minutes=duration_minutes) if duration_minutes else None
+    try:
+        job = services.job_book(
+            organisation=ctx.organisation, customer=who, service=service, start=start,
+            duration=duration, technician=tech, skill=skill, notes=notes or "",
+            actor=ctx.user, now=ctx.now,
+        )  # fmt: skip
+    except ValidationError as exc:
+        address = who.primary_address
+        raise _alternatives(
+            ctx, exc, after=start, skill=skill or services.infer_skill(service),
+            zone=address.zone if address else None,
+            duration=duration or services.service_duration(service),
+        ) from exc  # fmt: skip
+    return success(f"job #{job.pk} booked", job=job_data(ctx, job))
+
+
+def _target_start(
+    ctx: ToolContext,
+    job: Job,
+    start: datetime.datetime | None,
+    day: datetime.date | None,
+    clock: datetime.time | None,
+) -> datetime.datetime:
+    """An explicit start, or the job's own day / time with the part that was given replaced."""
+    if start is not None:
+        return start
+    if day is None and clock is None:
+        raise ToolError("give start, or date and/or time")
+    current = ctx.local(job.scheduled_start)
+    return ctx.aware(day or current.date(), clock or current.time().replace(second=0))
+
+
+@tool(
+    category=Category.SUGGEST,
+    description=(
+        "Move a job to another date and/or time, keeping its length. A date alone keeps the "
+        "time and a time alone keeps the day. When the technician cannot make it, the answer "
+        "carries alternatives (or reassign_if_busy gives it to the closest free colleague)."
+    ),
+    param_docs={
+        "job_id": "The job to move.",
+        "start": "The new start, ISO date-time.",
+        "date": "The new day (keeps the time), ISO date.",
+        "time": "The new time (keeps the day), HH:MM.",
+        "technician_id": "Also change the technician to this one.",
+        "reassign_if_busy": "Give the job to another free technician if its own is busy.",
+    },
+)
+def job_reschedule(
+    ctx: ToolContext,
+    *,
+    job_id: int,
+    start: datetime.datetime | None = None,
+    date: datetime.date | None = None,
+    time: datetime.time | None = None,
+    technician_id: int | None = None,
+    reassign_if_busy: bool = False,
+) -> ToolResult:
+    job = get_scoped(Job, ctx, job_id, "job")
+    target = _target_start(ctx, job, start, date, time)
+    tech = resolve_technician(ctx, technician_id, None) if technician_id is not None else None
+    before = job_data(ctx, job)
+    try:
+        services.job_reschedule(
+            organisation=ctx.organisation, job=job, start=target, technician=tech,
+            reassign_if_busy=reassign_if_busy, actor=ctx.user, now=ctx.now,
+        )  # fmt: skip
+    except ValidationError as exc:
+        raise _alternatives(
+            ctx, exc, after=target, skill=job.skill,
+            zone=job.address.zone if job.address else None,
+            duration=job.scheduled_end - job.scheduled_start,
+        ) from exc  # fmt: skip
+    return success(f"job #{job.pk} rescheduled", job=job_data(ctx, job), before=before)
+
+
+@tool(
+    category=Category.EXECUTE,
+    description="Cancel an open job (needs a manager's approval).",
+    param_docs={"job_id": "The job to cancel.", "reason": "Why it is cancelled."},
+)
+def job_cancel(ctx: ToolContext, *, job_id: int, reason: str | None = None) -> ToolResult:
+    job = get_scoped(Job, ctx, job_id, "job")
+    services.job_cancel(organisation=ctx.organisation, job=job, reason=reason or "", actor=ctx.user)
+    return success(f"job #{job.pk} cancelled", job=job_data(ctx, job))
