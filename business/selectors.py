@@ -13,7 +13,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Literal, TypeVar, cast
 from zoneinfo import ZoneInfo
 
-from django.db.models import Model, Prefetch, Q, QuerySet
+from django.db.models import Case, Model, Prefetch, Q, QuerySet, Value, When
 
 from business.models import (
     Absence,
@@ -197,9 +197,12 @@ def invoice_row(invoice: Invoice) -> InvoiceRow:
 
 
 def invoice_rows(invoices: QuerySet[Invoice], state: str = "") -> list[InvoiceRow]:
+    """Rows in the given payment state ("owed" = unpaid or partially paid; "" = all)."""
     # Totals are computed line by line with per-line rounding (see DocumentLine), which SQL
     # would not reproduce exactly, so the state filter runs in Python over prefetched rows.
     rows = [invoice_row(invoice) for invoice in invoices]
+    if state == "owed":
+        return [row for row in rows if row.state in ("unpaid", "partial")]
     return [row for row in rows if row.state == state] if state else rows
 
 
@@ -220,12 +223,33 @@ def overdue_equipment(organisation: Organisation, today: datetime.date) -> list[
     return sorted(due, key=lambda item: (item.next_service_on, item.pk))
 
 
+_PRIORITY_ORDER = Case(
+    *(
+        When(priority=priority, then=Value(rank))
+        for rank, priority in enumerate(reversed(EscalationTicket.Priority.values))
+    ),
+    default=Value(len(EscalationTicket.Priority.values)),
+)
+
+
 def open_tickets(organisation: Organisation) -> QuerySet[EscalationTicket]:
+    """Unresolved tickets, most urgent first, then newest first."""
     return (
         scoped(EscalationTicket, organisation)
         .exclude(status=EscalationTicket.Status.RESOLVED)
         .select_related("customer", "job")
+        .order_by(_PRIORITY_ORDER, "-created_at", "-pk")
     )
+
+
+def tickets_shown(organisation: Organisation, show: str = "") -> QuerySet[EscalationTicket]:
+    """The tickets page's views: "" the open ones, "resolved", or "all"."""
+    if show == "":
+        return open_tickets(organisation)
+    tickets = scoped(EscalationTicket, organisation).select_related("customer", "job")
+    if show == "resolved":
+        tickets = tickets.filter(status=EscalationTicket.Status.RESOLVED)
+    return tickets.order_by("-created_at", "-pk")
 
 
 @dataclass(frozen=True)

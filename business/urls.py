@@ -7,10 +7,18 @@ from business import views
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
-    path(
-        "login/",
-        auth_views.LoginView.as_view(template_name="business/login.html"),
-        name="login",
-    ),
-    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("login/", views.LoginView.as_view(), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(next_page="logged_out"), name="logout"),
+    path("logged-out/", views.logged_out, name="logged_out"),
+    path("jobs/", views.jobs, name="jobs"),
+    path("jobs/<int:pk>/", views.job_detail, name="job_detail"),
+    path("customers/", views.customers, name="customers"),
+    path("customers/<int:pk>/", views.customer_detail, name="customer_detail"),
+    path("technicians/", views.technicians, name="technicians"),
+    path("vehicles/", views.vehicles, name="vehicles"),
+    path("invoices/", views.invoices, name="invoices"),
+    path("invoices/<int:pk>/", views.invoice_detail, name="invoice_detail"),
+    path("quotes/", views.quotes, name="quotes"),
+    path("quotes/<int:pk>/", views.quote_detail, name="quote_detail"),
+    path("tickets/", views.tickets, name="tickets"),
 ]

@@ -1,11 +1,189 @@
+"""The record pages: one flat view per page, reading through org-scoped selectors only.
+
+Lists answer htmx requests with their `rows` partial (filters, search, pagination) and plain
+requests with the whole page, so every link and form also works without JavaScript.
+"""
+
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from collections.abc import Callable
+from typing import Any
 
+from django.conf import settings
+from django.contrib.auth import views as auth_views
+from django.core.exceptions import ObjectDoesNotExist
+from django.core.paginator import Page, Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils.cache import patch_vary_headers
+from django.utils.translation import gettext_lazy as _
+from django_htmx.middleware import HtmxDetails
+
+from business import selectors
+from business.forms import JobFilterForm
+from business.models import Membership, Organisation, Vehicle
 from business.roles import permission_required
+
+PAGE_SIZE = 25
+
+INVOICE_STATES = [
+    ("", _("All")),
+    ("owed", _("With a balance")),
+    ("unpaid", _("Unpaid")),
+    ("partial", _("Partially paid")),
+    ("paid", _("Paid")),
+]
+
+TICKET_VIEWS = [
+    ("", _("Open")),
+    ("resolved", _("Resolved")),
+    ("all", _("All")),
+]
+
+
+class OrgRequest(HttpRequest):
+    """A request after the middleware: django-htmx details and the user's organisation."""
+
+    htmx: HtmxDetails
+    membership: Membership
+    organisation: Organisation
+
+
+def _page(request: HttpRequest, items: Any) -> Page[Any]:
+    return Paginator(items, PAGE_SIZE).get_page(request.GET.get("page"))
+
+
+def _render_rows(request: OrgRequest, template: str, context: dict[str, Any]) -> HttpResponse:
+    """The page, or only its `rows` partial for htmx (a history restore needs the whole page)."""
+    partial = bool(request.htmx) and not request.htmx.history_restore_request
+    response = render(request, f"{template}#rows" if partial else template, context)
+    patch_vary_headers(response, ["HX-Request"])
+    return response
+
+
+def _found[T](getter: Callable[[Any, object], T], request: HttpRequest, pk: int) -> T:
+    # The selectors raise DoesNotExist for another organisation's id too: both are a 404.
+    try:
+        return getter(request.user, pk)
+    except ObjectDoesNotExist as exc:
+        raise Http404 from exc
+
+
+class LoginView(auth_views.LoginView):
+    template_name = "business/login.html"
+    redirect_authenticated_user = True
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        # The demo accounts are a development convenience: never advertise them in production.
+        return {**super().get_context_data(**kwargs), "show_demo_logins": settings.DEBUG}
+
+
+def logged_out(request: HttpRequest) -> HttpResponse:
+    return render(request, "business/logged_out.html")
 
 
 @permission_required("view_records")
-def dashboard(request: HttpRequest) -> HttpResponse:
-    return render(request, "business/dashboard.html", {})
+def dashboard(request: OrgRequest) -> HttpResponse:
+    summary = selectors.dashboard_summary(request.organisation)
+    return render(request, "business/dashboard.html", {"summary": summary})
+
+
+@permission_required("view_records")
+def jobs(request: OrgRequest) -> HttpResponse:
+    org = request.organisation
+    form = JobFilterForm(request.GET, organisation=org, today=selectors.org_today(org))
+    filters = form.filters()
+    found = selectors.filtered_jobs(
+        org,
+        first=filters.first,
+        days=filters.days,
+        technician=filters.technician,
+        status=filters.status,
+    )
+    context = {"form": form, "filters": filters, "page": _page(request, found)}
+    return _render_rows(request, "business/jobs.html", context)
+
+
+@permission_required("view_records")
+def job_detail(request: OrgRequest, pk: int) -> HttpResponse:
+    job = _found(selectors.get_job_for_user, request, pk)
+    invoices = selectors.invoices_with_amounts(job.organisation).filter(job=job)
+    context = {
+        "job": job,
+        "events": selectors.job_history(job),
+        "invoices": selectors.invoice_rows(invoices),
+    }
+    return render(request, "business/job_detail.html", context)
+
+
+@permission_required("view_records")
+def customers(request: OrgRequest) -> HttpResponse:
+    query = request.GET.get("q", "").strip()[:100]
+    found = selectors.search_customers(request.organisation, query)
+    context = {"query": query, "page": _page(request, found)}
+    return _render_rows(request, "business/customers.html", context)
+
+
+@permission_required("view_records")
+def customer_detail(request: OrgRequest, pk: int) -> HttpResponse:
+    customer = _found(selectors.get_customer_for_user, request, pk)
+    context = {
+        "file": selectors.customer_file(customer),
+        "today": selectors.org_today(customer.organisation),
+    }
+    return render(request, "business/customer_detail.html", context)
+
+
+@permission_required("view_records")
+def technicians(request: OrgRequest) -> HttpResponse:
+    today = selectors.org_today(request.organisation)
+    found = selectors.technicians_with_absences(request.organisation, today)
+    return render(request, "business/technicians.html", {"technicians": found, "today": today})
+
+
+@permission_required("view_records")
+def vehicles(request: OrgRequest) -> HttpResponse:
+    found = selectors.scoped(Vehicle, request.organisation).select_related("technician")
+    return render(request, "business/vehicles.html", {"vehicles": found})
+
+
+@permission_required("view_records")
+def invoices(request: OrgRequest) -> HttpResponse:
+    state = request.GET.get("state", "")
+    state = state if state in dict(INVOICE_STATES) else ""
+    rows = selectors.invoice_rows(selectors.invoices_with_amounts(request.organisation), state)
+    context = {"state": state, "states": INVOICE_STATES, "page": _page(request, rows)}
+    return _render_rows(request, "business/invoices.html", context)
+
+
+@permission_required("view_records")
+def invoice_detail(request: OrgRequest, pk: int) -> HttpResponse:
+    invoice = _found(selectors.get_invoice_for_user, request, pk)
+    context = {
+        "invoice": invoice,
+        "row": selectors.invoice_row(invoice),
+        "totals": invoice.totals(),
+        "payments": invoice.payments.all(),
+    }
+    return render(request, "business/invoice_detail.html", context)
+
+
+@permission_required("view_records")
+def quotes(request: OrgRequest) -> HttpResponse:
+    found = selectors.quotes_with_lines(request.organisation)
+    return _render_rows(request, "business/quotes.html", {"page": _page(request, found)})
+
+
+@permission_required("view_records")
+def quote_detail(request: OrgRequest, pk: int) -> HttpResponse:
+    quote = _found(selectors.get_quote_for_user, request, pk)
+    return render(request, "business/quote_detail.html", {"quote": quote, "totals": quote.totals()})
+
+
+@permission_required("view_records")
+def tickets(request: OrgRequest) -> HttpResponse:
+    show = request.GET.get("show", "")
+    show = show if show in dict(TICKET_VIEWS) else ""
+    found = selectors.tickets_shown(request.organisation, show)
+    context = {"show": show, "views": TICKET_VIEWS, "page": _page(request, found)}
+    return _render_rows(request, "business/tickets.html", context)

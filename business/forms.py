@@ -1,0 +1,84 @@
+"""Forms of the record pages. Filters are GET forms: a bad value is ignored, never an error page."""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+
+from django import forms
+from django.http import QueryDict
+from django.utils.translation import gettext_lazy as _
+
+from business.models import Job, Organisation, Technician
+from business.selectors import scoped
+
+
+@dataclass(frozen=True)
+class JobFilters:
+    first: datetime.date
+    days: int
+    technician: Technician | None
+    status: str
+
+    @property
+    def previous(self) -> datetime.date:
+        return self.first - datetime.timedelta(days=self.days)
+
+    @property
+    def next(self) -> datetime.date:
+        return self.first + datetime.timedelta(days=self.days)
+
+    @property
+    def last(self) -> datetime.date:
+        return self.first + datetime.timedelta(days=self.days - 1)
+
+
+class JobFilterForm(forms.Form):
+    SPANS = {"day": 1, "week": 7}
+
+    date = forms.DateField(
+        label=_("From"),
+        required=False,
+        widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"),
+    )
+    span = forms.ChoiceField(
+        label=_("Period"),
+        required=False,
+        choices=[("day", _("Day")), ("week", _("Week"))],
+    )
+    technician = forms.ModelChoiceField(
+        label=_("Technician"),
+        required=False,
+        queryset=Technician.objects.none(),
+        empty_label=_("All technicians"),
+    )
+    status = forms.ChoiceField(
+        label=_("Status"),
+        required=False,
+        choices=[("", _("Any status")), *Job.Status.choices],
+    )
+
+    def __init__(
+        self, data: QueryDict, *, organisation: Organisation, today: datetime.date
+    ) -> None:
+        # Defaults go into the data so the form shows them (a bound form ignores `initial`).
+        data = data.copy()
+        data.setdefault("date", today.isoformat())
+        data.setdefault("span", "week")
+        super().__init__(data)
+        self.today = today
+        # Only this organisation's technicians are valid choices: a foreign id is just invalid.
+        technician = self.fields["technician"]
+        assert isinstance(technician, forms.ModelChoiceField)
+        technician.queryset = scoped(Technician, organisation).filter(active=True)
+
+    def filters(self) -> JobFilters:
+        """The valid part of the query; anything invalid falls back to its default."""
+        self.is_valid()
+        data = self.cleaned_data
+        return JobFilters(
+            first=data.get("date") or self.today,
+            days=self.SPANS.get(data.get("span") or "week", 7),
+            technician=data.get("technician"),
+            status=data.get("status") or "",
+        )

@@ -1,0 +1,52 @@
+"""Small template helpers for the record pages: money, skills, working days, navigation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from decimal import Decimal, InvalidOperation
+
+from django import template
+from django.template.context import Context
+from django.utils.dates import WEEKDAYS_ABBR
+
+from business.models import Skill, money
+
+register = template.Library()
+
+
+@register.filter
+def ars(value: Decimal | int | float | str | None) -> str:
+    """Pesos the Argentine way, `$ 1.234.567,89`, in both UI languages (the currency is ARS)."""
+    if value is None or value == "":
+        return ""
+    try:
+        amount = money(Decimal(str(value)))
+    except InvalidOperation:
+        return str(value)
+    whole, _dot, cents = f"{abs(amount):.2f}".partition(".")
+    grouped = f"{int(whole):,}".replace(",", ".")
+    sign = "-" if amount < 0 else ""
+    return f"{sign}$ {grouped},{cents}"
+
+
+@register.filter
+def skill_labels(codes: Iterable[str] | None) -> str:
+    """Trade codes stored on a technician (["ac", "gas"]) as translated labels."""
+    labels = {code: str(label) for code, label in Skill.choices}
+    return ", ".join(labels.get(code, code) for code in codes or [])
+
+
+@register.filter
+def weekday_names(days: Iterable[int] | None) -> str:
+    """Working days stored as 0=Monday … 6=Sunday, as translated short names."""
+    return ", ".join(str(WEEKDAYS_ABBR[day]) for day in sorted(days or []) if day in WEEKDAYS_ABBR)
+
+
+@register.simple_tag(takes_context=True)
+def nav_active(context: Context, prefix: str) -> str:
+    """`is-active` when the current page lives under `prefix` ("/" matches only the home page)."""
+    request = context.get("request")
+    if request is None:
+        return ""
+    active = request.path == "/" if prefix == "/" else request.path.startswith(prefix)
+    return "is-active" if active else ""
