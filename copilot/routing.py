@@ -1,5 +1,9 @@
 from __future__ import annotations
 
-from typing import Any
+from django.urls import path
 
-websocket_urlpatterns: list[Any] = []
+from copilot.consumers import ChatConsumer
+
+websocket_urlpatterns = [
+    path("ws/chat/<int:conversation_id>/", ChatConsumer.as_asgi()),
+]

@@ -7,5 +7,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("i18n/", include("django.conf.urls.i18n")),
     path("agents/", include("agents.urls")),
+    path("chat/", include("copilot.chat_urls")),
     path("", include("business.urls")),
 ]
