@@ -1,0 +1,89 @@
+"""From classified segments to the executed chain (TAXONOMY.md labelling rules).
+
+- Small talk inside a request is courtesy, not an intent: greeting/farewell only stand alone.
+- frustration_detected only when nothing actionable is asked (the anger is a signal).
+- emergency covers the danger *and* sending someone (dispatch is absorbed) and goes first.
+- Duplicates collapse unless they clearly target different entities.
+- Dependencies first (an entity exists before it is used), otherwise the order of the text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from copilot.understanding.values import Task
+
+SMALL_TALK = frozenset({"greeting", "farewell"})
+# intent → intents that must run *before* it when both are in the chain.
+DEPENDS_ON: dict[str, frozenset[str]] = {
+    "book_job": frozenset({"create_customer"}),
+    "generate_quote": frozenset({"create_customer"}),
+    "generate_invoice": frozenset({"create_customer", "book_job"}),
+    "update_customer": frozenset({"create_customer"}),
+    "payment_status": frozenset({"create_customer"}),
+    "assign_vehicle": frozenset({"create_customer", "book_job"}),
+    "reschedule": frozenset({"create_customer"}),
+    "cancel_job": frozenset({"create_customer"}),
+    "follow_up": frozenset({"create_customer"}),
+    "bulk_reschedule": frozenset({"technician_sick"}),
+    "dispatch": frozenset({"technician_sick"}),
+}
+FIRST = frozenset({"emergency"})
+ABSORBED_BY_EMERGENCY = frozenset({"dispatch"})
+
+
+def _distinct_targets(a: Task, b: Task) -> bool:
+    """Two tasks with one intent are two requests when they name different customers/dates."""
+    for key in ("customer", "date"):
+        left, right = getattr(a.entities, key), getattr(b.entities, key)
+        if left and right and left != right:
+            return True
+    return False
+
+
+def _collapse(tasks: Sequence[Task]) -> list[Task]:
+    kept: list[Task] = []
+    for task in tasks:
+        same = [k for k in kept if k.intent == task.intent]
+        if same and not any(_distinct_targets(k, task) for k in same):
+            continue
+        kept.append(task)
+    return kept
+
+
+def apply_labelling_rules(tasks: Sequence[Task]) -> tuple[list[Task], list[str]]:
+    """Drop what the rules say is not an intent here; returns (tasks, notes for the trace)."""
+    notes: list[str] = []
+    intents = {t.intent for t in tasks}
+    actionable = intents - SMALL_TALK - {"frustration_detected", "unknown"}
+    kept = list(tasks)
+    if intents - SMALL_TALK:
+        kept = [t for t in kept if t.intent not in SMALL_TALK]
+    if actionable:
+        kept = [t for t in kept if t.intent != "frustration_detected"]
+    if "emergency" in intents:
+        kept = [t for t in kept if t.intent not in ABSORBED_BY_EMERGENCY]
+    if len(kept) != len(tasks):
+        notes.append("dropped: " + ", ".join(t.intent for t in tasks if t not in kept))
+    collapsed = _collapse(kept)
+    if len(collapsed) != len(kept):
+        notes.append("collapsed duplicates")
+    return collapsed, notes
+
+
+def order_chain(tasks: Sequence[Task]) -> tuple[list[Task], bool]:
+    """Dependency order, stable otherwise; returns (ordered, whether anything moved)."""
+    remaining = list(tasks)
+    ordered: list[Task] = []
+    while remaining:
+        present = {t.intent for t in remaining}
+        ready = [
+            t
+            for t in remaining
+            if not (DEPENDS_ON.get(t.intent, frozenset()) & (present - {t.intent}))
+        ]
+        first = [t for t in ready if t.intent in FIRST]
+        pick = (first or ready or remaining)[0]
+        ordered.append(pick)
+        remaining.remove(pick)
+    return ordered, [t.intent for t in ordered] != [t.intent for t in tasks]

@@ -1,0 +1,129 @@
+"""The embedded engine end to end: rules → segmentation + classifier → labelling rules → order.
+
+`build_router(examples)` trains once per organisation (cache it by `Router.fingerprint`);
+`Router.understand(text, ctx)` is pure and deterministic.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from copilot.understanding.classifier import IntentClassifier, train_classifier
+from copilot.understanding.entities import extract_entities
+from copilot.understanding.language import detect_language
+from copilot.understanding.openers import opener_words, starts_like_request
+from copilot.understanding.ordering import apply_labelling_rules, order_chain
+from copilot.understanding.rules import bare_cuit, parse_directive, small_talk, strip_courtesy
+from copilot.understanding.segmentation import Segment, Tuning, segment
+from copilot.understanding.values import Context, Entities, Example, Task, Understanding
+
+DEFAULT_AGENTS = {"greeting": "general", "farewell": "general", "validate_cuit": "customer"}
+
+
+@dataclass
+class Router:
+    fingerprint: str
+    intents: dict[str, str]  # intent → agent
+    classifier: IntentClassifier
+    openers: frozenset[str]
+    agent_names: tuple[str, ...] = ()
+    tuning: Tuning = field(default_factory=Tuning)
+
+    def agent_for(self, intent: str) -> str:
+        return self.intents.get(intent) or DEFAULT_AGENTS.get(intent, "")
+
+    def understand(self, text: str, ctx: Context) -> Understanding:
+        started = time.perf_counter()
+        language = detect_language(text)
+        directive = parse_directive(text, self.agent_names)
+        if directive:
+            entities = extract_entities(directive.text, ctx, language)
+            return self._done([], entities, language, "rules", started, directive=directive)
+        rule_intent = small_talk(text) or ("validate_cuit" if bare_cuit(text) else None)
+        if rule_intent:
+            entities = extract_entities(text, ctx, language, whole_message=True)
+            task = Task(
+                rule_intent, self.agent_for(rule_intent), 1.0, text, entities, [(rule_intent, 1.0)]
+            )
+            return self._done([task], entities, language, "rules", started)
+        return self._classify(text, ctx, language, started)
+
+    def _classify(self, text: str, ctx: Context, language: str, started: float) -> Understanding:
+        request = strip_courtesy(text) or text
+        segments = segment(
+            request,
+            self.classifier.predict_proba,
+            lambda part: starts_like_request(part, self.openers),
+            self.tuning,
+        )
+        classified = time.perf_counter()
+        tasks = [self._task(seg, ctx, language) for seg in segments]
+        kept, notes = apply_labelling_rules(tasks)
+        ordered, reordered = order_chain(kept)
+        entities = extract_entities(
+            request, ctx, language, whole_message=True, intents=[t.intent for t in ordered]
+        )
+        for task in ordered:
+            task.entities = task.entities.merged_with(entities)
+        trace = {
+            "request": request,
+            "segments": [{"text": s.text, "candidates": self._top(s)} for s in segments],
+            "rules_applied": notes,
+            "reordered": reordered,
+            "classify_ms": round((classified - started) * 1000, 3),
+        }
+        return self._done(ordered, entities, language, "classifier", started, trace=trace)
+
+    def _task(self, seg: Segment, ctx: Context, language: str) -> Task:
+        candidates = self._top(seg)
+        intent, confidence = candidates[0]
+        entities = extract_entities(seg.text, ctx, language)
+        return Task(intent, self.agent_for(intent), confidence, seg.text, entities, candidates)
+
+    def _top(self, seg: Segment, k: int = 3) -> list[tuple[str, float]]:
+        ranked = sorted(zip(self.classifier.labels, seg.probs, strict=True), key=lambda p: -p[1])
+        return [(label, round(float(p), 4)) for label, p in ranked[:k]]
+
+    def _done(
+        self,
+        tasks: list[Task],
+        entities: Entities,
+        language: Any,
+        tier: Any,
+        started: float,
+        *,
+        directive: Any = None,
+        trace: dict[str, Any] | None = None,
+    ) -> Understanding:
+        trace = dict(trace or {})
+        trace["total_ms"] = round((time.perf_counter() - started) * 1000, 3)
+        trace["chain"] = [t.intent for t in tasks]
+        return Understanding(tasks, entities, language, directive, tier, trace)
+
+
+def fingerprint_of(examples: Sequence[Example]) -> str:
+    """Stable hash of the training set (order-insensitive), to cache a router per organisation."""
+    lines = sorted(f"{e.intent}\t{e.agent}\t{e.lang}\t{e.text}" for e in examples)
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
+
+
+def build_router(examples: Sequence[Example], *, agent_names: Sequence[str] = ()) -> Router:
+    """Train the embedded engine from the registry's example utterances."""
+    usable = [e for e in examples if e.text.strip() and e.intent]
+    intents: dict[str, str] = {}
+    for example in usable:
+        intents.setdefault(example.intent, example.agent)
+    texts = [strip_courtesy(e.text) or e.text for e in usable]
+    classifier = train_classifier(texts, [e.intent for e in usable])
+    names = tuple(agent_names) or tuple(dict.fromkeys(intents.values()))
+    return Router(
+        fingerprint=fingerprint_of(usable),
+        intents=intents,
+        classifier=classifier,
+        openers=opener_words(texts),
+        agent_names=names,
+    )

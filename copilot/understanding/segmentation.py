@@ -1,0 +1,214 @@
+"""Multi-intent segmentation: where does one request end and the next begin?
+
+1. Candidate boundaries: sentence ends, commas, and es/en connectors ("y", "e", "además", "después",
+   "luego", "también", "and", "then", "also", "plus", "and then", "and also", ...).
+2. Every span between two candidates is classified once (one batched call).
+3. A dynamic programme picks the partition with the best score: each segment contributes the log of
+   its top probability, each split costs a penalty, and neighbouring segments must disagree on the
+   intent (two halves of one request classify the same: "Juan y María", "service y carga de gas",
+   "15/12 y 16/12" stay together). A segment must also carry words of its own, not only a name or a
+   value, to stand alone.
+
+The whole message is one of the partitions, so a split happens only when the parts explain the
+text better than the whole does.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from copilot.understanding.normalize import fold_keep_length, word_set
+
+# Folded connector phrases, longest first so "y después" wins over "y".
+_CONNECTORS = [
+    r"y\s+(?:despues|luego|tambien|ademas|de\s+paso|encima|aparte)", r"y\s+que", r"y\s+si",
+    r"and\s+(?:then|also|after\s+that|afterwards|as\s+well)", r"as\s+well\s+as", r"after\s+that",
+    r"ademas", r"despues", r"luego", r"tambien", r"tmb", r"aparte", r"de\s+paso", r"encima",
+    r"asimismo", r"por\s+otro\s+lado", r"otra\s+cosa", r"y", r"e", r"and", r"then", r"also",
+    r"plus", r"afterwards",
+]  # fmt: skip
+_CONNECTOR_RE = re.compile(r"\s+(?:" + "|".join(_CONNECTORS) + r")\b[,:]?\s+")
+_COMMA_RE = re.compile(r"\s*,\s*(?:(?:" + "|".join(_CONNECTORS) + r")\b[,:]?\s*)?")
+_SENTENCE_RE = re.compile(
+    r"(?<!\b[a-z])(?<!\bsr)(?<!\bsra)(?<!\bdr)(?<!\bdra)(?<!\bav)(?<!\bst)(?<!\bmr)(?<!\bmrs)"
+    r"(?<!\bnro)(?<!\bhnos)(?<!\bing)(?<!\blic)[.!?;]+[\"')]*\s+(?:(?:"
+    + "|".join(_CONNECTORS)
+    + r"|ah|oh|ok|bueno)\b[,:]?\s*)*|\n+"
+)
+_MAX_BOUNDARIES = 9
+_WORD = re.compile(r"[a-z]+")
+
+
+@dataclass(frozen=True)
+class Boundary:
+    start: int  # the connector occupies text[start:end]; it belongs to neither side
+    end: int
+    kind: str  # "sentence" | "comma" | "connector"
+    connector: str = ""  # folded connector text
+
+
+@dataclass(frozen=True)
+class Segment:
+    text: str
+    start: int
+    end: int
+    probs: tuple[float, ...]
+
+    @property
+    def top(self) -> int:
+        return max(range(len(self.probs)), key=self.probs.__getitem__)
+
+    @property
+    def confidence(self) -> float:
+        return self.probs[self.top]
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """What a split costs (negative: what it earns), by the evidence at the cut, in log-probability.
+
+    The classifier is confident even on a text that mixes two requests, so the whole message
+    usually scores close to 0; explicit connectors must earn a split, and the neighbours-differ
+    rule plus the content-word rule keep the splits honest.
+    """
+
+    sentence: float = -3.0
+    comma: float = -2.0
+    strong: float = -3.0  # "y después", "and then", "also", "además"
+    weak: float = -0.5  # a bare "y" / "and"
+    min_content_words: int = 1
+    # Cut kinds after which the next segment must start like a request ("y agendale", "and book"),
+    # so "Juan y María Pérez", "calefón y termotanque" or "the fox and the child" stay whole.
+    needs_opener: frozenset[str] = frozenset({"weak"})
+    # A part's intent must be among the whole message's top-k intents (0: no such check): the
+    # whole text of a real two-request message already leans towards both intents, while a
+    # fragment ("misma hora", "Villa Crespo") gets an intent the whole never considered.
+    whole_top_k: int = 0
+
+
+def boundaries(text: str) -> list[Boundary]:
+    """Candidate split points, in text order, without overlaps."""
+    folded = fold_keep_length(text)
+    found: list[Boundary] = []
+    for kind, pattern in (
+        ("sentence", _SENTENCE_RE),
+        ("comma", _COMMA_RE),
+        ("connector", _CONNECTOR_RE),
+    ):
+        for m in pattern.finditer(folded):
+            start, end = m.span()
+            if start == 0 or end >= len(text.rstrip()):
+                continue
+            if not any(b.start < end and start < b.end for b in found):
+                found.append(Boundary(start, end, kind, folded[start:end].strip()))
+    found.sort(key=lambda b: b.start)
+    if len(found) > _MAX_BOUNDARIES:
+        # Keep the strongest evidence: sentences, then connectors, then commas.
+        rank = {"sentence": 0, "connector": 1, "comma": 2}
+        found = sorted(
+            sorted(found, key=lambda b: rank[b.kind])[:_MAX_BOUNDARIES], key=lambda b: b.start
+        )
+    return found
+
+
+def _content_words(text: str) -> int:
+    """Words that could carry a request (not function words, not values)."""
+    folded = fold_keep_length(text)
+    return sum(1 for w in _WORD.findall(folded) if len(w) > 2 and w not in _STOP)
+
+
+_STOP = word_set(
+    """
+    de del la las los el un una unos unas que con por para en al a y e o the of to for in on
+    at and or an with from by this that his her their its my your our
+    """
+)
+
+
+def segment(
+    text: str,
+    classify: Callable[[Sequence[str]], Sequence[Sequence[float]]],
+    starts_request: Callable[[str], bool] = lambda _text: True,
+    tuning: Tuning = Tuning(),
+) -> list[Segment]:
+    """The best partition of `text` into request segments (one segment when it is one request)."""
+    cuts = boundaries(text)
+    # Segment i..j (0 <= i < j <= n) spans from the end of cut i-1 to the start of cut j-1.
+    starts = [0] + [b.end for b in cuts]
+    ends = [b.start for b in cuts] + [len(text)]
+    spans = [(i, j) for i in range(len(starts)) for j in range(i + 1, len(starts) + 1)]
+    texts = [text[starts[i] : ends[j - 1]].strip() for i, j in spans]
+    probs = classify(texts)
+    table = {
+        span: Segment(seg_text, starts[span[0]], ends[span[1] - 1], tuple(float(p) for p in row))
+        for span, seg_text, row in zip(spans, texts, probs, strict=True)
+    }
+    whole = table[(0, len(starts))]
+    ranked = sorted(range(len(whole.probs)), key=lambda k: -whole.probs[k])
+    plausible = frozenset(ranked[: tuning.whole_top_k]) if tuning.whole_top_k else None
+    return _best_partition(len(starts), table, cuts, tuning, starts_request, plausible)
+
+
+def _segment_score(seg: Segment, tuning: Tuning) -> float | None:
+    if _content_words(seg.text) < tuning.min_content_words:
+        return None
+    return math.log(max(seg.confidence, 1e-9))
+
+
+_WEAK = re.compile(r"\s*,?\s*(?:y|e|and)\s*$")
+
+
+def _cost(cut: Boundary, tuning: Tuning) -> float:
+    if cut.kind == "sentence":
+        return tuning.sentence
+    if cut.kind == "comma":
+        return tuning.comma
+    return tuning.weak if _WEAK.match(cut.connector) else tuning.strong
+
+
+def _allowed(
+    cut: Boundary, tuning: Tuning, seg: Segment, starts_request: Callable[[str], bool]
+) -> bool:
+    kind = (
+        cut.kind
+        if cut.kind != "connector"
+        else ("weak" if _WEAK.match(cut.connector) else "strong")
+    )
+    return kind not in tuning.needs_opener or starts_request(seg.text)
+
+
+def _best_partition(
+    n: int,
+    table: dict[tuple[int, int], Segment],
+    cuts: list[Boundary],
+    tuning: Tuning,
+    starts_request: Callable[[str], bool],
+    plausible: frozenset[int] | None,
+) -> list[Segment]:
+    """Viterbi over cut points; the state is (position, intent of the last segment)."""
+    # best[j][label] = (score, path) for partitions of pieces 0..j ending with that label.
+    best: list[dict[int, tuple[float, list[Segment]]]] = [{} for _ in range(n + 1)]
+    best[0][-1] = (0.0, [])
+    for j in range(1, n + 1):
+        for i in range(j):
+            seg = table[(i, j)]
+            whole = i == 0 and j == n
+            score = _segment_score(seg, tuning)
+            if not whole and (
+                score is None or (plausible is not None and seg.top not in plausible)
+            ):
+                continue
+            score = score if score is not None else math.log(max(seg.confidence, 1e-9))
+            if i > 0 and not _allowed(cuts[i - 1], tuning, seg, starts_request):
+                continue
+            cost = _cost(cuts[i - 1], tuning) if i > 0 else 0.0
+            for last, (prev_score, path) in best[i].items():
+                if last == seg.top:
+                    continue  # two halves of one request
+                total = prev_score + score - cost
+                if seg.top not in best[j] or total > best[j][seg.top][0]:
+                    best[j][seg.top] = (total, [*path, seg])
+    return max(best[n].values(), key=lambda item: item[0])[1]

@@ -1,0 +1,119 @@
+"""Value types shared by every part of the embedded understanding engine.
+
+Plain dataclasses, no Django: the engine is trained, tested and benchmarked on its own.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Language = Literal["es", "en"]
+Tier = Literal["rules", "classifier"]
+
+
+@dataclass(frozen=True)
+class Example:
+    """One training utterance from the agent registry."""
+
+    text: str
+    intent: str
+    agent: str
+    lang: str = ""
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """Names known in the organisation's records, used to snap free text to real rows."""
+
+    customers: tuple[str, ...] = ()
+    technicians: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the engine needs to know about "now" and the organisation."""
+
+    today: datetime.date
+    now: datetime.datetime  # aware, in the organisation's timezone
+    tz: str
+    vocabulary: Vocabulary = field(default_factory=Vocabulary)
+
+
+@dataclass
+class Entities:
+    customer: str | None = None
+    technician: str | None = None
+    date: datetime.date | None = None
+    time: str | None = None  # "HH:MM", 24 h, only when explicit
+    cuit: str | None = None  # "NN-NNNNNNNN-N"
+    amount: decimal.Decimal | None = None
+    service: str | None = None
+    customer_matched: bool = False  # True when snapped to a name in Vocabulary
+    technician_matched: bool = False
+
+    def as_eval_dict(self) -> dict[str, str]:
+        """The evaluation-file keys (PRODUCT.md), only those with a value."""
+        values: dict[str, str | None] = {
+            "customer": self.customer,
+            "technician": self.technician,
+            "date": self.date.isoformat() if self.date else None,
+            "time": self.time,
+            "cuit": self.cuit,
+            "amount": format_amount(self.amount) if self.amount is not None else None,
+            "service": self.service,
+        }
+        return {key: value for key, value in values.items() if value}
+
+    def merged_with(self, other: Entities) -> Entities:
+        """A copy where empty fields are filled from `other` (self wins on conflicts)."""
+        merged = Entities(**self.__dict__)
+        for key, value in other.__dict__.items():
+            if getattr(merged, key) in (None, False) and value not in (None, False):
+                setattr(merged, key, value)
+        return merged
+
+
+def format_amount(amount: decimal.Decimal) -> str:
+    """A plain number: "15000", "12500.50" — no exponent, no thousands separators."""
+    if amount % 1:
+        return format(amount.quantize(decimal.Decimal("0.01")), "f")
+    return format(amount.quantize(decimal.Decimal(1)), "f")
+
+
+@dataclass
+class Task:
+    intent: str
+    agent: str
+    confidence: float
+    text: str  # the segment of the message this task came from
+    entities: Entities = field(default_factory=Entities)
+    candidates: list[tuple[str, float]] = field(default_factory=list)  # top-3, for the trace
+
+
+@dataclass
+class Directive:
+    """`#agent text`: a direct line to a named sub-agent; the caller checks the name."""
+
+    agent: str
+    text: str
+
+
+@dataclass
+class Understanding:
+    tasks: list[Task]  # the dependency-ordered chain
+    entities: Entities  # merged over the whole message
+    language: Language
+    directive: Directive | None
+    tier: Tier
+    trace: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def intents(self) -> list[str]:
+        return [task.intent for task in self.tasks]
+
+    @property
+    def agents(self) -> list[str]:
+        return [task.agent for task in self.tasks]
