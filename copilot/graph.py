@@ -1,0 +1,79 @@
+"""The orchestrator graph: wiring only. Nodes live in `copilot/nodes.py`.
+
+    intake → signals → understand → route ─┬─→ subagent ⇄ (reroute) ─→ advance ─┬─→ compose → END
+                                           │          ↑______ steps remain ______│
+                                           └──────────── nothing to run ─────────┘
+
+Compiled once per process and reused by every turn; a turn passes its `TurnDeps` as the run
+context. No checkpointer: a turn is short and its durable record is the message, its trace and
+the agent runs (a held action is persisted by the approval gate, not by the graph).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
+
+from copilot import nodes
+from copilot.nodes import TurnDeps, TurnState
+
+if TYPE_CHECKING:
+    from langgraph.graph.state import CompiledStateGraph
+    from langgraph.runtime import Runtime
+
+Node = Callable[[TurnState, "Runtime[TurnDeps]"], TurnState]
+# Every step is two supersteps (subagent, advance) plus one per reroute; generous but finite.
+RECURSION_LIMIT = 200
+
+_compiled: CompiledStateGraph[Any, Any, Any, Any] | None = None
+_lock = threading.Lock()
+
+
+def _timed(name: str, node: Node) -> Node:
+    """The node, adding its wall time to `timings` (the per-turn overhead shows in the trace)."""
+
+    def run(state: TurnState, runtime: Runtime[TurnDeps]) -> TurnState:
+        started = time.perf_counter()
+        update = node(state, runtime)
+        update["timings"] = {name: (time.perf_counter() - started) * 1000}
+        return update
+
+    run.__name__ = name
+    return run
+
+
+def build_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
+    from langgraph.graph import END, START, StateGraph
+
+    nodes.load_handlers()
+    graph = StateGraph(TurnState, context_schema=TurnDeps)
+    for name in ("intake", "signals", "understand", "route", "subagent", "advance", "compose"):
+        # LangGraph's overloads cannot see that a wrapper taking (state, runtime) is a node.
+        graph.add_node(name, _timed(name, getattr(nodes, name)))  # type: ignore[call-overload]
+    graph.add_edge(START, "intake")
+    graph.add_edge("intake", "signals")
+    graph.add_edge("signals", "understand")
+    graph.add_edge("understand", "route")
+    graph.add_conditional_edges("route", nodes.after_route, ["subagent", "compose"])
+    graph.add_conditional_edges("subagent", nodes.after_subagent, ["subagent", "advance"])
+    graph.add_conditional_edges("advance", nodes.after_advance, ["subagent", "compose"])
+    graph.add_edge("compose", END)
+    return graph.compile()
+
+
+def get_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
+    """The process's compiled graph (built on first use: importing LangGraph costs ~1.7 s)."""
+    global _compiled
+    if _compiled is None:
+        with _lock:
+            if _compiled is None:
+                _compiled = build_graph()
+    return _compiled
+
+
+def run_graph(deps: TurnDeps) -> TurnState:
+    """Run one turn synchronously (in a worker thread: the ORM is sync). Events go to deps.emit."""
+    result = get_graph().invoke({}, context=deps, config={"recursion_limit": RECURSION_LIMIT})
+    return cast(TurnState, result)

@@ -1,0 +1,93 @@
+"""One trained router per organisation, kept in this process until its examples change.
+
+Training takes a noticeable fraction of a second, a turn must not pay it, so the router is built
+once and reused while the registry's example fingerprint (one cheap query) stays the same. An
+admin's edit changes the fingerprint, the next turn retrains. Each process keeps its own cache:
+nothing here assumes a single process.
+
+Names in the records (customers, technicians) change with every new customer, so they are not
+part of the trained router: `vocabulary_for` reads them per turn, names only.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from agents.selectors import agents_for_org, examples_fingerprint, training_examples
+from business.models import Customer, Technician
+from copilot.understanding.values import Example, Vocabulary
+
+if TYPE_CHECKING:
+    from business.models import Organisation
+    from copilot.understanding import Router
+
+# Beyond this many names the snapping would dominate the turn; the newest records win, which are
+# the ones operators talk about.
+VOCABULARY_LIMIT = 5000
+
+
+@dataclass(frozen=True)
+class _Cached:
+    fingerprint: str
+    router: Router
+
+
+_cache: dict[int, _Cached] = {}
+_guard = threading.Lock()
+_org_locks: dict[int, threading.Lock] = {}
+
+
+def _lock_for(organisation_id: int) -> threading.Lock:
+    # One lock per organisation: a slow training for one tenant never blocks the others.
+    with _guard:
+        return _org_locks.setdefault(organisation_id, threading.Lock())
+
+
+def _train(organisation: Organisation) -> Router:
+    from copilot.understanding import build_router  # sklearn is imported on first training
+
+    examples = [
+        Example(text=text, intent=intent, agent=agent, lang=lang)
+        for text, intent, agent, lang in training_examples(organisation)
+    ]
+    names = list(agents_for_org(organisation).values_list("name", flat=True))
+    return build_router(examples, agent_names=names)
+
+
+def router_for(organisation: Organisation) -> Router:
+    """The organisation's router, trained from its registry; retrained when the examples change."""
+    fingerprint = examples_fingerprint(organisation)
+    cached = _cache.get(organisation.pk)
+    if cached is not None and cached.fingerprint == fingerprint:
+        return cached.router
+    with _lock_for(organisation.pk):
+        cached = _cache.get(organisation.pk)  # another thread may have trained it meanwhile
+        if cached is not None and cached.fingerprint == fingerprint:
+            return cached.router
+        router = _train(organisation)
+        _cache[organisation.pk] = _Cached(fingerprint, router)
+        return router
+
+
+def forget(organisation_id: int | None = None) -> None:
+    """Drop one organisation's router (or all): tests and the admin's "retrain now"."""
+    with _guard:
+        if organisation_id is None:
+            _cache.clear()
+        else:
+            _cache.pop(organisation_id, None)
+
+
+def vocabulary_for(organisation: Organisation) -> Vocabulary:
+    """Customer and active technician names of the organisation (two name-only queries)."""
+    customers = (
+        Customer.objects.filter(organisation=organisation)
+        .order_by("-pk")
+        .values_list("name", flat=True)[:VOCABULARY_LIMIT]
+    )
+    technicians = Technician.objects.filter(organisation=organisation, active=True).values_list(
+        "name", flat=True
+    )
+    return Vocabulary(customers=tuple(customers), technicians=tuple(technicians))

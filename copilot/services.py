@@ -1,0 +1,117 @@
+"""Writes of the chat: conversations, their messages, their working state and agent runs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from django.utils import timezone
+
+from copilot.models import AgentRun, Conversation, Message
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser
+
+    from business.models import Organisation
+
+TITLE_LENGTH = 60
+
+
+def conversation_create(
+    *,
+    organisation: Organisation,
+    user: AbstractBaseUser | None,
+    channel: str = Conversation.Channel.PANEL,
+    title: str = "",
+) -> Conversation:
+    return Conversation.objects.create(
+        organisation=organisation,
+        user_id=user.pk if user is not None else None,
+        channel=channel,
+        title=title[:120],
+    )
+
+
+def _title_from(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= TITLE_LENGTH else line[: TITLE_LENGTH - 1].rstrip() + "…"
+
+
+def message_add(
+    *,
+    conversation: Conversation,
+    role: str,
+    text: str,
+    language: str = "",
+    agent: str = "",
+    trace: dict[str, Any] | None = None,
+) -> Message:
+    """Store one message and touch the conversation (its first user message names it)."""
+    now = timezone.now()
+    message = Message.objects.create(
+        organisation_id=conversation.organisation_id,
+        conversation=conversation,
+        role=role,
+        text=text,
+        language=language,
+        agent=agent,
+        trace=trace or {},
+        created_at=now,
+    )
+    fields: dict[str, Any] = {"updated_at": now}
+    if not conversation.title and role == Message.Role.USER:
+        fields["title"] = _title_from(text)
+    Conversation.objects.filter(pk=conversation.pk).update(**fields)
+    for key, value in fields.items():
+        setattr(conversation, key, value)
+    return message
+
+
+def conversation_state_update(
+    *, conversation: Conversation, state: dict[str, Any], summary: str | None = None
+) -> Conversation:
+    """Replace the working state (and the summary when given) of a conversation."""
+    fields: dict[str, Any] = {"state": state, "updated_at": timezone.now()}
+    if summary is not None:
+        fields["summary"] = summary
+    Conversation.objects.filter(pk=conversation.pk).update(**fields)
+    for key, value in fields.items():
+        setattr(conversation, key, value)
+    return conversation
+
+
+def agent_run_record(
+    *,
+    organisation: Organisation,
+    conversation_id: int | None,
+    turn_id: str,
+    agent: str,
+    intent: str,
+    confidence: float,
+    tools: list[str],
+    plan_steps: int,
+    latency_ms: float,
+    success: bool,
+    yielded: bool = False,
+    error: str = "",
+    permanent: bool = False,
+    tokens_in: int = 0,
+    tokens_out: int = 0,
+) -> AgentRun:
+    """One row per sub-agent run: the runtime trace behind the footer and the metrics."""
+    return AgentRun.objects.create(
+        organisation=organisation,
+        conversation_id=conversation_id,
+        turn_id=turn_id,
+        agent=agent,
+        intent=intent,
+        confidence=round(confidence, 4),
+        tools=tools,
+        plan_steps=plan_steps,
+        latency_ms=round(latency_ms, 2),
+        tokens_in=tokens_in,
+        tokens_out=tokens_out,
+        success=success,
+        yielded=yielded,
+        error=error[:2000],
+        permanent=permanent,
+    )

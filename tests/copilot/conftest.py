@@ -1,0 +1,258 @@
+"""Fixtures for the orchestrator: the organisation's registry, a scripted router and handlers.
+
+The graph's mechanics (gates, reroutes, hand-offs, partial success) are tested against a router
+whose answers the test writes down, so a confidence is exactly what the test needs; the real
+embedded router is exercised end to end in its own tests here and in tests/understanding.
+The handlers are test doubles registered for the duration of one test; every tool they call is
+the real one, over real rows.
+"""
+
+from __future__ import annotations
+
+import datetime
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from agents.base import HANDLERS, Mutation, Outcome, Runner, Step
+from agents.models import Agent
+from agents.services import agents_install_defaults
+from business.models import Organisation
+from copilot import nodes
+from copilot.models import Conversation
+from copilot.nodes import TurnDeps
+from copilot.services import conversation_create, message_add
+from copilot.understanding.values import Context, Directive, Entities, Task, Understanding
+from tests import factories
+from tests.conftest import Cast
+
+# TAXONOMY.md: every default intent and the agent that handles it.
+INTENTS: dict[str, str] = {
+    **dict.fromkeys(["book_job", "reschedule", "cancel_job", "check_availability"], "scheduling"),
+    **dict.fromkeys(
+        ["create_customer", "search_customer", "update_customer", "validate_cuit"], "customer"
+    ),
+    **dict.fromkeys(["generate_quote", "generate_invoice", "payment_status"], "financial"),
+    **dict.fromkeys(["assign_vehicle", "technician_sick", "bulk_reschedule", "dispatch"], "fleet"),
+    **dict.fromkeys(["complaint", "emergency", "frustration_detected", "escalate"], "escalation"),
+    **dict.fromkeys(["maintenance_due", "follow_up", "seasonal_reminder"], "proactive"),
+    **dict.fromkeys(["greeting", "farewell", "hours", "pricing_info", "unknown"], "general"),
+}
+LABELS = {
+    "scheduling": ("Agenda", "Scheduling"),
+    "customer": ("Clientes", "Customers"),
+    "financial": ("Finanzas", "Finance"),
+    "fleet": ("Flota", "Fleet"),
+    "escalation": ("Escalamiento", "Escalation"),
+    "proactive": ("Proactivo", "Proactive"),
+    "general": ("General", "General"),
+}
+TOOLS = {
+    "scheduling": ["jobs_find", "job_book", "job_reschedule", "job_cancel"],
+    "customer": ["customers_find", "customer_create"],
+}
+
+
+def task(
+    intent: str, confidence: float = 0.9, text: str = "", candidates: Any = (), **entities: Any
+) -> Task:
+    return Task(
+        intent=intent,
+        agent=INTENTS[intent],
+        confidence=confidence,
+        text=text or intent,
+        entities=Entities(**entities),
+        candidates=[(intent, confidence), *candidates],
+    )
+
+
+@dataclass
+class ScriptedRouter:
+    """The Router interface with written-down answers: text → tasks (or a directive)."""
+
+    script: dict[str, list[Task] | Directive] = field(default_factory=dict)
+    intents: dict[str, str] = field(default_factory=lambda: dict(INTENTS))
+    fingerprint: str = "scripted"
+    seen: list[str] = field(default_factory=list)
+
+    def understand(self, text: str, ctx: Context) -> Understanding:
+        self.seen.append(text)
+        answer = self.script.get(text, [task("unknown", 0.2, text)])
+        language = "en" if text.startswith("EN ") else "es"
+        if isinstance(answer, Directive):
+            return Understanding([], Entities(), language, answer, "rules")
+        merged = Entities()
+        for item in answer:
+            merged = merged.merged_with(item.entities)
+        return Understanding(list(answer), merged, language, None, "classifier")
+
+
+@pytest.fixture(autouse=True)
+def fast_passwords(settings: Any) -> None:
+    # The cast creates four users; the default hasher makes that ~1 s each.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def registry(cast: Cast) -> dict[str, Agent]:
+    """The organisation's seven agents, pinned to the settings these tests rely on."""
+    agents_install_defaults(organisation=cast.org)
+    agents: dict[str, Agent] = {}
+    for name, (label_es, label_en) in LABELS.items():
+        agent, _ = Agent.objects.update_or_create(
+            organisation=cast.org,
+            name=name,
+            defaults={
+                "label_es": label_es,
+                "label_en": label_en,
+                "category": name,
+                "description": name,
+                "tools": TOOLS.get(name, []),
+                "requires_approval_for": [],
+                "min_confidence": 0.35,
+                "max_plan_steps": 3,
+                "enabled": True,
+            },
+        )
+        agents[name] = agent
+    return agents
+
+
+@pytest.fixture
+def router(monkeypatch: pytest.MonkeyPatch) -> ScriptedRouter:
+    scripted = ScriptedRouter()
+    monkeypatch.setattr(nodes, "router_for", lambda organisation: scripted)
+    return scripted
+
+
+# --- test handlers -----------------------------------------------------------------------------
+
+
+def _create_customer(step: Step, runner: Runner) -> Outcome:
+    name = step.entities.customer or "Sin Nombre"
+    result = runner.call("customer_create", name=name, street="Av. Mitre 100", zone="Sur")
+    customer = result.data["customer"]
+    return Outcome(
+        text=f"Di de alta a {name}.",
+        mutations=[Mutation(kind="customer", id=customer["id"], label=name)],
+    )
+
+
+def _book_job(step: Step, runner: Runner) -> Outcome:
+    earlier = runner.earlier("customer")
+    customer_id = earlier.id if earlier else runner.ctx.state.get("customer_id")
+    day = step.entities.date or datetime.date(2026, 11, 23)
+    start = f"{day.isoformat()}T{step.entities.time or '10:00'}"
+    result = runner.call(
+        "job_book", customer_id=customer_id, service=step.entities.service or "service", start=start
+    )
+    if not result.ok:
+        return Outcome(text=f"No pude agendar: {result.error}", success=False, error=result.error)
+    job = result.data["job"]
+    return Outcome(
+        text=f"Agendé el trabajo #{job['id']} para {job['customer']}.",
+        mutations=[Mutation(kind="job", id=job["id"], label=job["service"], data=job)],
+    )
+
+
+def _cancel_job(step: Step, runner: Runner) -> Outcome:
+    # Deliberately does not report the approval id: the runtime must know it anyway.
+    runner.call("job_cancel", job_id=runner.ctx.state["job_id"])
+    return Outcome(text="La cancelación necesita aprobación.")
+
+
+def _reschedule(step: Step, runner: Runner) -> Outcome:
+    return Outcome(text=f"Reprogramo el trabajo #{runner.ctx.state.get('job_id')}.")
+
+
+def _search_customer(step: Step, runner: Runner) -> Outcome:
+    result = runner.call("customers_find", query=step.entities.customer or step.text)
+    return Outcome(text=f"Encontré {result.data['total']} clientes.")
+
+
+def _check_availability(step: Step, runner: Runner) -> Outcome:
+    for _ in range(5):  # more than max_plan_steps allows
+        runner.call("jobs_find")
+    return Outcome(text="never reached")
+
+
+def _explode(step: Step, runner: Runner) -> Outcome:
+    raise RuntimeError("the invoice printer caught fire")
+
+
+def _say(text: str) -> Any:
+    def handler(step: Step, runner: Runner) -> Outcome:
+        return Outcome(text=text)
+
+    return handler
+
+
+TEST_HANDLERS = {
+    "create_customer": _create_customer,
+    "book_job": _book_job,
+    "cancel_job": _cancel_job,
+    "reschedule": _reschedule,
+    "search_customer": _search_customer,
+    "check_availability": _check_availability,
+    "generate_invoice": _explode,
+    "emergency": _say("Emergencia: mando a alguien ya."),
+    "greeting": _say("¡Hola! ¿En qué te ayudo?"),
+    "unknown": _say("Eso no lo manejo."),
+    "frustration_detected": _say("Te paso con una persona."),
+    "complaint": _say("Registré el reclamo."),
+}
+
+
+@pytest.fixture
+def handlers() -> Iterator[dict[str, Any]]:
+    """The test handlers in HANDLERS for one test; whatever was there before comes back."""
+    nodes.load_handlers()  # the real ones first, so a later import cannot collide with ours
+    saved = dict(HANDLERS)
+    HANDLERS.update(TEST_HANDLERS)
+    yield HANDLERS
+    HANDLERS.clear()
+    HANDLERS.update(saved)
+
+
+# --- turn helpers ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def conversation(cast: Cast) -> Conversation:
+    return conversation_create(organisation=cast.org, user=cast.operator, channel="panel")
+
+
+@pytest.fixture
+def technician(cast: Cast) -> Any:
+    return factories.make_technician(cast.org, "Carlos Gómez", zone="Sur")
+
+
+@dataclass
+class Emitted:
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+    def __call__(self, event: Any) -> None:
+        self.events.append(dict(event))
+
+    def types(self) -> list[str]:
+        return [event["type"] for event in self.events]
+
+
+def make_deps(
+    org: Organisation, user: Any, conversation: Conversation, text: str, emitted: Emitted
+) -> TurnDeps:
+    message = message_add(conversation=conversation, role="user", text=text)
+    return TurnDeps(
+        organisation=org,
+        user=user,
+        conversation=conversation,
+        turn_id=str(uuid.uuid4()),
+        text=text,
+        message_id=message.pk,
+        now=timezone.now(),
+        emit=emitted,
+    )

@@ -1,0 +1,404 @@
+"""The orchestrator graph: chains, gates, reroutes, hand-offs, partial success and the trace."""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+import pytest
+
+from agents.models import Agent
+from approvals.models import PendingAction
+from business.models import Customer, EscalationTicket, Job
+from copilot.graph import build_graph, get_graph, run_graph
+from copilot.models import AgentRun, Conversation
+from copilot.signals import read_signals
+from copilot.understanding.values import Directive
+from tests import factories
+from tests.conftest import Cast
+from tests.copilot.conftest import Emitted, ScriptedRouter, make_deps, task
+
+pytestmark = pytest.mark.usefixtures("registry", "handlers")
+
+
+def turn(cast: Cast, conversation: Conversation, text: str) -> tuple[dict[str, Any], Emitted]:
+    emitted = Emitted()
+    deps = make_deps(cast.org, cast.operator, conversation, text, emitted)
+    state = run_graph(deps)
+    return {**state, "turn_id": deps.turn_id}, emitted
+
+
+def runs(state: dict[str, Any]) -> list[AgentRun]:
+    return list(AgentRun.objects.filter(turn_id=state["turn_id"]).order_by("pk"))
+
+
+def test_the_graph_is_compiled_once_and_reused() -> None:
+    assert get_graph() is get_graph()
+    assert set(build_graph().get_graph().nodes) >= {
+        "intake", "signals", "understand", "route", "subagent", "advance", "compose",
+    }  # fmt: skip
+
+
+def test_a_chain_creates_the_customer_before_booking_the_job_for_them(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter, technician: Any
+) -> None:
+    text = "dale de alta a Marta Díaz y agendale un service el lunes a las 10"
+    router.script[text] = [
+        task("create_customer", 0.9, "dale de alta a Marta Díaz", customer="Marta Díaz"),
+        task("book_job", 0.8, "agendale un service el lunes a las 10",
+             date=datetime.date(2026, 11, 23), time="10:00", service="service"),
+    ]  # fmt: skip
+    assert not Customer.objects.filter(organisation=cast.org, name="Marta Díaz").exists()
+
+    state, emitted = turn(cast, conversation, text)
+
+    marta = Customer.objects.get(organisation=cast.org, name="Marta Díaz")
+    job = Job.objects.get(organisation=cast.org, customer=marta)
+    assert [r.intent for r in runs(state)] == ["create_customer", "book_job"]
+    assert [(m.kind, m.id) for m in state["ctx"].mutations] == [
+        ("customer", marta.pk),
+        ("job", job.pk),
+    ]
+    assert state["ctx"].state["job_id"] == job.pk
+    assert state["ctx"].state["customer_id"] == marta.pk
+    assert state["reply"].startswith("Di de alta a Marta Díaz.\n\nAgendé el trabajo")
+    assert "Sin hacer" not in state["reply"]
+
+
+def test_each_sub_agent_run_leaves_one_row_with_its_trace(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    router.script["buscá a Juan"] = [task("search_customer", 0.77, customer="Juan")]
+
+    state, emitted = turn(cast, conversation, "buscá a Juan")
+
+    (run,) = runs(state)
+    assert (run.agent, run.intent, run.confidence) == ("customer", "search_customer", 0.77)
+    assert run.tools == ["customers_find"]
+    assert run.plan_steps == 1
+    assert run.success and not run.yielded and not run.error
+    assert run.latency_ms > 0 and run.tokens_in == run.tokens_out == 0
+    assert run.organisation_id == cast.org.pk and run.conversation_id == conversation.pk
+    assert emitted.types() == [
+        "agent_start", "tool_start", "tool_result", "tool_end", "agent_end", "text",
+    ]  # fmt: skip
+
+
+def test_consulted_comes_from_the_rows_and_leaves_out_agents_that_yielded(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    router.script["buscá a Juan"] = [
+        task("book_job", 0.1, candidates=[("search_customer", 0.6)], customer="Juan")
+    ]
+
+    state, _ = turn(cast, conversation, "buscá a Juan")
+
+    assert [(r.agent, r.yielded) for r in runs(state)] == [
+        ("scheduling", True),
+        ("customer", False),
+    ]
+    assert state["consulted"] == [
+        {"agent": "customer", "label": "Clientes", "intent": "search_customer",
+         "success": True, "tools": 1},
+    ]  # fmt: skip
+    assert state["trace"]["consulted"] == state["consulted"]
+
+
+def test_below_the_gate_the_agent_yields_and_another_agent_gets_one_try(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    # The next candidate of the *same* agent is skipped: a reroute never goes back to it.
+    router.script["lo de Juan"] = [
+        task("book_job", 0.2, candidates=[("reschedule", 0.19), ("search_customer", 0.5)])
+    ]
+
+    state, emitted = turn(cast, conversation, "lo de Juan")
+
+    assert [(r.agent, r.intent, r.yielded) for r in runs(state)] == [
+        ("scheduling", "book_job", True),
+        ("customer", "search_customer", False),
+    ]
+    assert state["yields"] == 1
+    assert state["reply"].startswith("Encontré")
+    assert not EscalationTicket.objects.filter(organisation=cast.org).exists()
+    assert [s["source"] for s in state["trace"]["steps"]] == ["classifier", "reroute"]
+
+
+def test_two_yields_in_a_turn_hand_it_to_a_person(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    router.script["eso que te dije"] = [
+        task("book_job", 0.2, candidates=[("search_customer", 0.3)]),
+        task("greeting", 0.9),
+    ]
+    before = EscalationTicket.objects.filter(organisation=cast.org).count()
+
+    state, _ = turn(cast, conversation, "eso que te dije")
+
+    ticket = EscalationTicket.objects.get(organisation=cast.org)
+    assert before == 0
+    assert ticket.reason == "handoff" and ticket.conversation_id == conversation.pk
+    assert "eso que te dije" in ticket.summary
+    assert [r.yielded for r in runs(state)] == [True, True]
+    assert "una persona del equipo" in state["reply"] and f"#{ticket.pk}" in state["reply"]
+    # The chain stopped: the greeting after it never ran and is reported as not done.
+    assert "Sin hacer: " in state["reply"] and "saludar" in state["reply"]
+
+
+def test_no_second_reroute_for_the_same_step(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    router.script["x"] = [task("book_job", 0.1, candidates=[("search_customer", 0.2)])]
+    Agent.objects.filter(organisation=cast.org, name="customer").update(min_confidence=0.1)
+
+    state, _ = turn(cast, conversation, "x")
+
+    assert [(r.intent, r.yielded) for r in runs(state)] == [
+        ("book_job", True),
+        ("search_customer", False),
+    ]
+
+
+def test_a_handler_exception_fails_its_step_and_the_chain_goes_on(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    text = "facturale a Juan y buscá a Pedro"
+    router.script[text] = [task("generate_invoice", 0.9), task("search_customer", 0.9)]
+
+    state, emitted = turn(cast, conversation, text)
+
+    failed, found = runs(state)
+    assert not failed.success and failed.permanent
+    assert failed.error == "RuntimeError: the invoice printer caught fire"
+    assert found.success
+    assert "No pude emitir la factura" in state["reply"]
+    assert "Hecho: buscar al cliente. Sin hacer: emitir la factura." in state["reply"]
+    ends = [e for e in emitted.events if e["type"] == "agent_end"]
+    assert [e["success"] for e in ends] == [False, True]
+
+
+def test_partial_success_names_what_waits_for_approval(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    customer = factories.make_customer(cast.org, "Juan Pérez")
+    job = factories.make_job(cast.org, customer)
+    conversation.state = {"job_id": job.pk, "customer_id": customer.pk}
+    conversation.save()
+    router.script["cancelalo y buscá a Juan"] = [
+        task("cancel_job", 0.9),
+        task("search_customer", 0.9),
+    ]
+
+    state, emitted = turn(cast, conversation, "cancelalo y buscá a Juan")
+
+    action = PendingAction.objects.get(organisation=cast.org, tool="job_cancel")
+    job.refresh_from_db()
+    assert job.status == Job.Status.SCHEDULED  # held, not cancelled
+    assert state["trace"]["steps"][0]["pending_approvals"] == [action.pk]
+    assert "approval_requested" in emitted.types()
+    assert state["reply"].endswith(
+        "Hecho: buscar al cliente. Esperando aprobación de un gerente: cancelar el trabajo."
+    )
+
+
+def test_a_plan_over_the_step_budget_is_a_partial_outcome(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    router.script["qué hay libre"] = [task("check_availability", 0.9)]
+
+    state, _ = turn(cast, conversation, "qué hay libre")
+
+    (run,) = runs(state)
+    assert run.plan_steps == 3 and run.tools == ["jobs_find"] * 3
+    assert not run.success and "plan limit" in run.error
+    assert "más pasos de los permitidos" in state["reply"]
+
+
+def test_a_step_whose_handler_is_missing_fails_permanently(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter, handlers: dict[str, Any]
+) -> None:
+    handlers.pop("search_customer")
+    router.script["buscá a Juan"] = [task("search_customer", 0.9)]
+
+    state, _ = turn(cast, conversation, "buscá a Juan")
+
+    (run,) = runs(state)
+    assert not run.success and run.permanent and run.error == "no handler for search_customer"
+
+
+def test_an_emergency_goes_first_even_when_the_classifier_missed_it(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    text = "hay olor a gas en lo de Juan, buscalo"
+    router.script[text] = [task("search_customer", 0.9)]
+
+    state, _ = turn(cast, conversation, text)
+
+    assert [(r.agent, r.intent, r.confidence) for r in runs(state)] == [
+        ("escalation", "emergency", 1.0),
+        ("customer", "search_customer", 0.9),
+    ]
+    assert state["trace"]["signals"]["urgency"] == "emergency"
+    assert state["trace"]["steps"][0]["source"] == "signals"
+
+
+def test_an_emergency_the_classifier_found_moves_to_the_front(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    text = "buscá a Juan, sale humo del tablero"
+    router.script[text] = [task("search_customer", 0.9), task("emergency", 0.6)]
+
+    state, _ = turn(cast, conversation, text)
+
+    assert [r.intent for r in runs(state)] == ["emergency", "search_customer"]
+
+
+def test_anger_with_nothing_to_act_on_becomes_frustration(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    text = "SON UNOS INÚTILES!!! YA LES DIJE MIL VECES"
+    router.script[text] = [task("unknown", 0.3)]
+
+    state, _ = turn(cast, conversation, text)
+
+    assert [r.intent for r in runs(state)] == ["frustration_detected"]
+
+
+def test_an_unknown_directive_offers_the_agents_instead_of_guessing(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    router.script["#contabilidad cuánto debe Juan"] = Directive("contabilidad", "cuánto debe Juan")
+
+    state, emitted = turn(cast, conversation, "#contabilidad cuánto debe Juan")
+
+    assert runs(state) == []
+    assert state["reply"].startswith("No hay ningún agente «#contabilidad». Elegí uno de estos:")
+    assert "- #financial — Finanzas" in state["reply"]
+    assert "- #scheduling — Agenda" in state["reply"]
+    assert emitted.types() == ["text"] * len(emitted.events)
+
+
+def test_an_ambiguous_directive_lists_only_the_matching_agents(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    router.script["#f algo"] = Directive("f", "algo")
+
+    state, _ = turn(cast, conversation, "#f algo")
+
+    assert "«#f» puede ser más de un agente" in state["reply"]
+    assert "#financial" in state["reply"] and "#fleet" in state["reply"]
+    assert "#scheduling" not in state["reply"]
+
+
+def test_a_directive_runs_the_named_agents_best_intent_verbatim(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    # The text alone looks like scheduling; the direct line still goes to the customer agent.
+    router.script["#clientes lo de Juan"] = Directive("clientes", "lo de Juan")
+    router.script["lo de Juan"] = [
+        task("book_job", 0.7, candidates=[("search_customer", 0.2)], customer="Juan")
+    ]
+
+    state, emitted = turn(cast, conversation, "#clientes lo de Juan")
+
+    (run,) = runs(state)
+    assert (run.agent, run.intent, run.confidence) == ("customer", "search_customer", 1.0)
+    assert state["reply"] == "Encontré 0 clientes."
+    texts = [e for e in emitted.events if e["type"] == "text"]
+    assert {e["agent"] for e in texts} == {"customer"}
+
+
+def test_a_follow_up_message_continues_the_job_under_discussion(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    customer = factories.make_customer(cast.org, "Juan Pérez")
+    job = factories.make_job(cast.org, customer)
+    conversation.state = {
+        "job_id": job.pk,
+        "customer_id": customer.pk,
+        "customer_label": "Juan Pérez",
+    }
+    conversation.save()
+    router.script["pasalo al viernes a la misma hora"] = [task("reschedule", 0.8)]
+
+    state, _ = turn(cast, conversation, "pasalo al viernes a la misma hora")
+
+    assert state["reply"] == f"Reprogramo el trabajo #{job.pk}."
+
+
+def test_naming_another_customer_drops_the_previous_subject(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    conversation.state = {"job_id": 99, "customer_id": 7, "customer_label": "Juan Pérez"}
+    conversation.save()
+    router.script["reprogramá lo de Marta Díaz"] = [task("reschedule", 0.8, customer="Marta Díaz")]
+
+    state, _ = turn(cast, conversation, "reprogramá lo de Marta Díaz")
+
+    assert state["reply"] == "Reprogramo el trabajo #None."
+
+
+def test_the_reply_streams_as_a_few_text_chunks_that_add_up_to_it(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    text = "facturale a Juan y buscá a Pedro"
+    router.script[text] = [task("generate_invoice", 0.9), task("search_customer", 0.9)]
+
+    state, emitted = turn(cast, conversation, text)
+
+    chunks = [e["text"] for e in emitted.events if e["type"] == "text"]
+    assert 1 < len(chunks) <= 3
+    assert "".join(chunks) == state["reply"]
+    assert emitted.types()[-len(chunks) :] == ["text"] * len(chunks)
+
+
+def test_the_reply_is_in_the_language_of_the_message(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    router.script["EN invoice Juan and find Pedro"] = [
+        task("generate_invoice", 0.9),
+        task("search_customer", 0.9),
+    ]
+
+    state, _ = turn(cast, conversation, "EN invoice Juan and find Pedro")
+
+    assert "I couldn't issue the invoice" in state["reply"]
+    assert "Done: look up the customer. Not done: issue the invoice." in state["reply"]
+
+
+def test_the_trace_keeps_the_candidates_and_the_signals(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    router.script["buscá a Juan!!"] = [
+        task("search_customer", 0.6, candidates=[("book_job", 0.3), ("reschedule", 0.1)])
+    ]
+
+    state, _ = turn(cast, conversation, "buscá a Juan!!")
+
+    trace = state["trace"]
+    assert trace["understanding"]["tasks"][0]["candidates"] == [
+        ["search_customer", 0.6], ["book_job", 0.3], ["reschedule", 0.1],
+    ]  # fmt: skip
+    assert trace["signals"]["reasons"] == ["exclamations"]
+    assert set(state["timings"]) == {
+        "intake", "signals", "understand", "route", "subagent", "advance", "compose",
+    }  # fmt: skip
+
+
+def test_signals_read_es_and_en_emergencies_and_frustration() -> None:
+    assert read_signals("hay una pérdida de gas en el edificio").emergency
+    assert read_signals("there's a gas leak in the kitchen").emergency
+    assert read_signals("se está inundando el sótano").emergency
+    assert read_signals("sin calefacción y con mi abuelo de 90 años").emergency
+    assert not read_signals("sin calefacción desde ayer").emergency
+    assert read_signals("the baby is cold, no heating since last night").emergency
+    assert not read_signals("agendame un service de caldera para el martes").emergency
+    assert read_signals("necesito un técnico urgente").urgency == "high"
+    angry = read_signals("YA LES DIJE QUE NO FUNCIONA!!!")
+    assert angry.frustrated and angry.sentiment == "negative"
+    repeated = read_signals(
+        "cuándo viene el técnico a lo de Pérez",
+        earlier_user_texts=["cuándo viene el técnico a lo de Pérez?"],
+    )
+    assert "repeated_ask" in repeated.reasons
+    assert read_signals("gracias, genial").sentiment == "positive"
