@@ -1,0 +1,83 @@
+"""Escalation tickets and the general agent's company information."""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+
+from agents.registry import ToolContext
+from business.models import EscalationTicket
+from tests import factories
+from tests.tools.conftest import BA, MONDAY, Shop, at, run
+
+pytestmark = pytest.mark.django_db
+
+
+def test_ticket_create_takes_its_priority_from_the_reason(ctx: ToolContext, shop: Shop) -> None:
+    job = factories.make_job(ctx.organisation, shop.juan, at(MONDAY, 9))
+    result = run(
+        ctx, "ticket_create", reason="emergency", summary="Olor a gas en la cocina", job_id=job.pk
+    )
+    assert result.ok, result.error
+    ticket = EscalationTicket.objects.get(pk=result.data["ticket"]["id"])
+    assert ticket.organisation == ctx.organisation
+    assert ticket.priority == "urgent"
+    assert ticket.customer == shop.juan  # taken from the job
+    assert ticket.created_by == ctx.user
+    assert result.summary == f"ticket #{ticket.pk} opened (urgent)"
+
+
+def test_ticket_create_with_an_explicit_priority_and_customer_name(
+    ctx: ToolContext, shop: Shop
+) -> None:
+    result = run(
+        ctx,
+        "ticket_create",
+        reason="complaint",
+        summary="El técnico llegó tarde",
+        priority="low",
+        customer="María González",
+    )
+    assert result.data["ticket"]["priority"] == "low"
+    assert result.data["ticket"]["customer_id"] == shop.maria.pk
+
+
+def test_ticket_create_validates_reason_and_summary(ctx: ToolContext) -> None:
+    bad_reason = run(ctx, "ticket_create", reason="boredom", summary="x")
+    assert not bad_reason.ok
+    assert "argument 'reason' must be one of" in bad_reason.error
+    no_summary = run(ctx, "ticket_create", reason="escalate", summary="  ")
+    assert not no_summary.ok
+    assert EscalationTicket.objects.count() == 0
+
+
+def test_ticket_create_never_links_another_organisations_rows(
+    outsider_ctx: ToolContext, shop: Shop
+) -> None:
+    job = factories.make_job(shop.juan.organisation, shop.juan, at(MONDAY, 9))
+    for arguments in ({"job_id": job.pk}, {"customer_id": shop.juan.pk}):
+        result = run(outsider_ctx, "ticket_create", reason="complaint", summary="x", **arguments)
+        assert not result.ok
+        assert "not found" in result.error
+    assert EscalationTicket.objects.count() == 0
+
+
+def test_org_info_gives_hours_per_weekday_and_whether_open(ctx: ToolContext) -> None:
+    org = ctx.organisation
+    org.phone, org.address = "+54 11 4000-0000", "Av. Mitre 100, Avellaneda"
+    org.save()
+    early = run(ctx, "org_info")  # Monday 07:00: opens at 08:00
+    assert early.ok
+    assert early.data["name"] == "Clima Sur"
+    assert early.data["phone"] == "+54 11 4000-0000"
+    monday = {"day": "mon", "open": "08:00", "close": "18:00", "closed": False}
+    assert early.data["hours"][0] == monday
+    assert early.data["hours"][6]["closed"] is True
+    assert early.data["open_now"] is False
+    later = ToolContext(org, None, None, datetime.datetime(2026, 11, 23, 10, 0, tzinfo=BA))
+    assert run(later, "org_info").data["open_now"] is True
+
+
+def test_org_info_is_the_callers_organisation(outsider_ctx: ToolContext) -> None:
+    assert run(outsider_ctx, "org_info").data["name"] == "Frío Norte"
