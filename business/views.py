@@ -16,7 +16,7 @@ from django.core.paginator import Page, Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.cache import patch_vary_headers
-from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 from django_htmx.middleware import HtmxDetails
 
 from business import selectors
@@ -26,18 +26,20 @@ from business.roles import permission_required
 
 PAGE_SIZE = 25
 
+# Tab labels are plurals ("Pagadas", "Abiertos"): the context keeps them apart from the
+# singular status names that share their English words.
 INVOICE_STATES = [
-    ("", _("All")),
-    ("owed", _("With a balance")),
-    ("unpaid", _("Unpaid")),
-    ("partial", _("Partially paid")),
-    ("paid", _("Paid")),
+    ("", pgettext_lazy("invoices", "All")),
+    ("owed", pgettext_lazy("invoices", "With a balance")),
+    ("unpaid", pgettext_lazy("invoices", "Unpaid")),
+    ("partial", pgettext_lazy("invoices", "Partially paid")),
+    ("paid", pgettext_lazy("invoices", "Paid")),
 ]
 
 TICKET_VIEWS = [
-    ("", _("Open")),
-    ("resolved", _("Resolved")),
-    ("all", _("All")),
+    ("", pgettext_lazy("tickets", "Open")),
+    ("resolved", pgettext_lazy("tickets", "Resolved")),
+    ("all", pgettext_lazy("tickets", "All")),
 ]
 
 
