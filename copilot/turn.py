@@ -13,12 +13,10 @@ work), the step events and `text` chunks as they happen, then `consulted` and `c
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +28,7 @@ from django.utils import timezone
 from copilot import memory as wm
 from copilot import replies
 from copilot.events import CompletedEvent, ConsultedEvent, ErrorEvent, Event, ThinkingEvent
+from copilot.locks import LockUnavailable, conversation_lock
 from copilot.models import Conversation, Message
 from copilot.selectors import get_conversation_for_org
 from copilot.services import conversation_state_update, message_add
@@ -72,18 +71,6 @@ class _Sender:
             self.broken = True
 
 
-def _serialised(organisation_id: int, conversation_id: int) -> AbstractAsyncContextManager[Any]:
-    # INTEGRATION POINT (S5): copilot/locks.py provides `conversation_lock(org_id,
-    # conversation_id)`, the per-conversation lock (Redis in production). Until it lands, the
-    # caller's own ordering is all there is.
-    try:
-        from copilot.locks import conversation_lock  # type: ignore[import-not-found]
-    except ImportError:
-        return contextlib.nullcontext()
-    lock: AbstractAsyncContextManager[Any] = conversation_lock(organisation_id, conversation_id)
-    return lock
-
-
 async def run_turn(
     *,
     organisation_id: int,
@@ -92,9 +79,21 @@ async def run_turn(
     text: str,
     send: Send,
 ) -> TurnResult:
-    """Store the message, answer it, store the answer; stream every event to `send`."""
-    async with _serialised(organisation_id, conversation_id):
-        return await _run(organisation_id, conversation_id, user_id, text, _Sender(send))
+    """Store the message, answer it, store the answer; stream every event to `send`.
+
+    Turns of one conversation run one at a time, in arrival order (S5, copilot/locks.py).
+    """
+    sender = _Sender(send)
+    try:
+        async with conversation_lock(organisation_id, conversation_id):
+            return await _run(organisation_id, conversation_id, user_id, text, sender)
+    except LockUnavailable:
+        # Another turn held the conversation too long: keep the message, say so, end the turn.
+        keep = sync_to_async(_keep_unanswered, thread_sensitive=False)
+        result = await keep(organisation_id, conversation_id, text)
+        await sender(_error(result.turn_id, result.error_code, result.text))
+        await sender(_completed(result))
+        return result
 
 
 async def _run(
@@ -113,8 +112,15 @@ async def _run(
     )
     # Runs on the loop after every event the thread scheduled, so the queue ends with _DONE.
     task.add_done_callback(lambda _task: queue.put_nowait(_DONE))
-    while (event := await queue.get()) is not _DONE:
-        await sender(event)
+    try:
+        while (event := await queue.get()) is not _DONE:
+            await sender(event)
+    except asyncio.CancelledError:
+        # The caller went away; the thread cannot be stopped, so let it finish and store the
+        # answer (S4) while this turn still holds the conversation.
+        sender.broken = True
+        await asyncio.wait({task})
+        raise
     try:
         result = task.result()
     except Exception:  # _work reports its own failures; this is the last line of defence
@@ -123,17 +129,44 @@ async def _run(
         result = TurnResult(turn_id, False, replies.turn_failed(language), language,
                             error_code="internal")  # fmt: skip
         await sender(_error(turn_id, result.error_code, result.text))
-    await sender(
-        CompletedEvent(
-            type="completed", turn_id=turn_id, message_id=result.assistant_message_id,
-            text=result.text,
-        )
-    )  # fmt: skip
+    await sender(_completed(result))
     return result
 
 
 def _error(turn_id: str, code: str, message: str) -> ErrorEvent:
     return ErrorEvent(type="error", turn_id=turn_id, code=code, message=message)
+
+
+def _completed(result: TurnResult) -> CompletedEvent:
+    return CompletedEvent(
+        type="completed",
+        turn_id=result.turn_id,
+        message_id=result.assistant_message_id,
+        text=result.text,
+    )
+
+
+def _keep_unanswered(organisation_id: int, conversation_id: int, text: str) -> TurnResult:
+    """The conversation stayed busy: store the message anyway (it is never lost) and say so."""
+    close_old_connections()
+    language = detect_language(text)
+    busy = replies.t(
+        language,
+        es="Sigo con tu mensaje anterior; guardé este, mandámelo de nuevo en un momento.",
+        en="I'm still on your previous message; this one is saved, send it again in a moment.",
+    )
+    result = TurnResult(str(uuid.uuid4()), False, busy, language, error_code="conversation_busy")
+    try:
+        conversation = get_conversation_for_org(organisation_id, conversation_id)
+        asked = message_add(
+            conversation=conversation, role=Message.Role.USER, text=text, language=language
+        )
+        result.user_message_id = asked.pk
+    except Conversation.DoesNotExist:
+        result.error_code = "conversation_not_found"
+    finally:
+        close_old_connections()
+    return result
 
 
 def _user(user_id: int | None) -> Any:

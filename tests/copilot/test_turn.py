@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
 
 from copilot import nodes
+from copilot import turn as turn_module
 from copilot.events import EVENT_TYPES
+from copilot.locks import LockUnavailable
 from copilot.models import AgentRun, Conversation, Message
 from copilot.turn import run_turn
 from tests.conftest import Cast
@@ -195,3 +199,40 @@ async def test_a_closed_socket_does_not_lose_the_answer(
     ]
     runs = await sync_to_async(AgentRun.objects.filter(turn_id=result.turn_id).count)()
     assert runs == 1
+
+
+async def test_two_turns_of_one_conversation_run_one_after_the_other(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    router.script["buscá a Juan"] = [task("search_customer", 0.9)]
+    router.script["hola"] = [task("greeting", 1.0)]
+    sink = Sink()
+
+    first, second = await asyncio.gather(
+        ask(cast, conversation, "buscá a Juan", sink), ask(cast, conversation, "hola", sink)
+    )
+
+    turns = [e["turn_id"] for e in sink.events]
+    boundary = turns.index(second.turn_id)
+    assert set(turns[:boundary]) == {first.turn_id} and set(turns[boundary:]) == {second.turn_id}
+    assert sink.events[boundary - 1]["type"] == "completed"
+    assert sink.events[boundary]["type"] == "thinking"
+
+
+async def test_a_conversation_busy_for_too_long_keeps_the_message_and_says_so(
+    cast: Cast, conversation: Conversation, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    @contextlib.asynccontextmanager
+    async def busy(organisation_id: int, conversation_id: int) -> AsyncIterator[None]:
+        raise LockUnavailable("held")
+        yield
+
+    monkeypatch.setattr(turn_module, "conversation_lock", busy)
+    sink = Sink()
+
+    result = await ask(cast, conversation, "agendame a Juan", sink)
+
+    assert sink.types() == ["error", "completed"]
+    assert sink.events[0]["code"] == "conversation_busy"
+    assert await sync_to_async(stored)(conversation) == [("user", "agendame a Juan")]
+    assert result.user_message_id is not None
