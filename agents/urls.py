@@ -1,5 +1,11 @@
 from __future__ import annotations
 
-from typing import Any
+from django.urls import path
 
-urlpatterns: list[Any] = []
+from agents import views
+
+app_name = "agents"
+
+urlpatterns = [
+    path("tools/", views.tools, name="tools"),
+]

@@ -1,0 +1,109 @@
+"""Reads of the agent registry, always scoped to one organisation."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from django.db.models import QuerySet
+
+from agents.models import Agent, AgentIntent, AgentVersion
+from business.models import Organisation
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+
+    AnyUser = AbstractBaseUser | AnonymousUser
+
+# (text, intent, agent name, lang)
+TrainingExample = tuple[str, str, str, str]
+
+
+def agents_for_org(organisation: Organisation, enabled_only: bool = True) -> QuerySet[Agent]:
+    agents = Agent.objects.filter(organisation=organisation).prefetch_related("intents")
+    return agents.filter(enabled=True) if enabled_only else agents
+
+
+def get_agent_for_user(user: AnyUser, pk: int | str) -> Agent:
+    """The agent when it belongs to one of the user's organisations; DoesNotExist otherwise.
+
+    Templates (no organisation) are never returned: nobody's membership reaches them.
+    """
+    if not user.is_authenticated:
+        raise Agent.DoesNotExist
+    mine = Agent.objects.filter(organisation__memberships__user_id=user.pk).distinct()
+    return mine.get(pk=pk)
+
+
+def agent_versions(agent: Agent) -> QuerySet[AgentVersion]:
+    return AgentVersion.objects.filter(agent=agent).select_related("created_by")
+
+
+def _enabled_intents(organisation: Organisation) -> QuerySet[AgentIntent]:
+    return AgentIntent.objects.filter(
+        agent__organisation=organisation, agent__enabled=True
+    ).order_by("agent_id", "pk")
+
+
+def training_examples(organisation: Organisation) -> list[TrainingExample]:
+    """Every example of every enabled agent's intents: what the embedded classifier learns from."""
+    rows = _enabled_intents(organisation).values_list(
+        "agent__name", "name", "examples_es", "examples_en"
+    )
+    examples: list[TrainingExample] = []
+    for agent_name, intent, examples_es, examples_en in rows:
+        for lang, block in (("es", examples_es), ("en", examples_en)):
+            lines = (line.strip() for line in block.splitlines())
+            examples.extend((line, intent, agent_name, lang) for line in lines if line)
+    return examples
+
+
+def examples_fingerprint(organisation: Organisation) -> str:
+    """A hash of what the classifier is trained on; it changes when any of that changes.
+
+    One query over the organisation's intents with their agent's name and enabled flag. Other
+    settings (prompts, tools, thresholds) do not enter, so editing them keeps a cached model.
+    """
+    rows = (
+        AgentIntent.objects.filter(agent__organisation=organisation)
+        .order_by("agent_id", "pk")
+        .values_list(
+            "agent_id", "agent__name", "agent__enabled", "name", "examples_es", "examples_en"
+        )
+    )
+    digest = hashlib.sha256(json.dumps(list(rows), ensure_ascii=False).encode("utf-8"))
+    return digest.hexdigest()
+
+
+CATEGORY_ORDER = {"safe": 0, "suggest": 1, "execute": 2, "bulk": 3}
+
+
+@dataclass(frozen=True)
+class ToolRow:
+    name: str
+    category: str
+    description: str
+    agents: list[Agent]
+
+
+def tools_overview(organisation: Organisation) -> list[ToolRow]:
+    """Every tool of the registry with the organisation's agents that enable it."""
+    from agents.registry import all_tools  # lazy: the registry imports every sub-agent
+
+    agents = list(Agent.objects.filter(organisation=organisation).order_by("pk"))
+    rows = []
+
+    def risk(tool: Any) -> tuple[int, str]:
+        return (CATEGORY_ORDER.get(_category(tool), len(CATEGORY_ORDER)), tool.name)
+
+    for tool in sorted(all_tools(), key=risk):
+        users = [agent for agent in agents if tool.name in (agent.tools or [])]
+        rows.append(ToolRow(tool.name, _category(tool), str(tool.description), users))
+    return rows
+
+
+def _category(tool: Any) -> str:
+    # The registry may use an enum or a plain string for categories.
+    return str(getattr(tool.category, "value", tool.category))

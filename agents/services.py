@@ -1,0 +1,255 @@
+"""Writes to the agent registry: defaults, edits with versions, rollbacks.
+
+Every change to an organisation's agent goes through `agent_save`, which validates it, applies it
+and records an `AgentVersion` snapshot (all agent fields and its intents) so `agent_rollback` can
+restore it exactly.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from agents.defaults import SyncReport, load_default_agents, upsert_templates
+from agents.models import Agent, AgentIntent, AgentVersion
+from business.models import Organisation
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+
+    Actor = AbstractBaseUser | AnonymousUser | None
+
+# What an edit may change. `name` ties an agent to its code and to `#name` directives, and
+# `organisation` to its tenant, so neither is editable.
+EDITABLE_FIELDS = (
+    "label_es",
+    "label_en",
+    "category",
+    "description",
+    "model",
+    "tools",
+    "min_confidence",
+    "max_plan_steps",
+    "requires_approval_for",
+    "prompt",
+    "enabled",
+)
+INTENT_FIELDS = ("name", "description", "examples_es", "examples_en")
+MAX_PLAN_STEPS = 10
+_SLUG = re.compile(r"^[-a-zA-Z0-9_]+$")
+
+
+# --- validation ---------------------------------------------------------------------------------
+
+
+def known_tool_names() -> set[str]:
+    # Imported here: the tool registry pulls in every sub-agent's tools, which import services
+    # that may import this module.
+    from agents.registry import all_tools
+
+    return {tool.name for tool in all_tools()}
+
+
+def agent_validate(values: dict[str, Any]) -> None:
+    """Raise ValidationError (keyed by field) unless the agent settings are coherent."""
+    errors: dict[str, list[str]] = {}
+    tools = values.get("tools") or []
+    unknown = sorted(set(tools) - known_tool_names())
+    if unknown:
+        errors.setdefault("tools", []).append(_("Unknown tools: %s.") % ", ".join(unknown))
+    confidence = values.get("min_confidence", 0)
+    if not isinstance(confidence, int | float) or not 0 <= confidence <= 1:
+        errors.setdefault("min_confidence", []).append(
+            _("The minimum confidence must be between 0 and 1.")
+        )
+    steps = values.get("max_plan_steps", 1)
+    if not isinstance(steps, int) or not 1 <= steps <= MAX_PLAN_STEPS:
+        errors.setdefault("max_plan_steps", []).append(
+            _("The maximum plan steps must be between 1 and %d.") % MAX_PLAN_STEPS
+        )
+    outside = sorted(set(values.get("requires_approval_for") or []) - set(tools))
+    if outside:
+        errors.setdefault("requires_approval_for", []).append(
+            _("Approval rules name tools the agent does not enable: %s.") % ", ".join(outside)
+        )
+    if errors:
+        raise ValidationError(errors)
+
+
+def _clean_intents(intents: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Normalise intents (examples as text, one per line) and reject bad or repeated names."""
+    cleaned: list[dict[str, str]] = []
+    seen: set[str] = set()
+    for item in intents:
+        name = str(item.get("name", "")).strip()
+        if not name or not _SLUG.match(name):
+            raise ValidationError({"intents": _("Invalid intent name: %r.") % name})
+        if name in seen:
+            raise ValidationError({"intents": _("Repeated intent: %s.") % name})
+        seen.add(name)
+        row = {"name": name, "description": str(item.get("description", ""))}
+        for key in ("examples_es", "examples_en"):
+            value = item.get(key) or ""
+            lines = value.splitlines() if isinstance(value, str) else list(value)
+            row[key] = "\n".join(line.strip() for line in lines if line.strip())
+        cleaned.append(row)
+    return cleaned
+
+
+# --- snapshots and versions ---------------------------------------------------------------------
+
+
+def agent_snapshot(agent: Agent) -> dict[str, Any]:
+    """Everything a rollback needs: the agent's fields and its intents in order."""
+    snapshot: dict[str, Any] = {"name": agent.name}
+    snapshot.update({key: getattr(agent, key) for key in EDITABLE_FIELDS})
+    snapshot["intents"] = [
+        {key: getattr(intent, key) for key in INTENT_FIELDS}
+        for intent in AgentIntent.objects.filter(agent=agent).order_by("pk")
+    ]
+    return snapshot
+
+
+def _record_version(agent: Agent, actor: Actor, note: str) -> AgentVersion:
+    last = AgentVersion.objects.filter(agent=agent).aggregate(n=Max("number"))["n"] or 0
+    return AgentVersion.objects.create(
+        agent=agent,
+        number=last + 1,
+        snapshot=agent_snapshot(agent),
+        created_by_id=actor.pk if actor is not None and actor.is_authenticated else None,
+        note=note[:200],
+    )
+
+
+def _apply_intents(agent: Agent, intents: list[dict[str, str]]) -> None:
+    """Make the agent's intents exactly `intents`, keeping the rows whose name survives."""
+    existing = {row.name: row for row in AgentIntent.objects.filter(agent=agent)}
+    wanted = {item["name"] for item in intents}
+    AgentIntent.objects.filter(agent=agent).exclude(name__in=wanted).delete()
+    for item in intents:
+        row = existing.get(item["name"]) or AgentIntent(agent=agent, name=item["name"])
+        for key in ("description", "examples_es", "examples_en"):
+            setattr(row, key, item[key])
+        row.save()
+    _keep_order(agent, [item["name"] for item in intents])
+
+
+def _keep_order(agent: Agent, names: list[str]) -> None:
+    # Intents are listed by pk. Rows that survive keep theirs, so a restored or reordered list
+    # would come back in another order: recreate the rows in the wanted one (nothing points at
+    # an intent's pk).
+    current = list(AgentIntent.objects.filter(agent=agent).order_by("pk"))
+    if [row.name for row in current] == names:
+        return
+    AgentIntent.objects.filter(agent=agent).delete()
+    for row in sorted(current, key=lambda r: names.index(r.name)):
+        row.pk = None
+        row.save()
+
+
+def _locked(agent: Agent) -> Agent:
+    # Lock the row so two concurrent saves cannot take the same version number.
+    return Agent.objects.select_for_update().get(pk=agent.pk)
+
+
+@transaction.atomic
+def agent_save(
+    *,
+    agent: Agent,
+    changes: dict[str, Any],
+    intents: list[dict[str, Any]] | None = None,
+    actor: Actor = None,
+    note: str = "",
+) -> Agent:
+    """Validate and apply `changes` (and, when given, the full list of intents); record a version.
+
+    An unsaved agent is created (version 1). An agent that has no version yet first gets its
+    current state recorded, so the first edit can be rolled back too. A save that changes nothing
+    records nothing.
+    """
+    unknown = sorted(set(changes) - set(EDITABLE_FIELDS))
+    if unknown:
+        raise ValidationError(_("These fields cannot be edited: %s.") % ", ".join(unknown))
+    cleaned_intents = _clean_intents(intents) if intents is not None else None
+    creating = agent.pk is None
+    row = agent if creating else _locked(agent)
+    before = None if creating else agent_snapshot(row)
+    if not creating and not AgentVersion.objects.filter(agent=row).exists():
+        _record_version(row, actor, _("State before the first recorded edit"))
+    for key, value in changes.items():
+        setattr(row, key, value)
+    agent_validate({key: getattr(row, key) for key in EDITABLE_FIELDS})
+    row.full_clean(exclude=["updated_at"])
+    row.updated_at = timezone.now()
+    row.save()
+    if cleaned_intents is not None:
+        _apply_intents(row, cleaned_intents)
+    if before is None or agent_snapshot(row) != before:
+        _record_version(row, actor, note or (_("Created") if creating else _("Edited")))
+    if agent is not row:
+        agent.refresh_from_db()
+    return agent
+
+
+@transaction.atomic
+def agent_rollback(*, agent: Agent, version_number: int, actor: Actor = None) -> AgentVersion:
+    """Restore the fields and intents of version `version_number`; record it as a new version."""
+    try:
+        version = AgentVersion.objects.get(agent=agent, number=version_number)
+    except AgentVersion.DoesNotExist as exc:
+        raise ValidationError(_("Version %d does not exist.") % version_number) from exc
+    snapshot = version.snapshot
+    row = _locked(agent)
+    for key in EDITABLE_FIELDS:
+        if key in snapshot:
+            setattr(row, key, snapshot[key])
+    agent_validate({key: getattr(row, key) for key in EDITABLE_FIELDS})
+    row.updated_at = timezone.now()
+    row.save()
+    _apply_intents(row, _clean_intents(snapshot.get("intents", [])))
+    new_version = _record_version(row, actor, _("Rollback to v%d") % version_number)
+    agent.refresh_from_db()
+    return new_version
+
+
+# --- defaults -----------------------------------------------------------------------------------
+
+
+def agents_sync_defaults(*, path: Path | None = None) -> SyncReport:
+    """Apply the defaults file to the template rows; organisation copies are not touched."""
+    agents = load_default_agents(path)
+    with transaction.atomic():
+        return upsert_templates(Agent, AgentIntent, agents)
+
+
+@transaction.atomic
+def agents_install_defaults(*, organisation: Organisation) -> list[Agent]:
+    """Give `organisation` its own copy of every default agent it lacks (idempotent).
+
+    Agents it already has, edited or not, are left alone. Each copy starts with version 1.
+    """
+    have = set(Agent.objects.filter(organisation=organisation).values_list("name", flat=True))
+    templates = Agent.objects.filter(organisation__isnull=True).prefetch_related("intents")
+    created: list[Agent] = []
+    for template in templates:
+        if template.name in have:
+            continue
+        copy = Agent(organisation=organisation, name=template.name)
+        for key in EDITABLE_FIELDS:
+            setattr(copy, key, getattr(template, key))
+        copy.save()
+        AgentIntent.objects.bulk_create(
+            AgentIntent(agent=copy, **{key: getattr(i, key) for key in INTENT_FIELDS})
+            for i in template.intents.all()
+        )
+        _record_version(copy, None, _("Installed from the defaults"))
+        created.append(copy)
+    return created
