@@ -138,7 +138,9 @@ def load_handlers() -> None:
 def intake(state: TurnState, runtime: Runtime[TurnDeps]) -> TurnState:
     deps = runtime.context
     memory = wm.load_working_memory(deps.conversation, before_message_id=deps.message_id)
-    agents = {agent.name: agent for agent in agents_for_org(deps.organisation)}
+    # Intents are only read on the rare directive fallback: no prefetch on every turn.
+    enabled = agents_for_org(deps.organisation).prefetch_related(None)
+    agents = {agent.name: agent for agent in enabled}
     return {
         "memory": memory,
         "agents": agents,

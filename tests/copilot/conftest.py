@@ -22,7 +22,7 @@ from agents.base import HANDLERS, Mutation, Outcome, Runner, Step
 from agents.models import Agent
 from agents.services import agents_install_defaults
 from business.models import Organisation
-from copilot import nodes
+from copilot import nodes, router_cache
 from copilot.models import Conversation
 from copilot.nodes import TurnDeps
 from copilot.services import conversation_create, message_add
@@ -95,6 +95,14 @@ class ScriptedRouter:
 def fast_passwords(settings: Any) -> None:
     # The cast creates four users; the default hasher makes that ~1 s each.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def fresh_routers() -> Iterator[None]:
+    # Routers are cached per organisation id in the process; ids come back between tests.
+    router_cache.forget()
+    yield
+    router_cache.forget()
 
 
 @pytest.fixture

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import datetime
+import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
 
-from agents.models import Agent
+from agents.models import Agent, AgentIntent
 from approvals.models import PendingAction
 from business.models import Customer, EscalationTicket, Job
+from copilot import router_cache
 from copilot.graph import build_graph, get_graph, run_graph
 from copilot.models import AgentRun, Conversation
 from copilot.signals import read_signals
@@ -402,3 +405,77 @@ def test_signals_read_es_and_en_emergencies_and_frustration() -> None:
     )
     assert "repeated_ask" in repeated.reasons
     assert read_signals("gracias, genial").sentiment == "positive"
+
+
+# --- the router cache -------------------------------------------------------------------------
+
+
+def _examples(agent: Agent, intent: str, *texts: str) -> AgentIntent:
+    row, _ = AgentIntent.objects.update_or_create(
+        agent=agent, name=intent, defaults={"examples_es": "\n".join(texts)}
+    )
+    return row
+
+
+@pytest.fixture
+def trained(registry: dict[str, Agent]) -> AgentIntent:
+    _examples(registry["general"], "greeting", "hola", "buen día", "buenas tardes")
+    _examples(registry["customer"], "search_customer", "buscá al cliente", "datos del cliente")
+    return _examples(registry["scheduling"], "book_job", "agendá una visita", "sacá un turno")
+
+
+def test_the_router_is_trained_once_and_reused_while_the_examples_stay(
+    cast: Cast, trained: AgentIntent, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trainings: list[int] = []
+    train = router_cache._train
+    monkeypatch.setattr(router_cache, "_train", lambda org: trainings.append(org.pk) or train(org))
+
+    first = router_cache.router_for(cast.org)
+    again = router_cache.router_for(cast.org)
+    trained.examples_es += "\nreservame un turno"
+    trained.save()
+    retrained = router_cache.router_for(cast.org)
+
+    assert again is first and retrained is not first
+    assert trainings == [cast.org.pk, cast.org.pk]
+    assert retrained.intents["book_job"] == "scheduling"
+
+
+def test_concurrent_turns_train_the_router_only_once(
+    cast: Cast, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trainings: list[int] = []
+
+    def slow_train(org: Any) -> object:
+        trainings.append(org.pk)
+        time.sleep(0.05)  # long enough for every thread to miss the cache at first
+        return object()
+
+    monkeypatch.setattr(router_cache, "_train", slow_train)
+    monkeypatch.setattr(router_cache, "examples_fingerprint", lambda org: "fixed")
+    with ThreadPoolExecutor(4) as pool:
+        routers = list(pool.map(lambda _: router_cache.router_for(cast.org), range(4)))
+
+    assert len({id(r) for r in routers}) == 1 and trainings == [cast.org.pk]
+
+
+def test_the_vocabulary_holds_the_organisations_names_only(cast: Cast) -> None:
+    factories.make_customer(cast.org, "Juan Pérez")
+    factories.make_technician(cast.org, "Carlos Gómez")
+    factories.make_technician(cast.org, "Ana Retirada", active=False)
+    factories.make_customer(cast.other_org, "Ajeno Total")
+
+    vocabulary = router_cache.vocabulary_for(cast.org)
+
+    assert vocabulary.customers == ("Juan Pérez",)
+    assert vocabulary.technicians == ("Carlos Gómez",)
+
+
+def test_a_real_router_turn_answers_small_talk(
+    cast: Cast, conversation: Conversation, trained: AgentIntent
+) -> None:
+    state, emitted = turn(cast, conversation, "hola")
+
+    assert [r.intent for r in runs(state)] == ["greeting"]
+    assert state["reply"] == "¡Hola! ¿En qué te ayudo?"
