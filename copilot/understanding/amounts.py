@@ -26,7 +26,12 @@ _WITH_CURRENCY = re.compile(
     rf"{_CURRENCY_BEFORE}\s*({_NUMBER})(?![\d])|(?<![\w.,/])({_NUMBER})\s*{_CURRENCY_AFTER}\b"
 )
 _THOUSANDS = re.compile(r"(?<![\w.,/$-])(\d{1,3}(?:\.\d{3})+(?:,\d{1,2})?)(?![\d.,/-])")
-_BARE = re.compile(r"(?<![\w.,/:$-])(\d{3,9}(?:,\d{1,2})?)(?![\d.,/:-])")
+_UNITS = (
+    r"frigorias|frigorias/h|btu|kcal|w|kw|watts?|m2|m3|m|mts?|metros?|cm|mm|km|kg|kilos?|litros?|"
+    r"lts?|l|pulgadas?|hs|h|horas?|min|minutos?|dias?|anos?|personas|equipos?|unidades|u|"
+    r"years?|days?|hours?|people|units?|sq|ft|feet|meters?"
+)
+_BARE = re.compile(rf"(?<![\w.,/:$-])(\d{{3,9}}(?:,\d{{1,2}})?)(?![\d.,/:-])(?!\s*(?:{_UNITS})\b)")
 _MONEY_CUE = re.compile(
     r"\b(?:presupuest\w*|cotiz\w*|factur\w*|cobr\w*|pag\w*|monto|importe|total|sale|cuesta|"
     r"precio|debe|deuda|saldo|seña|sena|quote|invoice|bill\w*|charge|price|cost\w*|owes?|paid|"

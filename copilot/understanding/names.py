@@ -161,7 +161,12 @@ def _other_capitalised_next_to(tokens: list[Token], start: int, parts: list[str]
 def _is_name_token(token: Token) -> bool:
     if token.folded in _COMPANY_SUFFIXES:
         return True
-    return token.capitalised and token.folded.isalpha() and token.folded not in NOT_NAME
+    return token.capitalised and _alpha(token.folded) and token.folded not in NOT_NAME
+
+
+def _alpha(word: str) -> bool:
+    """Letters, allowing the apostrophes and hyphens of names ("O'Brien", "Saint-Exupéry")."""
+    return re.sub(r"['’-]", "", word).isalpha()
 
 
 def _spans(tokens: list[Token]) -> list[tuple[int, int]]:
@@ -264,6 +269,8 @@ def lowercase_names(text: str, tokens: list[Token]) -> list[NameHit]:
             continue
         run: list[Token] = []
         for nxt in tokens[k + 1 : k + 4]:
+            if len(run) == 2:
+                break  # without capitals the end of a name is a guess: first and last name
             if nxt.folded in HONORIFICS and not run:
                 continue
             if not nxt.folded.isalpha() or nxt.folded in NOT_NAME or nxt.capitalised:

@@ -17,7 +17,8 @@ from copilot.understanding.normalize import fold, word_set
 _LEAD = word_set(
     """
     me te le lo la les los nos se no ya si que q porfa please pls just also then tambien
-    despues luego ademas ahi aca bueno ah oh ok dale che
+    despues luego ademas ahi aca bueno ah oh ok okay dale che if so and but pero igual entonces
+    well hey y e tmb aparte encima
     """
 )
 _ARTICLES = word_set(
@@ -43,14 +44,18 @@ def opener_words(texts: Iterable[str]) -> frozenset[str]:
     return frozenset(found)
 
 
-def starts_like_request(text: str, openers: frozenset[str], original: str | None = None) -> bool:
-    words = _WORD.findall(fold(text))
-    first = next((w for w in words if w not in _LEAD), None)
-    if first is None:
+def starts_like_request(text: str, openers: frozenset[str]) -> bool:
+    """The first real word is one the examples start with, or a verb-looking word comes early.
+
+    "si está, agendale..." starts a request too: a Spanish imperative among the first three
+    words counts (voseo with its accent, or a clitic ending: "agendale", "pasalo", "mandame").
+    """
+    raw = [w for w in _RAW_WORD.findall(text) if fold(w) not in _LEAD]
+    if not raw:
         return False
-    if first in openers or _IMPERATIVE.match(first):
+    if fold(raw[0]) in openers:
         return True
-    # Voseo imperative written with its accent ("agendá", "cancelá", "pasá").
-    raw = re.findall(r"[^\W\d_]+", original or text)
-    raw_first = next((w for w in raw if fold(w) not in _LEAD), "")
-    return raw_first[-1:] in ("á", "é", "í")
+    return any(_IMPERATIVE.match(fold(w)) or w[-1:] in ("á", "é", "í") for w in raw[:3])
+
+
+_RAW_WORD = re.compile(r"[^\W\d_][\w']*")

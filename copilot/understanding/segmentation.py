@@ -38,6 +38,10 @@ _SENTENCE_RE = re.compile(
     + "|".join(_CONNECTORS)
     + r"|ah|oh|ok|bueno)\b[,:]?\s*)*|\n+"
 )
+_STRONG = re.compile(
+    r"\b(?:despues|luego|tambien|ademas|de\s+paso|encima|aparte|tmb|asimismo|por\s+otro\s+lado|"
+    r"otra\s+cosa|then|also|plus|after\s+that|afterwards|as\s+well)\b"
+)
 _MAX_BOUNDARIES = 9
 _WORD = re.compile(r"[a-z]+")
 
@@ -46,7 +50,7 @@ _WORD = re.compile(r"[a-z]+")
 class Boundary:
     start: int  # the connector occupies text[start:end]; it belongs to neither side
     end: int
-    kind: str  # "sentence" | "comma" | "connector"
+    kind: str  # "strong" (después, also...) | "sentence" | "comma" | "weak" (a bare y/and)
     connector: str = ""  # folded connector text
 
 
@@ -78,11 +82,11 @@ class Tuning:
     sentence: float = -3.0
     comma: float = -2.0
     strong: float = -3.0  # "y después", "and then", "also", "además"
-    weak: float = -0.5  # a bare "y" / "and"
+    weak: float = -1.5  # a bare "y" / "and"
     min_content_words: int = 1
     # Cut kinds after which the next segment must start like a request ("y agendale", "and book"),
     # so "Juan y María Pérez", "calefón y termotanque" or "the fox and the child" stay whole.
-    needs_opener: frozenset[str] = frozenset({"weak"})
+    needs_opener: frozenset[str] = frozenset({"weak", "comma", "sentence"})
     # A part's intent must be among the whole message's top-k intents (0: no such check): the
     # whole text of a real two-request message already leans towards both intents, while a
     # fragment ("misma hora", "Villa Crespo") gets an intent the whole never considered.
@@ -96,18 +100,20 @@ def boundaries(text: str) -> list[Boundary]:
     for kind, pattern in (
         ("sentence", _SENTENCE_RE),
         ("comma", _COMMA_RE),
-        ("connector", _CONNECTOR_RE),
+        ("weak", _CONNECTOR_RE),
     ):
         for m in pattern.finditer(folded):
             start, end = m.span()
             if start == 0 or end >= len(text.rstrip()):
                 continue
             if not any(b.start < end and start < b.end for b in found):
-                found.append(Boundary(start, end, kind, folded[start:end].strip()))
+                connector = folded[start:end].strip()
+                strength = "strong" if _STRONG.search(connector) else kind
+                found.append(Boundary(start, end, strength, connector))
     found.sort(key=lambda b: b.start)
     if len(found) > _MAX_BOUNDARIES:
-        # Keep the strongest evidence: sentences, then connectors, then commas.
-        rank = {"sentence": 0, "connector": 1, "comma": 2}
+        # Keep the strongest evidence.
+        rank = {"strong": 0, "sentence": 1, "comma": 2, "weak": 3}
         found = sorted(
             sorted(found, key=lambda b: rank[b.kind])[:_MAX_BOUNDARIES], key=lambda b: b.start
         )
@@ -158,26 +164,14 @@ def _segment_score(seg: Segment, tuning: Tuning) -> float | None:
     return math.log(max(seg.confidence, 1e-9))
 
 
-_WEAK = re.compile(r"\s*,?\s*(?:y|e|and)\s*$")
-
-
 def _cost(cut: Boundary, tuning: Tuning) -> float:
-    if cut.kind == "sentence":
-        return tuning.sentence
-    if cut.kind == "comma":
-        return tuning.comma
-    return tuning.weak if _WEAK.match(cut.connector) else tuning.strong
+    return float(getattr(tuning, cut.kind))
 
 
 def _allowed(
     cut: Boundary, tuning: Tuning, seg: Segment, starts_request: Callable[[str], bool]
 ) -> bool:
-    kind = (
-        cut.kind
-        if cut.kind != "connector"
-        else ("weak" if _WEAK.match(cut.connector) else "strong")
-    )
-    return kind not in tuning.needs_opener or starts_request(seg.text)
+    return cut.kind not in tuning.needs_opener or starts_request(seg.text)
 
 
 def _best_partition(

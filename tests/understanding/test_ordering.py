@@ -1,0 +1,71 @@
+"""Dependency ordering and the labelling rules that shape a chain."""
+
+from __future__ import annotations
+
+from copilot.understanding import Entities, Task
+from copilot.understanding.ordering import apply_labelling_rules, order_chain
+
+
+def _tasks(*intents: str) -> list[Task]:
+    return [Task(intent, "", 0.9, intent) for intent in intents]
+
+
+def _chain(*intents: str) -> list[str]:
+    kept, _notes = apply_labelling_rules(_tasks(*intents))
+    ordered, _moved = order_chain(kept)
+    return [t.intent for t in ordered]
+
+
+def test_a_customer_is_created_before_it_is_used() -> None:
+    assert _chain("book_job", "create_customer") == ["create_customer", "book_job"]
+    assert _chain("generate_quote", "create_customer") == ["create_customer", "generate_quote"]
+
+
+def test_a_job_is_booked_before_it_is_invoiced_or_given_a_vehicle() -> None:
+    assert _chain("generate_invoice", "book_job") == ["book_job", "generate_invoice"]
+    assert _chain("assign_vehicle", "book_job") == ["book_job", "assign_vehicle"]
+
+
+def test_a_sick_technician_comes_before_moving_their_jobs() -> None:
+    assert _chain("bulk_reschedule", "technician_sick") == ["technician_sick", "bulk_reschedule"]
+
+
+def test_emergency_goes_first_and_absorbs_dispatch() -> None:
+    assert _chain("payment_status", "emergency", "dispatch") == ["emergency", "payment_status"]
+
+
+def test_independent_intents_keep_the_text_order() -> None:
+    assert _chain("search_customer", "create_customer") == ["search_customer", "create_customer"]
+    assert _chain("validate_cuit", "create_customer") == ["validate_cuit", "create_customer"]
+    assert _chain("create_customer", "validate_cuit") == ["create_customer", "validate_cuit"]
+    assert _chain("cancel_job", "book_job") == ["cancel_job", "book_job"]
+
+
+def test_three_step_chain() -> None:
+    assert _chain("generate_invoice", "create_customer", "book_job") == [
+        "create_customer",
+        "book_job",
+        "generate_invoice",
+    ]
+
+
+def test_courtesy_and_anger_next_to_a_request_are_not_intents() -> None:
+    assert _chain("greeting", "book_job", "farewell") == ["book_job"]
+    assert _chain("frustration_detected", "reschedule") == ["reschedule"]
+    assert _chain("frustration_detected") == ["frustration_detected"]
+    assert _chain("unknown", "book_job") == ["unknown", "book_job"]
+
+
+def test_duplicates_collapse_unless_they_target_different_entities() -> None:
+    assert _chain("book_job", "book_job") == ["book_job"]
+    tasks = [
+        Task("book_job", "", 0.9, "a", Entities(customer="Gómez")),
+        Task("book_job", "", 0.9, "b", Entities(customer="Sosa")),
+    ]
+    kept, _ = apply_labelling_rules(tasks)
+    assert [t.entities.customer for t in kept] == ["Gómez", "Sosa"]
+
+
+def test_order_reports_whether_it_moved_anything() -> None:
+    assert order_chain(_tasks("book_job", "create_customer"))[1]
+    assert not order_chain(_tasks("create_customer", "book_job"))[1]

@@ -1,0 +1,97 @@
+"""The rules tier: small talk, a bare CUIT, directives and courtesy around a request."""
+
+from __future__ import annotations
+
+import pytest
+
+from copilot.understanding import Context, Directive, Router
+from copilot.understanding.rules import bare_cuit, parse_directive, small_talk, strip_courtesy
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["hola", "Holis!! 👋", "buenas", "Buen día!", "buenas tardes", "hey there", "Good morning!"],
+)
+def test_pure_greetings(text: str) -> None:
+    assert small_talk(text) == "greeting"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "gracias, eso es todo",
+        "chau nos vemos",
+        "Muchas gracias!! 🙏",
+        "dale gracias chau",
+        "thanks, bye",
+        "thank you so much!",
+        "ok bye, have a good one",
+        "thanks, that's all for today",
+    ],
+)
+def test_thanks_and_goodbyes_are_farewells(text: str) -> None:
+    assert small_talk(text) == "farewell"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["hola, agendame a Juan mañana", "gracias, ¿y cuánto debe Pérez?", "ok", "hello, book a visit"],
+)
+def test_a_request_is_not_small_talk(text: str) -> None:
+    assert small_talk(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["20123456786", "20-12345678-6", "buenas, 20-12345678-6", "validá el cuit 20-12345678-6"],
+)
+def test_a_bare_cuit(text: str) -> None:
+    assert bare_cuit(text)
+
+
+def test_a_cuit_inside_a_request_is_not_bare() -> None:
+    assert not bare_cuit("registrá a Climatizar SA con CUIT 30712345671")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("hola, agendame a Juan mañana", "agendame a Juan mañana"),
+        ("hola, pasalo al viernes por favor, gracias!", "pasalo al viernes"),
+        ("Please create customer John Smith, thanks!", "create customer John Smith"),
+        ("Buen día! cancelá el turno", "cancelá el turno"),
+        ("necesito buenas noticias del presupuesto", "necesito buenas noticias del presupuesto"),
+    ],
+)
+def test_courtesy_around_a_request_is_stripped(text: str, expected: str) -> None:
+    assert strip_courtesy(text) == expected
+
+
+def test_directives_name_the_agent_as_typed() -> None:
+    agents = ["scheduling", "fleet"]
+    assert parse_directive("#scheduling agendame mañana", agents) == Directive(
+        "scheduling", "agendame mañana"
+    )
+    assert parse_directive("#Fleet: quién está libre", agents) == Directive(
+        "fleet", "quién está libre"
+    )
+    assert parse_directive("#sched hola", agents) == Directive("sched", "hola")
+    assert parse_directive("hola #fleet", agents) is None
+
+
+def test_the_router_answers_small_talk_from_rules(router: Router, ctx: Context) -> None:
+    result = router.understand("gracias, eso es todo 🙌", ctx)
+    assert (result.tier, result.intents, result.agents) == ("rules", ["farewell"], ["general"])
+
+
+def test_the_router_validates_a_bare_cuit(router: Router, ctx: Context) -> None:
+    result = router.understand("30712345671", ctx)
+    assert result.intents == ["validate_cuit"]
+    assert result.entities.cuit == "30-71234567-1"
+
+
+def test_the_router_returns_a_directive_without_classifying(router: Router, ctx: Context) -> None:
+    result = router.understand("#scheduling pasá lo de Gómez al viernes", ctx)
+    assert result.directive == Directive("scheduling", "pasá lo de Gómez al viernes")
+    assert result.tasks == []
+    assert result.tier == "rules"
