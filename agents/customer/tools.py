@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from agents.lookups import resolve_customer
 from agents.payloads import (
     customer_data,
     decimal_str,
@@ -16,7 +17,6 @@ from agents.registry import (
     ToolContext,
     ToolError,
     ToolResult,
-    get_scoped,
     success,
     tool,
 )
@@ -71,10 +71,19 @@ def _kind(prefix: str) -> str:
         "A customer's record and history: contact data, recent and upcoming jobs, equipment "
         "(with the next service date), invoices and the total balance owed."
     ),
-    param_docs={"customer_id": "The customer's id."},
+    param_docs={
+        "customer_id": "The customer's id.",
+        "customer": "The customer's name (when the id is not known).",
+    },
 )
-def customer_history(ctx: ToolContext, *, customer_id: int) -> ToolResult:
-    customer = get_scoped(Customer, ctx, customer_id, "customer")
+def customer_history(
+    ctx: ToolContext, *, customer_id: int | None = None, customer: str | None = None
+) -> ToolResult:
+    customer_row = resolve_customer(ctx, customer_id, customer)
+    return _history(ctx, customer_row)
+
+
+def _history(ctx: ToolContext, customer: Customer) -> ToolResult:
     file = customer_file(customer, recent_jobs=HISTORY_LIMIT)
     upcoming = [
         job.pk
@@ -177,12 +186,17 @@ def customer_create(
         "Change a customer's data: only the fields given change; an empty string clears an "
         "optional field. Address fields change the primary address."
     ),
-    param_docs={"customer_id": "The customer to change.", **_CONTACT_DOCS},
+    param_docs={
+        "customer_id": "The customer to change.",
+        "customer": "The customer to change, by name (when the id is not known).",
+        **_CONTACT_DOCS,
+    },
 )
 def customer_update(
     ctx: ToolContext,
     *,
-    customer_id: int,
+    customer_id: int | None = None,
+    customer: str | None = None,
     name: str | None = None,
     kind: CustomerKind | None = None,
     cuit: str | None = None,
@@ -195,21 +209,19 @@ def customer_update(
     zone: str | None = None,
     notes: str | None = None,
 ) -> ToolResult:
-    customer = get_scoped(Customer, ctx, customer_id, "customer")
+    row = resolve_customer(ctx, customer_id, customer)
     fields = _given(
         name=name, kind=kind, cuit=cuit, phone=phone, phone_alt=phone_alt, email=email,
         street=street, unit=unit, city=city, zone=zone, notes=notes,
     )  # fmt: skip
     if not fields:
         raise ToolError("nothing to change: give at least one field")
-    before = customer_data(customer)
-    services.customer_update(
-        organisation=ctx.organisation, customer=customer, actor=ctx.user, **fields
-    )
-    customer.refresh_from_db()
+    before = customer_data(row)
+    services.customer_update(organisation=ctx.organisation, customer=row, actor=ctx.user, **fields)
+    row.refresh_from_db()
     return success(
-        f"customer #{customer.pk} updated",
-        customer=customer_data(customer),
+        f"customer #{row.pk} updated",
+        customer=customer_data(row),
         before=before,
         changed=sorted(fields),
     )
