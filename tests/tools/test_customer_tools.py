@@ -140,3 +140,15 @@ def test_the_outsider_never_reaches_the_first_organisation(
     created = run(outsider_ctx, "customer_create", name="Otra SRL", cuit="30-71234567-1")
     assert created.ok, created.error
     assert created.data["possible_duplicates"] == []
+
+
+def test_customer_history_and_update_by_name(ctx: ToolContext, shop: Shop) -> None:
+    history = run(ctx, "customer_history", customer="maría gonzález")
+    assert history.ok, history.error
+    assert history.data["customer"]["id"] == shop.maria.pk
+    assert history.data["balance"] == "0.00"
+    updated = run(ctx, "customer_update", customer="Juan Pérez", phone="011 4444-5555")
+    assert updated.ok, updated.error
+    shop.juan.refresh_from_db()
+    assert shop.juan.phone == "+541144445555"
+    assert not run(ctx, "customer_history").ok
