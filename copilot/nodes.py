@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime
 import importlib
 import logging
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -51,6 +52,18 @@ EMERGENCY = "emergency"
 FRUSTRATION = "frustration_detected"
 FALLBACK_INTENT = "unknown"
 NOTHING_TO_DO = frozenset({"unknown", "greeting", "farewell"})
+# Intents that act on the job / the customer a conversation is about (continuations).
+JOB_SUBJECT = frozenset(
+    {"reschedule", "cancel_job", "assign_vehicle", "generate_invoice", "follow_up", "complaint"}
+)
+CUSTOMER_SUBJECT = frozenset(
+    {"book_job", "update_customer", "search_customer", "generate_quote", "payment_status"}
+)
+# Words that point back to something already said (folded): clitic pronouns on a verb
+# ("pasalo", "cancelala", "mandáselo"), "el mismo", "ese", "it", "same time"...
+_ANAPHORA = re.compile(
+    r"\b(?:\w{3,}(?:lo|la|los|las)|mism[oa]s?|es[eao]s?|aquel\w*|it|that|same|this one)\b"
+)
 # Errors that may go away on a retry; anything else a handler raises is a bug (permanent).
 TRANSIENT_ERRORS = (OperationalError, InterfaceError, TimeoutError, ConnectionError)
 
@@ -324,8 +337,44 @@ def _fold(text: str) -> str:
     return fold(text).strip()
 
 
+def _elliptical(text: str) -> bool:
+    """A message that leans on the previous turn ("pasalo al viernes", "cancelalo", "move it")."""
+    return bool(_ANAPHORA.search(_fold(text)))
+
+
+def _continue_subject(
+    steps: list[Step], sources: dict[int, str], state: TurnState, subject: dict[str, Any], text: str
+) -> None:
+    """Below its gate, an elliptical step continues the job / customer under discussion.
+
+    The classifier reads "pasalo al viernes a la misma hora" with little confidence because the
+    words that would carry it are in the previous turn. When one of its candidates acts on the
+    subject the conversation is about, that candidate runs, lifted to its agent's threshold;
+    the trace marks the step "continuation" and keeps the classifier's own scores.
+    """
+    allowed = (JOB_SUBJECT if subject.get(wm.JOB_ID) else frozenset()) | (
+        CUSTOMER_SUBJECT if subject.get(wm.CUSTOMER_ID) else frozenset()
+    )
+    if not allowed or not _elliptical(text):
+        return
+    agents, intent_agents = state["agents"], state["intent_agents"]
+    for i, step in enumerate(steps):
+        agent = agents.get(step.agent)
+        if sources.get(i) != "classifier" or agent is None or not _gated(agent, step):
+            continue
+        ranked = [(step.intent, step.confidence), *step.candidates]
+        pick = next((c for c in ranked if c[0] in allowed and intent_agents.get(c[0])), None)
+        target = agents.get(intent_agents.get(pick[0], "")) if pick else None
+        if pick is None or target is None:
+            continue
+        step.intent, step.agent = pick[0], target.name
+        step.confidence = max(pick[1], target.min_confidence)
+        sources[i] = "continuation"
+
+
 def route(state: TurnState, runtime: Runtime[TurnDeps]) -> TurnState:
     deps = runtime.context
+    subject = _scoped_state(state)
     if state.get("notice"):
         steps: list[Step] = []
         sources: dict[int, str] = {}
@@ -334,6 +383,7 @@ def route(state: TurnState, runtime: Runtime[TurnDeps]) -> TurnState:
     else:
         chain, origin = _chain(state, deps.text)
         steps, sources = chain, dict(enumerate(origin))
+        _continue_subject(steps, sources, state, subject, deps.text)
     language = state.get("language") or "es"
     ctx = TurnContext(
         organisation=deps.organisation,
@@ -342,7 +392,7 @@ def route(state: TurnState, runtime: Runtime[TurnDeps]) -> TurnState:
         turn_id=deps.turn_id,
         now=deps.now,
         language=language,
-        state=_scoped_state(state),
+        state=subject,
         emit=deps.emit,
     )
     return {"steps": steps, "sources": sources, "ctx": ctx, "language": language}

@@ -193,7 +193,7 @@ def chunks(text: str, target: int = 3) -> list[str]:
     """
     if not text:
         return []
-    pieces = [m.group(0) for m in re.finditer(r".+?(?:\n\n|(?<=[.!?…:])\s+|$)", text, re.S)]
+    pieces = [m.group(0) for m in re.finditer(r".+?(?:\n\n|(?<=[.!?…])\s+|$)", text, re.S)]
     pieces = [p for p in pieces if p]
     if len(pieces) <= target:
         return pieces

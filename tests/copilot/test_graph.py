@@ -329,6 +329,36 @@ def test_a_follow_up_message_continues_the_job_under_discussion(
     assert state["reply"] == f"Reprogramo el trabajo #{job.pk}."
 
 
+def test_a_vague_follow_up_below_the_gate_still_continues_the_job(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    # The words that make it a reschedule were in the previous turn: the classifier is unsure.
+    customer = factories.make_customer(cast.org, "Juan Pérez")
+    job = factories.make_job(cast.org, customer)
+    conversation.state = {"job_id": job.pk, "customer_id": customer.pk}
+    conversation.save()
+    text = "pasalo al viernes a la misma hora"
+    router.script[text] = [task("hours", 0.2, candidates=[("reschedule", 0.19)])]
+
+    state, _ = turn(cast, conversation, text)
+
+    (run,) = runs(state)
+    assert (run.intent, run.confidence, run.yielded) == ("reschedule", 0.35, False)
+    assert state["trace"]["steps"][0]["source"] == "continuation"
+    assert state["reply"] == f"Reprogramo el trabajo #{job.pk}."
+
+
+def test_without_a_subject_a_vague_message_is_not_stretched(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    text = "pasalo al viernes a la misma hora"
+    router.script[text] = [task("hours", 0.2, candidates=[("reschedule", 0.19)])]
+
+    state, _ = turn(cast, conversation, text)
+
+    assert [r.yielded for r in runs(state)] == [True, True]
+
+
 def test_naming_another_customer_drops_the_previous_subject(
     cast: Cast, conversation: Conversation, router: ScriptedRouter
 ) -> None:
