@@ -7,9 +7,12 @@ from decimal import Decimal, InvalidOperation
 
 from django import template
 from django.template.context import Context
+from django.utils import formats, timezone
+from django.utils.dateparse import parse_datetime
 from django.utils.dates import WEEKDAYS_ABBR
+from django.utils.translation import gettext_lazy as _
 
-from business.models import Skill, money
+from business.models import Job, JobEvent, Skill, money
 
 register = template.Library()
 
@@ -50,3 +53,39 @@ def nav_active(context: Context, prefix: str) -> str:
         return ""
     active = request.path == "/" if prefix == "/" else request.path.startswith(prefix)
     return "is-active" if active else ""
+
+
+# Labels for the keys services write into JobEvent.data; unknown keys show as written.
+EVENT_KEYS = {
+    "service": _("Service"),
+    "start": _("Starts"),
+    "end": _("Ends"),
+    "technician": _("Technician"),
+    "plate": _("Vehicle"),
+    "vehicle": _("Vehicle"),
+    "reason": _("Reason"),
+    "customer": _("Customer"),
+}
+
+
+def _readable(value: object) -> str:
+    if isinstance(value, str):
+        moment = parse_datetime(value)
+        if moment is not None and timezone.is_aware(moment):
+            return formats.date_format(timezone.localtime(moment), "SHORT_DATETIME_FORMAT")
+        if value in Job.Status.values:
+            return str(Job.Status(value).label)
+    return str(value)
+
+
+@register.filter
+def event_lines(event: JobEvent) -> list[str]:
+    """A job event's data as short readable lines: "from → to", or "label: value" pairs."""
+    data = event.data if isinstance(event.data, dict) else {}
+    if "from" in data and "to" in data:
+        return [f"{_readable(data['from'])} → {_readable(data['to'])}"]
+    return [
+        f"{EVENT_KEYS.get(key, key.replace('_', ' '))}: {_readable(value)}"
+        for key, value in data.items()
+        if not key.endswith("_id") and value not in (None, "")
+    ]

@@ -467,3 +467,23 @@ def test_the_login_page_is_translated(db: None) -> None:
 )
 def test_money_is_formatted_the_argentine_way(value: Any, expected: str) -> None:
     assert ars(value) == expected
+
+
+def test_the_job_history_reads_like_sentences(cast: Cast, records: Records) -> None:
+    job = Job.objects.get(pk=records.ids["job_detail"])
+    JobEvent.objects.create(
+        organisation=cast.org,
+        job=job,
+        kind=JobEvent.Kind.STATUS,
+        data={"from": "scheduled", "to": "in_progress"},
+    )
+    JobEvent.objects.create(
+        organisation=cast.org,
+        job=job,
+        kind=JobEvent.Kind.ASSIGNED,
+        data={"technician_id": 7, "technician": "Carlos Gómez"},
+    )
+    text = _text(_client(cast.operator).get(reverse("job_detail", args=[job.pk]), **EN))
+    assert "Scheduled → In progress" in text
+    assert "Technician: Carlos Gómez" in text
+    assert "technician_id" not in text
