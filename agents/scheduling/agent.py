@@ -1,0 +1,692 @@
+"""Handlers of the scheduling agent (O11): book, move and cancel jobs; say what is free.
+
+They resolve with data instead of deflecting: a taken slot is answered with the next three
+concrete slots and who would go, a job is found by the customer or the conversation, and a
+cancellation is filed for a manager's approval with the job described. Plans stay short (one to
+three tool calls) so the default budget of four is never the reason a step stops.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from django.utils.translation import get_language
+
+from agents.base import Mutation, Outcome, Runner, Step, handles
+from agents.phrasing import (
+    ask,
+    bullets,
+    day,
+    failed,
+    held,
+    held_id,
+    job_label,
+    job_line,
+    moment_of,
+    numbered,
+    slot_line,
+    when,
+)
+from agents.registry import ToolResult
+from agents.subjects import CustomerRef, customer_ref, job_ref, same_person
+from business.scheduling import business_hours_on
+from business.services import infer_skill, service_duration
+
+DEFAULT_SERVICE = {"es": "Visita técnica", "en": "Technical visit"}
+AVAILABILITY_SLOTS = 6  # free starts listed when someone asks what is free
+LISTED_JOBS = 5  # jobs listed when the operator must pick one
+
+
+# --- small pieces -----------------------------------------------------------------------------
+
+
+def _clock(value: str | None) -> datetime.time | None:
+    """The entity's "HH:MM" as a time (None when absent or malformed)."""
+    if not value:
+        return None
+    hours, _sep, minutes = value.partition(":")
+    try:
+        return datetime.time(int(hours), int(minutes or 0))
+    except ValueError:
+        return None
+
+
+def _tz(runner: Runner) -> ZoneInfo:
+    return ZoneInfo(runner.ctx.organisation.timezone)
+
+
+def _at(runner: Runner, on: datetime.date, clock: datetime.time) -> datetime.datetime:
+    return datetime.datetime.combine(on, clock, tzinfo=_tz(runner))
+
+
+def _day_for(runner: Runner, clock: datetime.time) -> datetime.date:
+    """A time without a day: today if that time is still ahead, else tomorrow."""
+    now = runner.ctx.now.astimezone(_tz(runner))
+    return (
+        now.date() if _at(runner, now.date(), clock) > now else now.date() + datetime.timedelta(1)
+    )
+
+
+def _minutes(service: str | None) -> int:
+    duration = service_duration(service or "")
+    return int(duration.total_seconds() // 60)
+
+
+def _skill(service: str | None) -> str | None:
+    return infer_skill(service) if service else None
+
+
+def _job_mutation(job: dict[str, Any]) -> Mutation:
+    return Mutation(
+        kind="job",
+        id=int(job["id"]),
+        label=job_label(job),
+        data={
+            key: job.get(key)
+            for key in ("customer_id", "customer", "service", "start", "technician", "status")
+        },
+    )
+
+
+def _refusal(runner: Runner, result: ToolResult) -> str:
+    """Why the service refused a time, in the message's language for the usual reasons."""
+    codes = set(result.data.get("codes") or [])
+    if "past" in codes:
+        return runner.t(es="ese horario ya pasó", en="that time has already passed")
+    if "no_technician_free" in codes:
+        return runner.t(
+            es="no hay ningún técnico libre para ese trabajo en ese horario",
+            en="no technician for that work is free at that time",
+        )
+    if "technician_busy" in codes:
+        general = runner.t(
+            es="el técnico no puede en ese horario", en="the technician can't make that time"
+        )
+        return f"{general} — {_service_detail(result)}" if _same_language(runner) else general
+    if "vehicle_busy" in codes:
+        return runner.t(
+            es="el vehículo asignado está ocupado en ese horario",
+            en="the assigned vehicle is busy at that time",
+        )
+    if _same_language(runner):
+        return _service_detail(result)
+    return runner.t(es="no se puede en ese horario", en="that time is not possible")
+
+
+def _same_language(runner: Runner) -> bool:
+    """Whether the services' own (translated) messages are in the reply's language."""
+    return (get_language() or "es")[:2] == runner.language[:2]
+
+
+def _service_detail(result: ToolResult) -> str:
+    """The service's sentence, to follow a colon: "Eso está fuera…." → "eso está fuera…"."""
+    text = result.error.strip().rstrip(".")
+    return text[:1].lower() + text[1:]
+
+
+def _offer(runner: Runner, slots: list[dict[str, Any]], *, es: str, en: str, error: str) -> Outcome:
+    """Nothing booked or moved: why, and the next concrete slots to choose from."""
+    language = runner.language
+    if not slots:
+        return Outcome(
+            text=runner.t(
+                es=f"{es}, y no encontré turnos libres en las próximas tres semanas.",
+                en=f"{en}, and I found no free slot in the next three weeks.",
+            ),
+            success=False,
+            error=error,
+        )
+    listing = numbered([slot_line(slot, language) for slot in slots])
+    return Outcome(
+        text=runner.t(
+            es=f"{es}. Te propongo estos turnos libres:\n{listing}\n¿Cuál te sirve?",
+            en=f"{en}. These slots are free:\n{listing}\nWhich one works for you?",
+        ),
+        success=False,
+        error=error,
+    )
+
+
+def _customer_problem(runner: Runner, who: CustomerRef, result: ToolResult) -> Outcome | None:
+    """An unknown or ambiguous customer name, said as such (None for any other failure)."""
+    candidates = result.data.get("candidates")
+    if candidates and result.error.startswith("customer"):
+        listing = bullets(
+            f"{c['name']}" + (f" — {c['address']}" if c.get("address") else "") for c in candidates
+        )
+        return Outcome(
+            text=runner.t(
+                es=f"Hay varios clientes que coinciden con «{who.name}»:\n{listing}\n¿Cuál es?",
+                en=f"Several customers match “{who.name}”:\n{listing}\nWhich one is it?",
+            ),
+            success=False,
+            error=result.error,
+        )
+    if result.error.startswith("customer") and "not found" in result.error:
+        return Outcome(
+            text=runner.t(
+                es=f"No encontré ningún cliente «{who.name}». ¿Querés que lo registre primero? "
+                "Pasame su teléfono y dirección.",
+                en=f"I couldn't find a customer “{who.name}”. Shall I register them first? "
+                "Send me their phone and address.",
+            ),
+            success=False,
+            error=result.error,
+        )
+    return None
+
+
+# --- book_job -------------------------------------------------------------------------------
+
+
+@handles("book_job")
+def book_job(step: Step, runner: Runner) -> Outcome:
+    who = customer_ref(step, runner)
+    if who is None:
+        return ask(
+            runner,
+            es="¿Para qué cliente es el trabajo? Decime el nombre (si es nuevo, también su "
+            "teléfono y dirección para registrarlo).",
+            en="Which customer is the job for? Tell me the name (if they are new, also their "
+            "phone and address so I can register them).",
+            error="missing customer",
+        )
+    service = step.entities.service or DEFAULT_SERVICE[runner.ctx.organisation.language]
+    on, clock = step.entities.date, _clock(step.entities.time)
+    if on is None and clock is None:
+        return _ask_when(runner, who, service)
+    if clock is None:
+        assert on is not None
+        return _book_first_free(step, runner, who, service, on)
+    start = _at(runner, on or _day_for(runner, clock), clock)
+    return _book_at(step, runner, who, service, start.isoformat(), first_free=False)
+
+
+def _ask_when(runner: Runner, who: CustomerRef, service: str) -> Outcome:
+    found = runner.call("slots_find", skill=_skill(service), duration_minutes=_minutes(service))
+    if not found.ok:
+        return failed(
+            runner, found, es="No pude buscar turnos libres", en="I couldn't look for free slots"
+        )
+    name = who.name or runner.t(es="el cliente", en="the customer")
+    return _offer(
+        runner,
+        found.data["slots"],
+        es=f"¿Para cuándo agendo {service} de {name}? No me dijiste el día",
+        en=f"When should I book {service} for {name}? You didn't say the day",
+        error="missing date",
+    )
+
+
+def _book_first_free(
+    step: Step, runner: Runner, who: CustomerRef, service: str, on: datetime.date
+) -> Outcome:
+    """A day without a time: the first free slot that day (the service picks who goes)."""
+    found = runner.call(
+        "slots_find",
+        date=on.isoformat(),
+        skill=_skill(service),
+        duration_minutes=_minutes(service),
+        count=3,
+    )
+    if not found.ok:
+        return failed(
+            runner, found, es="No pude buscar turnos libres", en="I couldn't look for free slots"
+        )
+    slots = found.data["slots"]
+    if found.data["requested_range_full"] or not slots:
+        language = runner.language
+        return _offer(
+            runner,
+            slots,
+            es=f"El {day(on, language)} no queda ningún turno libre para {service}",
+            en=f"There is no free slot for {service} on {day(on, language)}",
+            error="day full",
+        )
+    return _book_at(step, runner, who, service, slots[0]["start"], first_free=True)
+
+
+def _book_at(
+    step: Step, runner: Runner, who: CustomerRef, service: str, start: str, *, first_free: bool
+) -> Outcome:
+    language = runner.language
+    arguments: dict[str, Any] = {**who.args(), "service": service, "start": start}
+    if step.entities.technician:
+        arguments["technician"] = step.entities.technician
+    result = runner.call("job_book", **arguments)
+    if (approval := held_id(result)) is not None:
+        return held(
+            runner,
+            approval,
+            es=f"El turno de {service} para {who.name} el {when(start, language)}",
+            en=f"Booking {service} for {who.name} on {when(start, language)}",
+        )
+    if not result.ok:
+        problem = _customer_problem(runner, who, result)
+        if problem is not None:
+            return problem
+        if "alternatives" in result.data:
+            reason = _refusal(runner, result)
+            return _offer(
+                runner,
+                result.data["alternatives"],
+                es=f"No pude agendarlo el {when(start, language)}: {reason}",
+                en=f"I couldn't book it on {when(start, language)}: {reason}",
+                error=result.error,
+            )
+        return failed(runner, result, es="No pude agendar el trabajo", en="I couldn't book the job")
+    return _booked(runner, result.data["job"], first_free=first_free)
+
+
+def _booked(runner: Runner, job: dict[str, Any], *, first_free: bool) -> Outcome:
+    language = runner.language
+    moment = when(job["start"], language)
+    details = ", ".join(part for part in (job["service"], job.get("address")) if part)
+    first_es = ", el primer turno libre de ese día," if first_free else ""
+    first_en = ", the first free slot that day," if first_free else ""
+    text = runner.t(
+        es=f"Listo, te agendé a {job['customer']} el {moment}{first_es} con {job['technician']} "
+        f"({details}). Es el trabajo #{job['id']}.",
+        en=f"Done: I booked {job['customer']} for {moment}{first_en} with {job['technician']} "
+        f"({details}). It is job #{job['id']}.",
+    )
+    return Outcome(text=text, mutations=[_job_mutation(job)])
+
+
+# --- finding the job a step is about --------------------------------------------------------
+
+
+def _find_job(
+    step: Step, runner: Runner, *, by_date: bool, need_details: bool
+) -> tuple[dict[str, Any] | int | None, Outcome | None]:
+    """(the job, or its id when only the id is known and details are not needed; or a reply).
+
+    `by_date`: the step's date names the job (cancel), not where it goes (reschedule).
+    """
+    known = job_ref(step, runner)
+    if known is not None and not need_details:
+        return known, None
+    if known is not None:
+        result = runner.call("jobs_find", job_id=known)
+        if not result.ok or not result.data["jobs"]:
+            return None, failed(
+                runner, result, es="No encontré ese trabajo", en="I couldn't find that job"
+            )
+        return result.data["jobs"][0], None
+    return _find_open_job(step, runner, by_date=by_date)
+
+
+def _find_open_job(
+    step: Step, runner: Runner, *, by_date: bool
+) -> tuple[dict[str, Any] | None, Outcome | None]:
+    who = customer_ref(step, runner)
+    on = step.entities.date if by_date else None
+    if who is None and on is None:
+        return None, ask(
+            runner,
+            es="¿Qué trabajo? Decime de qué cliente es (o el día, si es uno solo).",
+            en="Which job? Tell me the customer (or the day, if there is only one).",
+            error="missing job",
+        )
+    arguments: dict[str, Any] = {"status": "open", **(who.args() if who else {})}
+    if on is not None:
+        arguments["date"] = on.isoformat()
+    result = runner.call("jobs_find", **arguments)
+    if not result.ok:
+        problem = _customer_problem(runner, who, result) if who else None
+        return None, problem or failed(
+            runner, result, es="No pude buscar el trabajo", en="I couldn't look up the job"
+        )
+    return _one_job(runner, result.data["jobs"], who, on)
+
+
+def _one_job(
+    runner: Runner, jobs: list[dict[str, Any]], who: CustomerRef | None, on: datetime.date | None
+) -> tuple[dict[str, Any] | None, Outcome | None]:
+    language = runner.language
+    jobs = sorted(jobs, key=lambda job: job["start"])
+    whose_es = f" de {who.name}" if who and who.name else ""
+    whose_en = f" for {who.name}" if who and who.name else ""
+    on_es = f" el {day(on, language)}" if on else ""
+    on_en = f" on {day(on, language)}" if on else ""
+    if not jobs:
+        return None, Outcome(
+            text=runner.t(
+                es=f"No encontré trabajos abiertos{whose_es}{on_es}.",
+                en=f"I found no open jobs{whose_en}{on_en}.",
+            ),
+            success=False,
+            error="no open job",
+        )
+    if len(jobs) > 1:
+        listing = bullets(job_line(job, language) for job in jobs[:LISTED_JOBS])
+        return None, Outcome(
+            text=runner.t(
+                es=f"Hay {len(jobs)} trabajos abiertos{whose_es}{on_es}:\n{listing}\n¿Cuál es?",
+                en=f"There are {len(jobs)} open jobs{whose_en}{on_en}:\n{listing}\nWhich one?",
+            ),
+            success=False,
+            error="several jobs",
+        )
+    return jobs[0], None
+
+
+# --- reschedule -----------------------------------------------------------------------------
+
+
+@handles("reschedule")
+def reschedule(step: Step, runner: Runner) -> Outcome:
+    on, clock = step.entities.date, _clock(step.entities.time)
+    if on is None and clock is None:
+        return ask(
+            runner,
+            es="¿Para cuándo lo paso? Decime el día y/o la hora.",
+            en="When should I move it to? Tell me the day and/or the time.",
+            error="missing target",
+        )
+    job, problem = _find_job(step, runner, by_date=False, need_details=False)
+    if problem is not None or job is None:
+        return problem or ask(runner, es="¿Qué trabajo?", en="Which job?", error="missing job")
+    job_id = job if isinstance(job, int) else int(job["id"])
+    arguments: dict[str, Any] = {"job_id": job_id}
+    if on is not None:
+        arguments["date"] = on.isoformat()
+    if clock is not None:
+        arguments["time"] = f"{clock:%H:%M}"
+    result = runner.call("job_reschedule", **arguments)
+    target = _target_text(runner, on, clock)
+    if (approval := held_id(result)) is not None:
+        return held(
+            runner,
+            approval,
+            es=f"El cambio del trabajo #{job_id} {target}",
+            en=f"Moving job #{job_id} {target}",
+        )
+    if not result.ok:
+        if "alternatives" in result.data:
+            reason = _refusal(runner, result)
+            return _offer(
+                runner,
+                result.data["alternatives"],
+                es=f"No pude pasar el trabajo #{job_id} {target}: {reason}",
+                en=f"I couldn't move job #{job_id} {target}: {reason}",
+                error=result.error,
+            )
+        return failed(
+            runner,
+            result,
+            es=f"No pude mover el trabajo #{job_id}",
+            en=f"I couldn't move job #{job_id}",
+        )
+    return _moved(runner, result.data["before"], result.data["job"])
+
+
+def _target_text(runner: Runner, on: datetime.date | None, clock: datetime.time | None) -> str:
+    """Where the job goes, with its preposition: "al jueves 26/11 10:00", "a las 15:00 (mismo
+    día)"."""
+    language = runner.language
+    if on is not None and clock is not None:
+        moment = when(_at(runner, on, clock), language)
+        return runner.t(es=f"al {moment}", en=f"to {moment}")
+    if on is not None:
+        return runner.t(
+            es=f"al {day(on, language)} (misma hora)", en=f"to {day(on, language)} (same time)"
+        )
+    assert clock is not None
+    return runner.t(es=f"a las {clock:%H:%M} (mismo día)", en=f"to {clock:%H:%M} (same day)")
+
+
+def _moved(runner: Runner, before: dict[str, Any], job: dict[str, Any]) -> Outcome:
+    language = runner.language
+    text = runner.t(
+        es=f"Listo, pasé el trabajo #{job['id']} ({job['service']} de {job['customer']}) del "
+        f"{when(before['start'], language)} al {when(job['start'], language)}, con "
+        f"{job['technician']}.",
+        en=f"Done: I moved job #{job['id']} ({job['service']} for {job['customer']}) from "
+        f"{when(before['start'], language)} to {when(job['start'], language)}, with "
+        f"{job['technician']}.",
+    )
+    if before.get("technician") and before["technician"] != job["technician"]:
+        text += runner.t(
+            es=f" Cambia el técnico: antes iba {before['technician']}.",
+            en=f" The technician changes: it was {before['technician']}.",
+        )
+    return Outcome(text=text, mutations=[_job_mutation(job)])
+
+
+# --- cancel_job -----------------------------------------------------------------------------
+
+
+@handles("cancel_job")
+def cancel_job(step: Step, runner: Runner) -> Outcome:
+    found, problem = _find_job(step, runner, by_date=True, need_details=True)
+    if problem is not None or not isinstance(found, dict):
+        return problem or ask(runner, es="¿Qué trabajo?", en="Which job?", error="missing job")
+    job: dict[str, Any] = found
+    described = job_line(job, runner.language)
+    if job["status"] not in ("scheduled", "in_progress"):
+        status = {
+            "done": ("ya está terminado", "is already done"),
+            "cancelled": ("ya está cancelado", "is already cancelled"),
+        }.get(job["status"], (job["status"], job["status"]))
+        return Outcome(
+            text=runner.t(
+                es=f"El trabajo {described} {status[0]}: no hay nada que cancelar.",
+                en=f"Job {described} {status[1]}: there is nothing to cancel.",
+            ),
+            success=False,
+            error=f"job {job['id']} is {job['status']}",
+            mutations=[_job_mutation(job)],
+        )
+    result = runner.call("job_cancel", job_id=int(job["id"]), reason=step.text.strip()[:300])
+    outcome = _cancel_result(runner, result, job, described)
+    outcome.mutations.append(_job_mutation(job))
+    return outcome
+
+
+def _cancel_result(
+    runner: Runner, result: ToolResult, job: dict[str, Any], described: str
+) -> Outcome:
+    if (approval := held_id(result)) is not None:
+        outcome = held(
+            runner,
+            approval,
+            es=f"Pedí cancelar el trabajo {described}. La cancelación",
+            en=f"I asked to cancel job {described}. The cancellation",
+        )
+        outcome.text += runner.t(
+            es=" Mientras tanto el trabajo sigue agendado.",
+            en=" Meanwhile the job stays booked.",
+        )
+        return outcome
+    if not result.ok:
+        return failed(
+            runner,
+            result,
+            es=f"No pude cancelar el trabajo #{job['id']}",
+            en=f"I couldn't cancel job #{job['id']}",
+        )
+    return Outcome(
+        text=runner.t(
+            es=f"Listo, cancelé el trabajo {described}.", en=f"Done: I cancelled job {described}."
+        )
+    )
+
+
+# --- check_availability ---------------------------------------------------------------------
+
+
+@handles("check_availability")
+def check_availability(step: Step, runner: Runner) -> Outcome:
+    service = step.entities.service
+    on, clock = step.entities.date, _clock(step.entities.time)
+    if clock is not None:
+        return _free_at(step, runner, _at(runner, on or _day_for(runner, clock), clock), service)
+    arguments: dict[str, Any] = {
+        "skill": _skill(service),
+        "duration_minutes": _minutes(service),
+        "count": AVAILABILITY_SLOTS,
+    }
+    if on is not None:
+        arguments["date"] = on.isoformat()
+    found = runner.call("slots_find", **arguments)
+    if not found.ok:
+        return failed(
+            runner, found, es="No pude ver la disponibilidad", en="I couldn't check availability"
+        )
+    slots = found.data["slots"]
+    if on is None:
+        return _listed(
+            runner,
+            slots,
+            es="Los próximos turnos libres",
+            en="The next free slots",
+            service=service,
+        )
+    if found.data["requested_range_full"] or not slots:
+        return _day_full(runner, on, slots, service)
+    return _free_on(step, runner, on, slots, service)
+
+
+def _for(runner: Runner, service: str | None) -> str:
+    return runner.t(es=f" para {service}", en=f" for {service}") if service else ""
+
+
+def _listed(
+    runner: Runner, slots: list[dict[str, Any]], *, es: str, en: str, service: str | None
+) -> Outcome:
+    if not slots:
+        return Outcome(
+            text=runner.t(
+                es=f"No encontré turnos libres{_for(runner, service)} en tres semanas.",
+                en=f"I found no free slot{_for(runner, service)} in the next three weeks.",
+            ),
+            success=False,
+            error="no free slots",
+        )
+    listing = numbered([slot_line(slot, runner.language) for slot in slots])
+    return Outcome(
+        text=runner.t(
+            es=f"{es}{_for(runner, service)}:\n{listing}",
+            en=f"{en}{_for(runner, service)}:\n{listing}",
+        )
+    )
+
+
+def _day_full(
+    runner: Runner, on: datetime.date, slots: list[dict[str, Any]], service: str | None
+) -> Outcome:
+    language = runner.language
+    closed = business_hours_on(runner.ctx.organisation, on) is None
+    if closed:
+        head_es, head_en = (
+            f"El {day(on, language)} no trabajamos",
+            f"We don't work on {day(on, language)}",
+        )
+    else:
+        head_es = f"El {day(on, language)} no queda ningún turno libre{_for(runner, service)}"
+        head_en = f"There is no free slot{_for(runner, service)} on {day(on, language)}"
+    outcome = _listed(
+        runner, slots, es=f"{head_es}. Los próximos", en=f"{head_en}. The next ones", service=None
+    )
+    return outcome
+
+
+def _free_on(
+    step: Step, runner: Runner, on: datetime.date, slots: list[dict[str, Any]], service: str | None
+) -> Outcome:
+    """Free slots of a day; with a technician named, also that technician's jobs that day."""
+    language = runner.language
+    listing = numbered([slot_line(slot, language) for slot in slots])
+    text = runner.t(
+        es=f"El {day(on, language)} hay turnos libres{_for(runner, service)}:\n{listing}",
+        en=f"On {day(on, language)} these slots are free{_for(runner, service)}:\n{listing}",
+    )
+    if step.entities.technician:
+        busy = runner.call(
+            "jobs_find", technician=step.entities.technician, date=on.isoformat(), status="open"
+        )
+        text += _technician_day(runner, busy, step.entities.technician)
+    return Outcome(text=text)
+
+
+def _technician_day(runner: Runner, result: ToolResult, technician: str) -> str:
+    """What a named technician already has that day (slots_find offers one technician per
+    start, so it cannot say on its own whether this one is free)."""
+    if not result.ok:
+        return runner.t(
+            es=f"\nNo encontré al técnico «{technician}».",
+            en=f"\nI couldn't find technician “{technician}”.",
+        )
+    jobs = result.data["jobs"]
+    if not jobs:
+        return runner.t(
+            es=f"\n{technician} no tiene trabajos ese día.",
+            en=f"\n{technician} has no jobs that day.",
+        )
+    busy = ", ".join(
+        f"{moment_of(job['start']):%H:%M}–{moment_of(job['end']):%H:%M}" for job in jobs
+    )
+    return runner.t(
+        es=f"\n{jobs[0]['technician']} ya tiene trabajos ese día: {busy}.",
+        en=f"\n{jobs[0]['technician']} already has jobs that day: {busy}.",
+    )
+
+
+def _free_at(step: Step, runner: Runner, start: datetime.datetime, service: str | None) -> Outcome:
+    """Who is free at an exact time; when nobody is, the next slots from that time."""
+    language = runner.language
+    moment = when(start, language)
+    result = runner.call(
+        "technicians_free",
+        start=start.isoformat(),
+        duration_minutes=_minutes(service),
+        skill=_skill(service),
+    )
+    if not result.ok:
+        return failed(
+            runner, result, es="No pude ver la disponibilidad", en="I couldn't check availability"
+        )
+    rows = result.data["technicians"]
+    wanted = step.entities.technician
+    if wanted:
+        rows_named = [row for row in rows if same_person(wanted, row["name"])]
+        if rows_named:
+            name = rows_named[0]["name"]
+            return Outcome(
+                text=runner.t(
+                    es=f"Sí, {name} está libre el {moment}.", en=f"Yes, {name} is free on {moment}."
+                )
+            )
+    if rows and not wanted:
+        names = ", ".join(f"{row['name']} ({row['zone']})" for row in rows)
+        purpose = _for(runner, service)
+        return Outcome(
+            text=runner.t(
+                es=f"El {moment} están libres{purpose}: {names}.",
+                en=f"On {moment} these are free{purpose}: {names}.",
+            )
+        )
+    found = runner.call(
+        "slots_find",
+        date=start.date().isoformat(),
+        time_from=f"{start:%H:%M}",
+        skill=_skill(service),
+        duration_minutes=_minutes(service),
+        count=3,
+    )
+    slots = found.data.get("slots", []) if found.ok else []
+    who_es = f"{wanted} no está libre" if wanted else "no hay nadie libre"
+    who_en = f"{wanted} is not free" if wanted else "nobody is free"
+    others = [row["name"] for row in rows]
+    tail_es = f" (sí están libres: {', '.join(others)})" if wanted and others else ""
+    tail_en = f" (free then: {', '.join(others)})" if wanted and others else ""
+    return _listed(
+        runner,
+        slots,
+        es=f"El {moment} {who_es}{tail_es}. Los próximos turnos",
+        en=f"On {moment} {who_en}{tail_en}. The next slots",
+        service=service,
+    )
