@@ -14,7 +14,7 @@ from django.contrib.auth import views as auth_views
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.paginator import Page, Paginator
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.utils.cache import patch_vary_headers
 from django.utils.translation import pgettext_lazy
 from django_htmx.middleware import HtmxDetails
@@ -81,6 +81,9 @@ class LoginView(auth_views.LoginView):
 
 
 def logged_out(request: HttpRequest) -> HttpResponse:
+    # Someone still signed in (a bookmark, the back button) belongs on the dashboard.
+    if request.user.is_authenticated:
+        return redirect("dashboard")
     return render(request, "business/logged_out.html")
 
 

@@ -177,6 +177,12 @@ def test_logout_needs_a_post_and_lands_on_the_signed_out_page(cast: Cast) -> Non
     assert client.get(reverse("dashboard")).status_code == 302
 
 
+def test_the_signed_out_page_sends_a_signed_in_user_home(cast: Cast) -> None:
+    response = _client(cast.operator).get(reverse("logged_out"))
+    assert response.status_code == 302
+    assert response["Location"] == reverse("dashboard")
+
+
 @pytest.mark.parametrize("name", LIST_PAGES)
 def test_anonymous_visitors_are_sent_to_login(db: None, name: str) -> None:
     response = Client().get(reverse(name))
