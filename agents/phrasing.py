@@ -98,6 +98,25 @@ def job_label(job: dict[str, Any]) -> str:
     return f"#{job['id']} {job['service']} — {job['customer']} {start:%d/%m %H:%M}"
 
 
+def services_speak(language: str) -> bool:
+    """Whether the services' own messages (translated to the active Django language) are in
+    the reply's language, so they can be quoted without mixing languages."""
+    from django.utils.translation import get_language
+
+    return (get_language() or "es")[:2] == language[:2]
+
+
+def service_reason(runner: Runner, result: ToolResult, *, es: str, en: str) -> str:
+    """The tool's reason as a sentence (no final period) when it reads in the reply's language,
+    else the given general one."""
+    if not services_speak(runner.language):
+        return runner.t(es=es, en=en)
+    text = (result.error or result.summary).strip().rstrip(".")
+    if ": " in text and text.split(": ", 1)[0].isidentifier():
+        text = text.split(": ", 1)[1]  # "cuit: El cliente…" → "El cliente…"
+    return text
+
+
 def ask(runner: Runner, *, es: str, en: str, error: str) -> Outcome:
     """Something the step needs is missing: nothing was done, and the reply asks for it."""
     return Outcome(text=runner.t(es=es, en=en), success=False, error=error)

@@ -12,8 +12,6 @@ import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from django.utils.translation import get_language
-
 from agents.base import Mutation, Outcome, Runner, Step, handles
 from agents.phrasing import (
     ask,
@@ -26,6 +24,7 @@ from agents.phrasing import (
     job_line,
     moment_of,
     numbered,
+    service_reason,
     slot_line,
     when,
 )
@@ -91,39 +90,30 @@ def _job_mutation(job: dict[str, Any]) -> Mutation:
 
 
 def _refusal(runner: Runner, result: ToolResult) -> str:
-    """Why the service refused a time, in the message's language for the usual reasons."""
+    """Why the service refused a time, as a sentence in the message's language."""
     codes = set(result.data.get("codes") or [])
     if "past" in codes:
-        return runner.t(es="ese horario ya pasó", en="that time has already passed")
+        return runner.t(es="Ese horario ya pasó", en="That time has already passed")
     if "no_technician_free" in codes:
         return runner.t(
-            es="no hay ningún técnico libre para ese trabajo en ese horario",
-            en="no technician for that work is free at that time",
+            es="No hay ningún técnico libre para ese trabajo en ese horario",
+            en="No technician for that work is free at that time",
         )
     if "technician_busy" in codes:
-        general = runner.t(
-            es="el técnico no puede en ese horario", en="the technician can't make that time"
+        return service_reason(
+            runner,
+            result,
+            es="El técnico no puede en ese horario",
+            en="The technician can't make that time",
         )
-        return f"{general} — {_service_detail(result)}" if _same_language(runner) else general
     if "vehicle_busy" in codes:
         return runner.t(
-            es="el vehículo asignado está ocupado en ese horario",
-            en="the assigned vehicle is busy at that time",
+            es="El vehículo asignado está ocupado en ese horario",
+            en="The assigned vehicle is busy at that time",
         )
-    if _same_language(runner):
-        return _service_detail(result)
-    return runner.t(es="no se puede en ese horario", en="that time is not possible")
-
-
-def _same_language(runner: Runner) -> bool:
-    """Whether the services' own (translated) messages are in the reply's language."""
-    return (get_language() or "es")[:2] == runner.language[:2]
-
-
-def _service_detail(result: ToolResult) -> str:
-    """The service's sentence, to follow a colon: "Eso está fuera…." → "eso está fuera…"."""
-    text = result.error.strip().rstrip(".")
-    return text[:1].lower() + text[1:]
+    return service_reason(
+        runner, result, es="No se puede en ese horario", en="That time is not possible"
+    )
 
 
 def _offer(runner: Runner, slots: list[dict[str, Any]], *, es: str, en: str, error: str) -> Outcome:
@@ -272,8 +262,8 @@ def _book_at(
             return _offer(
                 runner,
                 result.data["alternatives"],
-                es=f"No pude agendarlo el {when(start, language)}: {reason}",
-                en=f"I couldn't book it on {when(start, language)}: {reason}",
+                es=f"No pude agendarlo el {when(start, language)}. {reason}",
+                en=f"I couldn't book it on {when(start, language)}. {reason}",
                 error=result.error,
             )
         return failed(runner, result, es="No pude agendar el trabajo", en="I couldn't book the job")
@@ -410,8 +400,8 @@ def reschedule(step: Step, runner: Runner) -> Outcome:
             return _offer(
                 runner,
                 result.data["alternatives"],
-                es=f"No pude pasar el trabajo #{job_id} {target}: {reason}",
-                en=f"I couldn't move job #{job_id} {target}: {reason}",
+                es=f"No pude pasar el trabajo #{job_id} {target}. {reason}",
+                en=f"I couldn't move job #{job_id} {target}. {reason}",
                 error=result.error,
             )
         return failed(

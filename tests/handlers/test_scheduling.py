@@ -84,7 +84,7 @@ def test_a_taken_slot_gets_the_next_three_concrete_slots(desk: Desk, shop: Shop)
         service="instalación de split",
     )  # fmt: skip
     assert not turn.outcome.success
-    assert "no hay ningún técnico libre" in turn.outcome.text
+    assert "10:00. No hay ningún técnico libre para ese trabajo" in turn.outcome.text
     assert Job.objects.filter(organisation=org).count() == before  # nothing booked
     lines = [line for line in turn.text.splitlines() if line[:2] in ("1.", "2.", "3.")]
     assert len(lines) == 3
@@ -174,7 +174,7 @@ def test_reschedule_to_a_busy_time_offers_alternatives_and_moves_nothing(
     job.refresh_from_db()
     assert not turn.outcome.success
     assert job.scheduled_start == at(TUESDAY, 10)
-    assert f"No pude pasar el trabajo #{job.pk} al jueves 26/11 10:00: el técnico" in turn.text
+    assert f"No pude pasar el trabajo #{job.pk} al jueves 26/11 10:00. Carlos Gómez ya" in turn.text
     assert "1. jueves 26/11 10:00 con Lucía Fernández" in turn.text  # another technician then
 
 

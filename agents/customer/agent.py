@@ -1,0 +1,639 @@
+"""Handlers of the customer agent (O11): register, find and update customers; check CUITs.
+
+The router gives the name and the CUIT as entities; phone, email and address are read here
+from the step's own text, with the cue words an operator uses ("tel", "vive en", "mail").
+An invalid CUIT is explained (length, prefix, or which check digit was expected) and nothing
+is written with it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from agents.base import Mutation, Outcome, Runner, Step, handles
+from agents.payloads import fold
+from agents.phrasing import (
+    ask,
+    bullets,
+    failed,
+    full_date,
+    held,
+    held_id,
+    job_line,
+    money,
+    service_reason,
+)
+from agents.registry import ToolResult
+from agents.subjects import CustomerRef, customer_ref
+from business.models import Customer
+from business.selectors import scoped
+from copilot.understanding.cuit import find_cuit
+
+LISTED = 5  # customers listed when a search matches several
+OPEN = ("scheduled", "in_progress")
+
+_CUIT_SHAPE = re.compile(r"(?<![\d.])\d{2}[-\s.]?\d{6,9}[-\s.]?\d(?![\d])")
+_LOOSE_CUIT = re.compile(r"\b(?:cuit|cuil)\b\D{0,12}(\d[\d\s.\-/]{6,16}\d)", re.IGNORECASE)
+_PHONE = re.compile(r"(?<![\w+])\+?\(?\d[\d\s().\-/]{6,18}\d(?!\w)")
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_STREET_WORD = r"(?:Av(?:da)?\.?|Avenida|Calle|Pje\.?|Pasaje|Bv\.?|Boulevard|Diagonal|Ruta)"
+_UPPER = "A-ZÁÉÍÓÚÑ"
+_WORDISH = r"[\wÁÉÍÓÚÑáéíóúñ.'°º ]"
+# After the street: an optional floor/unit, an optional ", City", then the end of the address.
+_TAIL = (
+    r"(?:\s*,?\s*(?P<unit>(?:(?:piso|dto|depto|departamento|apt|unit)\.?\s*\w+\s*)+))?"
+    rf"(?:\s*,\s*(?P<city>[{_UPPER}][\w{_UPPER}áéíóúñ. ]*?))?"
+    r"(?=\s*(?:[,;\n]|\.(?:\s|$)|$)|\s+(?:y|and|tel\w*|cel\w*|cuit|cuil|mail|email|correo|"
+    r"phone)\b)"
+)
+_STREET = rf"(?P<street>(?:{_STREET_WORD}\s+)?[{_UPPER}0-9]{_WORDISH}*?\s\d{{1,5}})"
+_ADDRESS_PATTERNS = (
+    # "en Av. Mitre 1234, Lanús", "dirección: Corrientes 1234", "lives at Mitre 55"
+    re.compile(
+        r"(?i:\b(?:en|calle|direcci[oó]n|domicilio|address|at|lives at|vive en|se mud[oó] a|"
+        rf"moved to))\s*:?\s+{_STREET}{_TAIL}"
+    ),
+    # "Av. Mitre 1234" anywhere: the street word says it is an address.
+    re.compile(rf"(?<!\w)(?P<street>{_STREET_WORD}\s+[{_UPPER}0-9]{_WORDISH}*?\s\d{{1,5}}){_TAIL}"),
+)
+# An update names the field first: "cambiá la dirección de Juan a Corrientes 1234".
+_CONNECTED_ADDRESS = re.compile(rf"(?i:\b(?:a|por|es|to|is))\s*:?\s+{_STREET}{_TAIL}")
+_NAME_CUE = re.compile(
+    r"(?i:cliente(?:\s+nuevo)?|registr\w*(?:\s+a)?|(?:dar|d[aá]|dame)\s+de\s+alta\s+a|"
+    r"alta\s+(?:a|de)|new customer|register|add)\s*:?\s+"
+    rf"(?P<name>[{_UPPER}][\w'.&-]*(?:\s+(?:de|del|la|[{_UPPER}][\w'.&-]*))*)"
+)
+_COMPANY = re.compile(r"\b(?:s\.?a\.?|s\.?r\.?l\.?|s\.?a\.?s\.?|hnos\.?|inc\.?|ltd\.?)$", re.I)
+FIELD_NAMES = {
+    "cuit": ("CUIT", "CUIT"),
+    "phone": ("teléfono", "phone"),
+    "phone_alt": ("teléfono alternativo", "other phone"),
+    "email": ("email", "email"),
+    "address": ("dirección", "address"),
+    "notes": ("notas", "notes"),
+    "name": ("nombre", "name"),
+    "kind": ("tipo de cliente", "kind of customer"),
+}
+ADDRESS_FIELDS = frozenset({"street", "unit", "city", "zone"})
+
+
+# --- reading values from the text -----------------------------------------------------------
+
+
+def _cuit_in(step: Step, *, any_shape: bool = False) -> str | None:
+    """The CUIT the step mentions: the entity, an 11-digit number, the digits after "CUIT" —
+    and with `any_shape` (validation) any CUIT-like number, so a wrong length can be explained.
+    Elsewhere a bare 10-digit number is a phone, not a short CUIT."""
+    if step.entities.cuit:
+        return step.entities.cuit
+    found = find_cuit(step.text)
+    if found:
+        return found
+    loose = _LOOSE_CUIT.search(step.text)
+    if loose is not None:
+        return loose.group(1).strip()
+    shaped = _CUIT_SHAPE.search(step.text) if any_shape else None
+    return shaped.group(0) if shaped else None
+
+
+def _phone_in(text: str) -> str | None:
+    without = _LOOSE_CUIT.sub(" ", _CUIT_SHAPE.sub(" ", _EMAIL.sub(" ", text)))
+    for match in _PHONE.finditer(without):
+        digits = re.sub(r"\D", "", match.group(0))
+        if 8 <= len(digits) <= 13:
+            return match.group(0).strip()
+    return None
+
+
+def _email_in(text: str) -> str | None:
+    match = _EMAIL.search(text)
+    return match.group(0).rstrip(".") if match else None
+
+
+def _address_in(text: str, *, connected: bool = False) -> dict[str, str]:
+    """street / unit / city as written ({} when the text gives no street and number)."""
+    patterns = (*_ADDRESS_PATTERNS, _CONNECTED_ADDRESS) if connected else _ADDRESS_PATTERNS
+    for pattern in patterns:
+        match = pattern.search(text)
+        if match is not None:
+            groups = match.groupdict()
+            return {k: " ".join(v.split()).strip(" .") for k, v in groups.items() if v}
+    return {}
+
+
+def _name_in(step: Step) -> str | None:
+    if step.entities.customer:
+        return step.entities.customer.strip()
+    match = _NAME_CUE.search(step.text)
+    if match is None:
+        return None
+    words = match.group("name").split()
+    while words and fold(words[-1]) in {"de", "del", "la", "y"}:
+        words.pop()
+    return " ".join(words) or None
+
+
+def _kind(name: str, cuit: str | None) -> str:
+    digits = re.sub(r"\D", "", cuit or "")
+    if _COMPANY.search(name.strip()) or digits[:1] == "3":
+        return "company"
+    return "person"
+
+
+def _field_label(runner: Runner, field: str) -> str:
+    es, en = FIELD_NAMES.get("address" if field in ADDRESS_FIELDS else field, (field, field))
+    return runner.t(es=es, en=en)
+
+
+# --- create_customer ------------------------------------------------------------------------
+
+
+@handles("create_customer")
+def create_customer(step: Step, runner: Runner) -> Outcome:
+    name = _name_in(step)
+    if not name:
+        return ask(
+            runner,
+            es="¿Cómo se llama el cliente nuevo? Si querés, pasame también teléfono, dirección "
+            "y CUIT.",
+            en="What is the new customer's name? You can also give me phone, address and CUIT.",
+            error="missing name",
+        )
+    cuit = _cuit_in(step)
+    if cuit:
+        check = runner.call("cuit_check", cuit=cuit)
+        if not check.ok:
+            return failed(
+                runner, check, es="No pude validar el CUIT", en="I couldn't check the CUIT"
+            )
+        if not check.data["valid"]:
+            reason = _cuit_reason(runner, check.data)
+            return Outcome(
+                text=runner.t(
+                    es=f"No registré a {name}: el CUIT {check.data['cuit']} no es válido "
+                    f"({reason}). Revisalo y lo registro.",
+                    en=f"I didn't register {name}: CUIT {check.data['cuit']} is not valid "
+                    f"({reason}). Please check it and I'll register them.",
+                ),
+                success=False,
+                error=f"invalid cuit: {check.data['problem']}",
+            )
+    fields = _contact_fields(step.text, name, cuit)
+    result = runner.call("customer_create", name=name, **fields)
+    if (approval := held_id(result)) is not None:
+        return held(runner, approval, es=f"El alta de {name}", en=f"Registering {name}")
+    if not result.ok:
+        return _write_refused(
+            runner, result, es=f"No registré a {name}", en=f"I didn't register {name}"
+        )
+    return _created(runner, result.data["customer"], result.data.get("possible_duplicates", []))
+
+
+def _contact_fields(text: str, name: str, cuit: str | None) -> dict[str, str]:
+    fields: dict[str, str] = {"kind": _kind(name, cuit)}
+    if cuit:
+        fields["cuit"] = cuit
+    if phone := _phone_in(text):
+        fields["phone"] = phone
+    if email := _email_in(text):
+        fields["email"] = email
+    fields.update(_address_in(text))
+    return fields
+
+
+def _created(runner: Runner, customer: dict[str, Any], namesakes: list[dict[str, Any]]) -> Outcome:
+    details = _contact_summary(runner, customer)
+    text = runner.t(
+        es=f"Listo, registré a {customer['name']} (cliente #{customer['id']}){details}.",
+        en=f"Done: I registered {customer['name']} (customer #{customer['id']}){details}.",
+    )
+    if namesakes:
+        listing = ", ".join(f"{c['name']} (#{c['id']})" for c in namesakes[:LISTED])
+        text += runner.t(
+            es=f" Ojo: ya había clientes con ese nombre: {listing}. "
+            "Si es la misma persona, avisame.",
+            en=f" Note: there were already customers with that name: {listing}. "
+            "Tell me if it is the same person.",
+        )
+    mutation = Mutation(
+        kind="customer", id=int(customer["id"]), label=customer["name"], data={"created": True}
+    )
+    return Outcome(text=text, mutations=[mutation])
+
+
+def _contact_summary(runner: Runner, customer: dict[str, Any]) -> str:
+    parts = []
+    if customer.get("phone"):
+        parts.append(runner.t(es=f"tel. {customer['phone']}", en=f"phone {customer['phone']}"))
+    if customer.get("email"):
+        parts.append(customer["email"])
+    if customer.get("address"):
+        parts.append(customer["address"])
+    if customer.get("cuit"):
+        parts.append(f"CUIT {customer['cuit']}")
+    return ": " + ", ".join(parts) if parts else ""
+
+
+def _write_refused(runner: Runner, result: ToolResult, *, es: str, en: str) -> Outcome:
+    """A create/update the service refused: which field and why, in the message's language."""
+    codes: dict[str, str] = result.data.get("codes") or {}
+    field = next(iter(codes), "")
+    label = _field_label(runner, field)
+    if codes.get("zone") == "zone_unknown":
+        why = runner.t(
+            es="No sé en qué zona queda esa localidad: ¿es CABA, Norte, Sur, Oeste o La Plata?",
+            en="I don't know which zone that locality is in: is it CABA, Norte, Sur, Oeste or "
+            "La Plata?",
+        )
+    elif codes.get("cuit") == "duplicate_cuit":
+        why = (
+            service_reason(
+                runner,
+                result,
+                es="Ya hay otro cliente con ese CUIT",
+                en="Another customer already has that CUIT",
+            )
+            + "."
+        )
+    elif field:
+        why = (
+            service_reason(
+                runner, result, es=f"El dato «{label}» no es válido", en=f"The {label} is not valid"
+            )
+            + "."
+        )
+    else:
+        return failed(runner, result, es=es, en=en)
+    return Outcome(text=f"{runner.t(es=es, en=en)}. {why}", success=False, error=result.error)
+
+
+# --- search_customer ------------------------------------------------------------------------
+
+
+@handles("search_customer")
+def search_customer(step: Step, runner: Runner) -> Outcome:
+    query = (
+        step.entities.customer or step.entities.cuit or _email_in(step.text) or _phone_in(step.text)
+    )
+    if not query:
+        who = customer_ref(step, runner)
+        if who is None or who.id is None:
+            return ask(
+                runner,
+                es="¿A qué cliente busco? Decime nombre, teléfono, CUIT o calle.",
+                en="Which customer should I look up? Give me a name, phone, CUIT or street.",
+                error="missing query",
+            )
+        return _show(runner, who.id)
+    found, problem = _find_one(runner, query)
+    if problem is not None or found is None:
+        return problem or ask(runner, es="¿Qué cliente?", en="Which customer?", error="missing")
+    return _show(runner, int(found["id"]))
+
+
+def _find_one(runner: Runner, query: str) -> tuple[dict[str, Any] | None, Outcome | None]:
+    """The one customer matching `query`; several → the list to choose from; none → said so."""
+    result = runner.call("customers_find", query=query)
+    if not result.ok:
+        return None, failed(
+            runner, result, es="No pude buscar clientes", en="I couldn't search customers"
+        )
+    customers: list[dict[str, Any]] = result.data["customers"]
+    exact = [c for c in customers if fold(c["name"]) == fold(query)]
+    if len(exact) == 1 or len(customers) == 1:
+        return (exact or customers)[0], None
+    if not customers:
+        return None, Outcome(
+            text=runner.t(
+                es=f"No encontré ningún cliente que coincida con «{query}». "
+                "¿Querés que lo registre?",
+                en=f"I found no customer matching “{query}”. Shall I register them?",
+            ),
+            success=False,
+            error="customer not found",
+        )
+    listing = bullets(_customer_line(runner, c) for c in customers[:LISTED])
+    more = result.data["total"] - min(len(customers), LISTED)
+    extra = runner.t(es=f"\n(y {more} más)", en=f"\n(and {more} more)") if more > 0 else ""
+    return None, Outcome(
+        text=runner.t(
+            es=f"Encontré {result.data['total']} clientes para «{query}»:\n{listing}{extra}\n"
+            "¿Cuál es?",
+            en=f"I found {result.data['total']} customers for “{query}”:\n{listing}{extra}\n"
+            "Which one?",
+        ),
+        success=False,
+        error="several customers",
+    )
+
+
+def _customer_line(runner: Runner, customer: dict[str, Any]) -> str:
+    parts = [f"{customer['name']} (#{customer['id']})"]
+    if customer.get("phone"):
+        parts.append(customer["phone"])
+    if customer.get("address"):
+        parts.append(customer["address"])
+    return " — ".join(parts)
+
+
+def _show(runner: Runner, customer_id: int) -> Outcome:
+    result = runner.call("customer_history", customer_id=customer_id)
+    if not result.ok:
+        return failed(
+            runner,
+            result,
+            es="No pude abrir la ficha del cliente",
+            en="I couldn't open the customer's file",
+        )
+    data = result.data
+    customer = data["customer"]
+    lines = _file_lines(runner, data)
+    text = runner.t(
+        es=f"{customer['name']} (cliente #{customer['id']}):\n{bullets(lines)}",
+        en=f"{customer['name']} (customer #{customer['id']}):\n{bullets(lines)}",
+    )
+    mutation = Mutation(kind="customer", id=int(customer["id"]), label=customer["name"])
+    return Outcome(text=text, mutations=[mutation])
+
+
+def _file_lines(runner: Runner, data: dict[str, Any]) -> list[str]:
+    language = runner.language
+    customer = data["customer"]
+    none = runner.t(es="sin dato", en="not on file")
+    lines = [
+        runner.t(es="Teléfono: ", en="Phone: ") + (customer.get("phone") or none),
+        runner.t(es="Dirección: ", en="Address: ") + (customer.get("address") or none),
+    ]
+    if customer.get("email"):
+        lines.append(f"Email: {customer['email']}")
+    if customer.get("cuit"):
+        lines.append(f"CUIT: {customer['cuit']}")
+    open_jobs = sorted((j for j in data["jobs"] if j["status"] in OPEN), key=lambda j: j["start"])
+    if open_jobs:
+        listing = "; ".join(job_line(job, language) for job in open_jobs)
+        lines.append(runner.t(es=f"Trabajos abiertos: {listing}", en=f"Open jobs: {listing}"))
+    else:
+        lines.append(runner.t(es="Sin trabajos abiertos", en="No open jobs"))
+    done = [j for j in data["jobs"] if j["status"] == "done"]
+    if done:
+        last = max(done, key=lambda j: j["start"])
+        lines.append(
+            runner.t(
+                es=f"Último trabajo hecho: {job_line(last, language)}",
+                en=f"Last job done: {job_line(last, language)}",
+            )
+        )
+    lines.append(_balance_line(runner, data))
+    return lines
+
+
+def _count(number: int, one: str, many: str) -> str:
+    return f"{number} {one if number == 1 else many}"
+
+
+def _balance_line(runner: Runner, data: dict[str, Any]) -> str:
+    language = runner.language
+    owed = [i for i in data["invoices"] if i["state"] in ("unpaid", "partial")]
+    if not owed:
+        return runner.t(es="Está al día: no debe nada", en="Paid up: owes nothing")
+    since = full_date(min(i["issued_on"] for i in owed), language)
+    amount = money(data["balance"], language)
+    return runner.t(
+        es=f"Debe {amount} ({_count(len(owed), 'factura impaga', 'facturas impagas')}, desde el "
+        f"{since})",
+        en=f"Owes {amount} ({_count(len(owed), 'unpaid invoice', 'unpaid invoices')}, since "
+        f"{since})",
+    )
+
+
+# --- update_customer ------------------------------------------------------------------------
+
+_CUES = {
+    "phone_alt": re.compile(
+        r"\b(?:otro (?:tel|cel|numero)\w*|tel\w* alternativ\w*|(?:other|second|alternative) phone)"
+    ),
+    "phone": re.compile(r"\b(?:tel\w*|cel\w*|numero|whatsapp|wsp|movil|phone|number|mobile)\b"),
+    "email": re.compile(r"\b(?:e?-?mail|correo)\b"),
+    "address": re.compile(r"\b(?:direccion|domicilio|se mudo|mudaron|vive en|address|moved)\b"),
+    "notes": re.compile(r"\b(?:nota|notas|anota\w*|observacion\w*|note|notes)\b"),
+    "cuit": re.compile(r"\b(?:cuit|cuil)\b"),
+}
+_NOTE_VALUE = re.compile(
+    r"\b(?:nota|notas|anot\w*|observaci\w+|note|notes)\b\s*(?:que|:|that|-)?\s*(?P<value>.+)$",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def _named_fields(step: Step) -> list[str]:
+    """The fields the text talks about, from its cue words or the shape of a value."""
+    folded = fold(step.text)
+    named = [field for field, cue in _CUES.items() if cue.search(folded)]
+    if "phone_alt" in named and "phone" in named:
+        named.remove("phone")  # "otro teléfono" is the alternative one only
+    if "email" not in named and _email_in(step.text):
+        named.append("email")
+    if "address" not in named and _address_in(step.text):
+        named.append("address")
+    return named
+
+
+def _value_of(step: Step, field: str) -> dict[str, str]:
+    if field in ("phone", "phone_alt"):
+        phone = _phone_in(step.text)
+        return {field: phone} if phone else {}
+    if field == "email":
+        email = _email_in(step.text)
+        return {"email": email} if email else {}
+    if field == "cuit":
+        cuit = _cuit_in(step)
+        return {"cuit": cuit} if cuit else {}
+    if field == "address":
+        return _address_in(step.text, connected=True)
+    match = _NOTE_VALUE.search(step.text)
+    return {"notes": match.group("value").strip()} if match else {}
+
+
+def _changes_in(step: Step) -> tuple[dict[str, str], list[str]]:
+    """(tool arguments to change, fields the text names without a value to set)."""
+    changes: dict[str, str] = {}
+    missing: list[str] = []
+    for field in _named_fields(step):
+        value = _value_of(step, field)
+        if value:
+            changes.update(value)
+        else:
+            missing.append(field)
+    return changes, missing
+
+
+@handles("update_customer")
+def update_customer(step: Step, runner: Runner) -> Outcome:
+    changes, missing = _changes_in(step)
+    if not changes:
+        return _ask_change(runner, missing)
+    who = customer_ref(step, runner)
+    if who is None:
+        return ask(
+            runner,
+            es="¿De qué cliente cambio los datos?",
+            en="Whose details should I change?",
+            error="missing customer",
+        )
+    customer_id, problem = _customer_id(runner, who)
+    if problem is not None or customer_id is None:
+        return problem or ask(runner, es="¿Qué cliente?", en="Which customer?", error="missing")
+    if "notes" in changes:
+        changes["notes"] = _appended_note(runner, customer_id, changes["notes"])
+    result = runner.call("customer_update", customer_id=customer_id, **changes)
+    name = who.name or f"#{customer_id}"
+    if (approval := held_id(result)) is not None:
+        return held(
+            runner, approval, es=f"El cambio de datos de {name}", en=f"Changing {name}'s details"
+        )
+    if not result.ok:
+        return _write_refused(
+            runner,
+            result,
+            es=f"No cambié los datos de {name}",
+            en=f"I didn't change {name}'s details",
+        )
+    return _updated(runner, result.data, changes, missing)
+
+
+def _ask_change(runner: Runner, missing: list[str]) -> Outcome:
+    if missing:
+        label = _field_label(runner, missing[0])
+        return ask(
+            runner,
+            es=f"¿Cuál es el nuevo dato de {label}?",
+            en=f"What is the new {label}?",
+            error=f"missing value for {missing[0]}",
+        )
+    return ask(
+        runner,
+        es="¿Qué dato cambio? Puedo actualizar teléfono, email, dirección, CUIT o notas.",
+        en="Which detail should I change? I can update phone, email, address, CUIT or notes.",
+        error="missing field",
+    )
+
+
+def _customer_id(runner: Runner, who: CustomerRef) -> tuple[int | None, Outcome | None]:
+    if who.id is not None:
+        return who.id, None
+    found, problem = _find_one(runner, who.name)
+    return (int(found["id"]) if found else None), problem
+
+
+def _appended_note(runner: Runner, customer_id: int, note: str) -> str:
+    """The customer's notes with this one added. `customer_update` replaces the field and the
+    tools' customer payload carries no notes, so they are read here (organisation-scoped):
+    "anotá que…" means adding, never wiping what the office wrote before."""
+    current = (
+        scoped(Customer, runner.ctx.organisation)
+        .filter(pk=customer_id)
+        .values_list("notes", flat=True)
+        .first()
+    )
+    local = runner.ctx.now.astimezone(ZoneInfo(runner.ctx.organisation.timezone))
+    line = f"[{local:%d/%m/%Y}] {note.strip()}"
+    return f"{current.strip()}\n{line}" if current and current.strip() else line
+
+
+def _updated(
+    runner: Runner, data: dict[str, Any], sent: dict[str, str], missing: list[str]
+) -> Outcome:
+    customer, before = data["customer"], data["before"]
+    empty = runner.t(es="vacío", en="empty")
+    lines = []
+    for field in dict.fromkeys("address" if f in ADDRESS_FIELDS else f for f in data["changed"]):
+        label = _field_label(runner, field)
+        if field == "notes":
+            lines.append(runner.t(es=f"{label}: nota agregada", en=f"{label}: note added"))
+            continue
+        new = customer.get(field, sent.get(field)) or empty
+        old = before.get(field) if field in before else None
+        was = runner.t(es=f" (antes {old or empty})", en=f" (was {old or empty})")
+        lines.append(f"{label}: {new}" + (was if field in before else ""))
+    text = runner.t(
+        es=f"Listo, actualicé a {customer['name']}:\n{bullets(lines)}",
+        en=f"Done: I updated {customer['name']}:\n{bullets(lines)}",
+    )
+    if missing:
+        names = ", ".join(_field_label(runner, field) for field in missing)
+        text += runner.t(
+            es=f"\nNo cambié {names}: no encontré el valor nuevo en el mensaje.",
+            en=f"\nI didn't change {names}: I couldn't find the new value in the message.",
+        )
+    mutation = Mutation(kind="customer", id=int(customer["id"]), label=customer["name"])
+    return Outcome(text=text, mutations=[mutation])
+
+
+# --- validate_cuit --------------------------------------------------------------------------
+
+
+def _cuit_reason(runner: Runner, data: dict[str, Any]) -> str:
+    problem = data["problem"]
+    if problem == "length":
+        return runner.t(
+            es=f"tiene {data['length']} dígitos y un CUIT tiene 11",
+            en=f"it has {data['length']} digits and a CUIT has 11",
+        )
+    if problem == "prefix":
+        return runner.t(
+            es=f"empieza con {data['prefix']}, y un CUIT empieza con 20, 23, 24 o 27 (personas) "
+            "o 30, 33 o 34 (empresas)",
+            en=f"it starts with {data['prefix']}, and a CUIT starts with 20, 23, 24 or 27 "
+            "(persons) or 30, 33 or 34 (companies)",
+        )
+    if problem == "check_digit" and data.get("expected_check_digit") is not None:
+        return runner.t(
+            es=f"el dígito verificador es {data['given_check_digit']} y debería ser "
+            f"{data['expected_check_digit']}",
+            en=f"the check digit is {data['given_check_digit']} but should be "
+            f"{data['expected_check_digit']}",
+        )
+    if problem == "check_digit":
+        return runner.t(
+            es="con esos diez primeros dígitos ningún dígito verificador cierra (AFIP cambia el "
+            "prefijo en ese caso)",
+            en="no check digit fits those first ten digits (AFIP changes the prefix in that case)",
+        )
+    if problem in ("not_digits", "format"):
+        return runner.t(es="tiene caracteres que no son números", en="it contains non-digits")
+    return runner.t(es="está vacío", en="it is empty")
+
+
+@handles("validate_cuit")
+def validate_cuit(step: Step, runner: Runner) -> Outcome:
+    cuit = _cuit_in(step, any_shape=True)
+    if not cuit:
+        return ask(
+            runner,
+            es="¿Qué CUIT querés que valide?",
+            en="Which CUIT should I check?",
+            error="missing cuit",
+        )
+    result = runner.call("cuit_check", cuit=cuit)
+    if not result.ok:
+        return failed(runner, result, es="No pude validar el CUIT", en="I couldn't check the CUIT")
+    data = result.data
+    if data["valid"]:
+        if data["kind"] == "person":
+            kind = runner.t(es="persona", en="person")
+        else:
+            kind = runner.t(es="empresa", en="company")
+        return Outcome(
+            text=runner.t(
+                es=f"El CUIT {data['cuit']} es válido ({kind}).",
+                en=f"CUIT {data['cuit']} is valid ({kind}).",
+            )
+        )
+    reason = _cuit_reason(runner, data)
+    return Outcome(
+        text=runner.t(
+            es=f"El CUIT {data['cuit']} no es válido: {reason}.",
+            en=f"CUIT {data['cuit']} is not valid: {reason}.",
+        )
+    )

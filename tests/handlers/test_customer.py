@@ -1,0 +1,212 @@
+"""The customer agent's handlers: register, search and update customers; validate CUITs."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from agents.base import Mutation
+from agents.customer.agent import (
+    create_customer,
+    search_customer,
+    update_customer,
+    validate_cuit,
+)
+from business.models import Customer
+from tests import factories
+from tests.handlers.conftest import TUESDAY, Desk, Shop, Turn, assert_no_foreign_data, at
+
+pytestmark = pytest.mark.django_db
+
+
+def _create(desk: Desk, text: str, **kwargs: Any) -> Turn:
+    return desk.run(create_customer, "create_customer", "customer", text=text, **kwargs)
+
+
+# --- create_customer ------------------------------------------------------------------------
+
+
+def test_create_customer_reads_phone_address_and_cuit_from_the_text(desk: Desk, shop: Shop) -> None:
+    text = "registrá a Ana Torres, tel 11 4567-1234, en Av. Mitre 1234, Lanús, CUIT 27-33445566-7"
+    turn = _create(desk, text, customer="Ana Torres", cuit="27-33445566-7")
+    ana = Customer.objects.get(organisation=shop.juan.organisation, name="Ana Torres")
+    address = ana.primary_address
+    assert turn.outcome.success, turn.outcome.error
+    assert (ana.phone, ana.cuit, ana.kind) == ("+541145671234", "27-33445566-7", "person")
+    assert address is not None
+    assert (address.street, address.city, address.zone) == ("Av. Mitre 1234", "Lanús", "Sur")
+    assert turn.text.startswith(f"Listo, registré a Ana Torres (cliente #{ana.pk}): tel. +5411")
+    assert turn.outcome.mutations == [
+        Mutation(kind="customer", id=ana.pk, label="Ana Torres", data={"created": True})
+    ]
+    assert turn.tools == ["cuit_check", "customer_create"]
+
+
+def test_create_customer_warns_about_a_namesake(desk: Desk, shop: Shop) -> None:
+    turn = _create(desk, "alta de Juan Pérez", customer="Juan Pérez", language="en")
+    assert turn.outcome.success
+    assert (
+        Customer.objects.filter(organisation=shop.juan.organisation, name="Juan Pérez").count() == 2
+    )
+    assert f"Juan Pérez (#{shop.juan.pk})" in turn.text
+    assert "Tell me if it is the same person." in turn.text
+    assert_no_foreign_data(turn.text)
+
+
+def test_create_customer_with_an_invalid_cuit_explains_and_creates_nothing(
+    desk: Desk, shop: Shop
+) -> None:
+    before = Customer.objects.count()
+    turn = _create(
+        desk, "registrá a Ana Torres, CUIT 20-12345678-9", customer="Ana Torres",
+        cuit="20-12345678-9",
+    )  # fmt: skip
+    assert Customer.objects.count() == before
+    assert not turn.outcome.success and turn.outcome.error == "invalid cuit: check_digit"
+    assert "el dígito verificador es 9 y debería ser 6" in turn.text
+    assert turn.tools == ["cuit_check"]
+
+
+def test_create_customer_without_a_name_asks_for_it(desk: Desk, shop: Shop) -> None:
+    turn = _create(desk, "dame de alta un cliente nuevo")
+    assert turn.outcome.error == "missing name" and turn.tools == []
+
+
+def test_create_customer_in_an_unknown_locality_asks_for_the_zone(desk: Desk, shop: Shop) -> None:
+    turn = _create(
+        desk, "registrá a Ana Torres en Calle Falsa 123, Springfield", customer="Ana Torres"
+    )
+    assert not turn.outcome.success
+    assert "No sé en qué zona queda esa localidad: ¿es CABA, Norte, Sur, Oeste o La Plata?" in (
+        turn.text
+    )
+    assert not Customer.objects.filter(name="Ana Torres").exists()
+
+
+# --- search_customer ------------------------------------------------------------------------
+
+
+def test_search_shows_contact_open_jobs_and_balance(desk: Desk, shop: Shop) -> None:
+    org = shop.juan.organisation
+    job = factories.make_job(org, shop.juan, at(TUESDAY, 10), technician=shop.carlos)
+    invoice = factories.make_invoice(org, shop.juan, Decimal("100000"))
+    factories.make_payment(org, invoice, "21000")
+    turn = desk.run(search_customer, "search_customer", "customer", customer="Juan Pérez")
+    assert turn.outcome.success
+    assert turn.text.startswith(f"Juan Pérez (cliente #{shop.juan.pk}):\n- Teléfono: +541145678901")
+    assert f"- Trabajos abiertos: #{job.pk} Service de aire acondicionado" in turn.text
+    assert "martes 24/11 10:00, con Carlos Gómez" in turn.text
+    assert "- Debe $ 100.000,00 (1 factura impaga, desde el" in turn.text
+    assert turn.outcome.mutations[0].id == shop.juan.pk
+    assert turn.tools == ["customers_find", "customer_history"]
+    assert_no_foreign_data(turn.text)
+
+
+def test_search_with_several_matches_lists_them(desk: Desk, shop: Shop) -> None:
+    factories.make_customer(shop.juan.organisation, "Juan Gómez", phone="+541100000000")
+    turn = desk.run(search_customer, "search_customer", "customer", customer="Juan", language="en")
+    assert turn.outcome.error == "several customers"
+    assert "I found 2 customers for “Juan”:" in turn.text
+    assert f"Juan Pérez (#{shop.juan.pk}) — +541145678901" in turn.text
+    assert_no_foreign_data(turn.text)
+
+
+def test_search_for_an_unknown_customer_says_so(desk: Desk, shop: Shop) -> None:
+    turn = desk.run(search_customer, "search_customer", "customer", customer="Roberto Nadie")
+    assert not turn.outcome.success
+    assert "No encontré ningún cliente que coincida con «Roberto Nadie»" in turn.text
+
+
+def test_search_of_a_paid_up_customer_under_discussion(desk: Desk, shop: Shop) -> None:
+    state = {"customer_id": shop.maria.pk, "customer_label": shop.maria.name}
+    turn = desk.run(search_customer, "search_customer", "customer", state=state,
+                    text="mostrame sus datos")  # fmt: skip
+    assert "- CUIT: 30-71234567-1" in turn.text and "- Está al día: no debe nada" in turn.text
+    assert turn.tools == ["customer_history"]
+
+
+# --- update_customer ------------------------------------------------------------------------
+
+
+def test_update_changes_the_phone_of_the_customer_under_discussion(desk: Desk, shop: Shop) -> None:
+    state = {"customer_id": shop.juan.pk, "customer_label": "Juan Pérez"}
+    turn = desk.run(update_customer, "update_customer", "customer", state=state,
+                    text="cambiale el teléfono al 11 5555-4444")  # fmt: skip
+    shop.juan.refresh_from_db()
+    assert turn.outcome.success, turn.outcome.error
+    assert shop.juan.phone == "+541155554444"
+    assert "teléfono: +541155554444 (antes +541145678901)" in turn.text
+    assert turn.tools == ["customer_update"]
+
+
+def test_update_moves_a_named_customer_to_a_new_address(desk: Desk, shop: Shop) -> None:
+    turn = desk.run(update_customer, "update_customer", "customer", customer="Juan Pérez",
+                    text="Juan Pérez se mudó a Av. Rivadavia 5000, Caballito")  # fmt: skip
+    address = shop.juan.primary_address
+    assert turn.outcome.success, turn.outcome.error
+    assert address is not None
+    assert (address.street, address.city, address.zone) == ("Av. Rivadavia 5000", "Caballito",
+                                                             "CABA")  # fmt: skip
+    assert "dirección: Av. Rivadavia 5000, Caballito (CABA)" in turn.text
+
+
+def test_update_adds_a_note_without_wiping_the_old_ones(desk: Desk, shop: Shop) -> None:
+    Customer.objects.filter(pk=shop.juan.pk).update(notes="Tiene perro.")
+    state = {"customer_id": shop.juan.pk, "customer_label": "Juan Pérez"}
+    turn = desk.run(update_customer, "update_customer", "customer", state=state,
+                    text="anotá que prefiere que lo llamen a la tarde")  # fmt: skip
+    shop.juan.refresh_from_db()
+    assert turn.outcome.success
+    assert shop.juan.notes == "Tiene perro.\n[23/11/2026] prefiere que lo llamen a la tarde"
+
+
+def test_update_without_the_new_value_asks_for_it(desk: Desk, shop: Shop) -> None:
+    turn = desk.run(update_customer, "update_customer", "customer", customer="Juan Pérez",
+                    text="cambiale el mail a Juan Pérez")  # fmt: skip
+    assert turn.outcome.error == "missing value for email" and turn.tools == []
+
+
+def test_update_with_an_invalid_email_changes_nothing(desk: Desk, shop: Shop) -> None:
+    state = {"customer_id": shop.juan.pk, "customer_label": "Juan Pérez"}
+    turn = desk.run(update_customer, "update_customer", "customer", state=state,
+                    text="su mail es juan@@mal")  # fmt: skip
+    shop.juan.refresh_from_db()
+    assert shop.juan.email == ""
+    assert not turn.outcome.success
+
+
+# --- validate_cuit --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("validame el CUIT 20-12345678-6", "El CUIT 20-12345678-6 es válido (persona)."),
+        ("¿es válido el 30-71234567-1?", "El CUIT 30-71234567-1 es válido (empresa)."),
+        (
+            "cuit 20-12345678-9",
+            "El CUIT 20-12345678-9 no es válido: el dígito verificador es 9 y debería ser 6.",
+        ),
+        ("cuit 20-1234567-6", "no es válido: tiene 10 dígitos y un CUIT tiene 11."),
+        ("cuit 12-12345678-6", "no es válido: empieza con 12, y un CUIT empieza con 20, 23"),
+    ],
+)
+def test_validate_cuit_says_valid_or_why_not(
+    desk: Desk, shop: Shop, text: str, expected: str
+) -> None:
+    turn = desk.run(validate_cuit, "validate_cuit", "customer", text=text)
+    assert turn.outcome.success
+    assert expected in turn.text
+
+
+def test_validate_cuit_in_english(desk: Desk, shop: Shop) -> None:
+    turn = desk.run(validate_cuit, "validate_cuit", "customer", text="check CUIT 20-12345678-9",
+                    cuit="20-12345678-9", language="en")  # fmt: skip
+    assert turn.text == "CUIT 20-12345678-9 is not valid: the check digit is 9 but should be 6."
+
+
+def test_validate_cuit_without_a_number_asks_for_it(desk: Desk, shop: Shop) -> None:
+    turn = desk.run(validate_cuit, "validate_cuit", "customer", text="validame un cuit")
+    assert turn.outcome.error == "missing cuit"
