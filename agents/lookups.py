@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from agents.payloads import customer_data, fold, technician_data
 from agents.registry import ToolError, get_scoped
 from business.models import Customer, Technician
-from business.selectors import scoped, search_customers
+from business.selectors import customers_search, scoped
 
 if TYPE_CHECKING:
     from agents.registry import ToolContext
@@ -21,7 +21,7 @@ def resolve_customer(ctx: ToolContext, customer_id: int | None, name: str | None
         return get_scoped(Customer, ctx, customer_id, "customer")
     if not name:
         raise ToolError("give customer_id or customer")
-    matches = list(search_customers(ctx.organisation, name)[: MAX_CANDIDATES + 1])
+    matches = customers_search(ctx.organisation, name, limit=MAX_CANDIDATES + 1)
     return _one(matches, name, "customer", [customer_data(c) for c in matches])
 
 

@@ -23,7 +23,7 @@ from agents.registry import (
 from business import services
 from business.cuit import cuit_digits, cuit_problem, expected_check_digit, format_cuit
 from business.models import Customer, Job
-from business.selectors import customer_file, search_customers
+from business.selectors import customer_file, customers_search
 
 HISTORY_LIMIT = 20
 FIND_LIMIT = 10
@@ -110,14 +110,12 @@ def _history(ctx: ToolContext, customer: Customer) -> ToolResult:
     param_docs={"query": "What to look for, e.g. 'Pérez', '4567-8901' or '20-12345678-6'."},
 )
 def customers_find(ctx: ToolContext, *, query: str) -> ToolResult:
-    found = search_customers(ctx.organisation, query)
-    total = found.count()
-    shown = list(found[:FIND_LIMIT])
+    found = customers_search(ctx.organisation, query, limit=FIND_LIMIT + 1)
+    shown = found[:FIND_LIMIT]
     return success(
-        f"{total} customers",
+        f"{len(shown)} customers",
         customers=[customer_data(c) for c in shown],
-        total=total,
-        truncated=total > len(shown),
+        truncated=len(found) > len(shown),
     )
 
 
@@ -165,7 +163,7 @@ def customer_create(
     zone: str | None = None,
     notes: str | None = None,
 ) -> ToolResult:
-    namesakes = [customer_data(c) for c in search_customers(ctx.organisation, name)[:FIND_LIMIT]]
+    namesakes = [customer_data(c) for c in customers_search(ctx.organisation, name, limit=5)]
     fields = _given(
         kind=kind, cuit=cuit, phone=phone, phone_alt=phone_alt, email=email, street=street,
         unit=unit, city=city, zone=zone, notes=notes,

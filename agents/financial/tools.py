@@ -30,8 +30,8 @@ from business.selectors import (
     InvoiceRow,
     invoice_rows,
     invoices_with_amounts,
+    invoices_with_balance,
     scoped,
-    unpaid_rows,
 )
 
 IvaRate = Literal["21", "10.5"]
@@ -136,17 +136,16 @@ def payment_status(
         if not rows:
             raise ToolError(f"invoice {invoice_number} not found")
     else:
-        rows = unpaid_rows(ctx.organisation)
-        if who is not None:
-            rows = [row for row in rows if row.invoice.customer_id == who.pk]
-    rows.sort(key=lambda row: (row.invoice.issued_on, row.invoice.pk))
-    total = sum((row.balance for row in rows if row.balance > 0), Decimal("0"))
+        rows = invoices_with_balance(ctx.organisation, who).rows
+    owing = [row for row in rows if row.balance > 0]
+    total = sum((row.balance for row in owing), Decimal("0"))
+    since = min((row.invoice.issued_on for row in owing), default=None)
     return success(
         f"{len(rows)} invoices, {decimal_str(total)} owed",
         customer=customer_data(who) if who else None,
         invoices=[_owed_data(ctx, row) for row in rows],
         total_owed=decimal_str(total),
-        oldest_since=rows[0].invoice.issued_on.isoformat() if rows else None,
+        oldest_since=since.isoformat() if since else None,
         currency="ARS",
     )
 

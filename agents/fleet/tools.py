@@ -7,7 +7,7 @@ from typing import Literal
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
 from agents.lookups import resolve_technician
 from agents.payloads import job_data, local_iso, technician_data, vehicle_data
@@ -22,7 +22,7 @@ from agents.registry import (
 )
 from business import scheduling, services
 from business.models import Absence, Job, Technician, Vehicle
-from business.selectors import filtered_jobs, local_days, scoped
+from business.selectors import local_days, open_jobs, scoped
 
 SkillName = Literal["ac", "heating", "plumbing", "electrical", "gas"]
 MAX_RANGE_DAYS = 31
@@ -140,10 +140,7 @@ def technician_jobs_affected(
         raise ToolError("date_to is before date_from")
     if (date_to - date_from).days >= MAX_RANGE_DAYS:
         raise ToolError(f"a range of at most {MAX_RANGE_DAYS} days")
-    days = (date_to - date_from).days + 1
-    jobs = filtered_jobs(ctx.organisation, first=date_from, days=days, technician=tech).filter(
-        status__in=Job.OPEN_STATUSES
-    )
+    jobs = open_jobs(ctx.organisation, day=date_from, day_to=date_to, technician=tech)
     return success(
         f"{len(jobs)} jobs affected",
         technician=technician_data(tech),
@@ -315,10 +312,9 @@ def technician_absence_record(
         organisation=ctx.organisation, technician=tech, start_date=start_date or ctx.today,
         end_date=end_date, reason=reason or "", actor=ctx.user,
     )  # fmt: skip
-    days = (absence.end_date - absence.start_date).days + 1
-    affected = filtered_jobs(
-        ctx.organisation, first=absence.start_date, days=days, technician=tech
-    ).filter(status__in=Job.OPEN_STATUSES)
+    affected = open_jobs(
+        ctx.organisation, day=absence.start_date, day_to=absence.end_date, technician=tech
+    )
     return success(
         f"absence #{absence.pk} recorded, {len(affected)} jobs affected",
         absence={
@@ -407,28 +403,18 @@ def _jobs_to_move(
     zone: str | None,
 ) -> QuerySet[Job]:
     if job_ids:
-        jobs = scoped(Job, ctx.organisation).filter(pk__in=job_ids)
-        missing = sorted(set(job_ids) - set(jobs.values_list("pk", flat=True)))
+        jobs = open_jobs(ctx.organisation, technician=technician, zone=zone)
+        known = scoped(Job, ctx.organisation).filter(pk__in=job_ids).values_list("pk", flat=True)
+        missing = sorted(set(job_ids) - set(known))
         if missing:
             raise ToolError(f"jobs not found: {', '.join(map(str, missing))}")
-    elif day is not None:
-        last = date_to or day
-        if last < day or (last - day).days >= MAX_RANGE_DAYS:
-            raise ToolError(f"date_to must be after date, at most {MAX_RANGE_DAYS} days")
-        jobs = filtered_jobs(ctx.organisation, first=day, days=(last - day).days + 1)
-    else:
+        return jobs.filter(pk__in=job_ids)
+    if day is None:
         raise ToolError("say which jobs: job_ids, or a date (with technician or zone)")
-    jobs = jobs.filter(status__in=Job.OPEN_STATUSES).select_related(
-        "customer", "technician", "address"
-    )
-    if technician is not None:
-        jobs = jobs.filter(technician=technician)
-    if zone:
-        same_zone = Q()
-        for name in scheduling.zone_aliases(zone):
-            same_zone |= Q(address__zone__iexact=name)
-        jobs = jobs.filter(same_zone)
-    return jobs
+    last = date_to or day
+    if last < day or (last - day).days >= MAX_RANGE_DAYS:
+        raise ToolError(f"date_to must be after date, at most {MAX_RANGE_DAYS} days")
+    return open_jobs(ctx.organisation, day=day, day_to=last, technician=technician, zone=zone)
 
 
 @tool(

@@ -1,3 +1,108 @@
-"""Tools of the proactive agent."""
+"""Tools of the proactive agent: work worth offering before anyone asks."""
 
 from __future__ import annotations
+
+from agents.payloads import customer_data, equipment_data, local_iso
+from agents.registry import Category, ToolContext, ToolError, ToolResult, success, tool
+from business import selectors
+
+LIST_LIMIT = 50
+MAX_WITHIN_DAYS = 365
+MAX_FOLLOW_UP_DAYS = 90
+
+
+@tool(
+    category=Category.SAFE,
+    description=(
+        "Equipment due for maintenance: the next service date is past or within the coming "
+        "days; most overdue first. Customers who already have a job of that trade booked are "
+        "left out."
+    ),
+    param_docs={"within_days": "Include what falls due within this many days (default 30)."},
+)
+def maintenance_due_list(ctx: ToolContext, *, within_days: int = 30) -> ToolResult:
+    if not 0 <= within_days <= MAX_WITHIN_DAYS:
+        raise ToolError(f"within_days must be between 0 and {MAX_WITHIN_DAYS}")
+    due = selectors.maintenance_due(ctx.organisation, on=ctx.today, within_days=within_days)
+    rows = [
+        {
+            **equipment_data(item.equipment),
+            "customer": customer_data(item.equipment.customer),
+            "due_on": item.due_on.isoformat(),
+            "days_overdue": item.days_overdue,
+        }
+        for item in due[:LIST_LIMIT]
+    ]
+    overdue = sum(1 for item in due if item.days_overdue > 0)
+    return success(
+        f"{len(due)} due, {overdue} overdue",
+        equipment=rows,
+        total=len(due),
+        overdue=overdue,
+        truncated=len(due) > len(rows),
+    )
+
+
+@tool(
+    category=Category.SAFE,
+    description=(
+        "Jobs finished recently that nobody has followed up yet (a call to ask how it went), "
+        "the oldest first."
+    ),
+    param_docs={"days": "How far back to look, in days (default 14)."},
+)
+def follow_up_list(ctx: ToolContext, *, days: int = 14) -> ToolResult:
+    if not 1 <= days <= MAX_FOLLOW_UP_DAYS:
+        raise ToolError(f"days must be between 1 and {MAX_FOLLOW_UP_DAYS}")
+    jobs = selectors.recently_completed_jobs(ctx.organisation, days=days, now=ctx.now)
+    total = jobs.count()
+    rows = [
+        {
+            "job_id": job.pk,
+            "service": job.service,
+            "skill": job.skill,
+            "completed_at": local_iso(ctx, job.completed_at),
+            "technician": job.technician.name if job.technician else None,
+            "customer": customer_data(job.customer),
+        }
+        for job in jobs[:LIST_LIMIT]
+    ]
+    return success(
+        f"{total} jobs to follow up", jobs=rows, total=total, truncated=total > len(rows)
+    )
+
+
+@tool(
+    category=Category.SAFE,
+    description=(
+        "The seasonal campaign of the moment (southern hemisphere: air conditioning before "
+        "summer, October–December; heating and gas before winter, March–May) and the "
+        "equipment to offer a pre-season service to, never or least recently serviced first."
+    ),
+)
+def seasonal_targets(ctx: ToolContext) -> ToolResult:
+    today = ctx.today
+    campaign = selectors.seasonal_campaign(today)
+    targets = selectors.seasonal_targets(ctx.organisation, today)
+    rows = [
+        {
+            **equipment_data(target.equipment),
+            "customer": customer_data(target.equipment.customer),
+            "never_serviced": target.last_service_on is None,
+        }
+        for target in targets[:LIST_LIMIT]
+    ]
+    return success(
+        f"{campaign or 'no campaign'}: {len(targets)} targets",
+        campaign=campaign,
+        season=_season(today.month),
+        today=today.isoformat(),
+        equipment=rows,
+        total=len(targets),
+        truncated=len(targets) > len(rows),
+    )
+
+
+def _season(month: int) -> str:
+    """The southern-hemisphere season of a month (meteorological: summer is Dec–Feb)."""
+    return ("summer", "autumn", "winter", "spring")[(month % 12) // 3]

@@ -16,17 +16,14 @@ pytestmark = pytest.mark.django_db
 
 
 def test_customers_find_matches_name_phone_and_cuit(ctx: ToolContext, shop: Shop) -> None:
-    assert [c["id"] for c in run(ctx, "customers_find", query="pérez").data["customers"]] == [
+    # Accents and case do not matter: "perez" finds "Pérez".
+    assert [c["id"] for c in run(ctx, "customers_find", query="perez").data["customers"]] == [
         shop.juan.pk
     ]
     assert run(ctx, "customers_find", query="45678901").data["customers"][0]["id"] == shop.juan.pk
     by_cuit = run(ctx, "customers_find", query="30-71234567-1").data["customers"]
     assert by_cuit[0]["name"] == "María González SRL"
-    assert run(ctx, "customers_find", query="nadie").data == {
-        "customers": [],
-        "total": 0,
-        "truncated": False,
-    }
+    assert run(ctx, "customers_find", query="nadie").data == {"customers": [], "truncated": False}
 
 
 def test_customer_history_has_jobs_equipment_invoices_and_balance(
