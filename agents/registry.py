@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime
 import importlib
+import json
 import re
 import types
 import typing
@@ -375,6 +376,12 @@ class Tool:
         """Arguments coerced to the function's types; raises ToolError with every problem."""
         if arguments is None:
             arguments = {}
+        if isinstance(arguments, str):
+            # A model's tool call carries its arguments as JSON text.
+            try:
+                arguments = json.loads(arguments or "{}")
+            except json.JSONDecodeError:
+                raise ToolError("arguments are not valid JSON") from None
         if not isinstance(arguments, dict):
             raise ToolError("arguments must be a JSON object")
         problems: list[str] = []
@@ -398,7 +405,7 @@ class Tool:
             raise ToolError("; ".join(problems))
         return kwargs
 
-    def run(self, ctx: ToolContext, arguments: dict[str, Any] | None) -> ToolResult:
+    def run(self, ctx: ToolContext, arguments: dict[str, Any] | str | None) -> ToolResult:
         """Validate, call and turn expected failures into `ok=False` results.
 
         Unexpected exceptions (bugs) propagate: the caller records them with their traceback.

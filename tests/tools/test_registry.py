@@ -223,6 +223,13 @@ def test_arguments_must_be_an_object(ctx: ToolContext) -> None:
     assert result.error == "arguments must be a JSON object"
 
 
+def test_arguments_may_come_as_json_text(ctx: ToolContext) -> None:
+    assert SAMPLE.run(ctx, '{"text": "hola", "count": 2}').data["count"] == 2
+    broken = SAMPLE.run(ctx, '{"text": ')
+    assert broken.ok is False
+    assert broken.error == "arguments are not valid JSON"
+
+
 def test_null_leaves_an_optional_argument_at_its_default(ctx: ToolContext) -> None:
     result = SAMPLE.run(ctx, {"text": "x", "count": None, "day": None})
     assert result.ok
