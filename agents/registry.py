@@ -19,20 +19,18 @@ from __future__ import annotations
 import datetime
 import importlib
 import json
-import re
-import types
-import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.db import transaction
 from django.db.models import Model
+
+from agents.tool_arguments import BadArgument, Param, build_schema, coerce, params_of
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
@@ -151,186 +149,6 @@ def get_scoped[M: Model](model: type[M], ctx: ToolContext, pk: object, label: st
         raise ToolError(f"{label or model._meta.model_name} {pk} not found") from exc
 
 
-# --- JSON schema from type hints -------------------------------------------------------------
-
-_SCALARS: dict[type, dict[str, Any]] = {
-    str: {"type": "string"},
-    int: {"type": "integer"},
-    float: {"type": "number"},
-    bool: {"type": "boolean"},
-    Decimal: {"type": "string", "pattern": r"^-?\d+(\.\d+)?$"},
-    datetime.date: {"type": "string", "format": "date"},
-    datetime.datetime: {"type": "string", "format": "date-time"},
-    datetime.time: {"type": "string", "pattern": r"^\d{1,2}:\d{2}$"},
-}
-
-
-def _split_optional(hint: Any) -> tuple[Any, bool]:
-    """(inner type, allows None) for `X | None`; anything else is returned as is."""
-    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
-        members = [arg for arg in typing.get_args(hint) if arg is not type(None)]
-        if len(members) != 1:
-            raise TypeError(f"only `X | None` unions are supported, got {hint!r}")
-        return members[0], True
-    return hint, False
-
-
-def _schema_for(hint: Any) -> dict[str, Any]:
-    if hint in _SCALARS:
-        return dict(_SCALARS[hint])
-    origin = typing.get_origin(hint)
-    if origin is Literal:
-        values = list(typing.get_args(hint))
-        kind = "integer" if all(isinstance(v, int) for v in values) else "string"
-        return {"type": kind, "enum": values}
-    if origin is list:
-        (item,) = typing.get_args(hint)
-        return {"type": "array", "items": _schema_for(item)}
-    raise TypeError(f"unsupported tool parameter type {hint!r}")
-
-
-@dataclass(frozen=True)
-class _Param:
-    name: str
-    hint: Any
-    nullable: bool
-    required: bool
-    default: Any
-
-
-def _params_of(func: Callable[..., ToolResult]) -> list[_Param]:
-    import inspect
-
-    hints = typing.get_type_hints(func)
-    params: list[_Param] = []
-    for p in inspect.signature(func).parameters.values():
-        if p.kind is not inspect.Parameter.KEYWORD_ONLY:
-            continue
-        inner, nullable = _split_optional(hints[p.name])
-        required = p.default is inspect.Parameter.empty
-        default = None if required else p.default
-        params.append(_Param(p.name, inner, nullable, required, default))
-    return params
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, Decimal | datetime.date | datetime.time):
-        return str(value) if isinstance(value, Decimal) else value.isoformat()
-    return value
-
-
-def _build_schema(params: list[_Param], docs: dict[str, str]) -> dict[str, Any]:
-    properties: dict[str, Any] = {}
-    for p in params:
-        prop = _schema_for(p.hint)
-        prop["description"] = docs[p.name]
-        if not p.required and p.default is not None:
-            prop["default"] = _json_default(p.default)
-        properties[p.name] = prop
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": [p.name for p in params if p.required],
-        "additionalProperties": False,
-    }
-
-
-# --- Argument coercion -----------------------------------------------------------------------
-
-
-class _BadArgument(Exception):
-    pass
-
-
-_TRUE = {"true", "1", "yes", "si", "sí"}
-_FALSE = {"false", "0", "no"}
-
-
-def _coerce_scalar(hint: Any, value: Any, tz: ZoneInfo) -> Any:
-    # Models often send numbers as strings and vice versa; accept the unambiguous cases only.
-    if hint is str:
-        if isinstance(value, str):
-            return value.strip()
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return str(value)
-        raise _BadArgument("must be a string")
-    if hint is bool:
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-            return value.strip().lower() in _TRUE
-        raise _BadArgument("must be true or false")
-    if hint is int:
-        if isinstance(value, bool):
-            raise _BadArgument("must be an integer")
-        if isinstance(value, int):
-            return value
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
-            return int(value)
-        raise _BadArgument("must be an integer")
-    if hint is float:
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
-        try:
-            return float(str(value).replace(",", "."))
-        except ValueError:
-            raise _BadArgument("must be a number") from None
-    if hint is Decimal:
-        if isinstance(value, bool):
-            raise _BadArgument("must be a decimal number")
-        try:
-            number = Decimal(str(value).strip())
-        except InvalidOperation:
-            raise _BadArgument("must be a decimal number such as 1500.50") from None
-        if not number.is_finite():
-            raise _BadArgument("must be a decimal number such as 1500.50")
-        return number
-    if hint is datetime.datetime:
-        try:
-            moment = datetime.datetime.fromisoformat(str(value).strip())
-        except ValueError:
-            raise _BadArgument("must be an ISO date-time such as 2026-11-24T10:00") from None
-        # A wall-clock time without an offset is read in the organisation's timezone.
-        return moment if moment.tzinfo else moment.replace(tzinfo=tz)
-    if hint is datetime.date:
-        try:
-            return datetime.date.fromisoformat(str(value).strip()[:10])
-        except ValueError:
-            raise _BadArgument("must be an ISO date such as 2026-11-24") from None
-    if hint is datetime.time:
-        match = re.fullmatch(r"\s*(\d{1,2}):(\d{2})(?::\d{2})?\s*", str(value))
-        if not match or int(match[1]) > 23 or int(match[2]) > 59:
-            raise _BadArgument("must be a time such as 10:30")
-        return datetime.time(int(match[1]), int(match[2]))
-    raise _BadArgument(f"has an unsupported type {hint!r}")
-
-
-def _coerce(hint: Any, value: Any, tz: ZoneInfo) -> Any:
-    origin = typing.get_origin(hint)
-    if origin is Literal:
-        allowed = typing.get_args(hint)
-        if value in allowed:
-            return value
-        if isinstance(value, str) and value.strip().lower() in allowed:
-            return value.strip().lower()
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            # 21 or 10.50 for an IVA rate spelled "21" / "10.5".
-            spelled = f"{Decimal(str(value)).normalize():f}"
-            if spelled in allowed:
-                return spelled
-        raise _BadArgument(f"must be one of {', '.join(map(str, allowed))}")
-    if origin is list:
-        (item,) = typing.get_args(hint)
-        if isinstance(value, str) and item is str:
-            value = [value]  # a lone string where a list is expected is a one-item list
-        if not isinstance(value, list):
-            raise _BadArgument("must be a list")
-        return [_coerce(item, v, tz) for v in value]
-    return _coerce_scalar(hint, value, tz)
-
-
 def _validation_codes(exc: ValidationError) -> dict[str, str]:
     """The first error code per field ("__all__" without a field), so callers can react to
     e.g. "no_technician_free" without parsing translated text."""
@@ -398,8 +216,8 @@ class Tool:
                     kwargs[p.name] = None
                 continue
             try:
-                kwargs[p.name] = _coerce(p.hint, value, ctx.tz)
-            except _BadArgument as exc:
+                kwargs[p.name] = coerce(p.hint, value, ctx.tz)
+            except BadArgument as exc:
                 problems.append(f"argument '{p.name}' {exc}")
         if problems:
             raise ToolError("; ".join(problems))
@@ -435,13 +253,13 @@ class Tool:
         if value is None:
             return bool(param.default)
         try:
-            return bool(_coerce(bool, value, ZoneInfo("UTC")))
-        except _BadArgument:
+            return bool(coerce(bool, value, ZoneInfo("UTC")))
+        except BadArgument:
             return False
 
     @cached_property
-    def _params(self) -> list[_Param]:
-        return _params_of(self.func)
+    def _params(self) -> list[Param]:
+        return params_of(self.func)
 
 
 _REGISTRY: dict[str, Tool] = {}
@@ -464,7 +282,7 @@ def build_tool(
 ) -> Tool:
     """A Tool for `func` without registering it (the decorator registers)."""
     docs = param_docs or {}
-    params = _params_of(func)
+    params = params_of(func)
     missing = [p.name for p in params if p.name not in docs]
     extra = sorted(set(docs) - {p.name for p in params})
     if missing or extra:
@@ -474,7 +292,7 @@ def build_tool(
         category=Category(category),
         description=description,
         func=func,
-        parameters=_build_schema(params, docs),
+        parameters=build_schema(params, docs),
         agent=_agent_of(func.__module__),
     )
 
