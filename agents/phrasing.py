@@ -117,6 +117,45 @@ def service_reason(runner: Runner, result: ToolResult, *, es: str, en: str) -> s
     return text
 
 
+def _candidate(customer: dict[str, Any]) -> str:
+    parts = (
+        f"{customer['name']} (#{customer['id']})",
+        customer.get("phone"),
+        customer.get("address"),
+    )
+    return " — ".join(part for part in parts if part)
+
+
+def customer_problem(runner: Runner, name: str, result: ToolResult) -> Outcome | None:
+    """A tool that could not tell which customer `name` is: the candidates to choose from, or
+    "not found" with the offer to register them. None for any other failure."""
+    if not result.error.startswith("customer"):
+        return None
+    candidates = result.data.get("candidates")
+    if candidates:
+        listing = bullets(_candidate(c) for c in candidates)
+        return Outcome(
+            text=runner.t(
+                es=f"Hay varios clientes que coinciden con «{name}»:\n{listing}\n¿Cuál es?",
+                en=f"Several customers match “{name}”:\n{listing}\nWhich one is it?",
+            ),
+            success=False,
+            error=result.error,
+        )
+    if "not found" in result.error:
+        return Outcome(
+            text=runner.t(
+                es=f"No encontré ningún cliente «{name}». ¿Querés que lo registre? Pasame su "
+                "teléfono y dirección.",
+                en=f"I couldn't find a customer “{name}”. Shall I register them? Send me their "
+                "phone and address.",
+            ),
+            success=False,
+            error=result.error,
+        )
+    return None
+
+
 def ask(runner: Runner, *, es: str, en: str, error: str) -> Outcome:
     """Something the step needs is missing: nothing was done, and the reply asks for it."""
     return Outcome(text=runner.t(es=es, en=en), success=False, error=error)

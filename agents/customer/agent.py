@@ -17,6 +17,7 @@ from agents.payloads import fold
 from agents.phrasing import (
     ask,
     bullets,
+    customer_problem,
     failed,
     full_date,
     held,
@@ -315,13 +316,14 @@ def _find_one(runner: Runner, query: str) -> tuple[dict[str, Any] | None, Outcom
             error="customer not found",
         )
     listing = bullets(_customer_line(runner, c) for c in customers[:LISTED])
-    more = result.data["total"] - min(len(customers), LISTED)
-    extra = runner.t(es=f"\n(y {more} más)", en=f"\n(and {more} more)") if more > 0 else ""
+    more = len(customers) > LISTED or bool(result.data.get("truncated"))
+    extra = runner.t(es="\n(y hay más: afiná la búsqueda)", en="\n(and more: narrow it down)")
+    count = f"{len(customers)}+" if result.data.get("truncated") else str(len(customers))
     return None, Outcome(
         text=runner.t(
-            es=f"Encontré {result.data['total']} clientes para «{query}»:\n{listing}{extra}\n"
+            es=f"Encontré {count} clientes para «{query}»:\n{listing}{extra if more else ''}\n"
             "¿Cuál es?",
-            en=f"I found {result.data['total']} customers for “{query}”:\n{listing}{extra}\n"
+            en=f"I found {count} customers for “{query}”:\n{listing}{extra if more else ''}\n"
             "Which one?",
         ),
         success=False,
@@ -481,18 +483,23 @@ def update_customer(step: Step, runner: Runner) -> Outcome:
             en="Whose details should I change?",
             error="missing customer",
         )
-    customer_id, problem = _customer_id(runner, who)
-    if problem is not None or customer_id is None:
-        return problem or ask(runner, es="¿Qué cliente?", en="Which customer?", error="missing")
     if "notes" in changes:
+        # Appending needs the current notes, so the customer's id first.
+        customer_id, problem = _customer_id(runner, who)
+        if problem is not None or customer_id is None:
+            return problem or ask(runner, es="¿Qué cliente?", en="Which customer?", error="missing")
+        who = CustomerRef(customer_id, who.name, who.source)
         changes["notes"] = _appended_note(runner, customer_id, changes["notes"])
-    result = runner.call("customer_update", customer_id=customer_id, **changes)
-    name = who.name or f"#{customer_id}"
+    result = runner.call("customer_update", **who.args(), **changes)
+    name = who.name or f"#{who.id}"
     if (approval := held_id(result)) is not None:
         return held(
             runner, approval, es=f"El cambio de datos de {name}", en=f"Changing {name}'s details"
         )
     if not result.ok:
+        problem = customer_problem(runner, name, result)
+        if problem is not None:
+            return problem
         return _write_refused(
             runner,
             result,

@@ -16,6 +16,7 @@ from agents.base import Mutation, Outcome, Runner, Step, handles
 from agents.phrasing import (
     ask,
     bullets,
+    customer_problem,
     day,
     failed,
     held,
@@ -139,35 +140,6 @@ def _offer(runner: Runner, slots: list[dict[str, Any]], *, es: str, en: str, err
     )
 
 
-def _customer_problem(runner: Runner, who: CustomerRef, result: ToolResult) -> Outcome | None:
-    """An unknown or ambiguous customer name, said as such (None for any other failure)."""
-    candidates = result.data.get("candidates")
-    if candidates and result.error.startswith("customer"):
-        listing = bullets(
-            f"{c['name']}" + (f" — {c['address']}" if c.get("address") else "") for c in candidates
-        )
-        return Outcome(
-            text=runner.t(
-                es=f"Hay varios clientes que coinciden con «{who.name}»:\n{listing}\n¿Cuál es?",
-                en=f"Several customers match “{who.name}”:\n{listing}\nWhich one is it?",
-            ),
-            success=False,
-            error=result.error,
-        )
-    if result.error.startswith("customer") and "not found" in result.error:
-        return Outcome(
-            text=runner.t(
-                es=f"No encontré ningún cliente «{who.name}». ¿Querés que lo registre primero? "
-                "Pasame su teléfono y dirección.",
-                en=f"I couldn't find a customer “{who.name}”. Shall I register them first? "
-                "Send me their phone and address.",
-            ),
-            success=False,
-            error=result.error,
-        )
-    return None
-
-
 # --- book_job -------------------------------------------------------------------------------
 
 
@@ -254,7 +226,7 @@ def _book_at(
             en=f"Booking {service} for {who.name} on {when(start, language)}",
         )
     if not result.ok:
-        problem = _customer_problem(runner, who, result)
+        problem = customer_problem(runner, who.name, result)
         if problem is not None:
             return problem
         if "alternatives" in result.data:
@@ -325,7 +297,7 @@ def _find_open_job(
         arguments["date"] = on.isoformat()
     result = runner.call("jobs_find", **arguments)
     if not result.ok:
-        problem = _customer_problem(runner, who, result) if who else None
+        problem = customer_problem(runner, who.name, result) if who else None
         return None, problem or failed(
             runner, result, es="No pude buscar el trabajo", en="I couldn't look up the job"
         )

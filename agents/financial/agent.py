@@ -1,0 +1,523 @@
+"""Handlers of the financial agent (O11): quotes, invoices and what customers owe.
+
+Amounts are `Decimal` end to end and shown as ARS ($ 1.234,56 in Spanish, $1,234.56 in English).
+An amount in the message is the net ("640.000 más IVA") unless it says the IVA is included.
+An invoice is an *execute* action: it is filed for a manager's approval, and the reply gives the
+totals it will carry, computed here with the same per-line rounding as the documents.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from agents.base import Mutation, Outcome, Runner, Step, handles
+from agents.payloads import fold
+from agents.phrasing import (
+    ask,
+    bullets,
+    customer_problem,
+    failed,
+    full_date,
+    held,
+    held_id,
+    job_line,
+    money,
+    percent,
+)
+from agents.registry import ToolResult
+from agents.subjects import CustomerRef, customer_ref, job_ref
+from business.models import money as round_money
+
+DEFAULT_IVA = Decimal("21")
+LISTED = 10  # invoices or debtors listed in one answer
+PRICE_ITEMS_SHOWN = 6
+
+_INVOICE_NUMBER = re.compile(r"\b(\d{4}-\d{8})\b")
+_REDUCED_IVA = re.compile(r"\b10[.,]5\s*%?")
+_IVA_INCLUDED = re.compile(
+    r"\b(?:iva incluido|con iva|incluye iva|final|vat included|incl\w* vat)\b"
+)
+
+
+@dataclass(frozen=True)
+class Line:
+    description: str
+    quantity: Decimal
+    unit_price: Decimal
+    iva_rate: Decimal
+
+    @property
+    def net(self) -> Decimal:
+        return round_money(self.quantity * self.unit_price)
+
+    @property
+    def iva(self) -> Decimal:
+        # The same rounding as business.models.DocumentLine, so the totals shown before an
+        # approval are the ones the invoice will have.
+        return round_money(self.net * self.iva_rate / Decimal(100))
+
+
+def _lines_of(payload: list[dict[str, Any]]) -> list[Line]:
+    """Lines of a document as the tools return them (amounts as strings)."""
+    return [
+        Line(
+            row["description"],
+            Decimal(row["quantity"]),
+            Decimal(row["unit_price"]),
+            Decimal(row["iva_rate"]),
+        )
+        for row in payload
+    ]
+
+
+def _totals_text(runner: Runner, lines: list[Line]) -> str:
+    language = runner.language
+    net = sum((line.net for line in lines), Decimal("0"))
+    by_rate: dict[Decimal, Decimal] = {}
+    for line in lines:
+        by_rate[line.iva_rate] = by_rate.get(line.iva_rate, Decimal("0")) + line.iva
+    iva = " + ".join(
+        f"IVA {percent(rate, language)} {money(v, language)}" for rate, v in by_rate.items()
+    )
+    total = net + sum(by_rate.values(), Decimal("0"))
+    return runner.t(
+        es=f"neto {money(net, language)} + {iva} = total {money(total, language)}",
+        en=f"net {money(net, language)} + {iva} = total {money(total, language)}",
+    )
+
+
+def _rate_in(text: str) -> str | None:
+    """ "10.5" when the text asks for the reduced IVA rate; None leaves each item's own rate."""
+    return "10.5" if _REDUCED_IVA.search(text) else None
+
+
+def _net_amount(step: Step) -> Decimal | None:
+    """The entity amount as a net amount: "15 lucas" or "640.000 más IVA" are net already;
+    "181.500 IVA incluido" is a total, so the IVA is taken out (to the cent)."""
+    amount = step.entities.amount
+    if amount is None:
+        return None
+    if _IVA_INCLUDED.search(fold(step.text)) and not re.search(r"\bmas iva\b", fold(step.text)):
+        rate = Decimal(_rate_in(step.text) or DEFAULT_IVA)
+        return round_money(Decimal(amount) / (1 + rate / Decimal(100)))
+    return Decimal(amount)
+
+
+# --- generate_quote -------------------------------------------------------------------------
+
+
+@handles("generate_quote")
+def generate_quote(step: Step, runner: Runner) -> Outcome:
+    who = customer_ref(step, runner)
+    if who is None:
+        return ask(
+            runner,
+            es="¿Para qué cliente es el presupuesto?",
+            en="Which customer is the quote for?",
+            error="missing customer",
+        )
+    arguments = _quote_arguments(step, runner, who)
+    if arguments is None:
+        return ask(
+            runner,
+            es="¿Qué presupuesto? Decime el servicio (por ejemplo «instalación de split») o el "
+            "monto (por ejemplo «15 lucas más IVA»).",
+            en="What should I quote? Tell me the service (e.g. “split installation”) or the "
+            "amount (e.g. “15000 plus IVA”).",
+            error="missing service",
+        )
+    result = runner.call("quote_create", **arguments)
+    if (approval := held_id(result)) is not None:
+        return held(
+            runner, approval, es=f"El presupuesto para {who.name}", en=f"The quote for {who.name}"
+        )
+    if not result.ok:
+        problem = customer_problem(runner, who.name, result)
+        if problem is not None:
+            return problem
+        if "unmatched" in result.data:
+            return _unpriced(runner, str(result.data["unmatched"]), result.error)
+        return failed(
+            runner, result, es="No pude armar el presupuesto", en="I couldn't make the quote"
+        )
+    return _quoted(runner, who, result.data["quote"])
+
+
+def _quote_arguments(step: Step, runner: Runner, who: CustomerRef) -> dict[str, Any] | None:
+    """quote_create's arguments, or None when the message says neither service nor amount."""
+    arguments: dict[str, Any] = {**who.args()}
+    service, amount = step.entities.service, _net_amount(step)
+    booked = runner.earlier("job")
+    # The job booked earlier in this turn is the one being quoted when it is this customer's.
+    if booked is not None and who.source == "earlier" and booked.data.get("customer_id") == who.id:
+        arguments["job_id"] = booked.id
+    if amount is not None:
+        arguments["amount"] = str(amount)
+        if service:
+            arguments["services"] = [service]
+    elif service:
+        arguments["services"] = [service]
+    elif "job_id" not in arguments:
+        return None
+    if rate := _rate_in(step.text):
+        arguments["iva_rate"] = rate
+    return arguments
+
+
+def _unpriced(runner: Runner, service: str, error: str) -> Outcome:
+    """The service is not in the price list: ask for an amount, showing what the list has."""
+    prices = runner.call("price_list")
+    items = prices.data.get("items", [])[:PRICE_ITEMS_SHOWN] if prices.ok else []
+    listing = bullets(f"{i['name']}: {money(i['unit_price'], runner.language)}" for i in items)
+    shown_es = f"\nEn la lista tengo, por ejemplo:\n{listing}" if items else ""
+    shown_en = f"\nThe price list has, for example:\n{listing}" if items else ""
+    return Outcome(
+        text=runner.t(
+            es=f"No encontré «{service}» en la lista de precios, así que no armé el presupuesto. "
+            f"Decime el monto (por ejemplo «15 lucas más IVA»).{shown_es}",
+            en=f"“{service}” is not in the price list, so I didn't make the quote. Tell me the "
+            f"amount (e.g. “15000 plus IVA”).{shown_en}",
+        ),
+        success=False,
+        error=error,
+    )
+
+
+def _document_lines(runner: Runner, lines: list[dict[str, Any]]) -> str:
+    language = runner.language
+    return bullets(
+        f"{line['description']}: {line['quantity']} × {money(line['unit_price'], language)} "
+        f"(IVA {percent(line['iva_rate'], language)})"
+        for line in lines
+    )
+
+
+def _quoted(runner: Runner, who: CustomerRef, quote: dict[str, Any]) -> Outcome:
+    language = runner.language
+    lines = _lines_of(quote["lines"])
+    valid_es = (
+        f" (válido hasta el {full_date(quote['valid_until'], language)})"
+        if quote.get("valid_until")
+        else ""
+    )
+    valid_en = (
+        f" (valid until {full_date(quote['valid_until'], language)})"
+        if quote.get("valid_until")
+        else ""
+    )
+    text = runner.t(
+        es=f"Listo, armé el presupuesto {quote['number']} para {quote['customer']}{valid_es}:\n"
+        f"{_document_lines(runner, quote['lines'])}\nTotal: {_totals_text(runner, lines)}.",
+        en=f"Done: I made quote {quote['number']} for {quote['customer']}{valid_en}:\n"
+        f"{_document_lines(runner, quote['lines'])}\nTotal: {_totals_text(runner, lines)}.",
+    )
+    mutations = [
+        Mutation(
+            kind="quote",
+            id=int(quote["id"]),
+            label=quote["number"],
+            data={
+                "customer_id": quote["customer_id"],
+                "customer": quote["customer"],
+                "job_id": quote.get("job_id"),
+                "lines": quote["lines"],
+            },
+        )
+    ]
+    if who.source == "named":
+        mutations.append(
+            Mutation(kind="customer", id=int(quote["customer_id"]), label=quote["customer"])
+        )
+    return Outcome(text=text, mutations=mutations)
+
+
+# --- generate_invoice -----------------------------------------------------------------------
+
+
+@handles("generate_invoice")
+def generate_invoice(step: Step, runner: Runner) -> Outcome:
+    quote = runner.earlier("quote")
+    if quote is not None and step.entities.amount is None:
+        return _invoice_quote(runner, quote)
+    job, problem = _job_to_invoice(step, runner)
+    if problem is not None or job is None:
+        return problem or ask(
+            runner,
+            es="¿Qué trabajo facturo?",
+            en="Which job should I invoice?",
+            error="missing job",
+        )
+    if job["status"] == "cancelled":
+        return Outcome(
+            text=runner.t(
+                es=f"El trabajo {job_line(job, runner.language)} está cancelado: no lo facturo.",
+                en=f"Job {job_line(job, runner.language)} is cancelled: I won't invoice it.",
+            ),
+            success=False,
+            error=f"job {job['id']} is cancelled",
+        )
+    lines, extra, problem = _invoice_lines(step, runner, job)
+    if problem is not None:
+        return problem
+    result = runner.call("invoice_create", job_id=int(job["id"]), **extra)
+    return _invoice_result(runner, result, job, lines)
+
+
+def _invoice_quote(runner: Runner, quote: Mutation) -> Outcome:
+    """A quote made earlier in this turn: invoice exactly its lines."""
+    arguments: dict[str, Any] = {"quote_id": quote.id}
+    result = runner.call("invoice_create", **arguments)
+    lines = _lines_of(quote.data.get("lines", []))
+    subject = runner.t(
+        es=f"La factura del presupuesto {quote.label} de {quote.data.get('customer', '')}",
+        en=f"The invoice for quote {quote.label} of {quote.data.get('customer', '')}",
+    )
+    return _filed(runner, result, subject, lines)
+
+
+def _job_to_invoice(step: Step, runner: Runner) -> tuple[dict[str, Any] | None, Outcome | None]:
+    """The job booked earlier this turn, the one under discussion, or the customer's latest done
+    job — with its details (one `jobs_find`)."""
+    known = job_ref(step, runner)
+    if known is not None:
+        result = runner.call("jobs_find", job_id=known)
+        if not result.ok or not result.data.get("jobs"):
+            return None, failed(
+                runner,
+                result,
+                es=f"No encontré el trabajo #{known}",
+                en=f"I couldn't find job #{known}",
+            )
+        return result.data["jobs"][0], None
+    who = customer_ref(step, runner)
+    if who is None:
+        return None, ask(
+            runner,
+            es="¿Qué trabajo facturo? Decime el cliente.",
+            en="Which job should I invoice? Tell me the customer.",
+            error="missing customer",
+        )
+    result = runner.call("jobs_find", **who.args(), status="done")
+    if not result.ok:
+        problem = customer_problem(runner, who.name, result)
+        return None, problem or failed(
+            runner, result, es="No pude buscar los trabajos", en="I couldn't look up the jobs"
+        )
+    jobs = result.data["jobs"]  # newest first
+    if not jobs:
+        return None, Outcome(
+            text=runner.t(
+                es=f"No encontré trabajos terminados de {who.name} para facturar.",
+                en=f"I found no finished jobs for {who.name} to invoice.",
+            ),
+            success=False,
+            error="no done job",
+        )
+    return jobs[0], None
+
+
+def _invoice_lines(
+    step: Step, runner: Runner, job: dict[str, Any]
+) -> tuple[list[Line], dict[str, Any], Outcome | None]:
+    """(the lines, invoice_create's line arguments, or a reply when the price is unknown)."""
+    rate = _rate_in(step.text)
+    amount = _net_amount(step)
+    if amount is not None:
+        extra: dict[str, Any] = {"amount": str(amount), "services": [job["service"]]}
+        if rate:
+            extra["iva_rate"] = rate
+        return [Line(job["service"], Decimal(1), amount, Decimal(rate or DEFAULT_IVA))], extra, None
+    prices = runner.call("price_list", query=job["service"])
+    items = prices.data.get("items", []) if prices.ok else []
+    if not items:
+        return (
+            [],
+            {},
+            Outcome(
+                text=runner.t(
+                    es=f"No encontré «{job['service']}» en la lista de precios, así que no "
+                    "pedí la factura. Decime el monto a facturar (neto, sin IVA).",
+                    en=f"“{job['service']}” is not in the price list, so I didn't file the "
+                    "invoice. Tell me the amount to invoice (net, before IVA).",
+                ),
+                success=False,
+                error="no price for the job's service",
+            ),
+        )
+    item = items[0]
+    extra = {"items": [item["code"]]}
+    if rate:
+        extra["iva_rate"] = rate
+    line_rate = Decimal(rate or item["iva_rate"])
+    return [Line(item["name"], Decimal(1), Decimal(item["unit_price"]), line_rate)], extra, None
+
+
+def _invoice_result(
+    runner: Runner, result: ToolResult, job: dict[str, Any], lines: list[Line]
+) -> Outcome:
+    subject = runner.t(
+        es=f"La factura de {job['customer']} por el trabajo {job_line(job, runner.language)}",
+        en=f"The invoice to {job['customer']} for job {job_line(job, runner.language)}",
+    )
+    outcome = _filed(runner, result, subject, lines)
+    outcome.mutations.append(
+        Mutation(
+            kind="job",
+            id=int(job["id"]),
+            label=f"#{job['id']} {job['service']}",
+            data={"customer_id": job["customer_id"], "customer": job["customer"]},
+        )
+    )
+    return outcome
+
+
+def _filed(runner: Runner, result: ToolResult, subject: str, lines: list[Line]) -> Outcome:
+    """The invoice call's outcome: held for approval (the usual case), issued, or refused."""
+    totals = _totals_text(runner, lines) if lines else ""
+    if (approval := held_id(result)) is not None:
+        outcome = held(runner, approval, es=subject, en=subject)
+        if totals:
+            outcome.text += runner.t(es=f" Importes: {totals}.", en=f" Amounts: {totals}.")
+        return outcome
+    if not result.ok:
+        return failed(
+            runner, result, es="No pude emitir la factura", en="I couldn't issue the invoice"
+        )
+    invoice = result.data["invoice"]
+    return Outcome(
+        text=runner.t(
+            es=f"Listo, emití la factura {invoice['letter']} {invoice['number']} a "
+            f"{invoice['customer']}: total {money(invoice['total'], runner.language)}.",
+            en=f"Done: I issued invoice {invoice['letter']} {invoice['number']} to "
+            f"{invoice['customer']}: total {money(invoice['total'], runner.language)}.",
+        )
+    )
+
+
+# --- payment_status -------------------------------------------------------------------------
+
+
+@handles("payment_status")
+def payment_status(step: Step, runner: Runner) -> Outcome:
+    number = _INVOICE_NUMBER.search(step.text)
+    who = customer_ref(step, runner)
+    arguments: dict[str, Any] = {**(who.args() if who else {})}
+    if number:
+        arguments["invoice_number"] = number.group(1)
+    result = runner.call("payment_status", **arguments)
+    if not result.ok:
+        problem = customer_problem(runner, who.name, result) if who else None
+        return problem or failed(
+            runner, result, es="No pude ver los pagos", en="I couldn't check the payments"
+        )
+    data = result.data
+    if number:
+        return _one_invoice(runner, data["invoices"][0])
+    if who is not None:
+        return _customer_debt(runner, data)
+    return _company_debt(runner, data)
+
+
+def _invoice_line(runner: Runner, invoice: dict[str, Any]) -> str:
+    language = runner.language
+    issued = full_date(invoice["issued_on"], language)
+    head = f"{invoice['letter']} {invoice['number']}"
+    overdue = invoice.get("days_overdue") or 0
+    late_es = f", vencida hace {overdue} días" if overdue else ""
+    late_en = f", {overdue} days overdue" if overdue else ""
+    paid = Decimal(invoice["paid"])
+    paid_es = f", pagó {money(paid, language)}" if paid > 0 else ""
+    paid_en = f", paid {money(paid, language)}" if paid > 0 else ""
+    return runner.t(
+        es=f"Factura {head} del {issued}: saldo {money(invoice['balance'], language)} de "
+        f"{money(invoice['total'], language)}{paid_es}{late_es}",
+        en=f"Invoice {head} of {issued}: {money(invoice['balance'], language)} due of "
+        f"{money(invoice['total'], language)}{paid_en}{late_en}",
+    )
+
+
+def _one_invoice(runner: Runner, invoice: dict[str, Any]) -> Outcome:
+    customer = invoice.get("customer", "")
+    if invoice["state"] == "paid":
+        return Outcome(
+            text=runner.t(
+                es=f"La factura {invoice['letter']} {invoice['number']} de {customer} está paga "
+                f"({money(invoice['total'], runner.language)}).",
+                en=f"Invoice {invoice['letter']} {invoice['number']} of {customer} is paid "
+                f"({money(invoice['total'], runner.language)}).",
+            )
+        )
+    if invoice["state"] == "void":
+        return Outcome(
+            text=runner.t(
+                es=f"La factura {invoice['number']} está anulada.",
+                en=f"Invoice {invoice['number']} is void.",
+            )
+        )
+    return Outcome(text=f"{customer}: {_invoice_line(runner, invoice)}.")
+
+
+def _customer_debt(runner: Runner, data: dict[str, Any]) -> Outcome:
+    language = runner.language
+    customer = data["customer"]
+    mutation = Mutation(kind="customer", id=int(customer["id"]), label=customer["name"])
+    invoices = data["invoices"]
+    if not invoices:
+        return Outcome(
+            text=runner.t(
+                es=f"{customer['name']} está al día: no tiene facturas impagas.",
+                en=f"{customer['name']} is paid up: no unpaid invoices.",
+            ),
+            mutations=[mutation],
+        )
+    listing = bullets(_invoice_line(runner, i) for i in invoices[:LISTED])
+    since = full_date(data["oldest_since"], language)
+    total = money(data["total_owed"], language)
+    return Outcome(
+        text=runner.t(
+            es=f"{customer['name']} debe {total} en {len(invoices)} facturas, desde el {since}:\n"
+            f"{listing}",
+            en=f"{customer['name']} owes {total} on {len(invoices)} invoices, since {since}:\n"
+            f"{listing}",
+        ),
+        mutations=[mutation],
+    )
+
+
+def _company_debt(runner: Runner, data: dict[str, Any]) -> Outcome:
+    """Nobody named: who owes what, biggest debts first."""
+    language = runner.language
+    invoices = data["invoices"]
+    if not invoices:
+        return Outcome(
+            text=runner.t(
+                es="No hay facturas impagas: nadie debe nada.",
+                en="There are no unpaid invoices: nobody owes anything.",
+            )
+        )
+    debts: dict[str, tuple[Decimal, str]] = {}
+    for invoice in invoices:
+        owed, since = debts.get(invoice["customer"], (Decimal("0"), invoice["issued_on"]))
+        debts[invoice["customer"]] = (
+            owed + Decimal(invoice["balance"]),
+            min(since, invoice["issued_on"]),
+        )
+    ranked = sorted(debts.items(), key=lambda item: (-item[1][0], item[0]))[:LISTED]
+    listing = bullets(
+        runner.t(
+            es=f"{name}: {money(owed, language)} (desde el {full_date(since, language)})",
+            en=f"{name}: {money(owed, language)} (since {full_date(since, language)})",
+        )
+        for name, (owed, since) in ranked
+    )
+    total = money(data["total_owed"], language)
+    return Outcome(
+        text=runner.t(
+            es=f"Te deben {total} en {len(invoices)} facturas de {len(debts)} clientes:\n{listing}",
+            en=f"You are owed {total} on {len(invoices)} invoices from {len(debts)} customers:\n"
+            f"{listing}",
+        )
+    )
