@@ -8,6 +8,7 @@ Money is always ARS: `$ 1.234,56` in Spanish, `$1,234.56` in English.
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from agents.base import Runner
     from agents.registry import ToolResult
 
+_NOT_FOUND = re.compile(r"\bnot found\b")
 DAYS_ES = ("lunes", "martes", "miércoles", "jueves", "viernes", "sábado", "domingo")
 DAYS_EN = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 MONTHS_EN = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -70,6 +72,11 @@ def when(value: datetime.datetime | str, language: str) -> str:
     return f"{day(moment.date(), language)} {moment:%H:%M}"
 
 
+def count(number: int, one: str, many: str) -> str:
+    """ "1 factura" / "3 facturas"."""
+    return f"{number} {one if number == 1 else many}"
+
+
 def bullets(lines: Iterable[str]) -> str:
     return "\n".join(f"- {line}" for line in lines)
 
@@ -90,6 +97,11 @@ def job_line(job: dict[str, Any], language: str) -> str:
     if job.get("technician"):
         parts.append(("with " if is_en(language) else "con ") + str(job["technician"]))
     return ", ".join(parts)
+
+
+def job_short(job: dict[str, Any], language: str) -> str:
+    """ "#12 (Instalación de split, lunes 23/11 08:00)" — when the customer is already named."""
+    return f"#{job['id']} ({job['service']}, {when(job['start'], language)})"
 
 
 def job_label(job: dict[str, Any]) -> str:
@@ -162,10 +174,21 @@ def ask(runner: Runner, *, es: str, en: str, error: str) -> Outcome:
 
 
 def failed(runner: Runner, result: ToolResult, *, es: str, en: str) -> Outcome:
-    """A tool said no: what could not be done, and the tool's reason (kept as the error)."""
+    """A tool said no: what could not be done, and the tool's reason (kept as the error).
+
+    "… not found" is said in the reply's language: a row of another organisation reads exactly
+    like a missing one, and the tools word that in English.
+    """
     reason = result.error or result.summary
-    return Outcome(text=runner.t(es=f"{es}: {reason}", en=f"{en}: {reason}"), success=False,
-                   error=reason)  # fmt: skip
+    if _NOT_FOUND.search(reason):
+        headline = runner.t(es=es, en=en)
+        if headline.startswith(("No encontré", "I couldn't find")):
+            return Outcome(text=f"{headline}.", success=False, error=reason)
+        said = runner.t(es="no lo encontré", en="not found")
+        return Outcome(text=f"{headline}: {said}.", success=False, error=reason)
+    return Outcome(
+        text=runner.t(es=f"{es}: {reason}", en=f"{en}: {reason}"), success=False, error=reason
+    )
 
 
 def held_id(result: ToolResult) -> int | None:

@@ -17,6 +17,7 @@ from agents.payloads import fold
 from agents.phrasing import (
     ask,
     bullets,
+    count,
     customer_problem,
     failed,
     full_date,
@@ -391,10 +392,6 @@ def _file_lines(runner: Runner, data: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _count(number: int, one: str, many: str) -> str:
-    return f"{number} {one if number == 1 else many}"
-
-
 def _balance_line(runner: Runner, data: dict[str, Any]) -> str:
     language = runner.language
     owed = [i for i in data["invoices"] if i["state"] in ("unpaid", "partial")]
@@ -403,9 +400,9 @@ def _balance_line(runner: Runner, data: dict[str, Any]) -> str:
     since = full_date(min(i["issued_on"] for i in owed), language)
     amount = money(data["balance"], language)
     return runner.t(
-        es=f"Debe {amount} ({_count(len(owed), 'factura impaga', 'facturas impagas')}, desde el "
+        es=f"Debe {amount} ({count(len(owed), 'factura impaga', 'facturas impagas')}, desde el "
         f"{since})",
-        en=f"Owes {amount} ({_count(len(owed), 'unpaid invoice', 'unpaid invoices')}, since "
+        en=f"Owes {amount} ({count(len(owed), 'unpaid invoice', 'unpaid invoices')}, since "
         f"{since})",
     )
 

@@ -18,12 +18,14 @@ from agents.payloads import fold
 from agents.phrasing import (
     ask,
     bullets,
+    count,
     customer_problem,
     failed,
     full_date,
     held,
     held_id,
     job_line,
+    job_short,
     money,
     percent,
 )
@@ -35,6 +37,7 @@ DEFAULT_IVA = Decimal("21")
 LISTED = 10  # invoices or debtors listed in one answer
 PRICE_ITEMS_SHOWN = 6
 
+_SERVICE_JOINS = re.compile(r"\s*(?:,|\+|\by\b|\band\b)\s*", re.IGNORECASE)
 _INVOICE_NUMBER = re.compile(r"\b(\d{4}-\d{8})\b")
 _REDUCED_IVA = re.compile(r"\b10[.,]5\s*%?")
 _IVA_INCLUDED = re.compile(
@@ -130,6 +133,9 @@ def generate_quote(step: Step, runner: Runner) -> Outcome:
             error="missing service",
         )
     result = runner.call("quote_create", **arguments)
+    if "unmatched" in result.data and len(arguments.get("services", [])) > 1:
+        # "aire y calefacción" may be one service the list names as a whole: try it unsplit.
+        result = runner.call("quote_create", **{**arguments, "services": [step.entities.service]})
     if (approval := held_id(result)) is not None:
         return held(
             runner, approval, es=f"El presupuesto para {who.name}", en=f"The quote for {who.name}"
@@ -146,6 +152,12 @@ def generate_quote(step: Step, runner: Runner) -> Outcome:
     return _quoted(runner, who, result.data["quote"])
 
 
+def _services_of(phrase: str) -> list[str]:
+    """ "instalación de split y carga de gas" → one quote line per service."""
+    parts = [part.strip() for part in _SERVICE_JOINS.split(phrase) if part.strip()]
+    return parts or [phrase]
+
+
 def _quote_arguments(step: Step, runner: Runner, who: CustomerRef) -> dict[str, Any] | None:
     """quote_create's arguments, or None when the message says neither service nor amount."""
     arguments: dict[str, Any] = {**who.args()}
@@ -159,7 +171,7 @@ def _quote_arguments(step: Step, runner: Runner, who: CustomerRef) -> dict[str, 
         if service:
             arguments["services"] = [service]
     elif service:
-        arguments["services"] = [service]
+        arguments["services"] = _services_of(service)
     elif "job_id" not in arguments:
         return None
     if rate := _rate_in(step.text):
@@ -359,8 +371,8 @@ def _invoice_result(
     runner: Runner, result: ToolResult, job: dict[str, Any], lines: list[Line]
 ) -> Outcome:
     subject = runner.t(
-        es=f"La factura de {job['customer']} por el trabajo {job_line(job, runner.language)}",
-        en=f"The invoice to {job['customer']} for job {job_line(job, runner.language)}",
+        es=f"La factura de {job['customer']} por el trabajo {job_short(job, runner.language)}",
+        en=f"The invoice to {job['customer']} for job {job_short(job, runner.language)}",
     )
     outcome = _filed(runner, result, subject, lines)
     outcome.mutations.append(
@@ -478,9 +490,11 @@ def _customer_debt(runner: Runner, data: dict[str, Any]) -> Outcome:
     total = money(data["total_owed"], language)
     return Outcome(
         text=runner.t(
-            es=f"{customer['name']} debe {total} en {len(invoices)} facturas, desde el {since}:\n"
+            es=f"{customer['name']} debe {total} en {count(len(invoices), 'factura', 'facturas')}, "
+            f"desde el {since}:\n"
             f"{listing}",
-            en=f"{customer['name']} owes {total} on {len(invoices)} invoices, since {since}:\n"
+            en=f"{customer['name']} owes {total} on {count(len(invoices), 'invoice', 'invoices')}, "
+            f"since {since}:\n"
             f"{listing}",
         ),
         mutations=[mutation],
@@ -516,8 +530,10 @@ def _company_debt(runner: Runner, data: dict[str, Any]) -> Outcome:
     total = money(data["total_owed"], language)
     return Outcome(
         text=runner.t(
-            es=f"Te deben {total} en {len(invoices)} facturas de {len(debts)} clientes:\n{listing}",
-            en=f"You are owed {total} on {len(invoices)} invoices from {len(debts)} customers:\n"
+            es=f"Te deben {total} en {count(len(invoices), 'factura', 'facturas')} de "
+            f"{count(len(debts), 'cliente', 'clientes')}:\n{listing}",
+            en=f"You are owed {total} on {count(len(invoices), 'invoice', 'invoices')} from "
+            f"{count(len(debts), 'customer', 'customers')}:\n"
             f"{listing}",
         )
     )

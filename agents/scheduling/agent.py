@@ -274,7 +274,10 @@ def _find_job(
         result = runner.call("jobs_find", job_id=known)
         if not result.ok or not result.data["jobs"]:
             return None, failed(
-                runner, result, es="No encontré ese trabajo", en="I couldn't find that job"
+                runner,
+                result,
+                es=f"No encontré el trabajo #{known}",
+                en=f"I couldn't find job #{known}",
             )
         return result.data["jobs"][0], None
     return _find_open_job(step, runner, by_date=by_date)

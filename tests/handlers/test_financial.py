@@ -52,6 +52,16 @@ def test_quote_prices_the_service_from_the_list(desk: Desk, shop: Shop) -> None:
     assert_no_foreign_data(turn.text)
 
 
+def test_quote_of_two_services_has_a_line_each(desk: Desk, shop: Shop) -> None:
+    turn = _quote(desk, customer="Juan Pérez", service="instalación de split y carga de gas")
+    quote = Quote.objects.get(customer=shop.juan)
+    assert quote.lines.count() == 2
+    assert (
+        "Total: neto $ 210.000,00 + IVA 21% $ 31.500,00 + IVA 10,5% $ 6.300,00 = total "
+        "$ 247.800,00." in turn.text
+    )
+
+
 def test_quote_with_an_explicit_net_amount_in_english(desk: Desk, shop: Shop) -> None:
     turn = _quote(desk, customer="María González SRL", amount=Decimal("640000"),
                   service="mantenimiento anual", language="en",
@@ -108,8 +118,10 @@ def test_invoice_of_the_job_booked_earlier_is_held_with_its_totals(desk: Desk, s
     assert (action.tool, action.arguments["job_id"]) == ("invoice_create", job.pk)
     assert action.arguments["items"] == [shop.split.code]
     assert turn.outcome.success and turn.outcome.pending_approvals == [action.pk]
-    assert f"La factura de Juan Pérez por el trabajo #{job.pk} Instalación de split" in turn.text
-    assert f"quedó pendiente de aprobación de un gerente (pedido #{action.pk})" in turn.text
+    assert turn.text.startswith(
+        f"La factura de Juan Pérez por el trabajo #{job.pk} (Instalación de split, martes 24/11 "
+        f"10:00) quedó pendiente de aprobación de un gerente (pedido #{action.pk});"
+    )
     assert "Importes: neto $ 150.000,00 + IVA 21% $ 31.500,00 = total $ 181.500,00." in turn.text
     assert turn.tools == ["jobs_find", "price_list", "invoice_create"]
     assert_no_foreign_data(turn.text)
@@ -231,3 +243,11 @@ def test_payment_status_of_the_company_ranks_debtors(desk: Desk, shop: Shop) -> 
 def test_payment_status_for_an_unknown_customer_says_so(desk: Desk, shop: Shop) -> None:
     turn = desk.run(payment_status, "payment_status", "financial", customer="Roberto Nadie")
     assert not turn.outcome.success and "No encontré ningún cliente «Roberto Nadie»" in turn.text
+
+
+def test_another_organisations_job_reads_like_a_missing_one(desk: Desk, shop: Shop) -> None:
+    turn = _invoice(desk, state={"job_id": shop.foreign_job.pk})
+    assert not turn.outcome.success
+    assert turn.text == f"No encontré el trabajo #{shop.foreign_job.pk}."
+    assert not PendingAction.objects.exists()
+    assert_no_foreign_data(turn.text)

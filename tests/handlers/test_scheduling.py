@@ -267,3 +267,19 @@ def test_availability_on_a_closed_day_says_so_and_offers_the_next(desk: Desk, sh
     turn = desk.run(check_availability, "check_availability", "scheduling", date=sunday,
                     language="en")  # fmt: skip
     assert turn.text.startswith("We don't work on Sun 29 Nov. The next ones:\n1. Mon 30 Nov 08:00")
+
+
+def test_another_organisations_job_is_neither_moved_nor_cancelled(desk: Desk, shop: Shop) -> None:
+    foreign = shop.foreign_job
+    moved = desk.run(reschedule, "reschedule", "scheduling", state={"job_id": foreign.pk},
+                     date=THURSDAY)  # fmt: skip
+    cancelled = desk.run(cancel_job, "cancel_job", "scheduling", state={"job_id": foreign.pk})
+    foreign.refresh_from_db()
+    assert foreign.scheduled_start == at(TUESDAY, 10) and foreign.status == "scheduled"
+    assert not moved.outcome.success and not cancelled.outcome.success
+    assert not PendingAction.objects.exists()
+    assert moved.text == f"No pude mover el trabajo #{foreign.pk}: no lo encontré."
+    assert cancelled.text == f"No encontré el trabajo #{foreign.pk}."
+    for turn in (moved, cancelled):
+        assert "Service ajeno" not in turn.text
+        assert_no_foreign_data(turn.text)
