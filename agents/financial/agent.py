@@ -30,7 +30,7 @@ from agents.phrasing import (
     percent,
 )
 from agents.registry import ToolResult
-from agents.subjects import CustomerRef, customer_ref, job_ref
+from agents.subjects import CustomerRef, customer_ref, job_ref, same_person
 from business.models import money as round_money
 
 DEFAULT_IVA = Decimal("21")
@@ -252,7 +252,13 @@ def _quoted(runner: Runner, who: CustomerRef, quote: dict[str, Any]) -> Outcome:
 @handles("generate_invoice")
 def generate_invoice(step: Step, runner: Runner) -> Outcome:
     quote = runner.earlier("quote")
-    if quote is not None and step.entities.amount is None:
+    named = step.entities.customer
+    quoted_for = str(quote.data.get("customer") or "") if quote else ""
+    if (
+        quote is not None
+        and step.entities.amount is None
+        and (not named or same_person(named, quoted_for))
+    ):
         return _invoice_quote(runner, quote)
     job, problem = _job_to_invoice(step, runner)
     if problem is not None or job is None:
