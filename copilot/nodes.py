@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any, TypedDict
+from zoneinfo import ZoneInfo
 
 from django.db import InterfaceError, OperationalError
 from langgraph.runtime import Runtime
@@ -40,6 +41,7 @@ from copilot.router_cache import router_for, vocabulary_for
 from copilot.selectors import consulted_for_turn
 from copilot.services import agent_run_record
 from copilot.signals import Signals, read_signals
+from copilot.understanding.normalize import fold
 from copilot.understanding.values import Context, Entities, Task, Understanding
 
 logger = logging.getLogger(__name__)
@@ -187,8 +189,6 @@ def _context(deps: TurnDeps) -> Context:
 
 
 def _tz(organisation: Organisation) -> datetime.tzinfo:
-    from zoneinfo import ZoneInfo
-
     return ZoneInfo(organisation.timezone)
 
 
@@ -233,8 +233,6 @@ def resolve_agent(typed: str, agents: dict[str, Agent]) -> tuple[Agent | None, l
 
     Returns (agent, []) on a match, (None, candidates) when ambiguous, (None, []) when unknown.
     """
-    from copilot.understanding.normalize import fold
-
     wanted = fold(typed.strip().lstrip("#"))
     if not wanted:
         return None, []
@@ -332,8 +330,6 @@ def _scoped_state(state: TurnState) -> dict[str, Any]:
 
 
 def _fold(text: str) -> str:
-    from copilot.understanding.normalize import fold
-
     return fold(text).strip()
 
 

@@ -179,7 +179,7 @@ def _reschedule(step: Step, runner: Runner) -> Outcome:
 
 def _search_customer(step: Step, runner: Runner) -> Outcome:
     result = runner.call("customers_find", query=step.entities.customer or step.text)
-    return Outcome(text=f"Encontré {result.data['total']} clientes.")
+    return Outcome(text=f"Encontré {len(result.data['customers'])} clientes.")
 
 
 def _check_availability(step: Step, runner: Runner) -> Outcome:
