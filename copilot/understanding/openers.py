@@ -26,36 +26,63 @@ _ARTICLES = word_set(
     el la los las un una unos unas the a an this that my your our
     """
 )
-_IMPERATIVE = re.compile(
-    r"^\w{2,}(?:ale|ales|alo|ala|alos|alas|ame|amelo|amela|emelo|ele|eles|elo|ela|ime|imelo|"
-    r"ile|ilo|enme|anme|enlo|anlo|ate|ete|ite)$"
+# Office verbs whose imperative takes clitics: "agendale", "hacele", "decime", "pásenlo", "dalo".
+_STEMS = (
+    r"agend|cancel|pas|mand|arm|hac|factur|cotiz|cobr|registr|carg|asign|reasign|dej|pon|busc|"
+    r"fij|avis|llam|reprogram|program|corr|mov|cambi|actualiz|valid|verific|cheque|revis|dec|"
+    r"mostr|tra|emit|gener|envi|despach|anot|reserv|confirm|suspend|anul|borr|elimin|agreg|cre|"
+    r"d|pregunt|record|inform|escrib|contest|respond|averigu|consegu|comunic|coordin|organiz|"
+    r"prepar|calcul|sac|baj|ped|traspas|fich|pidel|ofrec|arregl|visit|list|pas|notific"
 )
-_WORD = re.compile(r"[a-z0-9']+")
+_CLITIC_IMPERATIVE = re.compile(
+    rf"^(?:{_STEMS})(?:a|e|i|en|an)?(?:me|te|le|lo|la|les|los|las|nos|selo|sela|selos|selas|"
+    r"melo|mela|melos|melas|telo|tela)$"
+)
+# Questions start requests too, typed with or without their accents.
+_QUESTION = word_set(
+    """
+    cuanto cuanta cuantos cuantas cuando donde como quien quienes cual cuales tenes tienen hay
+    what which who when where how why is are do does did can could will would has have should
+    """
+)
+# Words ending in a stressed vowel that are not voseo imperatives.
+_ACCENTED_NOT_VERBS = frozenset(
+    ["está", "acá", "allá", "ahí", "así", "aquí", "sí", "mamá", "papá", "bebé", "café", "sofá"]
+)
+_WORD = re.compile(r"[^\W\d_][\w']*")
+
+
+def _real_words(text: str) -> list[str]:
+    """Lowercased words (accents kept) after the clitics/connectors that may lead a request."""
+    return [w for w in _WORD.findall(text.lower()) if fold(w) not in _LEAD]
 
 
 def opener_words(texts: Iterable[str]) -> frozenset[str]:
-    """The first real word of each training example (articles and proper names excluded)."""
+    """The first real word of each training example, accents kept ("cargá" is not "carga")."""
     found: set[str] = set()
     for text in texts:
-        words = _WORD.findall(fold(text))
-        first = next((w for w in words if w not in _LEAD), None)
-        if first and first not in _ARTICLES and not first.isdigit():
-            found.add(first)
+        words = _real_words(text)
+        if words and fold(words[0]) not in _ARTICLES:
+            found.add(words[0])
     return frozenset(found)
 
 
+def _imperative(word: str) -> bool:
+    if word[-1:] in ("á", "é", "í") and word not in _ACCENTED_NOT_VERBS:
+        return True  # voseo: "agendá", "cancelá", "pedí"
+    return bool(_CLITIC_IMPERATIVE.match(fold(word)))
+
+
 def starts_like_request(text: str, openers: frozenset[str]) -> bool:
-    """The first real word is one the examples start with, or a verb-looking word comes early.
+    """The first real word is one the examples start with, or an imperative comes early.
 
     "si está, agendale..." starts a request too: a Spanish imperative among the first three
-    words counts (voseo with its accent, or a clitic ending: "agendale", "pasalo", "mandame").
+    words counts (voseo with its accent, or a verb with clitics: "agendale", "pasalo").
+    Openers keep their accents: "cargá una visita" starts a request, "carga de gas" does not.
     """
-    raw = [w for w in _RAW_WORD.findall(text) if fold(w) not in _LEAD]
-    if not raw:
+    words = _real_words(text)
+    if not words:
         return False
-    if fold(raw[0]) in openers:
+    if words[0] in openers or fold(words[0]) in _QUESTION:
         return True
-    return any(_IMPERATIVE.match(fold(w)) or w[-1:] in ("á", "é", "í") for w in raw[:3])
-
-
-_RAW_WORD = re.compile(r"[^\W\d_][\w']*")
+    return any(_imperative(w) for w in words[:3])

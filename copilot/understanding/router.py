@@ -17,7 +17,13 @@ from copilot.understanding.entities import extract_entities
 from copilot.understanding.language import detect_language
 from copilot.understanding.openers import opener_words, starts_like_request
 from copilot.understanding.ordering import apply_labelling_rules, order_chain
-from copilot.understanding.rules import bare_cuit, parse_directive, small_talk, strip_courtesy
+from copilot.understanding.rules import (
+    bare_cuit,
+    is_danger,
+    parse_directive,
+    small_talk,
+    strip_courtesy,
+)
 from copilot.understanding.segmentation import Segment, Tuning, segment
 from copilot.understanding.values import Context, Entities, Example, Task, Understanding
 
@@ -81,6 +87,8 @@ class Router:
     def _task(self, seg: Segment, ctx: Context, language: str) -> Task:
         candidates = self._top(seg)
         intent, confidence = candidates[0]
+        if "emergency" in self.intents and is_danger(seg.text):
+            intent, confidence = "emergency", max(confidence, 0.9)
         entities = extract_entities(seg.text, ctx, language)
         return Task(intent, self.agent_for(intent), confidence, seg.text, entities, candidates)
 

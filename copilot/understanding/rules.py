@@ -23,7 +23,7 @@ _GREETING = [
     r"hol+a+s?", r"holis", r"holi", r"buen(?:os|as)?(?:\s+(?:dias?|tardes?|noches?))?",
     r"que\s+tal", r"como\s+(?:estas|andas|va|anda|le\s+va|te\s+va)", r"todo\s+bien",
     r"como\s+va\s+todo", r"hi+", r"hel+o+", r"hey+", r"good\s+(?:morning|afternoon|evening|day)",
-    r"morning", r"how\s+are\s+you(?:\s+doing)?", r"how\s+is\s+it\s+going", r"what'?s\s+up",
+    r"morning", r"how\s+are\s+you(?:\s+doing)?", r"how(?:'?s|\s+is)\s+(?:it|everything|everyone)\s+going", r"how\s+are\s+things", r"what'?s\s+up",
     r"greetings", r"che", r"saludos", r"que\s+onda", r"buen\s+dia",
 ]  # fmt: skip
 _THANKS = [
@@ -155,3 +155,29 @@ def _strip_edges(text: str) -> str:
             continue
         break
     return text.strip(" ,;:-")
+
+
+# Urgent danger (TAXONOMY "emergency"): these phrases make a request an emergency whatever the
+# classifier says, because missing one costs far more than a false alarm.
+_DANGER = re.compile(
+    r"\b(?:olor\s+a\s+gas|huele\s+a\s+gas|(?:perdida|fuga|escape)\s+de\s+gas|gas\s+leak\w*|"
+    r"smell\w*\s+(?:of\s+)?gas|gas\s+smell\w*|chispa\w*|sparks?|sparking|humo|smoke|smoking|"
+    r"fuego|incendi\w*|fire|llamas|flames|inund\w*|flood\w*|revent\w*\s+(?:un|el|la|una)\s+\w+|"
+    r"burst\s+pipe|pipe\s+burst|monoxido|monoxide|electrocut\w*|cortocircuito|short\s+circuit|"
+    r"cable\s+pelado|olor\s+a\s+quemado|burning\s+smell|smell\w*\s+(?:of\s+)?burning)\b"
+)
+_NO_HEAT = re.compile(
+    r"\b(?:sin\s+(?:calefaccion|calefactor|gas|agua\s+caliente)|no\s+heat\w*|without\s+heat\w*)\b"
+)
+_VULNERABLE = re.compile(
+    r"\b(?:\d{2}\s+anos|abuel\w*|ancian\w*|beb\w*|recien\s+nacid\w*|embarazad\w*|oxigeno|"
+    r"elderly|baby|newborn|pregnant|oxygen|\d{2}\s+years?\s+old)\b"
+)
+
+
+def is_danger(text: str) -> bool:
+    """Urgent danger: gas, fire, sparks, flooding, or no heating for a vulnerable person."""
+    folded = fold_keep_length(text)
+    if _DANGER.search(folded):
+        return True
+    return bool(_NO_HEAT.search(folded) and _VULNERABLE.search(folded))

@@ -91,6 +91,10 @@ class Tuning:
     # whole text of a real two-request message already leans towards both intents, while a
     # fragment ("misma hora", "Villa Crespo") gets an intent the whole never considered.
     whole_top_k: int = 0
+    # ... unless the part is this confident on its own (", humidity near Denver" after a
+    # request is a request without a verb; "Villa Crespo" or "misma hora" never score this high).
+    confident_without_opener: float = 0.9
+    content_words_without_opener: int = 3  # "CUIT 20123456786" is an attribute, not a request
 
 
 def boundaries(text: str) -> list[Boundary]:
@@ -171,7 +175,12 @@ def _cost(cut: Boundary, tuning: Tuning) -> float:
 def _allowed(
     cut: Boundary, tuning: Tuning, seg: Segment, starts_request: Callable[[str], bool]
 ) -> bool:
-    return cut.kind not in tuning.needs_opener or starts_request(seg.text)
+    if cut.kind not in tuning.needs_opener or starts_request(seg.text):
+        return True
+    return (
+        seg.confidence >= tuning.confident_without_opener
+        and _content_words(seg.text) >= tuning.content_words_without_opener
+    )
 
 
 def _best_partition(
