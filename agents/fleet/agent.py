@@ -1,0 +1,914 @@
+"""Handlers of the fleet agent (O11): vehicles, absences, bulk moves and dispatch.
+
+They resolve with data: an absence is answered with the jobs it affects and a concrete
+redistribution (who takes each job, which ones nobody can take); a bulk move is previewed with
+its conflicts before it is filed; a dispatch names the technician it proposes. Every write that
+touches many jobs or sends someone out waits for a manager, and the reply says so — and that
+nothing has changed yet. Plans stay within the default budget of four tool calls.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from agents.base import Mutation, Outcome, Runner, Step, handles
+from agents.payloads import fold
+from agents.phrasing import (
+    ask,
+    bullets,
+    customer_problem,
+    day,
+    failed,
+    held,
+    held_id,
+    job_line,
+    moment_of,
+    service_reason,
+    services_speak,
+    when,
+)
+from agents.registry import ToolResult
+from agents.scheduling.agent import _job_mutation as job_mutation
+from agents.scheduling.agent import _tz
+from agents.subjects import customer_ref, job_ref, same_person
+from business.scheduling import zone_for
+from copilot.understanding.dates import find_dates, target_date
+from copilot.understanding.normalize import fold_keep_length
+
+LISTED = 10  # jobs listed in one answer
+NEXT_JOB_DAYS = 14  # how far ahead "the technician's next job" is looked for
+
+_UNTIL = re.compile(r"\b(?:hasta|until|till|through|thru)(?:\s+(?:el|la|the|on))?\s*$")
+_WHOLE_WEEK = re.compile(
+    r"\b(?:toda la semana|esta semana|resto de la semana|all week|this week|the whole week"
+    r"|the rest of the week)\b"
+)
+_REASONS = (
+    (re.compile(r"\b(?:enferm\w*|sick|ill|gripe|fiebre|covid)\b"), "enfermo", "sick"),
+    (re.compile(r"\b(?:vacacion\w*|vacation|holidays?)\b"), "vacaciones", "holiday"),
+    (re.compile(r"\b(?:licencia|leave)\b"), "licencia", "leave"),
+    (re.compile(r"\b(?:medic\w*|doctor|hospital\w*)\b"), "turno médico", "medical"),
+)
+_FROM = re.compile(r"\b(?:del|de|from|desde)(?:\s+(?:el|the|hoy))?\s*$")
+_ZONE_CUE = re.compile(r"\bzona\s+(\w+(?:\s\w+)?)|\b(\w+(?:\s\w+)?)\s+(?:zone|area)\b")
+_PLAIN_ZONES = re.compile(r"\b(caba|capital federal|la plata)\b")
+_SHIFT = re.compile(
+    r"\b(\d{1,2}|un|una|uno|dos|tres|cuatro|cinco|a|an|one|two|three|four|five)\s+"
+    r"(dias?|semanas?|days?|weeks?)\b"
+)
+_NUMBERS = {"un": 1, "una": 1, "uno": 1, "a": 1, "an": 1, "one": 1, "dos": 2, "two": 2,
+            "tres": 3, "three": 3, "cuatro": 4, "four": 4, "cinco": 5, "five": 5}  # fmt: skip
+_PLATE = re.compile(r"\b([A-Z]{2}[\s-]?\d{3}[\s-]?[A-Z]{2}|[A-Z]{3}[\s-]?\d{3})\b")
+# How operators name a vehicle's type.
+_KIND_WORDS = {
+    "van": {"van", "furgon", "furgoneta", "utilitario", "utilitaria"},
+    "pickup": {"camioneta", "pickup", "pick", "chata", "truck"},
+    "car": {"auto", "coche", "car"},
+    "motorbike": {"moto", "motito", "motorbike", "motorcycle", "bike"},
+}
+_GENERIC_WORDS = frozenset({"con", "del", "las", "los", "una", "the", "and", "with", "for"})
+
+
+# --- shared pieces ----------------------------------------------------------------------------
+
+
+def _today(runner: Runner) -> datetime.date:
+    return runner.ctx.now.astimezone(_tz(runner)).date()
+
+
+def _when_short(job: dict[str, Any], language: str) -> str:
+    return when(job["start"], language)
+
+
+def _job_short(job: dict[str, Any], language: str) -> str:
+    """#id service — customer, when (zone): a job whose technician the sentence already says."""
+    zone = f" ({job['zone']})" if job.get("zone") else ""
+    return f"#{job['id']} {job['service']} — {job['customer']}, {_when_short(job, language)}{zone}"
+
+
+def _technician_problem(runner: Runner, name: str, result: ToolResult) -> Outcome | None:
+    """An unknown or ambiguous technician name, said as such (None for any other failure)."""
+    if not result.error.startswith("technician"):
+        return None
+    candidates = result.data.get("candidates")
+    if candidates:
+        listing = bullets(f"{c['name']} ({c['zone']})" for c in candidates)
+        return Outcome(
+            text=runner.t(
+                es=f"Hay varios técnicos que coinciden con «{name}»:\n{listing}\n¿Cuál es?",
+                en=f"Several technicians match “{name}”:\n{listing}\nWhich one is it?",
+            ),
+            success=False,
+            error=result.error,
+        )
+    return Outcome(
+        text=runner.t(
+            es=f"No encontré ningún técnico activo «{name}».",
+            en=f"I couldn't find an active technician “{name}”.",
+        ),
+        success=False,
+        error=result.error,
+    )
+
+
+def _days_text(runner: Runner, first: datetime.date, last: datetime.date) -> str:
+    language = runner.language
+    if first != last:
+        return runner.t(
+            es=f"del {day(first, language)} al {day(last, language)}",
+            en=f"from {day(first, language)} to {day(last, language)}",
+        )
+    named = day(first, language)
+    if first == _today(runner):
+        return runner.t(es=f"hoy, {named}", en=f"today, {named}")
+    return runner.t(es=f"el {named}", en=f"on {named}")
+
+
+def _stuck_reason(runner: Runner, item: dict[str, Any]) -> str:
+    """Why a job could not move: the service's words when they are in the reply's language."""
+    if services_speak(runner.language) and item.get("reason"):
+        return str(item["reason"]).rstrip(".")
+    return runner.t(es="no se pudo mover", en="it could not be moved")
+
+
+def _stuck_lines(runner: Runner, stuck: list[dict[str, Any]]) -> str:
+    language = runner.language
+    return bullets(
+        f"#{item['job_id']} {item['customer']}, {when(item['start'], language)}: "
+        f"{_stuck_reason(runner, item)}"
+        for item in stuck[:LISTED]
+    )
+
+
+def _more(runner: Runner, total: int) -> str:
+    extra = total - LISTED
+    if extra <= 0:
+        return ""
+    return runner.t(es=f"\n(y {extra} más)", en=f"\n(and {extra} more)")
+
+
+def _waiting(runner: Runner, approval: int, *, es: str, en: str) -> str:
+    """One filed approval, as a sentence (for replies that file more than one)."""
+    return runner.t(
+        es=f"{es} quedó pendiente de aprobación de un gerente (pedido #{approval}).",
+        en=f"{en} is waiting for a manager's approval (request #{approval}).",
+    )
+
+
+# --- technician_sick --------------------------------------------------------------------------
+
+
+def _absence_days(step: Step, runner: Runner) -> tuple[datetime.date, datetime.date]:
+    """First and last day of the absence: "hasta el jueves" ends it, "toda la semana" runs to
+    Saturday, a single date is one day; without dates, today."""
+    today = _today(runner)
+    mentions = find_dates(step.text, today, runner.language)
+    folded = fold_keep_length(step.text)
+    until = next(
+        (m.value for m in mentions if _UNTIL.search(folded[max(0, m.start - 16) : m.start])), None
+    )
+    others = [m.value for m in mentions if m.value != until]
+    named = step.entities.date if step.entities.date != until else None
+    first = others[0] if others else named or today
+    last = until or first
+    if until is None and _WHOLE_WEEK.search(fold(step.text)) and first.weekday() < 5:
+        last = first + datetime.timedelta(days=5 - first.weekday())
+    return first, max(first, last)
+
+
+def _absence_reason(step: Step, runner: Runner) -> str:
+    folded = fold(step.text)
+    for pattern, es, en in _REASONS:
+        if pattern.search(folded):
+            return runner.t(es=es, en=en)
+    return runner.t(es="ausente", en="absent")
+
+
+@dataclass
+class _Absence:
+    technician: dict[str, Any]
+    first: datetime.date
+    last: datetime.date
+    reason: str
+    jobs: list[dict[str, Any]]
+
+    def range_args(self) -> dict[str, Any]:
+        return {
+            "technician_id": self.technician["id"],
+            "date_from": self.first.isoformat(),
+            "date_to": self.last.isoformat(),
+        }
+
+
+@handles("technician_sick")
+def technician_sick(step: Step, runner: Runner) -> Outcome:
+    name = (step.entities.technician or "").strip()
+    if not name:
+        return ask(
+            runner,
+            es="¿Qué técnico falta? Decime el nombre (y hasta cuándo, si sabés).",
+            en="Which technician is out? Tell me the name (and until when, if you know).",
+            error="missing technician",
+        )
+    first, last = _absence_days(step, runner)
+    affected = runner.call(
+        "technician_jobs_affected",
+        technician=name,
+        date_from=first.isoformat(),
+        date_to=last.isoformat(),
+    )
+    if not affected.ok:
+        return _technician_problem(runner, name, affected) or failed(
+            runner,
+            affected,
+            es="No pude ver los trabajos del técnico",
+            en="I couldn't look up the technician's jobs",
+        )
+    absence = _Absence(
+        affected.data["technician"], first, last, _absence_reason(step, runner),
+        affected.data["jobs"],
+    )  # fmt: skip
+    record = runner.call(
+        "technician_absence_record",
+        technician_id=absence.technician["id"],
+        start_date=first.isoformat(),
+        end_date=last.isoformat(),
+        reason=absence.reason,
+    )
+    parts = [_absence_text(runner, absence, record)]
+    pending = [a for a in [held_id(record)] if a is not None]
+    if absence.jobs:
+        text, approval = _redistribution(runner, absence)
+        parts.append(text)
+        pending += [approval] if approval is not None else []
+    else:
+        parts.append(
+            runner.t(
+                es="No tiene trabajos abiertos en esos días: no hay nada que redistribuir.",
+                en="They have no open jobs on those days: there is nothing to redistribute.",
+            )
+        )
+    recorded = record.ok  # held or done; a refusal (e.g. already absent) is said in the text
+    return Outcome(
+        text="\n".join(parts),
+        success=recorded,
+        error="" if recorded else record.error,
+        pending_approvals=pending,
+        mutations=[_technician_mutation(absence)],
+    )
+
+
+def _absence_text(runner: Runner, absence: _Absence, record: ToolResult) -> str:
+    language = runner.language
+    name = absence.technician["name"]
+    days = _days_text(runner, absence.first, absence.last)
+    head = runner.t(
+        es=f"{name} no trabaja {days} (motivo: {absence.reason}).",
+        en=f"{name} is out {days} (reason: {absence.reason}).",
+    )
+    if (approval := held_id(record)) is not None:
+        head += " " + _waiting(
+            runner, approval, es="El registro de la ausencia", en="Recording the absence"
+        )
+    elif record.ok:
+        head += runner.t(es=" Registré la ausencia.", en=" I recorded the absence.")
+    else:
+        reason = service_reason(
+            runner, record, es="no se pudo registrar", en="it could not be recorded"
+        )
+        head += runner.t(
+            es=f" No pedí registrar la ausencia: {reason}.",
+            en=f" I didn't file the absence: {reason}.",
+        )
+    jobs = absence.jobs
+    if not jobs:
+        return head
+    listing = bullets(_job_short(job, language) for job in jobs[:LISTED])
+    return head + runner.t(
+        es=f"\nTrabajos afectados ({len(jobs)}):\n{listing}{_more(runner, len(jobs))}",
+        en=f"\nJobs affected ({len(jobs)}):\n{listing}{_more(runner, len(jobs))}",
+    )
+
+
+def _redistribution(runner: Runner, absence: _Absence) -> tuple[str, int | None]:
+    """The proposal (a dry run) and, when someone can take at least one job, the real
+    redistribution filed for approval."""
+    proposal = runner.call("jobs_redistribute", **absence.range_args(), dry_run=True)
+    if not proposal.ok:
+        reason = proposal.error
+        return runner.t(
+            es=f"No pude armar la propuesta de redistribución: {reason}.",
+            en=f"I couldn't prepare the redistribution proposal: {reason}.",
+        ), None
+    moved, stuck = proposal.data["moved"], proposal.data["not_moved"]
+    lines = [_proposal_text(runner, moved, stuck)]
+    if not moved:
+        lines.append(
+            runner.t(
+                es="No filé ninguna redistribución: nadie puede tomar esos trabajos. Podés "
+                f"reprogramarlos (por ejemplo «pasá los trabajos de {absence.technician['name']} "
+                "al jueves»).",
+                en="I filed no redistribution: nobody can take those jobs. You can reschedule "
+                f"them (e.g. “move {absence.technician['name']}'s jobs to Thursday”).",
+            )
+        )
+        return "\n".join(lines), None
+    applied = runner.call("jobs_redistribute", **absence.range_args(), dry_run=False)
+    approval = held_id(applied)
+    name = absence.technician["name"]
+    if approval is not None:
+        lines.append(
+            _waiting(runner, approval, es="La redistribución", en="The redistribution")
+            + runner.t(
+                es=f" Hasta que la aprueben, los trabajos siguen a nombre de {name}.",
+                en=f" Until it is approved, the jobs stay with {name}.",
+            )
+        )
+    elif applied.ok:
+        lines.append(runner.t(es="Listo, ya los reasigné.", en="Done: I reassigned them."))
+    else:
+        lines.append(
+            runner.t(
+                es=f"No pude pedir la redistribución: {applied.error}.",
+                en=f"I couldn't file the redistribution: {applied.error}.",
+            )
+        )
+    return "\n".join(lines), approval
+
+
+def _proposal_text(runner: Runner, moved: list[dict[str, Any]], stuck: list[dict[str, Any]]) -> str:
+    language = runner.language
+    parts: list[str] = []
+    if moved:
+        listing = bullets(
+            f"#{m['job_id']} {m['customer']}, {when(m['from_start'], language)} ({m['zone']}) "
+            f"→ {m['to_technician']}"
+            for m in moved[:LISTED]
+        )
+        parts.append(
+            runner.t(
+                es=f"Propuesta por zona y especialidad:\n{listing}{_more(runner, len(moved))}",
+                en=f"Proposal by zone and trade:\n{listing}{_more(runner, len(moved))}",
+            )
+        )
+    if stuck:
+        parts.append(
+            runner.t(
+                es=f"Sin nadie que los tome ({len(stuck)}):\n{_stuck_lines(runner, stuck)}",
+                en=f"Nobody can take ({len(stuck)}):\n{_stuck_lines(runner, stuck)}",
+            )
+        )
+    return "\n".join(parts)
+
+
+def _technician_mutation(absence: _Absence) -> Mutation:
+    """What a following bulk_reschedule needs: whose jobs, which ones, which days."""
+    return Mutation(
+        kind="technician",
+        id=int(absence.technician["id"]),
+        label=str(absence.technician["name"]),
+        data={
+            "absent_from": absence.first.isoformat(),
+            "absent_to": absence.last.isoformat(),
+            "job_ids": [int(job["id"]) for job in absence.jobs],
+        },
+    )
+
+
+# --- bulk_reschedule --------------------------------------------------------------------------
+
+
+@dataclass
+class _Selection:
+    args: dict[str, Any]
+    es: str  # "los trabajos de Carlos Gómez del lunes 23/11"
+    en: str
+
+
+def _zone_in(text: str) -> str | None:
+    folded = fold(text)
+    for match in _ZONE_CUE.finditer(folded):
+        phrase = match.group(1) or match.group(2)
+        words = phrase.split()
+        for size in (2, 1):
+            candidate = " ".join(words[:size]) if match.group(1) else " ".join(words[-size:])
+            if zone := zone_for(candidate):
+                return zone
+    plain = _PLAIN_ZONES.search(folded)
+    return zone_for(plain.group(1)) if plain else None
+
+
+def _move_days(step: Step, runner: Runner) -> tuple[datetime.date | None, datetime.date | None]:
+    """(the day whose jobs move, the day they go to). A date the text introduces as a source
+    ("los del jueves") is never taken for the target, whatever the entities say."""
+    mentions = find_dates(step.text, _today(runner), runner.language)
+    folded = fold_keep_length(step.text)
+    said_target = target_date(step.text, mentions)
+    sources = {m.value for m in mentions if _FROM.search(folded[max(0, m.start - 12) : m.start])}
+    target = said_target or step.entities.date
+    if said_target is None and target in sources:
+        target = None
+    source = next((m.value for m in mentions if m.value != target), None)
+    return source, target
+
+
+def _shift_days(text: str) -> int | None:
+    """ "un día", "2 días", "una semana" → days to move by (only used without a target date)."""
+    match = _SHIFT.search(fold(text))
+    if match is None:
+        return None
+    count = int(match.group(1)) if match.group(1).isdigit() else _NUMBERS[match.group(1)]
+    return count * (7 if match.group(2).startswith(("sem", "week")) else 1)
+
+
+def _selection(step: Step, runner: Runner, source: datetime.date | None) -> _Selection | None:
+    """Which jobs move: the absent technician's of an earlier step, else a technician's, a
+    zone's or everyone's jobs of the source day (today when no day is named)."""
+    language = runner.language
+    technician = (step.entities.technician or "").strip()
+    absent = runner.earlier("technician")
+    same = absent is not None and (not technician or same_person(technician, absent.label))
+    if absent is not None and same and absent.data.get("job_ids"):
+        ids = [int(i) for i in absent.data["job_ids"]]
+        return _Selection(
+            {"job_ids": ids},
+            f"los {len(ids)} trabajos de {absent.label} afectados por la ausencia",
+            f"the {len(ids)} jobs of {absent.label} affected by the absence",
+        )
+    zone = _zone_in(step.text)
+    if not technician and not zone and source is None:
+        return None
+    on = source or _today(runner)
+    args: dict[str, Any] = {"date": on.isoformat()}
+    es, en = "los trabajos", "the jobs"
+    if technician:
+        args["technician"] = technician
+        es, en = f"{es} de {technician}", f"{technician}'s jobs"
+    if zone:
+        args["zone"] = zone
+        es, en = f"{es} de la zona {zone}", f"{en} in zone {zone}"
+    return _Selection(args, f"{es} del {day(on, language)}", f"{en} of {day(on, language)}")
+
+
+@handles("bulk_reschedule")
+def bulk_reschedule(step: Step, runner: Runner) -> Outcome:
+    source, target = _move_days(step, runner)
+    shift = None if target is not None else _shift_days(step.text)
+    if target is None and shift is None:
+        return ask(
+            runner,
+            es="¿A qué día los paso? Decime la fecha (por ejemplo «al jueves»).",
+            en="Which day should I move them to? Tell me the date (e.g. “to Thursday”).",
+            error="missing target date",
+        )
+    selection = _selection(step, runner, source)
+    if selection is None:
+        return ask(
+            runner,
+            es="¿Qué trabajos muevo? Decime de qué día, de qué técnico o de qué zona.",
+            en="Which jobs should I move? Tell me the day, the technician or the zone.",
+            error="missing selection",
+        )
+    move: dict[str, Any] = {"to_date": target.isoformat()} if target else {"shift_days": shift}
+    preview = runner.call("jobs_bulk_reschedule", **selection.args, **move, dry_run=True)
+    if not preview.ok:
+        name = str(selection.args.get("technician", ""))
+        return _technician_problem(runner, name, preview) or failed(
+            runner, preview, es="No pude preparar el cambio", en="I couldn't prepare the move"
+        )
+    return _bulk_result(runner, selection, move, preview)
+
+
+def _bulk_target(runner: Runner, move: dict[str, Any]) -> tuple[str, str]:
+    if "to_date" in move:
+        target = datetime.date.fromisoformat(move["to_date"])
+        return f"al {day(target, runner.language)}", f"to {day(target, runner.language)}"
+    days = int(move["shift_days"])
+    return f"{days} día(s) más adelante", f"{days} day(s) later"
+
+
+def _bulk_result(
+    runner: Runner, selection: _Selection, move: dict[str, Any], preview: ToolResult
+) -> Outcome:
+    to_es, to_en = _bulk_target(runner, move)
+    moved, stuck = preview.data["moved"], preview.data["not_moved"]
+    if preview.data["selected"] == 0:
+        return Outcome(
+            text=runner.t(
+                es=f"No encontré trabajos abiertos entre {selection.es}: no hay nada que mover.",
+                en=f"I found no open jobs among {selection.en}: there is nothing to move.",
+            ),
+            success=False,
+            error="no jobs to move",
+        )
+    parts: list[str] = []
+    if moved:
+        listing = bullets(_move_line(runner, m) for m in moved[:LISTED])
+        parts.append(
+            runner.t(
+                es=f"Pasar {selection.es} {to_es} mueve {len(moved)}:\n{listing}"
+                f"{_more(runner, len(moved))}",
+                en=f"Moving {selection.en} {to_en} moves {len(moved)}:\n{listing}"
+                f"{_more(runner, len(moved))}",
+            )
+        )
+    if stuck:
+        parts.append(
+            runner.t(
+                es=f"No se pueden mover ({len(stuck)}):\n{_stuck_lines(runner, stuck)}",
+                en=f"Cannot move ({len(stuck)}):\n{_stuck_lines(runner, stuck)}",
+            )
+        )
+    if not moved:
+        parts.append(runner.t(es="No pedí ningún cambio.", en="I filed no change."))
+        return Outcome(text="\n".join(parts), success=False, error="nothing can move")
+    applied = runner.call("jobs_bulk_reschedule", **selection.args, **move, dry_run=False)
+    return _bulk_applied(runner, applied, "\n".join(parts))
+
+
+def _move_line(runner: Runner, move: dict[str, Any]) -> str:
+    language = runner.language
+    line = (
+        f"#{move['job_id']} {move['customer']}: {when(move['from_start'], language)} → "
+        f"{when(move['to_start'], language)}"
+    )
+    if move.get("to_technician") and move["to_technician"] != move.get("from_technician"):
+        line += runner.t(
+            es=f" (pasa de {move['from_technician']} a {move['to_technician']})",
+            en=f" ({move['from_technician']} → {move['to_technician']})",
+        )
+    return line
+
+
+def _bulk_applied(runner: Runner, applied: ToolResult, preview_text: str) -> Outcome:
+    if (approval := held_id(applied)) is not None:
+        return Outcome(
+            text=preview_text
+            + "\n"
+            + _waiting(runner, approval, es="El cambio", en="The move")
+            + runner.t(
+                es=" Hasta que lo aprueben, ningún trabajo se mueve.",
+                en=" Until it is approved, no job moves.",
+            ),
+            pending_approvals=[approval],
+        )
+    if not applied.ok:
+        return failed(runner, applied, es="No pude pedir el cambio", en="I couldn't file the move")
+    return Outcome(
+        text=preview_text + "\n" + runner.t(es="Listo, ya los moví.", en="Done: I moved them.")
+    )
+
+
+# --- dispatch ---------------------------------------------------------------------------------
+
+
+def _distance(runner: Runner, technician: dict[str, Any]) -> str:
+    hops = technician.get("zone_distance")
+    if hops == 0:
+        return runner.t(es="misma zona", en="same zone")
+    if hops == 1:
+        return runner.t(es="zona vecina", en="neighbouring zone")
+    return runner.t(es="otra zona", en="another zone")
+
+
+def _technician_line(runner: Runner, technician: dict[str, Any]) -> str:
+    phone = f", tel. {technician['phone']}" if technician.get("phone") else ""
+    return f"{technician['name']} ({technician['zone']}, {_distance(runner, technician)}{phone})"
+
+
+def _job_details(runner: Runner, job_id: int) -> tuple[dict[str, Any] | None, Outcome | None]:
+    result = runner.call("jobs_find", job_id=job_id)
+    if result.ok and result.data.get("jobs"):
+        return result.data["jobs"][0], None
+    return None, failed(
+        runner, result, es=f"No encontré el trabajo #{job_id}", en=f"I couldn't find job #{job_id}"
+    )
+
+
+def _customer_open_job(step: Step, runner: Runner) -> tuple[dict[str, Any] | None, Outcome | None]:
+    """The named customer's open job to send someone to: today's first, else the next one."""
+    who = customer_ref(step, runner)
+    if who is None:
+        return None, ask(
+            runner,
+            es="¿A qué cliente o trabajo mando a alguien?",
+            en="Which customer or job should I send someone to?",
+            error="missing job",
+        )
+    result = runner.call("jobs_find", **who.args(), status="open")
+    if not result.ok:
+        return None, customer_problem(runner, who.name, result) or failed(
+            runner, result, es="No pude buscar sus trabajos", en="I couldn't look up their jobs"
+        )
+    jobs = sorted(result.data["jobs"], key=lambda job: job["start"])
+    if not jobs:
+        return None, Outcome(
+            text=runner.t(
+                es=f"{who.name} no tiene trabajos abiertos para despachar. Agendale una visita "
+                "(por ejemplo «agendale una visita urgente hoy») y te propongo quién va.",
+                en=f"{who.name} has no open job to dispatch. Book a visit first (e.g. “book an "
+                "urgent visit today”) and I'll propose who goes.",
+            ),
+            success=False,
+            error="no open job",
+        )
+    return jobs[0], None
+
+
+@handles("dispatch")
+def dispatch(step: Step, runner: Runner) -> Outcome:
+    known = job_ref(step, runner)
+    job, problem = (
+        _job_details(runner, known) if known is not None else _customer_open_job(step, runner)
+    )
+    if problem is not None or job is None:
+        return problem or ask(runner, es="¿Qué trabajo?", en="Which job?", error="missing job")
+    if job["status"] not in ("scheduled", "in_progress"):
+        return Outcome(
+            text=runner.t(
+                es=f"El trabajo {job_line(job, runner.language)} no está abierto: no hay a "
+                "quién despachar.",
+                en=f"Job {job_line(job, runner.language)} is not open: nothing to dispatch.",
+            ),
+            success=False,
+            error=f"job {job['id']} is {job['status']}",
+        )
+    nearest = runner.call("technicians_nearest", job_id=int(job["id"]), count=3)
+    if not nearest.ok:
+        return failed(
+            runner,
+            nearest,
+            es="No pude buscar técnicos libres",
+            en="I couldn't find free technicians",
+        )
+    free = nearest.data["technicians"]
+    if not free:
+        return _nobody_free(runner, job, nearest.data)
+    chosen = free[0]
+    sent = runner.call(
+        "technician_dispatch", job_id=int(job["id"]), technician_id=int(chosen["id"])
+    )
+    return _dispatched(runner, job, chosen, free[1:], sent)
+
+
+def _nobody_free(runner: Runner, job: dict[str, Any], data: dict[str, Any]) -> Outcome:
+    where_es = f" cerca de {data['zone']}" if data.get("zone") else ""
+    where_en = f" near {data['zone']}" if data.get("zone") else ""
+    return Outcome(
+        text=runner.t(
+            es=f"Ahora no hay ningún técnico libre con la especialidad del trabajo "
+            f"{_job_short(job, runner.language)}{where_es}. No despaché a nadie; si querés, lo "
+            "reprogramo al primer turno libre.",
+            en=f"No technician with the trade for job {_job_short(job, runner.language)} is free "
+            f"now{where_en}. I dispatched nobody; I can move it to the first free slot.",
+        ),
+        success=False,
+        error="no technician free",
+        mutations=[job_mutation(job)],
+    )
+
+
+def _dispatched(
+    runner: Runner,
+    job: dict[str, Any],
+    chosen: dict[str, Any],
+    others: list[dict[str, Any]],
+    sent: ToolResult,
+) -> Outcome:
+    language = runner.language
+    described = _job_short(job, language)
+    who = _technician_line(runner, chosen)
+    alternatives = ", ".join(_technician_line(runner, t) for t in others)
+    tail = runner.t(es=f" Otros libres: {alternatives}.", en=f" Also free: {alternatives}.")
+    tail = tail if others else ""
+    if (approval := held_id(sent)) is not None:
+        outcome = held(
+            runner,
+            approval,
+            es=f"Para el trabajo {described} propongo mandar ya a {who}. El despacho",
+            en=f"For job {described} I propose sending {who} now. The dispatch",
+        )
+        outcome.text += tail
+        outcome.mutations.append(job_mutation(job))
+        return outcome
+    if not sent.ok:
+        outcome = failed(
+            runner,
+            sent,
+            es=f"No pude despachar a {chosen['name']}",
+            en=f"I couldn't send {chosen['name']}",
+        )
+        outcome.mutations.append(job_mutation(job))
+        return outcome
+    started = when(sent.data["job"]["start"], language)
+    return Outcome(
+        text=runner.t(
+            es=f"Listo, despaché a {who} al trabajo {described}; arranca {started}.{tail}",
+            en=f"Done: I dispatched {who} to job {described}; it starts {started}.{tail}",
+        ),
+        mutations=[job_mutation(sent.data["job"])],
+    )
+
+
+# --- assign_vehicle ---------------------------------------------------------------------------
+
+
+def _next_job_of(runner: Runner, technician: str) -> tuple[dict[str, Any] | None, Outcome | None]:
+    """The technician's next open job (one still to finish), within the coming two weeks."""
+    today = _today(runner)
+    result = runner.call(
+        "technician_jobs_affected",
+        technician=technician,
+        date_from=today.isoformat(),
+        date_to=(today + datetime.timedelta(days=NEXT_JOB_DAYS)).isoformat(),
+    )
+    if not result.ok:
+        return None, _technician_problem(runner, technician, result) or failed(
+            runner, result, es="No pude ver sus trabajos", en="I couldn't look up their jobs"
+        )
+    upcoming = [job for job in result.data["jobs"] if moment_of(job["end"]) > runner.ctx.now]
+    if not upcoming:
+        name = result.data["technician"]["name"]
+        return None, Outcome(
+            text=runner.t(
+                es=f"{name} no tiene trabajos abiertos en las próximas dos semanas: no hay a qué "
+                "asignarle un vehículo.",
+                en=f"{name} has no open jobs in the next two weeks: there is nothing to assign a "
+                "vehicle to.",
+            ),
+            success=False,
+            error="no open job",
+        )
+    return upcoming[0], None
+
+
+def _job_for_vehicle(step: Step, runner: Runner) -> tuple[dict[str, Any] | None, Outcome | None]:
+    """The job booked earlier in this turn; else the named customer's job (the one under
+    discussion or their next open one); else the named technician's next job; else the job
+    under discussion."""
+    booked = runner.earlier("job")
+    if booked is not None and booked.data.get("start"):
+        return {"id": booked.id, **booked.data, "zone": ""}, None
+    known = job_ref(step, runner)
+    if step.entities.customer:
+        return _job_details(runner, known) if known else _customer_open_job(step, runner)
+    if step.entities.technician:
+        return _next_job_of(runner, step.entities.technician)
+    if known is not None:
+        return _job_details(runner, known)
+    return None, ask(
+        runner,
+        es="¿Para qué trabajo es el vehículo? Decime el cliente o el técnico.",
+        en="Which job is the vehicle for? Tell me the customer or the technician.",
+        error="missing job",
+    )
+
+
+def _vehicle_words(step: Step) -> set[str]:
+    """The words of the message that may describe a vehicle (names of people left out)."""
+    names = fold(f"{step.entities.customer or ''} {step.entities.technician or ''}").split()
+    return {
+        word
+        for word in re.findall(r"[a-z0-9ñ]+", fold(step.text))
+        if len(word) >= 3 and word not in names and word not in _GENERIC_WORDS
+    }
+
+
+def _vehicle_matches(words: set[str], vehicle: dict[str, Any]) -> int:
+    described = set(re.findall(r"[a-z0-9ñ]+", fold(vehicle.get("description") or "")))
+    described -= _GENERIC_WORDS
+    score = len(words & {w for w in described if len(w) >= 3})
+    if words & _KIND_WORDS.get(str(vehicle.get("kind")), set()):
+        score += 1
+    return score
+
+
+def _described_vehicle(
+    step: Step, runner: Runner, job: dict[str, Any]
+) -> tuple[dict[str, Any] | None, Outcome | None]:
+    """The vehicle the message describes ("la Kangoo blanca", "la moto"), when one fits; None
+    when the message names none, so the tool picks the technician's usual or any free one."""
+    start = moment_of(job["start"])
+    end = moment_of(job["end"]) if job.get("end") else None
+    args: dict[str, Any] = {"start": start.isoformat()}
+    if end is not None:
+        args["end"] = end.isoformat()
+    fleet = runner.call("vehicles_available", **args)
+    if not fleet.ok:
+        return None, None  # the assignment itself still checks the vehicle
+    words = _vehicle_words(step)
+    free, busy = fleet.data["available"], fleet.data["busy"]
+    scored = [(_vehicle_matches(words, v), v) for v in free + busy]
+    best = max((score for score, _v in scored), default=0)
+    if best == 0:
+        return None, None
+    top = [v for score, v in scored if score == best]
+    free_top = [v for v in top if v in free]
+    if len(free_top) == 1:
+        return free_top[0], None
+    if free_top:
+        listing = bullets(_vehicle_text(v) for v in free_top)
+        return None, Outcome(
+            text=runner.t(
+                es=f"Hay varios vehículos libres que coinciden:\n{listing}\n¿Cuál asigno?",
+                en=f"Several free vehicles match:\n{listing}\nWhich one should I assign?",
+            ),
+            success=False,
+            error="several vehicles match",
+        )
+    return None, _vehicle_busy(runner, top[0], free, job)
+
+
+def _vehicle_text(vehicle: dict[str, Any]) -> str:
+    described = f" ({vehicle['description']})" if vehicle.get("description") else ""
+    return f"{vehicle['plate']}{described}"
+
+
+def _vehicle_busy(
+    runner: Runner, vehicle: dict[str, Any], free: list[dict[str, Any]], job: dict[str, Any]
+) -> Outcome:
+    jobs = ", ".join(f"#{i}" for i in vehicle.get("job_ids", []))
+    others = ", ".join(_vehicle_text(v) for v in free[:5])
+    language = runner.language
+    moment = when(job["start"], language)
+    tail_es = f" Libres en ese horario: {others}." if others else " No hay otro libre."
+    tail_en = f" Free then: {others}." if others else " No other vehicle is free."
+    return Outcome(
+        text=runner.t(
+            es=f"{_vehicle_text(vehicle)} está ocupado el {moment} (trabajo {jobs}): no lo "
+            f"asigné.{tail_es}",
+            en=f"{_vehicle_text(vehicle)} is busy on {moment} (job {jobs}): I didn't assign "
+            f"it.{tail_en}",
+        ),
+        success=False,
+        error="vehicle busy",
+    )
+
+
+@handles("assign_vehicle")
+def assign_vehicle(step: Step, runner: Runner) -> Outcome:
+    job, problem = _job_for_vehicle(step, runner)
+    if problem is not None or job is None:
+        return problem or ask(runner, es="¿Qué trabajo?", en="Which job?", error="missing job")
+    arguments: dict[str, Any] = {"job_id": int(job["id"])}
+    plate = _PLATE.search(step.text)
+    if plate:
+        arguments["plate"] = plate.group(1)
+    else:
+        vehicle, problem = _described_vehicle(step, runner, job)
+        if problem is not None:
+            return problem
+        if vehicle is not None:
+            arguments["vehicle_id"] = int(vehicle["id"])
+    result = runner.call("vehicle_assign", **arguments)
+    return _assigned(runner, job, result)
+
+
+def _not_assigned(runner: Runner, job: dict[str, Any], result: ToolResult) -> Outcome:
+    if result.error.startswith("no vehicle is free"):
+        refusals = result.data.get("refusals") or []
+        why = f" ({'; '.join(refusals)})" if refusals and services_speak(runner.language) else ""
+        return Outcome(
+            text=runner.t(
+                es=f"No hay ningún vehículo libre en el horario del trabajo #{job['id']}{why}. "
+                "No asigné nada.",
+                en=f"No vehicle is free during job #{job['id']}{why}. I assigned nothing.",
+            ),
+            success=False,
+            error=result.error,
+        )
+    reason = service_reason(
+        runner, result, es="el vehículo no está disponible", en="the vehicle is not available"
+    )
+    return Outcome(
+        text=runner.t(
+            es=f"No pude asignar el vehículo al trabajo #{job['id']}: {reason}.",
+            en=f"I couldn't assign the vehicle to job #{job['id']}: {reason}.",
+        ),
+        success=False,
+        error=result.error,
+    )
+
+
+def _assigned(runner: Runner, job: dict[str, Any], result: ToolResult) -> Outcome:
+    language = runner.language
+    if (approval := held_id(result)) is not None:
+        return held(
+            runner,
+            approval,
+            es=f"La asignación de vehículo al trabajo #{job['id']}",
+            en=f"Assigning a vehicle to job #{job['id']}",
+        )
+    if not result.ok:
+        return _not_assigned(runner, job, result)
+    done, vehicle = result.data["job"], result.data["vehicle"]
+    return Outcome(
+        text=runner.t(
+            es=f"Listo, asigné {_vehicle_text(vehicle)} al trabajo {job_line(done, language)}.",
+            en=f"Done: I assigned {_vehicle_text(vehicle)} to job {job_line(done, language)}.",
+        ),
+        mutations=[job_mutation(done)],
+    )

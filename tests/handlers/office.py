@@ -1,0 +1,77 @@
+"""The fleet, escalation, proactive and general agents for handler tests.
+
+`conftest.Desk` runs the scheduling, customer and financial agents at a fixed Monday 07:00;
+these four need their own agent rows and, for dispatch and emergencies, a moment when the crew
+is at work. `Office` is a Desk over these agents whose clock a test may move.
+"""
+
+from __future__ import annotations
+
+import datetime
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from agents.base import Handler, Mutation, Runner, Step, TurnContext
+from agents.models import Agent
+from agents.registry import default_tool_names
+from agents.services import agents_install_defaults
+from business.models import Organisation
+from copilot.understanding.values import Entities
+from tests.handlers.conftest import NOW, Desk, Turn
+
+# The tools each agent is given here (the shipped ones, pinned so a test fails only for the
+# handler's reasons). The fleet agent also reads jobs (a dispatch or a vehicle "for Juan's job");
+# the escalation agent reads the customer's file (their latest job, their zone) and proposes the
+# nearest technician in an emergency.
+OFFICE_TOOLS: dict[str, list[str]] = {
+    "fleet": [*default_tool_names("fleet"), "jobs_find"],
+    "escalation": [*default_tool_names("escalation"), "customer_history", "technicians_nearest"],
+    "proactive": default_tool_names("proactive"),
+    "general": default_tool_names("general"),
+}
+
+
+def install_office_agents(
+    organisation: Organisation, tools: dict[str, list[str]] | None = None
+) -> dict[str, Agent]:
+    agents_install_defaults(organisation=organisation)
+    rows: dict[str, Agent] = {}
+    for name, enabled in (tools or OFFICE_TOOLS).items():
+        Agent.objects.update_or_create(
+            organisation=organisation,
+            name=name,
+            defaults={"tools": enabled, "requires_approval_for": [], "max_plan_steps": 4,
+                      "enabled": True, "label_es": name, "label_en": name, "category": name,
+                      "description": name},
+        )  # fmt: skip
+        rows[name] = Agent.objects.get(organisation=organisation, name=name)
+    return rows
+
+
+@dataclass
+class Office(Desk):
+    now: datetime.datetime = NOW
+
+    def run(
+        self,
+        handler: Handler,
+        intent: str,
+        agent: str,
+        *,
+        text: str = "",
+        language: str = "es",
+        state: dict[str, Any] | None = None,
+        earlier: list[Mutation] | None = None,
+        **entities: Any,
+    ) -> Turn:
+        events: list[dict[str, Any]] = []
+        ctx = TurnContext(
+            organisation=self.cast.org, user=self.cast.operator, conversation_id=None,
+            turn_id=uuid.uuid4().hex, now=self.now, language=language, state=dict(state or {}),
+            emit=events.append, mutations=list(earlier or []),
+        )  # fmt: skip
+        step = Step(index=0, intent=intent, agent=agent, confidence=0.9, text=text or intent,
+                    entities=Entities(**entities))  # fmt: skip
+        runner = Runner(ctx, self.agents[agent], step)
+        return Turn(outcome=handler(step, runner), events=events, runner=runner)
