@@ -500,14 +500,23 @@ def _yield(deps: TurnDeps, language: str, agent: Agent, step: Step, source: str)
 
 
 def _reroute(state: TurnState, step: Step, tried: set[str]) -> Step | None:
-    """The next candidate intent of a *different*, enabled agent; None when there is none."""
+    """The next candidate intent of a *different*, enabled agent, when it clears that agent's
+    gate; None otherwise.
+
+    A candidate below its own gate would only yield again: that second yield would hand a whole
+    turn to a person because of one uncertain segment (a trailing "cargala con el cel…" read as
+    update_customer at 0.29). Without a reroute, the step is reported as not done instead.
+    """
+    agents = state["agents"]
     for intent, score in step.candidates:
-        agent = state["intent_agents"].get(intent)
-        if agent and agent not in tried and agent in state["agents"]:
-            return Step(
-                index=step.index, intent=intent, agent=agent, confidence=score,
-                text=step.text, entities=step.entities, candidates=[],
-            )  # fmt: skip
+        name = state["intent_agents"].get(intent)
+        if not name or name in tried or name not in agents:
+            continue
+        rerouted = Step(
+            index=step.index, intent=intent, agent=name, confidence=score,
+            text=step.text, entities=step.entities, candidates=[],
+        )  # fmt: skip
+        return None if _gated(agents[name], rerouted) else rerouted
     return None
 
 
