@@ -21,6 +21,7 @@ from copilot.understanding.values import Directive
 from tests import factories
 from tests.conftest import Cast
 from tests.copilot.conftest import Emitted, ScriptedRouter, make_deps, task
+from tests.understanding.training_examples import examples
 
 pytestmark = pytest.mark.usefixtures("registry", "handlers")
 
@@ -547,3 +548,38 @@ def test_a_real_router_turn_answers_small_talk(
 
     assert [r.intent for r in runs(state)] == ["greeting"]
     assert state["reply"] == "¡Hola! ¿En qué te ayudo?"
+
+
+@pytest.fixture
+def taught(registry: dict[str, Agent]) -> dict[str, Agent]:
+    """The registry's intents with the engine tests' small es/en training set."""
+    by_intent: dict[tuple[str, str], dict[str, list[str]]] = {}
+    for example in examples():
+        texts = by_intent.setdefault((example.agent, example.intent), {"es": [], "en": []})
+        texts[example.lang or "es"].append(example.text)
+    for (agent, intent), texts in by_intent.items():
+        AgentIntent.objects.update_or_create(
+            agent=registry[agent],
+            name=intent,
+            defaults={"examples_es": "\n".join(texts["es"]), "examples_en": "\n".join(texts["en"])},
+        )
+    return registry
+
+
+def test_the_real_router_puts_the_new_customer_before_the_booking(
+    cast: Cast, conversation: Conversation, taught: dict[str, Agent]
+) -> None:
+    factories.make_technician(cast.org, "Carlos Gómez", work_days=[0, 1, 2, 3, 4, 5, 6])
+    text = (
+        "agendame a Carla Mendoza para el 14/12 a las 10hs, service de caldera. "
+        "Es nueva, cargala con el cel 11 6789 0011"
+    )
+
+    state, _ = turn(cast, conversation, text)
+
+    intents = [r.intent for r in runs(state) if not r.yielded]
+    assert intents[:2] == ["create_customer", "book_job"]
+    carla = Customer.objects.get(organisation=cast.org, name="Carla Mendoza")
+    job = Job.objects.get(organisation=cast.org, customer=carla)
+    assert job.service == "service de caldera"
+    assert state["trace"]["understanding"]["engine_trace"]["reordered"] is True
