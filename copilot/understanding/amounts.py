@@ -21,7 +21,12 @@ _MULTIPLIERS: dict[str, int] = {
 _MULT = "|".join(sorted(_MULTIPLIERS, key=len, reverse=True))
 _CURRENCY_BEFORE = r"(?:\$|ars|usd|u\$s|us\$|u\$d)"
 _CURRENCY_AFTER = r"(?:pesos|dolares|dollars|ars|usd|mangos)"
-_WITH_MULTIPLIER = re.compile(rf"(?<![\w.,])(?:{_CURRENCY_BEFORE}\s*)?({_NUMBER})\s*({_MULT})\b")
+_WITH_MULTIPLIER = re.compile(
+    rf"(?<![\w.,])(?:{_CURRENCY_BEFORE}\s*)?({_NUMBER}|un|una|uno|one|a)\s*({_MULT})\b"
+    r"(\s+y\s+medio|\s+and\s+a\s+half)?"
+)
+# Phone numbers ("cel 11 4567 8901", "555-0134", "4781-2233") are never amounts.
+_PHONE = re.compile(r"(?<![\w$])(?:\+?\d{1,4}[\s-])?\d{2,4}[\s-]\d{4}(?:[\s-]\d{4})?(?!\w)")
 _WITH_CURRENCY = re.compile(
     rf"{_CURRENCY_BEFORE}\s*({_NUMBER})(?![\d])|(?<![\w.,/])({_NUMBER})\s*{_CURRENCY_AFTER}\b"
 )
@@ -60,24 +65,39 @@ def parse_number(text: str) -> decimal.Decimal | None:
         return None
 
 
-def _scaled(number: str, multiplier: str) -> decimal.Decimal | None:
-    value = parse_number(number)
-    return None if value is None else value * _MULTIPLIERS[multiplier]
+def _scaled(number: str, multiplier: str, half: str | None = None) -> decimal.Decimal | None:
+    """ "15 lucas" → 15000, "un palo y medio" → 1500000."""
+    value = (
+        decimal.Decimal(1) if number in ("un", "una", "uno", "one", "a") else parse_number(number)
+    )
+    if value is None:
+        return None
+    return (value + (decimal.Decimal("0.5") if half else 0)) * _MULTIPLIERS[multiplier]
+
+
+def _after_a_name(text: str, start: int) -> bool:
+    """ "Thames 820", "Corrientes 1234": a number after a capitalised word is a street number."""
+    before = re.search(r"([^\W\d_][\w.]*)\s+$", text[:start])
+    return bool(before and before[1][:1].isupper())
 
 
 def find_amount(text: str) -> decimal.Decimal | None:
     """The first amount in text (dates, times and CUITs should already be blanked out)."""
+    text = _PHONE.sub(lambda m: " " * len(m[0]), text)
     folded = fold_keep_length(text)
     candidates: list[tuple[int, decimal.Decimal | None]] = []
     for m in _WITH_MULTIPLIER.finditer(folded):
-        candidates.append((m.start(), _scaled(m[1], m[2])))
+        if m[1] == "a" and m[2] not in ("grand", "million"):
+            continue  # "a m..." is not "one"
+        candidates.append((m.start(), _scaled(m[1], m[2], m[3])))
     for m in _WITH_CURRENCY.finditer(folded):
         candidates.append((m.start(), parse_number(m[1] or m[2])))
     for m in _THOUSANDS.finditer(folded):
         candidates.append((m.start(), parse_number(m[1])))
     if not candidates and _MONEY_CUE.search(folded):
         for m in _BARE.finditer(folded):
-            candidates.append((m.start(), parse_number(m[1])))
+            if not _after_a_name(text, m.start()):
+                candidates.append((m.start(), parse_number(m[1])))
     values = [(start, value) for start, value in sorted(candidates, key=lambda c: c[0]) if value]
     return _normalised(values[0][1]) if values else None
 

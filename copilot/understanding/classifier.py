@@ -108,9 +108,16 @@ def _model(n_examples: int, kind: str = "") -> Any:
 
     kind = kind or MODEL
     if kind == "svc_fast":
-        return _SoftmaxSVC(LinearSVC(C=1.0, random_state=0, max_iter=200, tol=1e-3), temperature=5.0)
+        return _SoftmaxSVC(
+            LinearSVC(C=1.0, random_state=0, max_iter=200, tol=1e-3), temperature=5.0
+        )
     if kind == "sgd_hinge":
-        return _SoftmaxSVC(SGDClassifier(loss="hinge", alpha=5e-5, max_iter=20, tol=None, random_state=0, average=True), temperature=5.0)
+        return _SoftmaxSVC(
+            SGDClassifier(
+                loss="hinge", alpha=5e-5, max_iter=20, tol=None, random_state=0, average=True
+            ),
+            temperature=5.0,
+        )
     if kind == "lr_saga":
         return LogisticRegression(C=20.0, solver="saga", max_iter=300, tol=1e-3, random_state=0)
     if kind == "svc_calibrated":

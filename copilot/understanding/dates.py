@@ -57,7 +57,12 @@ _DAY_MONTH_RE = re.compile(
     rf"\b(\d{{1,2}}){_ORD}\s+(?:de\s+|of\s+)?({_MO})\b\.?(?:,?\s+(?:de\s+|del\s+)?(\d{{4}}))?"
 )
 _MONTH_DAY_RE = re.compile(rf"\b({_MO})\.?\s+(\d{{1,2}}){_ORD}\b(?!:)(?:,?\s+(\d{{4}}))?")
-_DAY_ONLY_RE = re.compile(rf"\b(?:el\s+dia|the)\s+(\d{{1,2}}){_ORD}\b(?!\s*(?:/|:|hs|am|pm))")
+_DAY_ONLY_RE = re.compile(
+    rf"\b(?:el\s+dia|the|(?:para\s+)?el|del|al)\s+(\d{{1,2}}){_ORD}\b"
+    rf"(?!\s*(?:/|:|[.,]\d|hs|h\b|am|pm|%|°|º|de\s+(?:la|{_MO})\b|horas|hours|minutos|min\b|dias|"
+    r"days|anos|years|pesos|lucas|mil\b|k\b|equipos|personas|people|veces|times|units|unidades|"
+    r"metros|m2|kg|litros|splits|aires))"
+)
 _RELATIVE_RE = re.compile(
     r"\b(?:en|dentro\s+de|in)\s+(\d{1,2}|un|una|dos|tres|cuatro|cinco|a|an|one|two|three|four"
     r"|five)\s+(dias?|semanas?|days?|weeks?)\b"
@@ -66,6 +71,7 @@ _TARGET_BEFORE = re.compile(
     r"(?:\b(?:al|a|para|hacia|hasta|to|for|until|till|into|pasalo|pasala|pasalos|pasalas)"
     r"(?:\s+(?:el|la|the|on|el\s+dia))?\s*)$"
 )
+_UNTIL_BEFORE = re.compile(r"\b(?:hasta|until|till)\s+(?:el\s+|la\s+|the\s+)?$")
 _SOURCE_BEFORE = re.compile(r"(?:\b(?:del|de|from|desde)(?:\s+(?:el|the|hoy))?\s*)$")
 
 
@@ -74,7 +80,7 @@ def _words_re(pattern: str) -> re.Pattern[str]:
 
 
 _FIXED: list[tuple[re.Pattern[str], int]] = [
-    (_words_re(r"pasado\s+manana|day\s+after\s+tomorrow"), 2),
+    (_words_re(r"pasado\s+manana|day\s+after\s+tomorrow|(?<=para\s)pasado|(?<=al\s)pasado"), 2),
     (_words_re(r"anteayer|antes\s+de\s+ayer|day\s+before\s+yesterday"), -2),
     (re.compile(r"(?<!\bla )(?<!\besta )(?<!\bpasado )\bmanana\b|\btomorrow\b"), 1),
     (_words_re(r"hoy|today|tonight|esta\s+(?:noche|tarde|manana)|this\s+(?:morning|afternoon)"), 0),
@@ -226,6 +232,8 @@ def find_dates(text: str, today: datetime.date, lang: str = "es") -> list[Mentio
         for mention in finder():
             if not any(m.start < mention.end and mention.start < m.end for m in found):
                 found.append(mention)
+    # "no viene hasta el lunes", "see you until Monday": a limit, not the date of a request.
+    found = [m for m in found if not _UNTIL_BEFORE.search(folded[max(0, m.start - 12) : m.start])]
     return sorted(found, key=lambda m: m.start)
 
 

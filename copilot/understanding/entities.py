@@ -24,6 +24,8 @@ from copilot.understanding.times import TimeMention, find_times
 from copilot.understanding.values import Context, Entities
 
 MOVE_INTENTS = frozenset({"reschedule", "bulk_reschedule"})
+# Intents that carry a date of their own: next to a move, two dates may belong to two requests.
+DATED_INTENTS = frozenset({"book_job", "cancel_job", "check_availability"})
 _MOVE_VERB = re.compile(
     r"\b(?:pas[aeá]\w*|mov[eé]\w*|move\w*|corr[eé]\w*|reprogram\w*|cambi\w*|push\w*|"
     r"reschedul\w*|shift\w*|posterg\w*|adelant\w*)"
@@ -60,6 +62,8 @@ def _date(
     distinct = {m.value for m in dates}
     if len(distinct) <= 1 or not whole_message:
         return pick_date(text, dates)
+    if set(intents) & DATED_INTENTS:
+        return None
     moving = bool(set(intents) & MOVE_INTENTS) or (not intents and _MOVE_VERB.search(fold(text)))
     return target_date(text, dates) if moving else None
 

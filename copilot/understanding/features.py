@@ -13,6 +13,7 @@ import re
 from copilot.understanding.amounts import _THOUSANDS, _WITH_CURRENCY, _WITH_MULTIPLIER
 from copilot.understanding.cuit import _DOTTED_CUIT, CUIT_IN_TEXT
 from copilot.understanding.dates import _DAY_MONTH_RE, _ISO_RE, _MONTH_DAY_RE, _NUMERIC_RE
+from copilot.understanding.name_words import HONORIFICS, NOT_NAME
 from copilot.understanding.normalize import fold
 
 _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
@@ -46,8 +47,25 @@ def _shouting(text: str) -> bool:
     return len(letters) >= 8 and upper / len(letters) >= 0.6
 
 
+_CAPITALISED = re.compile(r"(?<![.!?¿¡]\s)(?<!^)\b[A-ZÁÉÍÓÚÑ][\w'’]+")
+NAMES = False
+
+
+def _mask_names(text: str) -> str:
+    """Capitalised words inside a sentence are names: which name says nothing about the intent."""
+    if not NAMES:
+        return text
+
+    def swap(match: re.Match[str]) -> str:
+        word = fold(match[0])
+        return match[0] if word in NOT_NAME or word in HONORIFICS or match[0].isupper() else "zname"
+
+    return _CAPITALISED.sub(swap, text)
+
+
 def featurize(text: str) -> str:
     """The classifier's view of a text (see the module docstring)."""
+    text = _mask_names(text)
     marks = []
     if _shouting(text):
         marks.append("zgritos")

@@ -19,15 +19,50 @@ HONORIFICS = word_set(
 )
 CUSTOMER_CUES = word_set(
     """
-    cliente clienta clientes para de del a al customer client for of to casa consorcio
-    edificio empresa familia
+    cliente clienta clientes para de del a al customer client for of to on casa consorcio
+    edificio empresa familia soy nombre llamado llamada called named
+    book schedule reschedule move cancel create add register find search look pull show update
+    change edit validate check quote invoice bill charge call follow remind contact email text
+    phone ask tell notify has did does is was paid owes owe
     """
 )
-TECHNICIAN_CUES = word_set(
+# A name followed by these is a customer ("Ortiz pagó", "Patel wants").
+CUSTOMER_AFTER = word_set(
     """
-    tecnico tecnica tecnicos tec tech technician technicians plomero electricista gasista
-    instalador operario mandale manda mandes envia enviale send sending asignale asigna
-    asignar assign assigning dispatch despacha despachale vaya con with
+    pago pagaron debe deben owes owe paid pays pide pidio piden quiere quieren wants needs
+    necesita necesitan reclama reclamo llamo se mudo moved
+    """
+)
+LIVES_IN = word_set("vive viven vivo queda ubicado ubicada lives located based")
+TECHNICIAN_NOUNS = word_set(
+    """
+    tecnico tecnica tecnicos tec tech technician technicians plomero plomera electricista
+    gasista instalador instaladora operario
+    """
+)
+TECHNICIAN_VERBS = word_set(
+    """
+    manda mandale mandalo mandame envia enviale envialo send sending dispatch despacha
+    despachale asigna asignale asignar assign assigning reasigna reasignale vaya
+    """
+)
+JOB_NOUNS = word_set(
+    """
+    trabajos trabajo visitas turnos jobs job visits visit install installation house account
+    appointment appointments one repair service
+    """
+)
+VEHICLES = word_set(
+    """
+    camioneta camionetas vehiculo vehiculos movil moviles auto camion van vans truck trucks
+    vehicle vehicles kangoo partner hilux ranger berlingo fiorino saveiro amarok sprinter
+    transit master trafic ducato strada toro frontier hiace expert jumpy boxer daily s10
+    """
+)
+STREET_WORDS = word_set(
+    """
+    av avenida calle pasaje pje ruta diagonal boulevard bulevar bv st street rd road ave avenue
+    blvd lane ln drive way piso depto dpto
     """
 )
 # A name followed by these is a technician: off sick, free/busy, driving a vehicle
@@ -61,7 +96,9 @@ _CALENDAR = """
     lunes martes miercoles jueves viernes sabado domingo enero febrero marzo abril mayo junio
     julio agosto septiembre setiembre octubre noviembre diciembre monday tuesday wednesday
     thursday friday saturday sunday january february march april may june july august september
-    october november december
+    october november december mondays tuesdays wednesdays thursdays fridays saturdays sundays
+    jan feb mar apr jun jul aug sep sept oct nov dec ene abr ago dic mon tue tues wed thu thur
+    thurs fri sat sun feriado feriados
     """
 _OFFICE = """
 agenda agendame agendale agendar agenda reserva reservame reservar programa programame anota
@@ -94,4 +131,9 @@ opening open close closed complaint problem issue emergency supervisor manager h
 maintenance repair installation install service heater boiler water gas leak smell smoke fire
 flood flooding what which who when where why how any all some every everything nothing anyone
 """
-NOT_NAME = word_set(_FUNCTION + _COURTESY + _CALENDAR + _OFFICE)
+_THINGS = """
+nuevo nueva nuevos nuevas new viejo vieja old mismo misma same otro otra other primero ultimo
+first last
+ac hvac iva cuit cuil dni ok pdf usd ars
+"""
+NOT_NAME = word_set(_FUNCTION + _COURTESY + _CALENDAR + _OFFICE + _THINGS) | VEHICLES | STREET_WORDS

@@ -15,16 +15,23 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from copilot.understanding.name_words import (
+    CUSTOMER_AFTER,
     CUSTOMER_CUES,
     HONORIFICS,
+    JOB_NOUNS,
+    LIVES_IN,
     NOT_NAME,
+    STREET_WORDS,
     TECHNICIAN_AFTER,
-    TECHNICIAN_CUES,
+    TECHNICIAN_NOUNS,
+    TECHNICIAN_VERBS,
+    VEHICLES,
 )
 from copilot.understanding.normalize import fold
 from copilot.understanding.values import Vocabulary
 
 _TOKEN = re.compile(r"[^\W\d_](?:\.[^\W\d_])+\.?|[^\W\d_][\w'’&-]*|\d+|&|[,;:.!?¿¡()\"]")
+_ARTICLES = frozenset({"el", "la", "los", "las", "the", "lo"})
 _ABBREVIATED = frozenset({"hnos", "cia", "inc", "co", "ltd", "jr", "sr", "sa", "srl"})
 _PARTICLES = frozenset(
     {"de", "del", "la", "las", "los", "el", "da", "di", "van", "von", "y", "e", "and", "&"}
@@ -194,39 +201,78 @@ def _spans(tokens: list[Token]) -> list[tuple[int, int]]:
     return spans
 
 
-def _cue_before(tokens: list[Token], start: int) -> tuple[str | None, bool]:
-    """(role suggested by the words just before a span, whether an honorific precedes).
-
-    A technician cue within three words wins ("mandá a Díaz"); otherwise the nearest customer
-    cue ("agendale a Juan", "para la Sra. Gómez"). Assigning in the same clause makes "a X" a
-    technician ("asignale la camioneta 3 a Carlos").
-    """
-    honorific = False
-    role: str | None = None
-    for k in range(start - 1, max(-1, start - 4), -1):
-        word = tokens[k].folded
-        if word in HONORIFICS:
-            honorific = True
-        elif word in TECHNICIAN_CUES:
-            return "technician", honorific
-        elif word in CUSTOMER_CUES and role is None:
-            role = "customer"
-        elif tokens[k].text == "." and k > 0 and tokens[k - 1].folded in HONORIFICS:
-            continue  # "Sra. Gómez"
-        elif tokens[k].text in ".!?;:":
+def _previous(tokens: list[Token], start: int) -> list[str]:
+    """Folded words before a span, nearest first, skipping honorifics, articles and "Sra." dots."""
+    words: list[str] = []
+    for k in range(start - 1, max(-1, start - 6), -1):
+        token = tokens[k]
+        if token.folded in HONORIFICS or token.folded in _ARTICLES or token.text == ".":
+            if token.text == "." and not (k > 0 and tokens[k - 1].folded in HONORIFICS):
+                break  # a full stop, not the dot of "Sra."
+            continue
+        if token.text in "!?;:,¿¡":
             break
-    if role == "customer" and _clause_assigns(tokens, start):
-        return "technician", honorific
-    return role, honorific
+        words.append(token.folded)
+    return words
+
+
+def _cue_role(tokens: list[Token], start: int) -> str | None:
+    """The role the words before a span give it ("el técnico X", "mandá a X", "para X")."""
+    before = _previous(tokens, start)
+    first = before[0] if before else ""
+    second = before[1] if len(before) > 1 else ""
+    if first in TECHNICIAN_NOUNS or first in TECHNICIAN_VERBS:
+        return "technician"
+    if first in ("a", "al", "to") and (second in TECHNICIAN_VERBS or second in JOB_NOUNS):
+        return "technician"  # "mandá a Díaz", "pasá sus trabajos a Ramón"
+    if first in ("a", "al", "to") and _clause_assigns(tokens, start):
+        following = _next_word(tokens, start)
+        return "customer" if following in JOB_NOUNS else "technician"  # "to the Hall install"
+    if first in CUSTOMER_CUES:
+        return "customer"
+    return None
+
+
+def _next_word(tokens: list[Token], start: int) -> str:
+    """The first word after the name span that begins at `start`."""
+    k = start
+    while k < len(tokens) and (_is_name_token(tokens[k]) or tokens[k].folded in _PARTICLES):
+        k += 1
+    return tokens[k].folded if k < len(tokens) else ""
+
+
+def _honorific_before(tokens: list[Token], start: int) -> bool:
+    return any(t.folded in HONORIFICS for t in tokens[max(0, start - 3) : start])
 
 
 def _clause_assigns(tokens: list[Token], start: int) -> bool:
-    for k in range(start - 1, -1, -1):
-        if tokens[k].text in ".!?;:,":
-            return False
-        if tokens[k].folded.startswith(("asign", "assign")):
-            return True
-    return False
+    """The clause gives someone a vehicle or assigns work ("asignale la Kangoo a Ramón")."""
+    clause_start = start
+    while clause_start > 0 and tokens[clause_start - 1].text not in ".!?;:,":
+        clause_start -= 1
+    clause_end = start
+    while clause_end < len(tokens) and tokens[clause_end].text not in ".!?;:,":
+        clause_end += 1
+    words = [t.folded for t in tokens[clause_start:clause_end]]
+    return any(w.startswith(("asign", "assign", "reasign")) or w in VEHICLES for w in words)
+
+
+def _is_place(tokens: list[Token], start: int, end: int) -> bool:
+    """Addresses and neighbourhoods look like names: "Av. San Martín 1450", "Thames 820, Villa
+    Crespo", "12 Oak Street", "cerca de Caballito"."""
+    if any(t.folded in STREET_WORDS for t in tokens[start:end]):
+        return True
+    after = tokens[end] if end < len(tokens) else None
+    if after is not None and after.text.isdigit():
+        return True
+    if start > 0 and tokens[start - 1].text.isdigit():
+        return True
+    if start > 1 and tokens[start - 1].text == "," and tokens[start - 2].text.isdigit():
+        return True
+    before = _previous(tokens, start)
+    if len(before) > 1 and before[1] in ("cerca", "near", "barrio", "zona"):
+        return True
+    return len(before) > 1 and before[0] in ("en", "in", "at") and before[1] in LIVES_IN
 
 
 def _role_after(tokens: list[Token], end: int) -> str | None:
@@ -234,31 +280,44 @@ def _role_after(tokens: list[Token], end: int) -> str | None:
     return "technician" if TECHNICIAN_AFTER.match(following) else None
 
 
+def _span_role(tokens: list[Token], start: int, end: int) -> str | None:
+    """customer / technician when the context says this span is a person or a company."""
+    role = _role_after(tokens, end) or _cue_role(tokens, start)
+    if role:
+        return role
+    following = tokens[end].folded if end < len(tokens) else ""
+    name_tokens = [t for t in tokens[start:end] if _is_name_token(t)]
+    after = {t.folded for t in tokens[end : end + 2]}
+    if _honorific_before(tokens, start) or following in JOB_NOUNS or after & CUSTOMER_AFTER:
+        return "customer"  # "la Sra. Ledesma", "the Walker job", "Ortiz pagó"
+    if len(name_tokens) > 1:
+        return "customer"  # a full name needs no cue: "Mario Quiroga ya pagó"
+    return None
+
+
 def free_text_names(text: str, tokens: list[Token]) -> list[NameHit]:
     hits: list[NameHit] = []
     for start, end in _spans(tokens):
         run = [t for t in tokens[start:end] if t.folded not in HONORIFICS]
-        if not run:
+        if not run or _is_place(tokens, start, end):
             continue
-        role, honorific = _cue_before(tokens, start)
-        role = _role_after(tokens, end) or role
-        at_sentence_start = start == 0 or tokens[start - 1].text in ".!?¿¡:;\n"
-        if role is None and not honorific and at_sentence_start:
-            continue  # a capitalised first word is usually just the sentence start
+        if len(run) == 1 and len(run[0].text) < 2:
+            continue  # "B" of "4B"
+        if all(t.text.isupper() for t in run) and run[-1].folded not in _COMPANY_SUFFIXES:
+            continue  # acronyms and shouting: "IVA", "ESTOY HARTA"
+        role = _span_role(tokens, start, end)
+        if role is None:
+            continue
         end_offset = run[-1].end
         if run[-1].folded in _ABBREVIATED and text[end_offset : end_offset + 1] == ".":
             end_offset += 1  # "Gómez y Hnos."
-        name = text[run[0].start : end_offset]
-        hits.append(NameHit(name, role or "customer", False, tokens[start].start, 0.5))
+        hits.append(NameHit(text[run[0].start : end_offset], role, False, run[0].start, 0.5))
     return hits
 
 
-_STRONG_CUES = (
-    frozenset(
-        ["cliente", "clienta", "customer", "client", "tecnico", "tecnica", "technician", "tech"]
-    )
-    | HONORIFICS
-)
+# Lowercase names only after customer words: after "técnico" a lowercase word is usually a verb
+# ("el técnico dejó todo sucio").
+_STRONG_CUES = frozenset(["cliente", "clienta", "customer", "client"]) | HONORIFICS
 
 
 def lowercase_names(text: str, tokens: list[Token]) -> list[NameHit]:
@@ -275,10 +334,13 @@ def lowercase_names(text: str, tokens: list[Token]) -> list[NameHit]:
                 continue
             if not nxt.folded.isalpha() or nxt.folded in NOT_NAME or nxt.capitalised:
                 break
+            if nxt.text[-1:] in ("á", "é", "í", "ó"):
+                break  # a verb: "la clienta llamó"
             run.append(nxt)
         if run:
-            role = "technician" if token.folded in TECHNICIAN_CUES else "customer"
-            hits.append(NameHit(text[run[0].start : run[-1].end], role, False, run[0].start, 0.3))
+            hits.append(
+                NameHit(text[run[0].start : run[-1].end], "customer", False, run[0].start, 0.3)
+            )
     return hits
 
 

@@ -51,7 +51,10 @@ class Router:
             return self._done([], entities, language, "rules", started, directive=directive)
         rule_intent = small_talk(text) or ("validate_cuit" if bare_cuit(text) else None)
         if rule_intent:
-            entities = extract_entities(text, ctx, language, whole_message=True)
+            # Small talk carries no request, so "hasta mañana" is not a date to act on.
+            entities = Entities()
+            if rule_intent == "validate_cuit":
+                entities = extract_entities(text, ctx, language, whole_message=True)
             task = Task(
                 rule_intent, self.agent_for(rule_intent), 1.0, text, entities, [(rule_intent, 1.0)]
             )
@@ -73,8 +76,10 @@ class Router:
         entities = extract_entities(
             request, ctx, language, whole_message=True, intents=[t.intent for t in ordered]
         )
+        entities = _people_by_intent(entities, [t.intent for t in ordered])
         for task in ordered:
-            task.entities = task.entities.merged_with(entities)
+            own = _people_by_intent(task.entities, [task.intent])
+            task.entities = own.merged_with(entities)
         trace = {
             "request": request,
             "segments": [{"text": s.text, "candidates": self._top(s)} for s in segments],
@@ -111,6 +116,21 @@ class Router:
         trace["total_ms"] = round((time.perf_counter() - started) * 1000, 3)
         trace["chain"] = [t.intent for t in tasks]
         return Understanding(tasks, entities, language, directive, tier, trace)
+
+
+# In these requests the one person named is a technician ("mové todo lo de Leandro, se enfermó").
+_ABOUT_A_TECHNICIAN = frozenset({"technician_sick"})
+
+
+def _people_by_intent(entities: Entities, intents: Sequence[str]) -> Entities:
+    """Re-read an unsnapped "customer" as the technician when the request is about a technician."""
+    if not (set(intents) & _ABOUT_A_TECHNICIAN) or entities.technician or entities.customer_matched:
+        return entities
+    if not entities.customer:
+        return entities
+    moved = Entities(**entities.__dict__)
+    moved.technician, moved.customer = entities.customer, None
+    return moved
 
 
 def fingerprint_of(examples: Sequence[Example]) -> str:

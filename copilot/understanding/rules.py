@@ -23,7 +23,8 @@ _GREETING = [
     r"hol+a+s?", r"holis", r"holi", r"buen(?:os|as)?(?:\s+(?:dias?|tardes?|noches?))?",
     r"que\s+tal", r"como\s+(?:estas|andas|va|anda|le\s+va|te\s+va)", r"todo\s+bien",
     r"como\s+va\s+todo", r"hi+", r"hel+o+", r"hey+", r"good\s+(?:morning|afternoon|evening|day)",
-    r"morning", r"how\s+are\s+you(?:\s+doing)?", r"how(?:'?s|\s+is)\s+(?:it|everything|everyone)\s+going", r"how\s+are\s+things", r"what'?s\s+up",
+    r"morning", r"how\s+are\s+you(?:\s+doing)?", r"how\s+are\s+things", r"what'?s\s+up",
+    r"how(?:'?s|\s+is)\s+(?:it|everything|everyone)\s+going",
     r"greetings", r"che", r"saludos", r"que\s+onda", r"buen\s+dia",
 ]  # fmt: skip
 _THANKS = [

@@ -31,35 +31,35 @@ _EQUIPMENT_EN = [
     r"pipes?", r"plumbing", r"faucets?", r"taps?", r"toilets?", r"water\s+pumps?", r"pumps?",
     r"water\s+tanks?", r"thermostats?", r"cooling", r"leaks?",
 ]  # fmt: skip
+# Kinds of work, as nouns: "instalar 3 splits" or "revisar el aire" describe a task, while the
+# service a job is booked as is named with a noun ("instalación de split", "boiler service").
 _WORK_ES = (
-    r"(?:instalacion|instalar|reparacion|reparar|mantenimiento|service|servicio|revision|"
-    r"revisar|limpieza|limpiar|arreglo|arreglar|cambio|cambiar|colocacion|colocar|control|"
-    r"inspeccion|visita\s+tecnica|carga|recarga|destapacion|destape|destapar|chequeo|"
-    r"desinstalacion)"
+    r"(?:instalacion|reparacion|mantenimiento|service|servicio|revision|limpieza|arreglo|cambio|"
+    r"colocacion|control|inspeccion|carga|recarga|destapacion|destape|chequeo|desinstalacion)"
 )
 _WORK_EN = (
-    r"(?:installation|install|installing|repair|repairing|fix|fixing|maintenance|service|"
-    r"servicing|inspection|inspect|cleaning|clean|check|checkup|check-up|tune-up|tune\s+up|"
-    r"replacement|replace|recharge|refill|unclogging|unclog)"
+    r"(?:installation|install|repair|maintenance|service|servicing|inspection|cleaning|check|"
+    r"checkup|check-up|tune-up|replacement|recharge|refill|unclogging)"
 )
 _EQ = "(?:" + "|".join(_EQUIPMENT_ES + _EQUIPMENT_EN) + ")"
-_OF = r"(?:\s+(?:de(?:l)?|de\s+la|de\s+los|para\s+(?:el|la)|of(?:\s+the)?|on(?:\s+the)?|"
-_OF += r"for(?:\s+the)?|to(?:\s+the)?|the|el|la|los|las|un|una|a|an)){0,2}"
+_OF = r"\s+(?:de|del|of|for)"
 _AND = r"\s+(?:y|e|and|&)\s+"
 _WORK = rf"(?:{_WORK_ES}|{_WORK_EN})"
-# Work alone still names a job ("un service", "mantenimiento", "destapación").
-_WORK_ALONE = r"(?:service|mantenimiento|destapacion|maintenance|plumbing|plomeria)"
-# "instalación de calefón y termotanque", "heating and cooling checkup", "service y carga de gas".
-_UNIT = rf"(?:{_WORK}{_OF}\s+{_EQ}(?:{_AND}{_EQ})*|{_EQ}(?:{_AND}{_EQ})*(?:\s+{_WORK_EN})?)"
+# "instalación de calefón y termotanque", "heating and cooling checkup", "boiler service".
+_UNIT = rf"(?:{_WORK}{_OF}\s+{_EQ}(?:{_AND}{_EQ})*|{_EQ}(?:{_AND}{_EQ})*\s+{_WORK_EN})"
+# "service y carga de gas": a bare kind of work joined to a full service phrase.
 _PATTERNS = [
-    re.compile(rf"\b(?:{_UNIT}|{_WORK_ALONE})(?:{_AND}{_UNIT})+\b"),
+    re.compile(rf"\b(?:{_UNIT}|{_WORK})(?:{_AND}{_UNIT})+\b"),
     re.compile(rf"\b{_UNIT}\b"),
-    re.compile(rf"\b{_WORK_ALONE}\b"),
 ]
 
 
 def find_service(text: str) -> str | None:
-    """The longest service phrase, as written (lowercased), or None."""
+    """The service phrase (kind of work + equipment), as written and lowercased, or None.
+
+    Equipment alone ("el aire gotea", "a new boiler") or work alone ("el service de ayer") is not
+    a service to book: the labelling rules keep only the combination.
+    """
     folded = fold_keep_length(text)
     for pattern in _PATTERNS:
         matches = list(pattern.finditer(folded))

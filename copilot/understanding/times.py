@@ -39,13 +39,17 @@ _PATTERNS = [
     # "15:30", "10.30hs", "3pm", "10 hs", "8 de la manana"
     re.compile(
         rf"(?<![\d/.,:$])(?P<hour>\d{{1,2}})(?:[:.](?P<min>[0-5]\d))?"
-        rf"(?=\s*(?:hs|hrs|hr|h\b|horas|hours|o'?clock|a\.?\s?m|p\.?\s?m"
+        rf"(?=\s*(?:hs|hrs|hr|h\b|o'?clock|a\.?\s?m|p\.?\s?m"
         rf"|de\s+la\s+(?:manana|tarde|noche)))"
         rf"{_UNIT}{_PART}"
     ),
     re.compile(rf"(?<![\d/.,:$])(?P<hour>\d{{1,2}})[:.](?P<min>[0-5]\d){_UNIT}{_PART}(?![\d/.])"),
 ]
-_NAMED = re.compile(r"\b(?P<noon>mediodia|noon|midday)\b|\b(?P<midnight>medianoche|midnight)\b")
+# "después del mediodía" / "after noon" is a range, not a time.
+_NAMED = re.compile(
+    r"(?<!despues del )(?<!antes del )(?<!after )(?<!before )"
+    r"\b(?:(?P<noon>mediodia|noon|midday)|(?P<midnight>medianoche|midnight))\b"
+)
 
 
 def _group(match: re.Match[str], name: str) -> str:
