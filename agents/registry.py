@@ -49,7 +49,10 @@ AGENT_MODULES: dict[str, str] = {
     "general": "agents.general",
 }
 
+
 # Tools an agent uses by default although another agent owns them (defined once, enabled twice).
+# The shipped defaults file (agents/data/default_agents.json) is what installs; this is the
+# registry's own view, for code and tests that need an agent's tools without the database.
 SHARED_TOOLS: dict[str, tuple[str, ...]] = {
     "general": ("price_list",),
 }
@@ -343,7 +346,7 @@ def get_tool(name: str) -> Tool:
 
 
 def tools_for_agent(agent: str) -> list[Tool]:
-    """The default tools of a shipped agent: the ones its module defines plus the shared ones."""
+    """The tools a shipped agent owns (defined in its module) plus the shared ones it uses."""
     load_tools()
     owned = [t for t in _REGISTRY.values() if t.agent == agent]
     return owned + [_REGISTRY[name] for name in SHARED_TOOLS.get(agent, ())]

@@ -10,6 +10,7 @@ from typing import Any, Literal
 import pytest
 from django.core.exceptions import ValidationError
 
+from agents.defaults import load_default_agents
 from agents.registry import (
     AGENT_MODULES,
     Category,
@@ -79,10 +80,11 @@ def test_every_agent_module_defines_exactly_its_tools() -> None:
     assert list(AGENT_MODULES) == list(EXPECTED)
 
 
-def test_price_list_is_defined_once_and_shared_with_general() -> None:
+def test_price_list_is_defined_once_and_enabled_for_financial_and_general() -> None:
     assert get_tool("price_list").agent == "financial"
-    assert default_tool_names("general") == ["org_info", "price_list"]
-    assert "price_list" in default_tool_names("financial")
+    enabled = {agent["name"]: agent["tools"] for agent in load_default_agents()}
+    assert "price_list" in enabled["financial"]
+    assert "price_list" in enabled["general"]
 
 
 @pytest.mark.parametrize("name", [n for tools in EXPECTED.values() for n in tools])
@@ -312,4 +314,4 @@ def test_context_days_are_the_organisations(ctx: ToolContext) -> None:
 
 def test_tools_for_agent_lists_owned_then_shared() -> None:
     assert {t.name for t in tools_for_agent("financial")} == set(EXPECTED["financial"])
-    assert [t.name for t in tools_for_agent("general")] == ["org_info", "price_list"]
+    assert default_tool_names("general") == ["org_info", "price_list"]
