@@ -9,6 +9,7 @@ openers; Spanish imperative morphology (voseo "agendá", clitics "hacele", "pasa
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 
 from copilot.understanding.normalize import fold, word_set
@@ -38,6 +39,22 @@ _CLITIC_IMPERATIVE = re.compile(
     rf"^(?:{_STEMS})(?:a|e|i|en|an)?(?:me|te|le|lo|la|les|los|las|nos|selo|sela|selos|selas|"
     r"melo|mela|melos|melas|telo|tela)$"
 )
+# English has no imperative morphology: the office verbs, which are often nouns too ("invoice").
+_ENGLISH_VERBS = word_set(
+    """
+    book schedule reschedule move push cancel call create add register find search look pull
+    show update change edit fix validate verify check quote invoice bill charge send dispatch
+    assign reassign give put set make issue generate follow remind start kick list tell let get
+    mark email text notify contact escalate transfer connect please
+    """
+)
+# Fields of a customer record: "CUIT 2012...", "cel 11 4567..." after a request are its details.
+ATTRIBUTES = word_set(
+    """
+    cuit cuil dni tel telefono cel celular movil direccion domicilio mail email correo address
+    phone number numero
+    """
+)
 # Questions start requests too, typed with or without their accents.
 _QUESTION = word_set(
     """
@@ -58,13 +75,21 @@ def _real_words(text: str) -> list[str]:
 
 
 def opener_words(texts: Iterable[str]) -> frozenset[str]:
-    """The first real word of each training example, accents kept ("cargá" is not "carga")."""
-    found: set[str] = set()
+    """Words the training examples typically start with, accents kept ("cargá" is not "carga").
+
+    A word counts when it starts at least two examples and starts a fair share (a fifth) of the
+    examples that contain it: "agendá" or "necesito" do, while "está", "todo" or a customer's name
+    that happens to open one example appear mostly elsewhere.
+    """
+    first: Counter[str] = Counter()
+    anywhere: Counter[str] = Counter()
     for text in texts:
         words = _real_words(text)
         if words and fold(words[0]) not in _ARTICLES:
-            found.add(words[0])
-    return frozenset(found)
+            first[words[0]] += 1
+        anywhere.update(set(words))
+    learned = {w for w, n in first.items() if n >= 2 and n / anywhere[w] >= 0.2}
+    return frozenset(learned | _ENGLISH_VERBS)
 
 
 def _imperative(word: str) -> bool:
@@ -81,7 +106,7 @@ def starts_like_request(text: str, openers: frozenset[str]) -> bool:
     Openers keep their accents: "cargá una visita" starts a request, "carga de gas" does not.
     """
     words = _real_words(text)
-    if not words:
+    if not words or fold(words[0]) in ATTRIBUTES:
         return False
     if words[0] in openers or fold(words[0]) in _QUESTION:
         return True

@@ -9,7 +9,12 @@
 
 from __future__ import annotations
 
+import datetime
+import re
 from collections.abc import Sequence
+from dataclasses import replace
+
+from copilot.understanding.normalize import fold
 
 from copilot.understanding.values import Task
 
@@ -51,9 +56,35 @@ def _collapse(tasks: Sequence[Task]) -> list[Task]:
     return kept
 
 
-def apply_labelling_rules(tasks: Sequence[Task]) -> tuple[list[Task], list[str]]:
+# Anger about the work done (the technician, the equipment, a visit, a bill) is a complaint;
+# anger about the conversation itself ("nadie contesta", "this thing keeps failing") is frustration.
+_ABOUT_THE_SERVICE = re.compile(
+    r"\b(?:tecnic\w*|tech|technician|guy|plomero|gasista|electricista|visit\w*|vinieron|vino|"
+    r"came|showed\s+up|instal\w*|arregl\w*|repar\w*|repair\w*|fix\w*|trabajo|job|cobr\w*|"
+    r"charg\w*|factur\w*|bill\w*|split|aire|ac|calefon|caldera|termotanque|estufa|boiler|heater|"
+    r"equipo|unit|ruido|noise|gotea\w*|leak\w*|perdida|roto|rompi\w*|broke\w*|mancha\w*|"
+    r"sucio|mess|dirty|tarde|late|plata|money|refund|devuelvan)\b"
+)
+
+
+def _retarget(task: Task, today: datetime.date | None) -> Task:
+    """Relabel by the taxonomy's definitions where the classifier's neighbour is the right one."""
+    if task.intent == "frustration_detected" and _ABOUT_THE_SERVICE.search(fold(task.text)):
+        return replace(task, intent="complaint")
+    if task.intent == "dispatch" and today and task.entities.date and task.entities.date > today:
+        return replace(task, intent="book_job")  # sending someone on a later day is a booking
+    return task
+
+
+def apply_labelling_rules(
+    tasks: Sequence[Task], today: datetime.date | None = None
+) -> tuple[list[Task], list[str]]:
     """Drop what the rules say is not an intent here; returns (tasks, notes for the trace)."""
     notes: list[str] = []
+    retargeted = [_retarget(t, today) for t in tasks]
+    if [t.intent for t in retargeted] != [t.intent for t in tasks]:
+        notes.append("relabelled: " + ", ".join(t.intent for t in retargeted))
+    tasks = retargeted
     intents = {t.intent for t in tasks}
     actionable = intents - SMALL_TALK - {"frustration_detected", "unknown"}
     kept = list(tasks)

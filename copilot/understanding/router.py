@@ -71,7 +71,9 @@ class Router:
         )
         classified = time.perf_counter()
         tasks = [self._task(seg, ctx, language) for seg in segments]
-        kept, notes = apply_labelling_rules(tasks)
+        kept, notes = apply_labelling_rules(tasks, ctx.today)
+        for task in kept:
+            task.agent = self.agent_for(task.intent)  # a relabelled task changes owner
         ordered, reordered = order_chain(kept)
         entities = extract_entities(
             request, ctx, language, whole_message=True, intents=[t.intent for t in ordered]

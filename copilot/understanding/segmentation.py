@@ -26,7 +26,7 @@ from copilot.understanding.normalize import fold_keep_length, word_set
 _CONNECTORS = [
     r"y\s+(?:despues|luego|tambien|ademas|de\s+paso|encima|aparte)", r"y\s+que", r"y\s+si",
     r"and\s+(?:then|also|after\s+that|afterwards|as\s+well)", r"as\s+well\s+as", r"after\s+that",
-    r"ademas", r"despues", r"luego", r"tambien", r"tmb", r"aparte", r"de\s+paso", r"encima",
+    r"ademas", r"despues(?!\s+de)", r"luego(?!\s+de)", r"tambien", r"tmb", r"aparte", r"de\s+paso", r"encima",
     r"asimismo", r"por\s+otro\s+lado", r"otra\s+cosa", r"y", r"e", r"and", r"then", r"also",
     r"plus", r"afterwards",
 ]  # fmt: skip
@@ -39,7 +39,7 @@ _SENTENCE_RE = re.compile(
     + r"|ah|oh|ok|bueno)\b[,:]?\s*)*|\n+"
 )
 _STRONG = re.compile(
-    r"\b(?:despues|luego|tambien|ademas|de\s+paso|encima|aparte|tmb|asimismo|por\s+otro\s+lado|"
+    r"\b(?:despues(?!\s+de)|luego(?!\s+de)|tambien|ademas|de\s+paso|encima|aparte|tmb|asimismo|por\s+otro\s+lado|"
     r"otra\s+cosa|then|also|plus|after\s+that|afterwards|as\s+well)\b"
 )
 _MAX_BOUNDARIES = 9
@@ -94,7 +94,11 @@ class Tuning:
     # ... unless the part is this confident on its own (", humidity near Denver" after a
     # request is a request without a verb; "Villa Crespo" or "misma hora" never score this high).
     confident_without_opener: float = 0.9
-    content_words_without_opener: int = 3  # "CUIT 20123456786" is an attribute, not a request
+    # "dirección Belgrano 300 Quilmes" is a detail of the request before it, not a request.
+    content_words_without_opener: int = 4
+    # A part the classifier barely recognises ("tengo a los chicos acá", "en fin") is a comment on
+    # its neighbour, not a request of its own.
+    min_part_confidence: float = 0.25
 
 
 def boundaries(text: str) -> list[Boundary]:
@@ -201,7 +205,9 @@ def _best_partition(
             whole = i == 0 and j == n
             score = _segment_score(seg, tuning)
             if not whole and (
-                score is None or (plausible is not None and seg.top not in plausible)
+                score is None
+                or seg.confidence < tuning.min_part_confidence
+                or (plausible is not None and seg.top not in plausible)
             ):
                 continue
             score = score if score is not None else math.log(max(seg.confidence, 1e-9))
