@@ -76,5 +76,5 @@ def conversations_for_user(user: AnyUser, organisation: Organisation) -> QuerySe
     if not user.is_authenticated or organisation is None:
         return Conversation.objects.none()
     return Conversation.objects.filter(
-        organisation=organisation, organisation__memberships__user=user, user=user
+        organisation=organisation, organisation__memberships__user__pk=user.pk, user__pk=user.pk
     ).order_by("-updated_at")
