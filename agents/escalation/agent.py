@@ -198,30 +198,78 @@ def _latest_job(jobs: list[dict[str, Any]], runner: Runner) -> dict[str, Any] | 
     return min(jobs, key=lambda job: job["start"]) if jobs else None
 
 
+def _enabled(runner: Runner, tool: str) -> bool:
+    return tool in (runner.agent.tools or [])
+
+
+def _budget(runner: Runner) -> int:
+    """Tool calls left in this step's plan."""
+    return runner.agent.max_plan_steps - runner.plan_steps
+
+
 def _subject(
     step: Step, runner: Runner, *, with_latest_job: bool
 ) -> tuple[_Subject, CustomerRef | None, Outcome | None]:
-    """The customer's file (one call) when a customer is known. An ambiguous name stops the
-    step with the candidates; an unknown one is noted and the ticket goes unlinked."""
+    """The customer's record when a customer is known: their file (with their jobs) when the
+    agent may read it, else a customer search. An ambiguous name stops the step with the
+    candidates; an unknown one is noted and the ticket goes unlinked. The lookup is skipped
+    when only the ticket fits in the plan: the ticket always comes first."""
     subject = _Subject(job_id=job_ref(step, runner))
     who = customer_ref(step, runner)
-    if who is None:
-        return subject, None, None
-    found = runner.call("customer_history", **who.args())
-    if found.ok:
-        subject.customer = found.data["customer"]
-        if with_latest_job and subject.job_id is None:
-            subject.job = _latest_job(found.data.get("jobs", []), runner)
-        elif subject.job_id is not None:
-            subject.job = next(
-                (j for j in found.data.get("jobs", []) if j["id"] == subject.job_id), None
-            )
+    if who is None or _budget(runner) < 2:
         return subject, who, None
+    if _enabled(runner, "customer_history"):
+        return _from_history(runner, subject, who, with_latest_job=with_latest_job)
+    if _enabled(runner, "customers_find") and who.name:
+        return _from_search(runner, subject, who)
+    return subject, who, None
+
+
+def _from_history(
+    runner: Runner, subject: _Subject, who: CustomerRef, *, with_latest_job: bool
+) -> tuple[_Subject, CustomerRef | None, Outcome | None]:
+    found = runner.call("customer_history", **who.args())
+    if not found.ok:
+        return subject, who, _lookup_failed(runner, subject, who, found)
+    subject.customer = found.data["customer"]
+    jobs = found.data.get("jobs", [])
+    if subject.job_id is not None:
+        subject.job = next((job for job in jobs if job["id"] == subject.job_id), None)
+    elif with_latest_job:
+        subject.job = _latest_job(jobs, runner)
+    return subject, who, None
+
+
+def _from_search(
+    runner: Runner, subject: _Subject, who: CustomerRef
+) -> tuple[_Subject, CustomerRef | None, Outcome | None]:
+    found = runner.call("customers_find", query=who.name)
+    if not found.ok:
+        return subject, who, None
+    rows = found.data["customers"]
+    if who.id is not None:
+        rows = [row for row in rows if row["id"] == who.id]
+    elif len(rows) > 1:
+        exact = [row for row in rows if fold(row["name"]) == fold(who.name)]
+        rows = exact if len(exact) == 1 else rows
+    if len(rows) == 1:
+        subject.customer = rows[0]
+        return subject, who, None
+    error = f"customer '{who.name}' " + ("is ambiguous" if rows else "not found")
+    refused = ToolResult(ok=False, data={"candidates": rows}, summary=error, error=error)
+    return subject, who, _lookup_failed(runner, subject, who, refused)
+
+
+def _lookup_failed(
+    runner: Runner, subject: _Subject, who: CustomerRef, found: ToolResult
+) -> Outcome | None:
+    """An ambiguous name: the candidates (the caller decides whether to stop). An unknown one:
+    noted, the ticket goes unlinked. Any other failure: the ticket links the name as given."""
     if found.data.get("candidates"):
-        return subject, who, customer_problem(runner, who.name, found)
+        return customer_problem(runner, who.name, found)
     if found.error.startswith("customer") and "not found" in found.error:
         subject.unresolved = who.name
-    return subject, who, None
+    return None
 
 
 def _open_ticket(
@@ -231,8 +279,10 @@ def _open_ticket(
     unlinked rather than not at all (a person must still see it)."""
     link = subject.link(who)
     result = runner.call("ticket_create", **fields, **link)
-    if not result.ok and result.error.startswith("customer") and "customer" in link:
+    refused_customer = not result.ok and result.error.startswith("customer")
+    if refused_customer and "customer" in link and _budget(runner) > 0:
         subject.unresolved = who.name if who else ""
+        subject.ambiguous = "ambiguous" in result.error
         link.pop("customer")
         result = runner.call("ticket_create", **fields, **link)
     return result
@@ -349,6 +399,8 @@ def _emergency_ticket_text(runner: Runner, subject: _Subject, ticket: dict[str, 
 def _nearest_text(runner: Runner, subject: _Subject, danger: Danger) -> str:
     """The nearest free technicians with the trade (a proposal: dispatching is the fleet's and
     a manager's call)."""
+    if _budget(runner) < 1 or not _enabled(runner, "technicians_nearest"):
+        return ""
     zone = (subject.customer or {}).get("zone") or ""
     arguments: dict[str, Any] = {"count": NEAREST_SHOWN}
     if danger.skill:

@@ -41,7 +41,7 @@ from copilot.understanding.normalize import fold_keep_length
 LISTED = 10  # jobs listed in one answer
 NEXT_JOB_DAYS = 14  # how far ahead "the technician's next job" is looked for
 
-_UNTIL = re.compile(r"\b(?:hasta|until|till|through|thru)(?:\s+(?:el|la|the|on))?\s*$")
+_UNTIL = re.compile(r"\b(?:hasta|until|till|through|thru)\s+(?:(?:el|la|the|on)\s+)?")
 _WHOLE_WEEK = re.compile(
     r"\b(?:toda la semana|esta semana|resto de la semana|all week|this week|the whole week"
     r"|the rest of the week)\b"
@@ -161,16 +161,22 @@ def _waiting(runner: Runner, approval: int, *, es: str, en: str) -> str:
 # --- technician_sick --------------------------------------------------------------------------
 
 
+def _until(text: str, today: datetime.date, language: str) -> datetime.date | None:
+    """The day after "hasta" / "until" (the date finder leaves limits out on purpose)."""
+    folded = fold_keep_length(text)
+    for cue in _UNTIL.finditer(folded):
+        mentions = find_dates(text[cue.end() :], today, language)
+        if mentions and mentions[0].start == 0:
+            return mentions[0].value
+    return None
+
+
 def _absence_days(step: Step, runner: Runner) -> tuple[datetime.date, datetime.date]:
     """First and last day of the absence: "hasta el jueves" ends it, "toda la semana" runs to
     Saturday, a single date is one day; without dates, today."""
     today = _today(runner)
-    mentions = find_dates(step.text, today, runner.language)
-    folded = fold_keep_length(step.text)
-    until = next(
-        (m.value for m in mentions if _UNTIL.search(folded[max(0, m.start - 16) : m.start])), None
-    )
-    others = [m.value for m in mentions if m.value != until]
+    until = _until(step.text, today, runner.language)
+    others = [m.value for m in find_dates(step.text, today, runner.language) if m.value != until]
     named = step.entities.date if step.entities.date != until else None
     first = others[0] if others else named or today
     last = until or first
@@ -588,6 +594,14 @@ def _job_details(runner: Runner, job_id: int) -> tuple[dict[str, Any] | None, Ou
     )
 
 
+def _known_job(runner: Runner, job_id: int) -> tuple[dict[str, Any] | None, Outcome | None]:
+    """A job booked earlier in this turn is described by its mutation; any other is read."""
+    booked = runner.earlier("job")
+    if booked is not None and booked.id == job_id and booked.data.get("start"):
+        return {"id": booked.id, "zone": "", "status": "scheduled", **booked.data}, None
+    return _job_details(runner, job_id)
+
+
 def _customer_open_job(step: Step, runner: Runner) -> tuple[dict[str, Any] | None, Outcome | None]:
     """The named customer's open job to send someone to: today's first, else the next one."""
     who = customer_ref(step, runner)
@@ -622,7 +636,7 @@ def _customer_open_job(step: Step, runner: Runner) -> tuple[dict[str, Any] | Non
 def dispatch(step: Step, runner: Runner) -> Outcome:
     known = job_ref(step, runner)
     job, problem = (
-        _job_details(runner, known) if known is not None else _customer_open_job(step, runner)
+        _known_job(runner, known) if known is not None else _customer_open_job(step, runner)
     )
     if problem is not None or job is None:
         return problem or ask(runner, es="¿Qué trabajo?", en="Which job?", error="missing job")
@@ -751,14 +765,14 @@ def _job_for_vehicle(step: Step, runner: Runner) -> tuple[dict[str, Any] | None,
     under discussion."""
     booked = runner.earlier("job")
     if booked is not None and booked.data.get("start"):
-        return {"id": booked.id, **booked.data, "zone": ""}, None
+        return _known_job(runner, booked.id)
     known = job_ref(step, runner)
     if step.entities.customer:
-        return _job_details(runner, known) if known else _customer_open_job(step, runner)
+        return _known_job(runner, known) if known else _customer_open_job(step, runner)
     if step.entities.technician:
         return _next_job_of(runner, step.entities.technician)
     if known is not None:
-        return _job_details(runner, known)
+        return _known_job(runner, known)
     return None, ask(
         runner,
         es="¿Para qué trabajo es el vehículo? Decime el cliente o el técnico.",

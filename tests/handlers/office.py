@@ -13,22 +13,33 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents.base import Handler, Mutation, Runner, Step, TurnContext
+from agents.defaults import load_default_agents
 from agents.models import Agent
-from agents.registry import default_tool_names
 from agents.services import agents_install_defaults
 from business.models import Organisation
 from copilot.understanding.values import Entities
 from tests.handlers.conftest import NOW, Desk, Turn
 
-# The tools each agent is given here (the shipped ones, pinned so a test fails only for the
-# handler's reasons). The fleet agent also reads jobs (a dispatch or a vehicle "for Juan's job");
-# the escalation agent reads the customer's file (their latest job, their zone) and proposes the
-# nearest technician in an emergency.
+
+def _shipped() -> dict[str, dict[str, Any]]:
+    return {agent["name"]: agent for agent in load_default_agents()}
+
+
+# The shipped tools and plan budgets (agents/data/default_agents.json), plus the reads these
+# handlers use when they are enabled: the fleet agent reads jobs (a dispatch or a vehicle "for
+# Juan's job"); the escalation agent reads the customer's file (their latest job) and proposes
+# the nearest technician in an emergency.
+EXTRA_TOOLS: dict[str, list[str]] = {
+    "fleet": ["jobs_find"],
+    "escalation": ["customer_history", "technicians_nearest"],
+    "proactive": [],
+    "general": [],
+}
+SHIPPED_TOOLS: dict[str, list[str]] = {
+    name: list(_shipped()[name]["tools"]) for name in EXTRA_TOOLS
+}
 OFFICE_TOOLS: dict[str, list[str]] = {
-    "fleet": [*default_tool_names("fleet"), "jobs_find"],
-    "escalation": [*default_tool_names("escalation"), "customer_history", "technicians_nearest"],
-    "proactive": default_tool_names("proactive"),
-    "general": default_tool_names("general"),
+    name: [*SHIPPED_TOOLS[name], *extra] for name, extra in EXTRA_TOOLS.items()
 }
 
 
@@ -36,14 +47,15 @@ def install_office_agents(
     organisation: Organisation, tools: dict[str, list[str]] | None = None
 ) -> dict[str, Agent]:
     agents_install_defaults(organisation=organisation)
+    shipped = _shipped()
     rows: dict[str, Agent] = {}
     for name, enabled in (tools or OFFICE_TOOLS).items():
         Agent.objects.update_or_create(
             organisation=organisation,
             name=name,
-            defaults={"tools": enabled, "requires_approval_for": [], "max_plan_steps": 4,
-                      "enabled": True, "label_es": name, "label_en": name, "category": name,
-                      "description": name},
+            defaults={"tools": enabled, "requires_approval_for": [], "enabled": True,
+                      "max_plan_steps": shipped[name]["max_plan_steps"], "label_es": name,
+                      "label_en": name, "category": name, "description": name},
         )  # fmt: skip
         rows[name] = Agent.objects.get(organisation=organisation, name=name)
     return rows

@@ -18,7 +18,7 @@ from copilot.nodes import load_handlers
 from tests import factories
 from tests.conftest import Cast
 from tests.handlers.conftest import MONDAY, TUESDAY, Shop, assert_no_foreign_data, at
-from tests.handlers.office import OFFICE_TOOLS, Office, install_office_agents
+from tests.handlers.office import OFFICE_TOOLS, SHIPPED_TOOLS, Office, install_office_agents
 
 pytestmark = pytest.mark.django_db
 
@@ -113,10 +113,10 @@ def test_an_emergency_for_an_ambiguous_name_is_not_delayed(
     assert turn.text.startswith("Emergencia (riesgo eléctrico). Primero, seguridad: Cortar la luz")
 
 
-def test_an_emergency_with_only_the_shipped_tools_still_links_the_customer(
+def test_an_emergency_with_the_shipped_tools_finds_the_customer_by_search(
     cast: Cast, shop: Shop
 ) -> None:
-    tools = {**OFFICE_TOOLS, "escalation": ["ticket_create"]}
+    tools = {**OFFICE_TOOLS, "escalation": SHIPPED_TOOLS["escalation"]}
     office = Office(cast=cast, agents=install_office_agents(cast.org, tools), now=at(MONDAY, 10))
     turn = office.run(
         emergency, "emergency", "escalation", text="olor a gas", customer="Juan Pérez"
@@ -124,7 +124,23 @@ def test_an_emergency_with_only_the_shipped_tools_still_links_the_customer(
     [ticket] = _tickets(cast)
     assert (ticket.priority, ticket.customer_id) == ("urgent", shop.juan.pk)
     assert turn.outcome.success
-    assert turn.tools == ["ticket_create"]  # the others are refused by the whitelist, not run
+    assert turn.tools == ["customers_find", "ticket_create"]  # no technician proposal tool
+    assert "+541145678901" in turn.text
+    assert_no_foreign_data(turn.text)
+
+
+def test_an_emergency_within_a_one_call_budget_still_opens_the_ticket(
+    office: Office, shop: Shop, cast: Cast
+) -> None:
+    agent = office.agents["escalation"]
+    agent.max_plan_steps = 1
+    turn = office.run(
+        emergency, "emergency", "escalation", text="olor a gas", customer="Juan Pérez"
+    )
+    [ticket] = _tickets(cast)
+    assert (ticket.priority, ticket.customer_id) == ("urgent", shop.juan.pk)
+    assert turn.tools == ["ticket_create"]
+    assert turn.text.startswith("Emergencia (pérdida de gas). Primero, seguridad:")
 
 
 # --- complaint --------------------------------------------------------------------------------

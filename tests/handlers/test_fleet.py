@@ -25,7 +25,7 @@ from tests.handlers.conftest import (
     assert_no_foreign_data,
     at,
 )
-from tests.handlers.office import Office, install_office_agents
+from tests.handlers.office import OFFICE_TOOLS, SHIPPED_TOOLS, Office, install_office_agents
 
 pytestmark = pytest.mark.django_db
 
@@ -311,6 +311,26 @@ def test_dispatch_for_a_customer_without_open_jobs_says_so(
     assert not turn.outcome.success and turn.outcome.error == "no open job"
     assert "Juan Pérez no tiene trabajos abiertos" in turn.text
     assert _pending(cast) == []
+
+
+def test_dispatch_with_the_shipped_tools(cast: Cast, shop: Shop) -> None:
+    """Without `jobs_find` a job is found only through an earlier step; a customer's job cannot
+    be looked up, and the reply says so instead of failing silently."""
+    tools = {**OFFICE_TOOLS, "fleet": SHIPPED_TOOLS["fleet"]}
+    office = Office(cast=cast, agents=install_office_agents(cast.org, tools), now=at(MONDAY, 10))
+    job = factories.make_job(cast.org, shop.juan, at(MONDAY, 15), technician=shop.lucia)
+    by_name = office.run(dispatch, "dispatch", "fleet", customer="Juan Pérez")
+    assert not by_name.outcome.success
+    assert by_name.outcome.error == "tool jobs_find not enabled"
+    assert _pending(cast) == []
+    booked = Mutation(kind="job", id=job.pk, label="job", data={
+        "customer_id": shop.juan.pk, "customer": "Juan Pérez", "service": "Service",
+        "start": at(MONDAY, 15).isoformat(), "status": "scheduled",
+    })  # fmt: skip
+    chained = office.run(dispatch, "dispatch", "fleet", earlier=[booked])
+    assert chained.outcome.success, chained.outcome.error
+    assert chained.tools == ["technicians_nearest", "technician_dispatch"]
+    assert [p.tool for p in _pending(cast)] == ["technician_dispatch"]
 
 
 # --- assign_vehicle ---------------------------------------------------------------------------
