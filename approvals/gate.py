@@ -2,8 +2,10 @@
 
 A tool of category *execute* or *bulk*, or one the agent lists in `requires_approval_for`, never
 runs silently: the call is filed as a PendingAction and the step is told it is held. A dry run
-(`dry_run=True`) only previews and changes nothing, so it passes. The approvals issue replaces the
-body of this function with the checkpointed, manager-decided flow; callers do not change.
+(`dry_run` true, or omitted where the tool defaults to a preview) changes nothing, so it passes; a
+held call is stored with `dry_run: false`, so that approving it does the real work. The approvals
+issue replaces the body of this function with the checkpointed, manager-decided flow; callers do
+not change.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ APPROVAL_TTL = datetime.timedelta(hours=24)
 
 
 def needs_approval(agent: Agent, tool: Tool, arguments: dict[str, Any]) -> bool:
-    if arguments.get("dry_run") is True:
+    if tool.is_dry_run(arguments):
         return False
     return str(tool.category) in GATED_CATEGORIES or tool.name in (
         agent.requires_approval_for or []
@@ -43,6 +45,8 @@ def gate_tool_call(
     if not needs_approval(agent, tool, arguments):
         return None
     stored = json.loads(json.dumps(arguments, cls=DjangoJSONEncoder))
+    if any(param == "dry_run" for param in tool.parameters.get("properties", {})):
+        stored["dry_run"] = False
     action = PendingAction.objects.create(
         organisation=ctx.organisation,
         conversation_id=ctx.conversation_id,
