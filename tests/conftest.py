@@ -39,3 +39,9 @@ def cast(db: None) -> Cast:
 @pytest.fixture
 def org(cast: Cast) -> Organisation:
     return cast.org
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hasher(settings: Any) -> None:
+    # The cast creates several users per test; the real hasher would dominate the suite's time.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
