@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
+from typing import Literal
 
 from copilot.understanding.normalize import fold, word_set
 
@@ -98,16 +99,27 @@ def _imperative(word: str) -> bool:
     return bool(_CLITIC_IMPERATIVE.match(fold(word)))
 
 
-def starts_like_request(text: str, openers: frozenset[str]) -> bool:
-    """The first real word is one the examples start with, or an imperative comes early.
+Opening = Literal["request", "detail", "other"]
+
+
+def how_it_starts(text: str, openers: frozenset[str]) -> Opening:
+    """ "request" when the first real word is one the examples start with, or an imperative comes
+    early; "detail" when it starts with a field of a record ("CUIT ...", "cel ...", "dirección
+    ..."), which belongs to the request before it; "other" otherwise.
 
     "si está, agendale..." starts a request too: a Spanish imperative among the first three
     words counts (voseo with its accent, or a verb with clitics: "agendale", "pasalo").
     Openers keep their accents: "cargá una visita" starts a request, "carga de gas" does not.
     """
     words = _real_words(text)
-    if not words or fold(words[0]) in ATTRIBUTES:
-        return False
+    if not words:
+        return "other"
+    if fold(words[0]) in ATTRIBUTES:
+        return "detail"
     if words[0] in openers or fold(words[0]) in _QUESTION:
-        return True
-    return any(_imperative(w) for w in words[:3])
+        return "request"
+    return "request" if any(_imperative(w) for w in words[:3]) else "other"
+
+
+def starts_like_request(text: str, openers: frozenset[str]) -> bool:
+    return how_it_starts(text, openers) == "request"

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from copilot.understanding.normalize import fold
-
 from copilot.understanding.values import Task
 
 SMALL_TALK = frozenset({"greeting", "farewell"})

@@ -15,7 +15,7 @@ from typing import Any
 from copilot.understanding.classifier import IntentClassifier, train_classifier
 from copilot.understanding.entities import extract_entities
 from copilot.understanding.language import detect_language
-from copilot.understanding.openers import opener_words, starts_like_request
+from copilot.understanding.openers import how_it_starts, opener_words
 from copilot.understanding.ordering import apply_labelling_rules, order_chain
 from copilot.understanding.rules import (
     bare_cuit,
@@ -66,7 +66,7 @@ class Router:
         segments = segment(
             request,
             self.classifier.predict_proba,
-            lambda part: starts_like_request(part, self.openers),
+            lambda part: how_it_starts(part, self.openers),
             self.tuning,
         )
         classified = time.perf_counter()

@@ -26,9 +26,9 @@ from copilot.understanding.normalize import fold_keep_length, word_set
 _CONNECTORS = [
     r"y\s+(?:despues|luego|tambien|ademas|de\s+paso|encima|aparte)", r"y\s+que", r"y\s+si",
     r"and\s+(?:then|also|after\s+that|afterwards|as\s+well)", r"as\s+well\s+as", r"after\s+that",
-    r"ademas", r"despues(?!\s+de)", r"luego(?!\s+de)", r"tambien", r"tmb", r"aparte", r"de\s+paso", r"encima",
-    r"asimismo", r"por\s+otro\s+lado", r"otra\s+cosa", r"y", r"e", r"and", r"then", r"also",
-    r"plus", r"afterwards",
+    r"ademas", r"despues(?!\s+de)", r"luego(?!\s+de)", r"tambien", r"tmb", r"aparte",
+    r"de\s+paso", r"encima", r"asimismo", r"por\s+otro\s+lado", r"otra\s+cosa", r"y", r"e",
+    r"and", r"then", r"also", r"plus", r"afterwards",
 ]  # fmt: skip
 _CONNECTOR_RE = re.compile(r"\s+(?:" + "|".join(_CONNECTORS) + r")\b[,:]?\s+")
 _COMMA_RE = re.compile(r"\s*,\s*(?:(?:" + "|".join(_CONNECTORS) + r")\b[,:]?\s*)?")
@@ -95,7 +95,7 @@ class Tuning:
     # request is a request without a verb; "Villa Crespo" or "misma hora" never score this high).
     confident_without_opener: float = 0.9
     # "dirección Belgrano 300 Quilmes" is a detail of the request before it, not a request.
-    content_words_without_opener: int = 4
+    content_words_without_opener: int = 3
     # A part the classifier barely recognises ("tengo a los chicos acá", "en fin") is a comment on
     # its neighbour, not a request of its own.
     min_part_confidence: float = 0.25
@@ -145,7 +145,7 @@ _STOP = word_set(
 def segment(
     text: str,
     classify: Callable[[Sequence[str]], Sequence[Sequence[float]]],
-    starts_request: Callable[[str], bool] = lambda _text: True,
+    how_it_starts: Callable[[str], str] = lambda _text: "request",
     tuning: Tuning = Tuning(),
 ) -> list[Segment]:
     """The best partition of `text` into request segments (one segment when it is one request)."""
@@ -163,7 +163,7 @@ def segment(
     whole = table[(0, len(starts))]
     ranked = sorted(range(len(whole.probs)), key=lambda k: -whole.probs[k])
     plausible = frozenset(ranked[: tuning.whole_top_k]) if tuning.whole_top_k else None
-    return _best_partition(len(starts), table, cuts, tuning, starts_request, plausible)
+    return _best_partition(len(starts), table, cuts, tuning, how_it_starts, plausible)
 
 
 def _segment_score(seg: Segment, tuning: Tuning) -> float | None:
@@ -177,10 +177,15 @@ def _cost(cut: Boundary, tuning: Tuning) -> float:
 
 
 def _allowed(
-    cut: Boundary, tuning: Tuning, seg: Segment, starts_request: Callable[[str], bool]
+    cut: Boundary, tuning: Tuning, seg: Segment, how_it_starts: Callable[[str], str]
 ) -> bool:
-    if cut.kind not in tuning.needs_opener or starts_request(seg.text):
+    """May `seg` start after `cut`? After a weak cut it must open like a request ("request"), or
+    be confident and wordy enough on its own; a record's detail ("CUIT ...") never stands alone."""
+    if cut.kind not in tuning.needs_opener:
         return True
+    opening = how_it_starts(seg.text)
+    if opening != "other":
+        return opening == "request"
     return (
         seg.confidence >= tuning.confident_without_opener
         and _content_words(seg.text) >= tuning.content_words_without_opener
@@ -192,7 +197,7 @@ def _best_partition(
     table: dict[tuple[int, int], Segment],
     cuts: list[Boundary],
     tuning: Tuning,
-    starts_request: Callable[[str], bool],
+    how_it_starts: Callable[[str], str],
     plausible: frozenset[int] | None,
 ) -> list[Segment]:
     """Viterbi over cut points; the state is (position, intent of the last segment)."""
@@ -211,7 +216,7 @@ def _best_partition(
             ):
                 continue
             score = score if score is not None else math.log(max(seg.confidence, 1e-9))
-            if i > 0 and not _allowed(cuts[i - 1], tuning, seg, starts_request):
+            if i > 0 and not _allowed(cuts[i - 1], tuning, seg, how_it_starts):
                 continue
             cost = _cost(cuts[i - 1], tuning) if i > 0 else 0.0
             for last, (prev_score, path) in best[i].items():

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import pytest
 
 from copilot.understanding import Context, Router
-from copilot.understanding.openers import starts_like_request
+from copilot.understanding.openers import how_it_starts
 from copilot.understanding.segmentation import boundaries, segment
 
 LABELS = ["book_job", "generate_invoice", "create_customer", "payment_status"]
@@ -36,7 +36,7 @@ def keyword_classifier(texts: Sequence[str]) -> list[list[float]]:
 
 
 def _intents(text: str) -> list[str]:
-    segments = segment(text, keyword_classifier, lambda part: starts_like_request(part, OPENERS))
+    segments = segment(text, keyword_classifier, lambda part: how_it_starts(part, OPENERS))
     return [LABELS[s.top] for s in segments]
 
 
