@@ -176,8 +176,11 @@ def _absence_days(step: Step, runner: Runner) -> tuple[datetime.date, datetime.d
     Saturday, a single date is one day; without dates, today."""
     today = _today(runner)
     until = _until(step.text, today, runner.language)
-    others = [m.value for m in find_dates(step.text, today, runner.language) if m.value != until]
-    named = step.entities.date if step.entities.date != until else None
+    mentions = find_dates(step.text, today, runner.language)
+    # "pasá sus trabajos al jueves" names where the jobs go, not when the technician is out.
+    moved_to = target_date(step.text, mentions)
+    others = [m.value for m in mentions if m.value not in (until, moved_to)]
+    named = step.entities.date if step.entities.date not in (until, moved_to) else None
     first = others[0] if others else named or today
     last = until or first
     if until is None and _WHOLE_WEEK.search(fold(step.text)) and first.weekday() < 5:
@@ -246,10 +249,11 @@ def technician_sick(step: Step, runner: Runner) -> Outcome:
     )
     parts = [_absence_text(runner, absence, record)]
     pending = [a for a in [held_id(record)] if a is not None]
+    redistribution = None
     if absence.jobs:
-        text, approval = _redistribution(runner, absence)
+        text, redistribution = _redistribution(runner, absence)
         parts.append(text)
-        pending += [approval] if approval is not None else []
+        pending += [redistribution] if redistribution is not None else []
     else:
         parts.append(
             runner.t(
@@ -263,7 +267,7 @@ def technician_sick(step: Step, runner: Runner) -> Outcome:
         success=recorded,
         error="" if recorded else record.error,
         pending_approvals=pending,
-        mutations=[_technician_mutation(absence)],
+        mutations=[_technician_mutation(absence, redistribution)],
     )
 
 
@@ -370,8 +374,9 @@ def _proposal_text(runner: Runner, moved: list[dict[str, Any]], stuck: list[dict
     return "\n".join(parts)
 
 
-def _technician_mutation(absence: _Absence) -> Mutation:
-    """What a following bulk_reschedule needs: whose jobs, which ones, which days."""
+def _technician_mutation(absence: _Absence, redistribution: int | None) -> Mutation:
+    """What a following bulk_reschedule needs: whose jobs, which ones, which days, and the
+    redistribution request a move of the same jobs competes with."""
     return Mutation(
         kind="technician",
         id=int(absence.technician["id"]),
@@ -380,6 +385,7 @@ def _technician_mutation(absence: _Absence) -> Mutation:
             "absent_from": absence.first.isoformat(),
             "absent_to": absence.last.isoformat(),
             "job_ids": [int(job["id"]) for job in absence.jobs],
+            "redistribution_approval": redistribution,
         },
     )
 
@@ -392,6 +398,7 @@ class _Selection:
     args: dict[str, Any]
     es: str  # "los trabajos de Carlos Gómez del lunes 23/11"
     en: str
+    competes_with: int | None = None  # a pending redistribution of the same jobs
 
 
 def _zone_in(text: str) -> str | None:
@@ -439,10 +446,16 @@ def _selection(step: Step, runner: Runner, source: datetime.date | None) -> _Sel
     same = absent is not None and (not technician or same_person(technician, absent.label))
     if absent is not None and same and absent.data.get("job_ids"):
         ids = [int(i) for i in absent.data["job_ids"]]
+        one = len(ids) == 1
         return _Selection(
             {"job_ids": ids},
-            f"los {len(ids)} trabajos de {absent.label} afectados por la ausencia",
-            f"the {len(ids)} jobs of {absent.label} affected by the absence",
+            f"el trabajo de {absent.label} afectado por la ausencia"
+            if one
+            else f"los {len(ids)} trabajos de {absent.label} afectados por la ausencia",
+            f"{absent.label}'s job affected by the absence"
+            if one
+            else f"the {len(ids)} jobs of {absent.label} affected by the absence",
+            absent.data.get("redistribution_approval"),
         )
     zone = _zone_in(step.text)
     if not technician and not zone and source is None:
@@ -532,7 +545,16 @@ def _bulk_result(
         parts.append(runner.t(es="No pedí ningún cambio.", en="I filed no change."))
         return Outcome(text="\n".join(parts), success=False, error="nothing can move")
     applied = runner.call("jobs_bulk_reschedule", **selection.args, **move, dry_run=False)
-    return _bulk_applied(runner, applied, "\n".join(parts))
+    outcome = _bulk_applied(runner, applied, "\n".join(parts))
+    if selection.competes_with is not None and outcome.pending_approvals:
+        other = selection.competes_with
+        outcome.text += runner.t(
+            es=f" Es una alternativa a la redistribución (pedido #{other}): conviene aprobar "
+            "solo uno de los dos.",
+            en=f" It is an alternative to the redistribution (request #{other}): approve only "
+            "one of the two.",
+        )
+    return outcome
 
 
 def _move_line(runner: Runner, move: dict[str, Any]) -> str:
@@ -585,7 +607,28 @@ def _technician_line(runner: Runner, technician: dict[str, Any]) -> str:
     return f"{technician['name']} ({technician['zone']}, {_distance(runner, technician)}{phone})"
 
 
+def _cannot_read_jobs(runner: Runner) -> Outcome | None:
+    """The fleet agent finds a customer's jobs through `jobs_find`; an organisation may not
+    enable it. Said plainly (not as a tool error) so an admin knows what to change."""
+    if "jobs_find" in (runner.agent.tools or []):
+        return None
+    return Outcome(
+        text=runner.t(
+            es="Para encontrar ese trabajo necesito leer la agenda, y este agente no tiene "
+            "habilitada la herramienta «jobs_find»: un administrador puede habilitarla en el "
+            "registro de agentes. No hice ningún cambio.",
+            en="To find that job I need to read the schedule, and this agent does not have the "
+            "“jobs_find” tool enabled: an admin can enable it in the agent registry. I changed "
+            "nothing.",
+        ),
+        success=False,
+        error="tool jobs_find not enabled",
+    )
+
+
 def _job_details(runner: Runner, job_id: int) -> tuple[dict[str, Any] | None, Outcome | None]:
+    if (refused := _cannot_read_jobs(runner)) is not None:
+        return None, refused
     result = runner.call("jobs_find", job_id=job_id)
     if result.ok and result.data.get("jobs"):
         return result.data["jobs"][0], None
@@ -602,8 +645,10 @@ def _known_job(runner: Runner, job_id: int) -> tuple[dict[str, Any] | None, Outc
     return _job_details(runner, job_id)
 
 
-def _customer_open_job(step: Step, runner: Runner) -> tuple[dict[str, Any] | None, Outcome | None]:
-    """The named customer's open job to send someone to: today's first, else the next one."""
+def _customer_open_job(
+    step: Step, runner: Runner, on: datetime.date | None = None
+) -> tuple[dict[str, Any] | None, Outcome | None]:
+    """The named customer's first open job (of the day `on`, when given)."""
     who = customer_ref(step, runner)
     if who is None:
         return None, ask(
@@ -612,19 +657,24 @@ def _customer_open_job(step: Step, runner: Runner) -> tuple[dict[str, Any] | Non
             en="Which customer or job should I send someone to?",
             error="missing job",
         )
-    result = runner.call("jobs_find", **who.args(), status="open")
+    if (refused := _cannot_read_jobs(runner)) is not None:
+        return None, refused
+    day_arg = {"date": on.isoformat()} if on is not None else {}
+    result = runner.call("jobs_find", **who.args(), status="open", **day_arg)
     if not result.ok:
         return None, customer_problem(runner, who.name, result) or failed(
             runner, result, es="No pude buscar sus trabajos", en="I couldn't look up their jobs"
         )
     jobs = sorted(result.data["jobs"], key=lambda job: job["start"])
     if not jobs:
+        on_es = f" el {day(on, runner.language)}" if on is not None else ""
+        on_en = f" on {day(on, runner.language)}" if on is not None else ""
         return None, Outcome(
             text=runner.t(
-                es=f"{who.name} no tiene trabajos abiertos para despachar. Agendale una visita "
-                "(por ejemplo «agendale una visita urgente hoy») y te propongo quién va.",
-                en=f"{who.name} has no open job to dispatch. Book a visit first (e.g. “book an "
-                "urgent visit today”) and I'll propose who goes.",
+                es=f"{who.name} no tiene trabajos abiertos{on_es}. Agendale una visita primero "
+                "(por ejemplo «agendale una visita urgente hoy») y sigo desde ahí.",
+                en=f"{who.name} has no open job{on_en}. Book a visit first (e.g. “book an "
+                "urgent visit today”) and I'll take it from there.",
             ),
             success=False,
             error="no open job",
@@ -768,7 +818,9 @@ def _job_for_vehicle(step: Step, runner: Runner) -> tuple[dict[str, Any] | None,
         return _known_job(runner, booked.id)
     known = job_ref(step, runner)
     if step.entities.customer:
-        return _known_job(runner, known) if known else _customer_open_job(step, runner)
+        if known is not None:
+            return _known_job(runner, known)
+        return _customer_open_job(step, runner, step.entities.date)
     if step.entities.technician:
         return _next_job_of(runner, step.entities.technician)
     if known is not None:
@@ -820,6 +872,10 @@ def _described_vehicle(
     if best == 0:
         return None, None
     top = [v for score, v in scored if score == best]
+    # Already on this very job: assigning it again is harmless and says so.
+    mine = [v for v in top if v.get("job_ids") == [job["id"]]]
+    if mine:
+        return mine[0], None
     free_top = [v for v in top if v in free]
     if len(free_top) == 1:
         return free_top[0], None

@@ -114,6 +114,17 @@ def test_an_absence_until_a_day_covers_the_range(office: Office, shop: Shop, cas
     assert "del lunes 23/11 al miércoles 25/11 (motivo: enfermo)" in turn.text
 
 
+def test_a_day_the_jobs_move_to_is_not_the_day_of_the_absence(
+    office: Office, shop: Shop, cast: Cast
+) -> None:
+    office.run(
+        technician_sick, "technician_sick", "fleet", technician="Carlos",
+        text="Carlos está enfermo, pasá sus trabajos al jueves", date=THURSDAY,
+    )  # fmt: skip
+    absence = _pending(cast)[0]
+    assert absence.arguments["start_date"] == absence.arguments["end_date"] == MONDAY.isoformat()
+
+
 def test_a_sick_technician_without_jobs_files_only_the_absence(
     office: Office, shop: Shop, cast: Cast
 ) -> None:
@@ -169,15 +180,15 @@ def test_bulk_reschedule_after_a_sick_technician_moves_those_jobs_once_approved(
     office: Office, shop: Shop, carlos_day: tuple[Job, Job], cast: Cast
 ) -> None:
     ac, heating = carlos_day
-    sick = Mutation(kind="technician", id=shop.carlos.pk, label="Carlos Gómez",
-                    data={"job_ids": [ac.pk, heating.pk]})  # fmt: skip
+    sick = office.run(technician_sick, "technician_sick", "fleet", technician="Carlos Gómez")
+    redistribution = _pending(cast)[-1]
     turn = office.run(
         bulk_reschedule, "bulk_reschedule", "fleet", text="y pasá sus trabajos al jueves",
-        earlier=[sick], date=THURSDAY,
+        earlier=sick.outcome.mutations, date=THURSDAY,
     )  # fmt: skip
     assert turn.outcome.success, turn.outcome.error
     assert turn.tools == ["jobs_bulk_reschedule", "jobs_bulk_reschedule"]
-    [action] = _pending(cast)
+    action = _pending(cast)[-1]
     assert action.arguments == {"job_ids": [ac.pk, heating.pk], "to_date": THURSDAY.isoformat(),
                                 "dry_run": False}  # fmt: skip
     assert turn.outcome.pending_approvals == [action.pk]
@@ -185,7 +196,26 @@ def test_bulk_reschedule_after_a_sick_technician_moves_those_jobs_once_approved(
     assert "Pasar los 2 trabajos de Carlos Gómez afectados por la ausencia al jueves 26/11" in text
     assert f"#{ac.pk} Juan Pérez: lunes 23/11 10:00 → jueves 26/11 10:00" in text
     assert "ningún trabajo se mueve" in text
+    assert text.endswith(
+        f"Es una alternativa a la redistribución (pedido #{redistribution.pk}): conviene aprobar "
+        "solo uno de los dos."
+    )
     assert Job.objects.get(pk=ac.pk).scheduled_start == at(MONDAY, 10)  # not moved yet
+
+
+def test_one_job_of_a_sick_technician_is_said_in_the_singular(
+    office: Office, shop: Shop, cast: Cast
+) -> None:
+    job = factories.make_job(cast.org, shop.juan, at(MONDAY, 10), technician=shop.carlos)
+    sick = Mutation(kind="technician", id=shop.carlos.pk, label="Carlos Gómez",
+                    data={"job_ids": [job.pk]})  # fmt: skip
+    turn = office.run(
+        bulk_reschedule, "bulk_reschedule", "fleet", earlier=[sick], date=THURSDAY, language="en"
+    )
+    assert turn.text.startswith(
+        "Moving Carlos Gómez's job affected by the absence to Thu 26 Nov moves 1:"
+    )
+    assert "alternative" not in turn.text
 
 
 def test_bulk_reschedule_of_a_zone_and_day_lists_the_conflicts(
@@ -322,6 +352,7 @@ def test_dispatch_with_the_shipped_tools(cast: Cast, shop: Shop) -> None:
     by_name = office.run(dispatch, "dispatch", "fleet", customer="Juan Pérez")
     assert not by_name.outcome.success
     assert by_name.outcome.error == "tool jobs_find not enabled"
+    assert "no tiene habilitada la herramienta «jobs_find»" in by_name.text
     assert _pending(cast) == []
     booked = Mutation(kind="job", id=job.pk, label="job", data={
         "customer_id": shop.juan.pk, "customer": "Juan Pérez", "service": "Service",
@@ -413,6 +444,33 @@ def test_a_busy_vehicle_is_not_assigned_and_the_free_ones_are_offered(
     assert "Libres en ese horario: A123BCD (Honda)." in turn.text
     assert _vehicle_of(fleet_rows.job) is None
     assert_no_foreign_data(turn.text)
+
+
+def test_assign_vehicle_to_the_customers_job_of_the_day_named(
+    office: Office, fleet_rows: Fleet, shop: Shop, cast: Cast
+) -> None:
+    monday = factories.make_job(cast.org, shop.juan, at(MONDAY, 9), technician=shop.carlos)
+    turn = office.run(
+        assign_vehicle, "assign_vehicle", "fleet", customer="Juan Pérez", date=TUESDAY,
+        text="asignale la moto al trabajo de Juan Pérez de mañana",
+    )  # fmt: skip
+    assert turn.outcome.success, turn.outcome.error
+    assert _vehicle_of(fleet_rows.job) == "A123BCD"
+    assert _vehicle_of(monday) is None
+
+
+def test_a_vehicle_already_on_the_job_is_not_reported_busy(
+    office: Office, fleet_rows: Fleet
+) -> None:
+    job = fleet_rows.job
+    job.vehicle = fleet_rows.kangoo
+    job.save()
+    turn = office.run(
+        assign_vehicle, "assign_vehicle", "fleet", text="asignale la kangoo al trabajo de Juan",
+        customer="Juan Pérez",
+    )  # fmt: skip
+    assert turn.outcome.success, turn.outcome.error
+    assert _vehicle_of(job) == "AB123CD"
 
 
 def test_assign_vehicle_without_a_job_asks(office: Office, fleet_rows: Fleet) -> None:
