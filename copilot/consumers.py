@@ -47,7 +47,10 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await self.close(code=CLOSE_NOT_FOUND)
             return
         self.ui_language = _ui_language(self.scope)
-        self.turns: set[asyncio.Task[Any]] = set()
+        # One worker per connection takes this socket's messages in arrival order; the
+        # conversation lock inside run_turn serialises against other sockets and processes.
+        self.inbox: asyncio.Queue[str] = asyncio.Queue()
+        self.worker: asyncio.Task[None] | None = None
         await self.accept()
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
@@ -56,11 +59,15 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await self._refuse(*problem)
             return
         assert text is not None
-        # Turns of one conversation are serialised (in arrival order) inside run_turn; the
-        # socket stays free to receive meanwhile.
-        task = asyncio.create_task(self._turn(text))
-        self.turns.add(task)
-        task.add_done_callback(self.turns.discard)
+        self.inbox.put_nowait(text)
+        if self.worker is None or self.worker.done():
+            self.worker = asyncio.create_task(self._work())
+
+    async def _work(self) -> None:
+        # Runs until the inbox is empty, even after a disconnect: every accepted message gets
+        # its answer stored, and the client finds it when it comes back.
+        while not self.inbox.empty():
+            await self._turn(self.inbox.get_nowait())
 
     async def _turn(self, text: str) -> None:
         try:

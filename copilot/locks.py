@@ -80,7 +80,10 @@ async def conversation_lock(organisation_id: int, conversation_id: int) -> Async
         return
     ticket = uuid.uuid4().hex
     try:
-        await _redis_enqueue(prefix, ticket)
+        # Callers in this process reach this line in arrival order; the FIFO local lock keeps
+        # that order into the Redis queue (concurrent pipelines could overtake each other).
+        async with _local_lock(f"{prefix}:enqueue"):
+            await _redis_enqueue(prefix, ticket)
     except Exception as exc:
         if not _is_redis_error(exc):
             raise
