@@ -21,6 +21,7 @@ an unknown zone sorts last. "Este" is accepted as another name for La Plata (the
 from __future__ import annotations
 
 import datetime
+import unicodedata
 from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -184,9 +185,8 @@ _LOCALITY_ZONES: dict[str, tuple[str, ...]] = {
 _LOCALITY_TO_ZONE = {place: zone for zone, places in _LOCALITY_ZONES.items() for place in places}
 
 
-def _fold(text: str) -> str:
-    import unicodedata
-
+def fold(text: str) -> str:
+    """Lowercase, no accents, dashes as spaces, one space ("Lanús-Oeste" → "lanus oeste")."""
     decomposed = unicodedata.normalize("NFKD", (text or "").casefold())
     plain = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     return " ".join(plain.replace("-", " ").split())
@@ -194,11 +194,11 @@ def _fold(text: str) -> str:
 
 def zone_for(text: str) -> str | None:
     """The canonical zone named by `text` (a zone, an alias or a known locality), else None."""
-    key = _fold(text)
+    key = fold(text)
     if not key:
         return None
     for zone in ZONES:
-        if key == _fold(zone):
+        if key == fold(zone):
             return zone
     return _ZONE_ALIASES.get(key) or _LOCALITY_TO_ZONE.get(key)
 

@@ -8,9 +8,10 @@ from a missing one.
 from __future__ import annotations
 
 import datetime
+import re
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Literal, cast
 from zoneinfo import ZoneInfo
 
 from django.db.models import Case, Model, Prefetch, Q, QuerySet, Value, When
@@ -31,19 +32,18 @@ from business.models import (
     Vehicle,
     money,
 )
+from business.scheduling import fold, zone_aliases
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
     AnyUser = AbstractBaseUser | AnonymousUser
 
-M = TypeVar("M", bound=Model)
-
 
 def membership_for_user(user: AnyUser, org_slug: str | None = None) -> Membership | None:
     if not user.is_authenticated:
         return None
-    memberships = Membership.objects.filter(user=user).select_related("organisation")
+    memberships = Membership.objects.filter(user_id=user.pk).select_related("organisation")
     if org_slug:
         chosen = memberships.filter(organisation__slug=org_slug).first()
         if chosen is not None:
@@ -54,15 +54,15 @@ def membership_for_user(user: AnyUser, org_slug: str | None = None) -> Membershi
 def organisations_for_user(user: AnyUser) -> QuerySet[Organisation]:
     if not user.is_authenticated:
         return Organisation.objects.none()
-    return Organisation.objects.filter(memberships__user=user)
+    return Organisation.objects.filter(memberships__user_id=user.pk)
 
 
-def scoped(model: type[M], organisation: Organisation) -> QuerySet[M]:
+def scoped[M: Model](model: type[M], organisation: Organisation) -> QuerySet[M]:
     """All rows of a tenant model that belong to `organisation`."""
     return model._default_manager.filter(organisation=organisation)
 
 
-def _get_for_user(model: type[M], user: AnyUser, pk: object) -> M:
+def _get_for_user[M: Model](model: type[M], user: AnyUser, pk: object) -> M:
     if not user.is_authenticated:
         raise model.DoesNotExist  # type: ignore[attr-defined]
     return model._default_manager.get(pk=pk, organisation__memberships__user=user)
@@ -328,3 +328,339 @@ def customer_file(customer: Customer, *, recent_jobs: int = 20) -> CustomerFile:
 
 def job_history(job: Job) -> QuerySet[JobEvent]:
     return job.events.select_related("actor").order_by("at", "pk")
+
+
+# --- Reads the copilot needs (search, open work, balances, proactive targets) ---
+
+_ACCENT_CLASSES = {
+    "a": "aáàäâãAÁÀÄÂÃ",
+    "e": "eéèëêEÉÈËÊ",
+    "i": "iíìïîIÍÌÏÎ",
+    "o": "oóòöôõOÓÒÖÔÕ",
+    "u": "uúùüûUÚÙÜÛ",
+    "n": "nñNÑ",
+    "c": "cçCÇ",
+}
+
+
+def _accent_pattern(folded: str) -> str:
+    """A regex matching `folded` with or without accents, in any case, on either database.
+
+    Both cases are spelled out because PostgreSQL's `~*` only folds ASCII under the C locale.
+    """
+    parts = []
+    for ch in folded:
+        if ch in _ACCENT_CLASSES:
+            parts.append(f"[{_ACCENT_CLASSES[ch]}]")
+        elif ch == " ":
+            parts.append(r"[\s-]+")
+        else:
+            parts.append(re.escape(ch))
+    return "".join(parts)
+
+
+def _digits_pattern(digits: str) -> str:
+    """Digits in order with any separators between them ("4567-8901", "4567 8901", "45678901")."""
+    return r"[^0-9]*".join(digits)
+
+
+def _digits(text: str) -> str:
+    return re.sub(r"\D", "", text or "")
+
+
+def _is_number_query(folded: str, digits: str) -> bool:
+    """Only digits and phone punctuation ("+54 11 4567-8901", "20-12345678-6")."""
+    return len(digits) >= 3 and not re.search(r"[^0-9\s+().\-/]", folded)
+
+
+def _search_candidates(organisation: Organisation, folded: str, digits: str) -> QuerySet[Customer]:
+    """Narrow in SQL on the longest word (or the last digits); the ranking in Python checks all."""
+    customers = scoped(Customer, organisation)
+    if _is_number_query(folded, digits):
+        pattern = _digits_pattern(digits[-8:])
+        condition = Q(phone__regex=pattern) | Q(phone_alt__regex=pattern) | Q(cuit__regex=pattern)
+    else:
+        words = [w for w in folded.split() if not w.isdigit()] or folded.split()
+        pattern = _accent_pattern(max(words, key=len))
+        condition = (
+            Q(name__iregex=pattern)
+            | Q(email__iregex=pattern)
+            | Q(cuit__iregex=pattern)
+            | Q(phone__iregex=pattern)
+            | Q(addresses__street__iregex=pattern)
+            | Q(addresses__city__iregex=pattern)
+            | Q(addresses__zone__iregex=pattern)
+        )
+    return customers.filter(condition).distinct()
+
+
+def _number_rank(customer: Customer, digits: str) -> int | None:
+    """0 the same number (the last ten digits, so "+54 11…" equals "011…"), 1 its ending,
+    2 somewhere inside."""
+    numbers = [_digits(customer.cuit), _digits(customer.phone), _digits(customer.phone_alt)]
+    ranks = []
+    for number in filter(None, numbers):
+        if number[-10:] == digits[-10:] and len(digits) >= 8:
+            ranks.append(0)
+        elif number.endswith(digits) or (len(digits) >= 8 and digits.endswith(number[-8:])):
+            ranks.append(1)
+        elif digits in number:
+            ranks.append(2)
+    return min(ranks, default=None)
+
+
+def _text_rank(customer: Customer, folded: str) -> int | None:
+    """0 exact name or email, 1 prefix of the name or of its words, 2 contained anywhere; None
+    when some word of the query is nowhere in the customer's data."""
+    name = fold(customer.name)
+    numbers = [_digits(customer.cuit), _digits(customer.phone), _digits(customer.phone_alt)]
+    addresses = [fold(f"{a.street} {a.city} {a.zone}") for a in customer.addresses.all()]
+    email = customer.email.lower()
+    haystack = " | ".join([name, email, customer.cuit, *numbers, *addresses])
+    words = folded.split()
+    if not all(word in haystack for word in words):
+        return None
+    if folded in (name, email):
+        return 0
+    name_words = name.split()
+    if name.startswith(folded) or all(any(n.startswith(w) for n in name_words) for w in words):
+        return 1
+    return 2
+
+
+def customers_search(organisation: Organisation, text: str, *, limit: int = 20) -> list[Customer]:
+    """Customers matching `text` by name, phone, CUIT, email or address, accents ignored.
+
+    Ranked exact > prefix (of the name or its words; the end of a phone) > contains, then by
+    name. Every word of the query must appear somewhere in the customer's data. SQL narrows the
+    candidates (accent-tolerant regex, same on SQLite and PostgreSQL); Python folds and ranks.
+    """
+    folded, digits = fold(text), _digits(text)
+    if len(folded.replace(" ", "")) < 2:
+        return []
+    by_number = _is_number_query(folded, digits)
+    addresses = Prefetch("addresses", queryset=Address.objects.order_by("-is_primary", "pk"))
+    candidates = _search_candidates(organisation, folded, digits).prefetch_related(addresses)
+    ranked = []
+    for customer in candidates:
+        rank = _number_rank(customer, digits) if by_number else _text_rank(customer, folded)
+        if rank is not None:
+            ranked.append((rank, fold(customer.name), customer.pk, customer))
+    ranked.sort(key=lambda row: row[:3])
+    return [row[3] for row in ranked[:limit]]
+
+
+def jobs_for_customer(
+    organisation: Organisation, customer: Customer, *, open_only: bool = False
+) -> QuerySet[Job]:
+    """A customer's jobs, the most recent first."""
+    jobs = scoped(Job, organisation).filter(customer=customer)
+    if open_only:
+        jobs = jobs.filter(status__in=Job.OPEN_STATUSES)
+    return jobs.select_related("technician", "address", "vehicle").order_by(
+        "-scheduled_start", "-pk"
+    )
+
+
+def open_jobs(
+    organisation: Organisation,
+    *,
+    day: datetime.date | None = None,
+    day_to: datetime.date | None = None,
+    technician: Technician | None = None,
+    zone: str | None = None,
+    skill: str | None = None,
+    customer: Customer | None = None,
+) -> QuerySet[Job]:
+    """Scheduled or in-progress jobs, filtered by local day (or day..day_to), technician, the
+    zone of the job's address (any spelling of it), trade or customer; in time order."""
+    jobs = scoped(Job, organisation).filter(status__in=Job.OPEN_STATUSES)
+    if day is not None:
+        start, end = local_days(organisation, day, ((day_to or day) - day).days + 1)
+        jobs = jobs.filter(scheduled_start__gte=start, scheduled_start__lt=end)
+    if technician is not None:
+        jobs = jobs.filter(technician=technician)
+    if zone:
+        same_zone = Q()
+        for name in zone_aliases(zone):
+            same_zone |= Q(address__zone__iexact=name)
+        jobs = jobs.filter(same_zone)
+    if skill:
+        jobs = jobs.filter(skill=skill)
+    if customer is not None:
+        jobs = jobs.filter(customer=customer)
+    return jobs.select_related("customer", "technician", "address", "vehicle").order_by(
+        "scheduled_start", "pk"
+    )
+
+
+def technician_jobs_between(
+    organisation: Organisation,
+    technician: Technician,
+    start: datetime.datetime,
+    end: datetime.datetime,
+    *,
+    open_only: bool = True,
+) -> QuerySet[Job]:
+    """The technician's jobs that overlap [start, end)."""
+    jobs = scoped(Job, organisation).filter(
+        technician=technician, scheduled_start__lt=end, scheduled_end__gt=start
+    )
+    if open_only:
+        jobs = jobs.filter(status__in=Job.OPEN_STATUSES)
+    return jobs.select_related("customer", "address", "vehicle").order_by("scheduled_start", "pk")
+
+
+@dataclass(frozen=True)
+class Balances:
+    """Issued invoices with money still owed, oldest first."""
+
+    rows: list[InvoiceRow]
+    owed: Decimal
+    owed_since: datetime.date | None  # issue date of the oldest unpaid invoice
+
+
+def invoices_with_balance(organisation: Organisation, customer: Customer | None = None) -> Balances:
+    invoices = invoices_with_amounts(organisation).filter(status=Invoice.Status.ISSUED)
+    if customer is not None:
+        invoices = invoices.filter(customer=customer)
+    rows = [row for row in invoice_rows(invoices) if row.balance > 0]
+    rows.sort(key=lambda row: (row.invoice.issued_on, row.invoice.pk))
+    return Balances(
+        rows=rows,
+        owed=sum((row.balance for row in rows), Decimal("0.00")),
+        owed_since=rows[0].invoice.issued_on if rows else None,
+    )
+
+
+@dataclass(frozen=True)
+class Debtor:
+    customer: Customer
+    owed: Decimal
+    owed_since: datetime.date
+    invoices: list[InvoiceRow]
+
+
+def debtors(organisation: Organisation) -> list[Debtor]:
+    """Customers who owe money, the largest debt first."""
+    by_customer: dict[int, list[InvoiceRow]] = {}
+    for row in invoices_with_balance(organisation).rows:
+        by_customer.setdefault(row.invoice.customer_id, []).append(row)
+    found = [
+        Debtor(
+            customer=rows[0].invoice.customer,
+            owed=sum((row.balance for row in rows), Decimal("0.00")),
+            owed_since=rows[0].invoice.issued_on,
+            invoices=rows,
+        )
+        for rows in by_customer.values()
+    ]
+    return sorted(found, key=lambda d: (-d.owed, d.owed_since, d.customer.pk))
+
+
+@dataclass(frozen=True)
+class MaintenanceDue:
+    equipment: Equipment
+    due_on: datetime.date
+    days_overdue: int  # negative: due in that many days
+
+
+def _customers_with_open_work(
+    organisation: Organisation, since: datetime.date
+) -> set[tuple[int, str]]:
+    start, _ = local_days(organisation, since, 1)
+    jobs = scoped(Job, organisation).filter(
+        status__in=Job.OPEN_STATUSES, scheduled_start__gte=start
+    )
+    return set(jobs.values_list("customer_id", "skill"))
+
+
+def maintenance_due(
+    organisation: Organisation,
+    *,
+    on: datetime.date | None = None,
+    within_days: int = 30,
+    exclude_booked: bool = True,
+) -> list[MaintenanceDue]:
+    """Equipment whose next service date is past or within `within_days` of `on` (default
+    today), most overdue first. Equipment whose customer already has an open job of the same
+    trade booked is left out (it is being taken care of). Equipment with neither a last service
+    nor an installation date has no due date and is not listed here (see seasonal_targets)."""
+    on = on or org_today(organisation)
+    horizon = on + datetime.timedelta(days=within_days)
+    booked = _customers_with_open_work(organisation, on) if exclude_booked else set()
+    due = []
+    for item in scoped(Equipment, organisation).select_related("customer", "address"):
+        next_on = item.next_service_on
+        if next_on is None or next_on > horizon or (item.customer_id, item.skill) in booked:
+            continue
+        due.append(MaintenanceDue(item, next_on, (on - next_on).days))
+    return sorted(due, key=lambda d: (d.due_on, d.equipment.pk))
+
+
+def recently_completed_jobs(
+    organisation: Organisation, *, days: int = 14, now: datetime.datetime | None = None
+) -> QuerySet[Job]:
+    """Jobs finished in the last `days` days that nobody has followed up yet (no follow-up note
+    recorded by `services.job_follow_up_record`), the oldest first so none goes stale."""
+    now = now or datetime.datetime.now(ZoneInfo(organisation.timezone))
+    followed = JobEvent.objects.filter(
+        organisation=organisation, kind=JobEvent.Kind.NOTE, data__follow_up=True
+    ).values("job_id")
+    return (
+        scoped(Job, organisation)
+        .filter(status=Job.Status.DONE, completed_at__gte=now - datetime.timedelta(days=days))
+        .exclude(pk__in=followed)
+        .select_related("customer", "technician", "address")
+        .order_by("completed_at", "pk")
+    )
+
+
+# Seasonal campaigns, southern hemisphere: summer runs December–February and winter June–August,
+# so the office calls customers in the three months before each. Spring (Oct–Dec): air
+# conditioning not serviced in the last 10 months. Autumn (Mar–May): heating and gas appliances,
+# same rule. Other months have no campaign.
+SEASONAL_CAMPAIGNS: dict[int, tuple[str, tuple[str, ...]]] = {
+    **dict.fromkeys((10, 11, 12), ("summer_ac", ("ac",))),
+    **dict.fromkeys((3, 4, 5), ("winter_heating", ("heating", "gas"))),
+}
+SEASONAL_STALE_MONTHS = 10
+
+
+@dataclass(frozen=True)
+class SeasonalTarget:
+    equipment: Equipment
+    campaign: str
+    last_service_on: datetime.date | None  # None: never serviced by us
+
+
+def _months_before(day: datetime.date, months: int) -> datetime.date:
+    index = day.year * 12 + day.month - 1 - months
+    return datetime.date(index // 12, index % 12 + 1, min(day.day, 28))
+
+
+def seasonal_campaign(today: datetime.date) -> str | None:
+    campaign = SEASONAL_CAMPAIGNS.get(today.month)
+    return campaign[0] if campaign else None
+
+
+def seasonal_targets(
+    organisation: Organisation, today: datetime.date | None = None
+) -> list[SeasonalTarget]:
+    """Equipment to offer a pre-season service to (see SEASONAL_CAMPAIGNS), never or least
+    recently serviced first; customers with open work of that trade are left out."""
+    today = today or org_today(organisation)
+    if today.month not in SEASONAL_CAMPAIGNS:
+        return []
+    campaign, skills = SEASONAL_CAMPAIGNS[today.month]
+    stale_before = _months_before(today, SEASONAL_STALE_MONTHS)
+    booked = _customers_with_open_work(organisation, today)
+    equipment = scoped(Equipment, organisation).filter(skill__in=skills).select_related("customer")
+    found = [
+        SeasonalTarget(item, campaign, item.last_service_on)
+        for item in equipment
+        if (item.last_service_on is None or item.last_service_on <= stale_before)
+        and (item.customer_id, item.skill) not in booked
+    ]
+    never = datetime.date.min
+    return sorted(found, key=lambda t: (t.last_service_on or never, t.equipment.pk))

@@ -346,7 +346,7 @@ _SERVICE_DURATIONS: tuple[tuple[tuple[str, ...], datetime.timedelta], ...] = (
 
 
 def infer_skill(service: str) -> str | None:
-    text = scheduling._fold(service) + " "
+    text = scheduling.fold(service) + " "
     for words, skill in _SERVICE_SKILLS:
         if any(word in text for word in words):
             return str(skill)
@@ -355,7 +355,7 @@ def infer_skill(service: str) -> str | None:
 
 def service_duration(service: str) -> datetime.timedelta:
     """Typical length of a visit for `service`; two hours unless the words say otherwise."""
-    text = scheduling._fold(service)
+    text = scheduling.fold(service)
     for words, duration in _SERVICE_DURATIONS:
         if any(word in text for word in words):
             return duration

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import datetime
+from collections.abc import Iterator
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
-from django.utils import timezone
+from django.utils import timezone, translation
 
 BA = ZoneInfo("America/Argentina/Buenos_Aires")
 
@@ -24,3 +26,16 @@ def at(day: datetime.date, hour: int, minute: int = 0) -> datetime.datetime:
 @pytest.fixture
 def monday() -> datetime.date:
     return next_monday()
+
+
+@pytest.fixture
+def english() -> Iterator[None]:
+    """Messages in English, whatever the default language (assertions read the msgids)."""
+    with translation.override("en"):
+        yield
+
+
+@pytest.fixture
+def fast_passwords(settings: Any) -> None:
+    """The cast creates four users per test; the real hasher would dominate the run."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.utils import translation
 
 from business import services
 from business.models import (
@@ -26,7 +27,7 @@ from business.services import LineInput
 from tests import factories
 from tests.business.conftest import at
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_passwords", "english")]
 
 VALID_CUIT = "20123456786"
 COMPANY_CUIT = "30-71234567-1"
@@ -774,3 +775,16 @@ def test_ticket_services_refuse_other_organisations_rows(cast) -> None:
     with pytest.raises(ValidationError):
         services.ticket_update_status(organisation=cast.org, ticket=foreign, status="nope")
     assert EscalationTicket.objects.get(pk=foreign.pk).status == "open"
+
+
+def test_messages_follow_the_active_language(org, customer, monday) -> None:
+    tech = factories.make_technician(org, "Rita", active=False)
+    with translation.override("es-ar"), pytest.raises(ValidationError) as exc:
+        services.job_book(
+            organisation=org,
+            customer=customer,
+            service="Service",
+            start=at(monday, 9),
+            technician=tech,
+        )
+    assert errors(exc)["technician"] == ["Rita no es un técnico activo."]
