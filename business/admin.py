@@ -1,0 +1,72 @@
+"""Admin for tenancy and records: superusers see everything; other staff their organisations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.db.models import Model, QuerySet
+from django.http import HttpRequest
+
+from agents.admin import admin_organisation_ids
+from business import models as m
+
+
+class OrgScopedAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    """Rows of the organisations the staff user administers (all for a superuser)."""
+
+    list_filter: tuple[str, ...] = ("organisation",)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        queryset = super().get_queryset(request)
+        ids = admin_organisation_ids(request)
+        return queryset if ids is None else queryset.filter(organisation_id__in=ids)
+
+
+class MembershipInline(admin.TabularInline):  # type: ignore[type-arg]
+    model = m.Membership
+    extra = 0
+    autocomplete_fields = ("user",)
+
+
+@admin.register(m.Organisation)
+class OrganisationAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    list_display = ("name", "slug", "timezone", "language", "engine")
+    prepopulated_fields = {"slug": ("name",)}
+    inlines = (MembershipInline,)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        ids = admin_organisation_ids(request)
+        queryset = super().get_queryset(request)
+        return queryset if ids is None else queryset.filter(pk__in=ids)
+
+    def save_model(self, request: HttpRequest, obj: Model, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        if not change:
+            # A new organisation gets its own copy of the default agent registry.
+            from agents.services import agents_install_defaults
+
+            agents_install_defaults(organisation=obj)  # type: ignore[arg-type]
+
+
+for model, fields in (
+    (m.Customer, ("name", "kind", "cuit", "phone", "email")),
+    (m.Technician, ("name", "zone", "skills", "active")),
+    (m.Vehicle, ("plate", "kind", "fuel", "technician", "active")),
+    (m.Job, ("id", "service", "customer", "technician", "status", "scheduled_start")),
+    (m.Equipment, ("kind", "brand", "customer", "last_service_on", "service_interval_months")),
+    (m.Quote, ("number", "customer", "status", "created_at")),
+    (m.Invoice, ("number", "letter", "customer", "status", "issued_on")),
+    (m.Payment, ("invoice", "amount", "method", "received_on")),
+    (m.EscalationTicket, ("id", "reason", "priority", "status", "customer", "created_at")),
+    (m.PriceItem, ("code", "name", "unit_price", "iva_rate")),
+    (m.Absence, ("technician", "start_date", "end_date", "reason")),
+):
+    admin.site.register(
+        model,
+        type(
+            f"{model.__name__}Admin",
+            (OrgScopedAdmin,),
+            {"list_display": fields, "search_fields": (fields[0],) if fields[0] != "id" else ()},
+        ),
+    )
