@@ -34,7 +34,7 @@ from copilot.understanding.segmentation import boundaries  # noqa: E402
 DATASETS = Path("/work/shared/datasets")
 # Enough multi-intent lines to teach the classifier how requests read inside a longer message,
 # few enough to keep training well under the two-minute budget on a laptop.
-MAX_ALIGNED_LINES = 12000
+MAX_ALIGNED_LINES = 8000
 
 
 def load(path: Path) -> list[dict[str, Any]]:

@@ -38,8 +38,9 @@ _SENTENCE_RE = re.compile(
     + "|".join(_CONNECTORS)
     + r"|ah|oh|ok|bueno)\b[,:]?\s*)*|\n+"
 )
+# "encima" ("on top of that") mostly piles another grievance onto a complaint, so it is weak.
 _STRONG = re.compile(
-    r"\b(?:despues(?!\s+de)|luego(?!\s+de)|tambien|ademas|de\s+paso|encima|aparte|tmb|asimismo|por\s+otro\s+lado|"
+    r"\b(?:despues(?!\s+de)|luego(?!\s+de)|tambien|ademas|de\s+paso|aparte|tmb|asimismo|por\s+otro\s+lado|"
     r"otra\s+cosa|then|also|plus|after\s+that|afterwards|as\s+well)\b"
 )
 _MAX_BOUNDARIES = 9
