@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from copilot import nodes
-from copilot.nodes import TurnDeps, TurnState
+from copilot.state import TurnDeps, TurnState
 
 if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph

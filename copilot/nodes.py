@@ -15,44 +15,33 @@ import datetime
 import importlib
 import logging
 import re
-import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Annotated, Any, TypedDict
+from typing import Any
 from zoneinfo import ZoneInfo
 
-from django.db import InterfaceError, OperationalError
 from langgraph.runtime import Runtime
 
-from agents.base import HANDLERS, Mutation, Outcome, PlanLimitReached, Runner, Step, TurnContext
+from agents.base import Mutation, Outcome, Step, TurnContext
 from agents.models import Agent
 from agents.selectors import agents_for_org
 from business.models import Organisation
 from copilot import memory as wm
 from copilot import replies
-from copilot.events import (
-    AgentEndEvent,
-    AgentStartEvent,
-    ConsultedAgent,
-    TextEvent,
-)
-from copilot.models import Conversation
+from copilot.delegate import FALLBACK_INTENT, execute_step, gated, handoff, reroute, yield_step
+from copilot.events import TextEvent
 from copilot.router_cache import router_for, vocabulary_for
 from copilot.selectors import consulted_for_turn
-from copilot.services import agent_run_record
-from copilot.signals import Signals, read_signals
+from copilot.signals import read_signals
+from copilot.state import StepRun, TurnDeps, TurnState
+from copilot.trace import build_trace
 from copilot.understanding.normalize import fold
 from copilot.understanding.values import Context, Entities, Task, Understanding
 
 logger = logging.getLogger(__name__)
 
-# Takes any event of copilot/events.py (TypedDicts) and the dicts agents.base emits.
-EventSink = Callable[[Mapping[str, object]], None]
 MAX_YIELDS = 2
 # Intents a signal or a directive can put in the chain without the classifier.
 EMERGENCY = "emergency"
 FRUSTRATION = "frustration_detected"
-FALLBACK_INTENT = "unknown"
 NOTHING_TO_DO = frozenset({"unknown", "greeting", "farewell"})
 # Intents that act on the job / the customer a conversation is about (continuations).
 JOB_SUBJECT = frozenset(
@@ -66,69 +55,6 @@ CUSTOMER_SUBJECT = frozenset(
 _ANAPHORA = re.compile(
     r"\b(?:\w{3,}(?:lo|la|los|las)|mism[oa]s?|es[eao]s?|aquel\w*|it|that|same|this one)\b"
 )
-# Errors that may go away on a retry; anything else a handler raises is a bug (permanent).
-TRANSIENT_ERRORS = (OperationalError, InterfaceError, TimeoutError, ConnectionError)
-
-
-@dataclass
-class TurnDeps:
-    """What one turn runs for: the LangGraph run context, never part of the state."""
-
-    organisation: Organisation
-    user: Any
-    conversation: Conversation
-    turn_id: str
-    text: str
-    message_id: int  # the user's message of this turn
-    now: datetime.datetime  # aware
-    emit: EventSink
-
-
-@dataclass
-class StepRun:
-    """One finished step: what ran, what it returned, and how (for the reply and the trace)."""
-
-    step: Step
-    outcome: Outcome
-    label: str
-    latency_ms: float = 0.0
-    tools: list[str] = field(default_factory=list)
-    plan_steps: int = 0
-    source: str = "classifier"
-    plan_limited: bool = False
-    ran: bool = True
-
-
-def add_timings(left: dict[str, float], right: dict[str, float]) -> dict[str, float]:
-    merged = dict(left)
-    for name, ms in right.items():
-        merged[name] = round(merged.get(name, 0.0) + ms, 3)
-    return merged
-
-
-class TurnState(TypedDict, total=False):
-    memory: wm.WorkingMemory
-    signals: Signals
-    agents: dict[str, Agent]  # the organisation's enabled agents by name
-    understanding: Understanding | None
-    intent_agents: dict[str, str]  # every intent the router knows → its agent
-    language: str
-    notice: str  # a reply that replaces the chain (a choice of agents, a usage hint)
-    direct_agent: str  # `#agent text`: that agent's reply goes out verbatim
-    steps: list[Step]
-    sources: dict[int, str]  # step index → classifier / signals / directive / reroute
-    cursor: int
-    current: StepRun | None  # the step run waiting for `advance`
-    runs: list[StepRun]
-    ctx: TurnContext
-    yields: int
-    rerouted: list[int]  # step indexes already rerouted once
-    handoff_ticket: int | None
-    stopped: bool
-    reply: str
-    consulted: list[ConsultedAgent]
-    trace: dict[str, Any]
-    timings: Annotated[dict[str, float], add_timings]
 
 
 # --- handlers -------------------------------------------------------------------------------
@@ -356,7 +282,7 @@ def _continue_subject(
     agents, intent_agents = state["agents"], state["intent_agents"]
     for i, step in enumerate(steps):
         agent = agents.get(step.agent)
-        if sources.get(i) != "classifier" or agent is None or not _gated(agent, step):
+        if sources.get(i) != "classifier" or agent is None or not gated(agent, step):
             continue
         ranked = [(step.intent, step.confidence), *step.candidates]
         pick = next((c for c in ranked if c[0] in allowed and intent_agents.get(c[0])), None)
@@ -401,130 +327,6 @@ def after_route(state: TurnState) -> str:
 # --- subagent -------------------------------------------------------------------------------
 
 
-def _emit_start(deps: TurnDeps, step: Step, label: str) -> None:
-    deps.emit(
-        AgentStartEvent(
-            type="agent_start", turn_id=deps.turn_id, agent=step.agent, label=label,
-            intent=step.intent, confidence=round(step.confidence, 4),
-        )
-    )  # fmt: skip
-
-
-def _emit_end(deps: TurnDeps, run: StepRun) -> None:
-    deps.emit(
-        AgentEndEvent(
-            type="agent_end", turn_id=deps.turn_id, agent=run.step.agent, intent=run.step.intent,
-            success=run.outcome.success, yielded=run.outcome.yielded,
-            latency_ms=round(run.latency_ms, 2),
-        )
-    )  # fmt: skip
-
-
-def _record(deps: TurnDeps, run: StepRun, *, permanent: bool = False) -> None:
-    agent_run_record(
-        organisation=deps.organisation,
-        conversation_id=deps.conversation.pk,
-        turn_id=deps.turn_id,
-        agent=run.step.agent,
-        intent=run.step.intent,
-        confidence=run.step.confidence,
-        tools=run.tools,
-        plan_steps=run.plan_steps,
-        latency_ms=run.latency_ms,
-        success=run.outcome.success,
-        yielded=run.outcome.yielded,
-        error=run.outcome.error,
-        permanent=permanent,
-    )
-
-
-def _invoke(step: Step, runner: Runner) -> tuple[Outcome, bool, bool]:
-    """Run the handler: (outcome, permanent error, plan limit reached). Never raises."""
-    handler = HANDLERS.get(step.intent)
-    if handler is None:
-        return Outcome(text="", success=False, error=f"no handler for {step.intent}"), True, False
-    try:
-        return handler(step, runner), False, False
-    except PlanLimitReached as exc:
-        error = f"plan limit {runner.agent.max_plan_steps} reached before {exc}"
-        return Outcome(text="", success=False, error=error), False, True
-    except Exception as exc:  # a failed step must not sink the chain; the row keeps the error
-        logger.exception("handler %s failed", step.intent)
-        permanent = not isinstance(exc, TRANSIENT_ERRORS)
-        return (
-            Outcome(text="", success=False, error=f"{type(exc).__name__}: {exc}"),
-            permanent,
-            False,
-        )
-
-
-def _execute(deps: TurnDeps, ctx: TurnContext, agent: Agent, step: Step, source: str) -> StepRun:
-    label = agent.label(ctx.language)
-    _emit_start(deps, step, label)
-    held: list[int] = []
-
-    def emit(event: dict[str, Any]) -> None:
-        if event.get("type") == "approval_requested":
-            held.append(int(event["approval_id"]))
-        deps.emit(event)
-
-    ctx.emit = emit  # approvals filed during this step are known from the runtime, not the text
-    runner = Runner(ctx, agent, step)
-    started = time.perf_counter()
-    try:
-        outcome, permanent, limited = _invoke(step, runner)
-    finally:
-        ctx.emit = deps.emit
-    outcome.pending_approvals = sorted({*outcome.pending_approvals, *held})
-    run = StepRun(
-        step=step, outcome=outcome, label=label,
-        latency_ms=(time.perf_counter() - started) * 1000, tools=list(runner.tools_invoked),
-        plan_steps=runner.plan_steps, source=source, plan_limited=limited,
-    )  # fmt: skip
-    _record(deps, run, permanent=permanent)
-    _emit_end(deps, run)
-    return run
-
-
-def _yield(deps: TurnDeps, language: str, agent: Agent, step: Step, source: str) -> StepRun:
-    label = agent.label(language)
-    _emit_start(deps, step, label)
-    error = f"confidence {step.confidence:.2f} below {agent.min_confidence:.2f}"
-    run = StepRun(
-        step=step, outcome=Outcome(text="", success=False, yielded=True, error=error),
-        label=label, source=source, ran=False,
-    )  # fmt: skip
-    _record(deps, run)
-    _emit_end(deps, run)
-    return run
-
-
-def _reroute(state: TurnState, step: Step, tried: set[str]) -> Step | None:
-    """The next candidate intent of a *different*, enabled agent, when it clears that agent's
-    gate; None otherwise.
-
-    A candidate below its own gate would only yield again: that second yield would hand a whole
-    turn to a person because of one uncertain segment (a trailing "cargala con el cel…" read as
-    update_customer at 0.29). Without a reroute, the step is reported as not done instead.
-    """
-    agents = state["agents"]
-    for intent, score in step.candidates:
-        name = state["intent_agents"].get(intent)
-        if not name or name in tried or name not in agents:
-            continue
-        rerouted = Step(
-            index=step.index, intent=intent, agent=name, confidence=score,
-            text=step.text, entities=step.entities, candidates=[],
-        )  # fmt: skip
-        return None if _gated(agents[name], rerouted) else rerouted
-    return None
-
-
-def _gated(agent: Agent, step: Step) -> bool:
-    # `unknown` is the fallback itself: yielding it would have nowhere better to go.
-    return step.intent != FALLBACK_INTENT and step.confidence < agent.min_confidence
-
-
 def subagent(state: TurnState, runtime: Runtime[TurnDeps]) -> TurnState:
     """One sub-agent run for the current step: confidence gate, then the handler (or a yield)."""
     deps = runtime.context
@@ -534,10 +336,10 @@ def subagent(state: TurnState, runtime: Runtime[TurnDeps]) -> TurnState:
     if agent is None:
         outcome = Outcome(text="", success=False, error=f"agent {step.agent} is not enabled")
         return {"current": StepRun(step=step, outcome=outcome, label=step.agent, ran=False)}
-    if _gated(agent, step):
-        run = _yield(deps, state["ctx"].language, agent, step, source)
+    if gated(agent, step):
+        run = yield_step(deps, state["ctx"].language, agent, step, source)
     else:
-        run = _execute(deps, state["ctx"], agent, step, source)
+        run = execute_step(deps, state["ctx"], agent, step, source)
     if not run.outcome.yielded:
         return {"current": run}
     return _after_yield(state, deps, run)
@@ -551,7 +353,7 @@ def _after_yield(state: TurnState, deps: TurnDeps, run: StepRun) -> TurnState:
         ticket = handoff(deps, state, step, yields)
         return {"current": run, "yields": yields, "stopped": True, "handoff_ticket": ticket}
     tried = {r.step.agent for r in state["runs"] if r.step.index == index} | {step.agent}
-    alternative = _reroute(state, step, tried) if index not in state["rerouted"] else None
+    alternative = reroute(state, step, tried) if index not in state["rerouted"] else None
     if alternative is None:
         return {"current": run, "yields": yields}
     return {
@@ -566,30 +368,6 @@ def _after_yield(state: TurnState, deps: TurnDeps, run: StepRun) -> TurnState:
 
 def after_subagent(state: TurnState) -> str:
     return "subagent" if state.get("current") is None else "advance"
-
-
-def handoff(deps: TurnDeps, state: TurnState, step: Step, yields: int) -> int:
-    """Two yields in one turn: a person takes over through an escalation ticket."""
-    from business.models import Customer, Job
-    from business.selectors import scoped
-    from business.services import ticket_create
-
-    subject = state["ctx"].state
-    customer_id, job_id = subject.get(wm.CUSTOMER_ID), subject.get(wm.JOB_ID)
-    customer = (
-        scoped(Customer, deps.organisation).filter(pk=customer_id).first() if customer_id else None
-    )
-    job = scoped(Job, deps.organisation).filter(pk=job_id).first() if job_id else None
-    ticket = ticket_create(
-        organisation=deps.organisation,
-        reason="handoff",
-        summary=f"{deps.text}\n\n[copilot: {yields} yields; last {step.agent}.{step.intent}]",
-        customer=customer,
-        job=job,
-        conversation_id=deps.conversation.pk,
-        actor=deps.user,
-    )
-    return ticket.pk
 
 
 # --- advance, compose -----------------------------------------------------------------------
@@ -675,73 +453,3 @@ def compose(state: TurnState, runtime: Runtime[TurnDeps]) -> TurnState:
     labels = {name: a.label(language) for name, a in state["agents"].items()}
     consulted = consulted_for_turn(deps.organisation, deps.turn_id, labels)
     return {"reply": reply, "consulted": consulted, "trace": build_trace(state, consulted)}
-
-
-def build_trace(state: TurnState, consulted: list[ConsultedAgent]) -> dict[str, Any]:
-    """The runtime trace stored with the reply (T1): what was understood and what ran."""
-    understanding = state.get("understanding")
-    ctx = state["ctx"]
-    return {
-        "engine": "embedded",
-        "language": state.get("language", ""),
-        "signals": state["signals"].as_trace(),
-        "understanding": _understanding_trace(understanding),
-        "directive": state.get("direct_agent") or None,
-        "notice": bool(state.get("notice")),
-        "steps": [_run_trace(run) for run in state["runs"]],
-        "mutations": [{"kind": m.kind, "id": m.id, "label": m.label} for m in ctx.mutations],
-        "yields": state["yields"],
-        "handoff_ticket": state.get("handoff_ticket"),
-        "consulted": [dict(c) for c in consulted],
-        "state": {k: v for k, v in ctx.state.items() if k in (wm.CUSTOMER_ID, wm.JOB_ID)},
-    }
-
-
-def _understanding_trace(understanding: Understanding | None) -> dict[str, Any]:
-    if understanding is None:
-        return {}
-    return {
-        "tier": understanding.tier,
-        "intents": understanding.intents,
-        "tasks": [
-            {
-                "intent": task.intent,
-                "agent": task.agent,
-                "confidence": round(task.confidence, 4),
-                "text": task.text,
-                "candidates": [[intent, round(score, 4)] for intent, score in task.candidates],
-            }
-            for task in understanding.tasks
-        ],
-        "entities": understanding.entities.as_eval_dict(),
-        "engine_trace": _jsonable(understanding.trace),
-    }
-
-
-def _run_trace(run: StepRun) -> dict[str, Any]:
-    outcome = run.outcome
-    return {
-        "index": run.step.index,
-        "agent": run.step.agent,
-        "intent": run.step.intent,
-        "confidence": round(run.step.confidence, 4),
-        "source": run.source,
-        "success": outcome.success,
-        "yielded": outcome.yielded,
-        "error": outcome.error,
-        "tools": run.tools,
-        "plan_steps": run.plan_steps,
-        "pending_approvals": outcome.pending_approvals,
-        "latency_ms": round(run.latency_ms, 2),
-    }
-
-
-def _jsonable(value: Any) -> Any:
-    """The engine's trace as JSON (dates and decimals as text)."""
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    return str(value)

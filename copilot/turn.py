@@ -214,7 +214,7 @@ def _answer(
     conversation: Conversation, user: Any, asked: Message, turn_id: str, emit: Emit
 ) -> TurnResult:
     from copilot.graph import run_graph  # LangGraph is imported on the first turn only
-    from copilot.nodes import TurnDeps
+    from copilot.state import TurnDeps
 
     started, cpu_started = time.perf_counter(), time.thread_time()
     deps = TurnDeps(

@@ -24,8 +24,8 @@ from agents.services import agents_install_defaults
 from business.models import Organisation
 from copilot import nodes, router_cache
 from copilot.models import Conversation
-from copilot.nodes import TurnDeps
 from copilot.services import conversation_create, message_add
+from copilot.state import TurnDeps
 from copilot.understanding.values import Context, Directive, Entities, Task, Understanding
 from tests import factories
 from tests.conftest import Cast

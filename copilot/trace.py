@@ -1,0 +1,83 @@
+"""The runtime trace stored with each reply (T1): what was understood, what ran, what changed.
+
+Built from the turn's state and its AgentRun rows (the consulted list), never from generated text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from copilot import memory as wm
+from copilot.events import ConsultedAgent
+from copilot.state import StepRun, TurnState
+from copilot.understanding.values import Understanding
+
+
+def build_trace(state: TurnState, consulted: list[ConsultedAgent]) -> dict[str, Any]:
+    """The runtime trace stored with the reply (T1): what was understood and what ran."""
+    understanding = state.get("understanding")
+    ctx = state["ctx"]
+    return {
+        "engine": "embedded",
+        "language": state.get("language", ""),
+        "signals": state["signals"].as_trace(),
+        "understanding": _understanding_trace(understanding),
+        "directive": state.get("direct_agent") or None,
+        "notice": bool(state.get("notice")),
+        "steps": [_run_trace(run) for run in state["runs"]],
+        "mutations": [{"kind": m.kind, "id": m.id, "label": m.label} for m in ctx.mutations],
+        "yields": state["yields"],
+        "handoff_ticket": state.get("handoff_ticket"),
+        "consulted": [dict(c) for c in consulted],
+        "state": {k: v for k, v in ctx.state.items() if k in (wm.CUSTOMER_ID, wm.JOB_ID)},
+    }
+
+
+def _understanding_trace(understanding: Understanding | None) -> dict[str, Any]:
+    if understanding is None:
+        return {}
+    return {
+        "tier": understanding.tier,
+        "intents": understanding.intents,
+        "tasks": [
+            {
+                "intent": task.intent,
+                "agent": task.agent,
+                "confidence": round(task.confidence, 4),
+                "text": task.text,
+                "candidates": [[intent, round(score, 4)] for intent, score in task.candidates],
+            }
+            for task in understanding.tasks
+        ],
+        "entities": understanding.entities.as_eval_dict(),
+        "engine_trace": _jsonable(understanding.trace),
+    }
+
+
+def _run_trace(run: StepRun) -> dict[str, Any]:
+    outcome = run.outcome
+    return {
+        "index": run.step.index,
+        "agent": run.step.agent,
+        "intent": run.step.intent,
+        "confidence": round(run.step.confidence, 4),
+        "source": run.source,
+        "success": outcome.success,
+        "yielded": outcome.yielded,
+        "error": outcome.error,
+        "tools": run.tools,
+        "plan_steps": run.plan_steps,
+        "pending_approvals": outcome.pending_approvals,
+        "latency_ms": round(run.latency_ms, 2),
+    }
+
+
+def _jsonable(value: Any) -> Any:
+    """The engine's trace as JSON (dates and decimals as text)."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
