@@ -344,24 +344,18 @@ def test_dispatch_for_a_customer_without_open_jobs_says_so(
 
 
 def test_dispatch_with_the_shipped_tools(cast: Cast, shop: Shop) -> None:
-    """Without `jobs_find` a job is found only through an earlier step; a customer's job cannot
-    be looked up, and the reply says so instead of failing silently."""
+    """The shipped fleet agent finds a customer's job by name and holds the dispatch."""
     tools = {**OFFICE_TOOLS, "fleet": SHIPPED_TOOLS["fleet"]}
     office = Office(cast=cast, agents=install_office_agents(cast.org, tools), now=at(MONDAY, 10))
     job = factories.make_job(cast.org, shop.juan, at(MONDAY, 15), technician=shop.lucia)
-    by_name = office.run(dispatch, "dispatch", "fleet", customer="Juan Pérez")
-    assert not by_name.outcome.success
-    assert by_name.outcome.error == "tool jobs_find not enabled"
-    assert "no tiene habilitada la herramienta «jobs_find»" in by_name.text
     assert _pending(cast) == []
-    booked = Mutation(kind="job", id=job.pk, label="job", data={
-        "customer_id": shop.juan.pk, "customer": "Juan Pérez", "service": "Service",
-        "start": at(MONDAY, 15).isoformat(), "status": "scheduled",
-    })  # fmt: skip
-    chained = office.run(dispatch, "dispatch", "fleet", earlier=[booked])
-    assert chained.outcome.success, chained.outcome.error
-    assert chained.tools == ["technicians_nearest", "technician_dispatch"]
+    by_name = office.run(dispatch, "dispatch", "fleet", customer="Juan Pérez")
+    assert by_name.outcome.success, by_name.outcome.error
+    assert by_name.tools[0] == "jobs_find"
     assert [p.tool for p in _pending(cast)] == ["technician_dispatch"]
+    assert f"#{job.pk}" in by_name.text
+    job.refresh_from_db()
+    assert job.technician_id == shop.lucia.pk  # held, not moved yet
 
 
 # --- assign_vehicle ---------------------------------------------------------------------------
