@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from django.contrib import admin
 from django.db.models import Model, QuerySet
@@ -15,7 +15,7 @@ from business import models as m
 class OrgScopedAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     """Rows of the organisations the staff user administers (all for a superuser)."""
 
-    list_filter: tuple[str, ...] = ("organisation",)
+    list_filter: ClassVar[Any] = ("organisation",)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         queryset = super().get_queryset(request)
