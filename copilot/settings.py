@@ -36,7 +36,8 @@ _DOTENV = _env_file(BASE_DIR / ".env")
 
 
 def env_str(name: str, default: str = "") -> str:
-    return os.environ.get(name, _DOTENV.get(name, default))
+    """The variable's value; unset and empty (`DATABASE_URL=`) both mean the default."""
+    return os.environ.get(name) or _DOTENV.get(name) or default
 
 
 def env_bool(name: str, default: bool) -> bool:
