@@ -25,6 +25,7 @@ import unicodedata
 from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from zoneinfo import ZoneInfo
 
 from django.utils import timezone
@@ -185,6 +186,7 @@ _LOCALITY_ZONES: dict[str, tuple[str, ...]] = {
 _LOCALITY_TO_ZONE = {place: zone for zone, places in _LOCALITY_ZONES.items() for place in places}
 
 
+@lru_cache(maxsize=32768)
 def fold(text: str) -> str:
     """Lowercase, no accents, dashes as spaces, one space ("Lanús-Oeste" → "lanus oeste")."""
     decomposed = unicodedata.normalize("NFKD", (text or "").casefold())
