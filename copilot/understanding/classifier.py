@@ -63,9 +63,39 @@ class IntentClassifier:
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         """One row of probabilities per text, columns in `labels` order."""
+        return self._probabilities([self.counts(text) for text in texts])
+
+    def predict_spans(self, pieces: Sequence[str], spans: Sequence[tuple[int, int]]) -> np.ndarray:
+        """Probabilities for runs of consecutive pieces, `spans` being [start, end) piece ranges.
+
+        Term counts add up, so each piece is analysed once and a span's features are the sum of
+        its pieces' counts: classifying every span between candidate cuts costs about as much as
+        analysing the message once (n-grams never cross a cut, which falls between words).
+        """
+        per_piece = [self.counts(piece) for piece in pieces]
+        merged = []
+        for start, end in spans:
+            blocks: list[Counter[int]] = [Counter() for _ in self.vectorisers]
+            for counts in per_piece[start:end]:
+                for block, piece_block in zip(blocks, counts, strict=True):
+                    block.update(piece_block)
+            merged.append(blocks)
+        return self._probabilities(merged)
+
+    def counts(self, text: str) -> list[Counter[int]]:
+        """Term counts of a text in each vectoriser's vocabulary (unknown terms dropped)."""
+        document = featurize(text)
+        return [
+            Counter(
+                i for gram in vec.analyze(document) if (i := vec.vocabulary.get(gram)) is not None
+            )
+            for vec in self.vectorisers
+        ]
+
+    def _probabilities(self, documents: Sequence[list[Counter[int]]]) -> np.ndarray:
         import numpy as np
 
-        margins = np.vstack([self._margins(featurize(text)) for text in texts])
+        margins = np.vstack([self._margins(blocks) for blocks in documents])
         if self.one_vs_rest_logistic:
             scores = 1.0 / (1.0 + np.exp(-margins))
             return scores / np.maximum(scores.sum(axis=1, keepdims=True), 1e-12)
@@ -73,15 +103,13 @@ class IntentClassifier:
         weights = np.exp(margins)
         return weights / weights.sum(axis=1, keepdims=True)
 
-    def _margins(self, text: str) -> np.ndarray:
+    def _margins(self, blocks: list[Counter[int]]) -> np.ndarray:
+        """Sublinear tf × idf, l2-normalised per vectoriser, then the linear model."""
         import numpy as np
 
         columns: list[np.ndarray] = []
         values: list[np.ndarray] = []
-        for vec in self.vectorisers:
-            counts = Counter(
-                i for gram in vec.analyze(text) if (i := vec.vocabulary.get(gram)) is not None
-            )
+        for vec, counts in zip(self.vectorisers, blocks, strict=True):
             if not counts:
                 continue
             index = np.fromiter(counts.keys(), dtype=np.intp, count=len(counts))

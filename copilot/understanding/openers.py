@@ -78,18 +78,20 @@ def _real_words(text: str) -> list[str]:
 def opener_words(texts: Iterable[str]) -> frozenset[str]:
     """Words the training examples typically start with, accents kept ("cargá" is not "carga").
 
-    A word counts when it starts at least two examples and starts a fair share (a fifth) of the
-    examples that contain it: "agendá" or "necesito" do, while "está", "todo" or a customer's name
-    that happens to open one example appear mostly elsewhere.
+    A word counts when it starts at least two examples, starts a fair share (a fifth) of the
+    examples that contain it, and is written in lowercase somewhere: "agendá" or "necesito" do,
+    while "está" or "todo" appear mostly elsewhere and "Ann" (a name) is always capitalised.
     """
     first: Counter[str] = Counter()
     anywhere: Counter[str] = Counter()
+    lowercase: set[str] = set()
     for text in texts:
         words = _real_words(text)
         if words and fold(words[0]) not in _ARTICLES:
             first[words[0]] += 1
         anywhere.update(set(words))
-    learned = {w for w, n in first.items() if n >= 2 and n / anywhere[w] >= 0.2}
+        lowercase.update(w for w in _WORD.findall(text) if w.islower())
+    learned = {w for w, n in first.items() if n >= 2 and n / anywhere[w] >= 0.2 and w in lowercase}
     return frozenset(learned | _ENGLISH_VERBS)
 
 

@@ -65,7 +65,7 @@ class Router:
         request = strip_courtesy(text) or text
         segments = segment(
             request,
-            self.classifier.predict_proba,
+            self.classifier.predict_spans,
             lambda part: how_it_starts(part, self.openers),
             self.tuning,
         )

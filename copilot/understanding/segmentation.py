@@ -2,7 +2,8 @@
 
 1. Candidate boundaries: sentence ends, commas, and es/en connectors ("y", "e", "además", "después",
    "luego", "también", "and", "then", "also", "plus", "and then", "and also", ...).
-2. Every span between two candidates is classified once (one batched call).
+2. Every span between two candidates is classified once (one batched call; the classifier
+   analyses each piece once and adds up the counts of a span's pieces).
 3. A dynamic programme picks the partition with the best score: each segment contributes the log of
    its top probability, each split costs a penalty, and neighbouring segments must disagree on the
    intent (two halves of one request classify the same: "Juan y María", "service y carga de gas",
@@ -20,7 +21,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from copilot.understanding.normalize import fold_keep_length, word_set
+from copilot.understanding.normalize import fold, fold_keep_length, word_set
 
 # Folded connector phrases, longest first so "y después" wins over "y".
 _CONNECTORS = [
@@ -44,6 +45,8 @@ _STRONG = re.compile(
     r"otra\s+cosa|then|also|plus|after\s+that|afterwards|as\s+well)\b"
 )
 _MAX_BOUNDARIES = 9
+_CHARACTER_BUDGET = 60_000
+WEAK_NEEDS_REQUEST = True
 _WORD = re.compile(r"[a-z]+")
 
 
@@ -120,18 +123,27 @@ def boundaries(text: str) -> list[Boundary]:
                 strength = "strong" if _STRONG.search(connector) else kind
                 found.append(Boundary(start, end, strength, connector))
     found.sort(key=lambda b: b.start)
-    if len(found) > _MAX_BOUNDARIES:
+    limit = _boundary_limit(len(text))
+    if len(found) > limit:
         # Keep the strongest evidence.
         rank = {"strong": 0, "sentence": 1, "comma": 2, "weak": 3}
-        found = sorted(
-            sorted(found, key=lambda b: rank[b.kind])[:_MAX_BOUNDARIES], key=lambda b: b.start
-        )
+        found = sorted(sorted(found, key=lambda b: rank[b.kind])[:limit], key=lambda b: b.start)
     return found
+
+
+def _boundary_limit(length: int) -> int:
+    """How many cuts to consider: every span between two cuts is classified, and k cuts over a
+    text of n characters add up counts for about n·(k+2)(k+3)/6 characters, kept under a fixed
+    budget so a pasted paragraph costs milliseconds, not seconds."""
+    k = _MAX_BOUNDARIES
+    while k > 1 and length * (k + 2) * (k + 3) / 6 > _CHARACTER_BUDGET:
+        k -= 1
+    return k
 
 
 def _content_words(text: str) -> int:
     """Words that could carry a request (not function words, not values)."""
-    folded = fold_keep_length(text)
+    folded = fold(text)
     return sum(1 for w in _WORD.findall(folded) if len(w) > 2 and w not in _STOP)
 
 
@@ -143,20 +155,39 @@ _STOP = word_set(
 )
 
 
+SpanClassifier = Callable[[Sequence[str], Sequence[tuple[int, int]]], Sequence[Sequence[float]]]
+
+
+def joined(classify: Callable[[Sequence[str]], Sequence[Sequence[float]]]) -> SpanClassifier:
+    """A span classifier from a plain text classifier (pieces joined with a space)."""
+
+    def classify_spans(
+        pieces: Sequence[str], spans: Sequence[tuple[int, int]]
+    ) -> Sequence[Sequence[float]]:
+        return classify([" ".join(pieces[i:j]) for i, j in spans])
+
+    return classify_spans
+
+
 def segment(
     text: str,
-    classify: Callable[[Sequence[str]], Sequence[Sequence[float]]],
+    classify_spans: SpanClassifier,
     how_it_starts: Callable[[str], str] = lambda _text: "request",
     tuning: Tuning = Tuning(),
 ) -> list[Segment]:
-    """The best partition of `text` into request segments (one segment when it is one request)."""
+    """The best partition of `text` into request segments (one segment when it is one request).
+
+    `classify_spans(pieces, spans)` gives one probability row per [start, end) range of pieces,
+    the pieces being the text between candidate cuts (connectors left out).
+    """
     cuts = boundaries(text)
     # Segment i..j (0 <= i < j <= n) spans from the end of cut i-1 to the start of cut j-1.
     starts = [0] + [b.end for b in cuts]
     ends = [b.start for b in cuts] + [len(text)]
+    pieces = [text[start:end] for start, end in zip(starts, ends, strict=True)]
     spans = [(i, j) for i in range(len(starts)) for j in range(i + 1, len(starts) + 1)]
     texts = [text[starts[i] : ends[j - 1]].strip() for i, j in spans]
-    probs = classify(texts)
+    probs = classify_spans(pieces, spans)
     table = {
         span: Segment(seg_text, starts[span[0]], ends[span[1] - 1], tuple(float(p) for p in row))
         for span, seg_text, row in zip(spans, texts, probs, strict=True)
@@ -185,8 +216,8 @@ def _allowed(
     if cut.kind not in tuning.needs_opener:
         return True
     opening = how_it_starts(seg.text)
-    if opening != "other":
-        return opening == "request"
+    if opening != "other" or (cut.kind == "weak" and WEAK_NEEDS_REQUEST):
+        return opening == "request"  # after a bare "y"/"and" only a request may start
     return (
         seg.confidence >= tuning.confident_without_opener
         and _content_words(seg.text) >= tuning.content_words_without_opener

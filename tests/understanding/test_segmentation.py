@@ -8,7 +8,7 @@ import pytest
 
 from copilot.understanding import Context, Router
 from copilot.understanding.openers import how_it_starts
-from copilot.understanding.segmentation import boundaries, segment
+from copilot.understanding.segmentation import boundaries, joined, segment
 
 LABELS = ["book_job", "generate_invoice", "create_customer", "payment_status"]
 KEYWORDS = {
@@ -36,7 +36,7 @@ def keyword_classifier(texts: Sequence[str]) -> list[list[float]]:
 
 
 def _intents(text: str) -> list[str]:
-    segments = segment(text, keyword_classifier, lambda part: how_it_starts(part, OPENERS))
+    segments = segment(text, joined(keyword_classifier), lambda part: how_it_starts(part, OPENERS))
     return [LABELS[s.top] for s in segments]
 
 
