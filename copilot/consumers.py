@@ -19,6 +19,7 @@ from django.utils.translation import gettext, gettext_noop, override
 
 from copilot.events import ErrorEvent, Event
 from copilot.models import Conversation
+from copilot.router_cache import warm_up
 from copilot.selectors import get_conversation_for_user
 from copilot.turn import run_turn
 
@@ -52,6 +53,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
         self.inbox: asyncio.Queue[str] = asyncio.Queue()
         self.worker: asyncio.Task[None] | None = None
         await self.accept()
+        self.warming = asyncio.create_task(
+            sync_to_async(warm_up, thread_sensitive=False)(self.conversation.organisation_id)
+        )
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         text, problem = parse_frame(text_data, bytes_data)
@@ -86,7 +90,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
     async def _refuse(self, code: str, params: dict[str, object]) -> None:
         with override(self.ui_language):
-            message = gettext(FRAME_ERRORS[code]) % params if params else gettext(FRAME_ERRORS[code])
+            message = gettext(FRAME_ERRORS[code])
+        if params:
+            message = message % params
         event: ErrorEvent = {"type": "error", "turn_id": "", "code": code, "message": message}
         await self.send(text_data=json.dumps(event))
 

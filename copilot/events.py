@@ -5,9 +5,9 @@ streams a turn); the consumer, the turn runner and the tests import it. Each eve
 with a `type` field; events of one turn share its `turn_id`.
 
 Order within a turn: `thinking` first (S3: sent before any work), then for each sub-agent step
-`agent_start`, its `tool_start`/`tool_result`/`tool_end`, `text` chunks, `approval_requested` when
-an action is held, `agent_end`; then `consulted` (built from the execution rows, never from generated
-text), and last `completed` — or `error` followed by `completed` when the turn failed.
+`agent_start`, its `tool_start`/`tool_result`/`tool_end`, `text` chunks, `approval_requested`
+when an action is held, `agent_end`; then `consulted` (built from the execution rows, never from
+generated text), and last `completed` — or `error` followed by `completed` when the turn failed.
 
 Frames the client sends: `{"type": "message", "text": "...", "client_id": "..."}`.
 """

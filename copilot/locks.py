@@ -5,7 +5,8 @@ conversation across every daphne process and Celery worker. On the embedded defa
 `asyncio.Lock` (FIFO-fair) per conversation does the same within the one web process.
 
 Keys are prefixed by organisation: `capataz:org:<org>:conv:<id>:queue|lock|alive:<ticket>`.
-If Redis goes away mid-flight, the turn is not lost: it falls back to the in-process lock and logs it.
+If Redis goes away mid-flight, the turn is not lost: it falls back to the in-process lock and
+logs it.
 """
 
 from __future__ import annotations

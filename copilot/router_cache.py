@@ -11,9 +11,12 @@ part of the trained router: `vocabulary_for` reads them per turn, names only.
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from django.db import close_old_connections
 
 from agents.selectors import agents_for_org, examples_fingerprint, training_examples
 from business.models import Customer, Technician
@@ -22,6 +25,8 @@ from copilot.understanding.values import Example, Vocabulary
 if TYPE_CHECKING:
     from business.models import Organisation
     from copilot.understanding import Router
+
+logger = logging.getLogger(__name__)
 
 # Beyond this many names the snapping would dominate the turn; the newest records win, which are
 # the ones operators talk about.
@@ -91,3 +96,23 @@ def vocabulary_for(organisation: Organisation) -> Vocabulary:
         "name", flat=True
     )
     return Vocabulary(customers=tuple(customers), technicians=tuple(technicians))
+
+
+def warm_up(organisation_id: int) -> None:
+    """Import the graph and train the organisation's router before its first turn.
+
+    The panel calls this when a socket opens, so the one-off cost (LangGraph and scikit-learn
+    imports, training) is paid while the operator is still typing, not by the first answer.
+    """
+    from business.models import Organisation
+    from copilot.graph import get_graph
+
+    try:
+        get_graph()
+        organisation = Organisation.objects.filter(pk=organisation_id).first()
+        if organisation is not None:
+            router_for(organisation)
+    except Exception:  # a failed warm-up only means the first turn pays; the turn reports errors
+        logger.exception("warm-up failed for organisation %s", organisation_id)
+    finally:
+        close_old_connections()

@@ -163,7 +163,9 @@ if REDIS_URL:
             # redis-py 8 reads with a 5 s socket timeout by default, the same as channels-redis's
             # 5 s blocking pop: an idle socket would time out and kill the consumer. Read longer.
             "CONFIG": {
-                "hosts": [{"address": REDIS_URL, "socket_timeout": 15, "socket_connect_timeout": 5}],
+                "hosts": [
+                    {"address": REDIS_URL, "socket_timeout": 15, "socket_connect_timeout": 5}
+                ],
                 "prefix": "capataz:channels",
             },
         }

@@ -57,7 +57,10 @@ def _fold(value: str) -> str:
 
 
 def _entity_pairs(entities: dict[str, str]) -> set[tuple[str, str]]:
-    return {(key, _fold(value) if key in LOOSE_KEYS else value.strip()) for key, value in entities.items()}
+    return {
+        (key, _fold(value) if key in LOOSE_KEYS else value.strip())
+        for key, value in entities.items()
+    }
 
 
 def _percentile(values: list[float], pct: float) -> float:
@@ -85,7 +88,9 @@ def compute_metrics(
     for case, pred in zip(cases, predictions, strict=True):
         chain_ok += pred.intents == case.expected_intents
         set_ok += set(pred.intents) == set(case.expected_intents)
-        expected_agents = case.expected_agents or [intent_agent.get(i, i) for i in case.expected_intents]
+        expected_agents = case.expected_agents or [
+            intent_agent.get(i, i) for i in case.expected_intents
+        ]
         agent_ok += set(pred.agents) == set(expected_agents)
         expected, got = Counter(case.expected_intents), Counter(pred.intents)
         tp.update(expected & got)
@@ -119,7 +124,9 @@ def _f1(tp: int, fp: int, fn: int) -> float:
     return round(2 * precision * recall / (precision + recall), 4) if precision + recall else 0.0
 
 
-def _per_intent(tp: Counter[str], fp: Counter[str], fn: Counter[str]) -> dict[str, dict[str, float]]:
+def _per_intent(
+    tp: Counter[str], fp: Counter[str], fn: Counter[str]
+) -> dict[str, dict[str, float]]:
     report: dict[str, dict[str, float]] = {}
     for intent in sorted(set(tp) | set(fp) | set(fn)):
         t, p, n = tp[intent], fp[intent], fn[intent]

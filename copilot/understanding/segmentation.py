@@ -46,7 +46,6 @@ _STRONG = re.compile(
 )
 _MAX_BOUNDARIES = 9
 _CHARACTER_BUDGET = 60_000
-WEAK_NEEDS_REQUEST = True
 _WORD = re.compile(r"[a-z]+")
 
 
@@ -210,18 +209,26 @@ def _cost(cut: Boundary, tuning: Tuning) -> float:
 
 def _allowed(
     cut: Boundary, tuning: Tuning, seg: Segment, how_it_starts: Callable[[str], str]
-) -> bool:
-    """May `seg` start after `cut`? After a weak cut it must open like a request ("request"), or
-    be confident and wordy enough on its own; a record's detail ("CUIT ...") never stands alone."""
+) -> str:
+    """May `seg` start after `cut`? "yes", "no", or "if the part before is a clear request".
+
+    After a comma, a full stop or a bare "y"/"and" the part must open like a request, or be
+    confident and wordy enough on its own (", humidity near Denver"); after a bare "and" that
+    also needs the part before to be a clear request, so "put Tom and Ann Walker down for..."
+    stays whole. A record's detail ("CUIT ...", "cel ...") never stands alone.
+    """
     if cut.kind not in tuning.needs_opener:
-        return True
+        return "yes"
     opening = how_it_starts(seg.text)
-    if opening != "other" or (cut.kind == "weak" and WEAK_NEEDS_REQUEST):
-        return opening == "request"  # after a bare "y"/"and" only a request may start
-    return (
+    if opening != "other":
+        return "yes" if opening == "request" else "no"
+    verbless_request = (
         seg.confidence >= tuning.confident_without_opener
         and _content_words(seg.text) >= tuning.content_words_without_opener
     )
+    if not verbless_request:
+        return "no"
+    return "if clear before" if cut.kind == "weak" else "yes"
 
 
 def _best_partition(
@@ -248,12 +255,15 @@ def _best_partition(
             ):
                 continue
             score = score if score is not None else math.log(max(seg.confidence, 1e-9))
-            if i > 0 and not _allowed(cuts[i - 1], tuning, seg, how_it_starts):
+            allowed = _allowed(cuts[i - 1], tuning, seg, how_it_starts) if i > 0 else "yes"
+            if allowed == "no":
                 continue
             cost = _cost(cuts[i - 1], tuning) if i > 0 else 0.0
             for last, (prev_score, path) in best[i].items():
                 if last == seg.top:
                     continue  # two halves of one request
+                if allowed != "yes" and path[-1].confidence < tuning.confident_without_opener:
+                    continue
                 total = prev_score + score - cost
                 if seg.top not in best[j] or total > best[j][seg.top][0]:
                     best[j][seg.top] = (total, [*path, seg])

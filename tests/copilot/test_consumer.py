@@ -34,14 +34,18 @@ def _session_cookie(user: Any) -> bytes:
     return f"{settings.SESSION_COOKIE_NAME}={session.session_key}".encode()
 
 
-async def _connect(user: Any, conversation_id: int, origin: bytes = ORIGIN) -> WebsocketCommunicator:
+async def _connect(
+    user: Any, conversation_id: int, origin: bytes = ORIGIN
+) -> WebsocketCommunicator:
     headers = [(b"origin", origin)]
     if user is not None:
         headers.append((b"cookie", await sync_to_async(_session_cookie)(user)))
     return WebsocketCommunicator(application, f"/ws/chat/{conversation_id}/", headers=headers)
 
 
-async def _turn_events(communicator: WebsocketCommunicator, timeout: float = 30) -> list[dict[str, Any]]:
+async def _turn_events(
+    communicator: WebsocketCommunicator, timeout: float = 30
+) -> list[dict[str, Any]]:
     events = []
     while True:
         event = json.loads(await communicator.receive_from(timeout=timeout))
@@ -62,7 +66,9 @@ async def test_a_turn_streams_thinking_first_and_completed_last(
     communicator = await _connect(cast.operator, conversation.pk)
     connected, _ = await communicator.connect()
     assert connected
-    await communicator.send_to(text_data=json.dumps({"type": "message", "text": "¿cuál es el horario?"}))
+    await communicator.send_to(
+        text_data=json.dumps({"type": "message", "text": "¿cuál es el horario?"})
+    )
     events = await _turn_events(communicator)
     await communicator.disconnect()
 
@@ -165,7 +171,9 @@ async def test_two_quick_messages_get_two_answers_in_order(
     communicator = await _connect(cast.operator, conversation.pk)
     assert (await communicator.connect())[0]
     await communicator.send_to(text_data=json.dumps({"type": "message", "text": "hola"}))
-    await communicator.send_to(text_data=json.dumps({"type": "message", "text": "¿a qué hora abren?"}))
+    await communicator.send_to(
+        text_data=json.dumps({"type": "message", "text": "¿a qué hora abren?"})
+    )
     first = await _turn_events(communicator)
     second = await _turn_events(communicator)
     await communicator.disconnect()
@@ -181,7 +189,9 @@ async def test_two_quick_messages_get_two_answers_in_order(
     assert texts[0][1] == "hola" and texts[2][1] == "¿a qué hora abren?"
 
 
-async def test_turns_of_one_conversation_never_overlap(cast: Cast, conversation: Conversation) -> None:
+async def test_turns_of_one_conversation_never_overlap(
+    cast: Cast, conversation: Conversation
+) -> None:
     from copilot.locks import conversation_lock
 
     order: list[str] = []
