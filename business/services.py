@@ -89,7 +89,7 @@ def _user(actor: Actor) -> Any:
 # --- Customers -------------------------------------------------------------------------------
 
 
-def normalise_phone(raw: str) -> str:
+def normalise_phone(raw: str, field_name: str = "phone") -> str:
     """An Argentine phone in international digits, e.g. "011 4567-8901" → "+541145678901".
 
     Rules: "+" or "00" keep the country code given; "54…" is already international; a leading
@@ -110,7 +110,8 @@ def normalise_phone(raw: str) -> str:
             national = "11" + national
         result = "54" + national if len(national) == 10 else ""
     if not 10 <= len(result) <= 15 or re.sub(r"[\d\s().+\-/]", "", text):
-        raise _fail("phone", _("That does not look like a phone number: %(raw)s") % {"raw": raw})
+        message = _("That does not look like a phone number: %(raw)s") % {"raw": raw}
+        raise _fail(field_name, message)
     return "+" + result
 
 
@@ -127,6 +128,8 @@ def _clean_cuit(organisation: Organisation, raw: str, exclude_pk: int | None = N
         }
         raise _fail("cuit", messages.get(problem, _("That CUIT is not valid.")), code=problem)
     formatted = format_cuit(raw)
+    # Two turns registering the same company at once must not both pass the check.
+    Organisation.objects.select_for_update().filter(pk=organisation.pk).first()
     clash = Customer.objects.filter(organisation=organisation, cuit=formatted)
     if exclude_pk is not None:
         clash = clash.exclude(pk=exclude_pk)
@@ -200,7 +203,7 @@ def customer_create(
             name=name,
             cuit=_clean_cuit(organisation, cuit),
             phone=normalise_phone(phone) if phone.strip() else "",
-            phone_alt=normalise_phone(phone_alt) if phone_alt.strip() else "",
+            phone_alt=normalise_phone(phone_alt, "phone_alt") if phone_alt.strip() else "",
             email=_clean_email(email),
             notes=notes.strip(),
         )
@@ -250,32 +253,46 @@ def customer_update(
 ) -> Customer:
     """Change only the fields given. An empty string clears an optional field."""
     _ensure_org(customer, organisation, "customer")
-    changes: dict[str, Any] = {}
-    if name is not UNSET:
-        changes["name"] = " ".join((name or "").split())
-        if not changes["name"]:
-            raise _fail("name", _("The customer's name is required."), code="required")
-    if kind is not UNSET:
-        changes["kind"] = _clean_kind(kind)
-    if cuit is not UNSET:
-        changes["cuit"] = _clean_cuit(organisation, cuit, exclude_pk=customer.pk)
-    for field_name, value in (("phone", phone), ("phone_alt", phone_alt)):
-        if value is not UNSET:
-            changes[field_name] = normalise_phone(value) if value.strip() else ""
-    if email is not UNSET:
-        changes["email"] = _clean_email(email)
-    if notes is not UNSET:
-        changes["notes"] = notes.strip()
+    given = {
+        "name": name, "kind": kind, "cuit": cuit, "phone": phone, "phone_alt": phone_alt,
+        "email": email, "notes": notes,
+    }  # fmt: skip
     address_fields = {"street": street, "unit": unit, "city": city, "zone": zone}
     address_changes = {k: v for k, v in address_fields.items() if v is not UNSET}
     with transaction.atomic():
-        for key, value in changes.items():
-            setattr(customer, key, value)
+        changes = _customer_changes(
+            organisation, customer, {k: v for k, v in given.items() if v is not UNSET}
+        )
         if changes:
-            customer.save(update_fields=list(changes))
+            Customer.objects.filter(pk=customer.pk).update(**changes)
         if address_changes:
             _update_primary_address(organisation, customer, address_changes)
+    # Only now: a failed update leaves the caller's object as it was, like the database.
+    for key, value in changes.items():
+        setattr(customer, key, value)
     return customer
+
+
+def _customer_changes(
+    organisation: Organisation, customer: Customer, given: dict[str, str]
+) -> dict[str, str]:
+    changes = {}
+    for key, value in given.items():
+        if key == "name":
+            changes[key] = " ".join((value or "").split())
+            if not changes[key]:
+                raise _fail("name", _("The customer's name is required."), code="required")
+        elif key == "kind":
+            changes[key] = _clean_kind(value)
+        elif key == "cuit":
+            changes[key] = _clean_cuit(organisation, value, exclude_pk=customer.pk)
+        elif key in ("phone", "phone_alt"):
+            changes[key] = normalise_phone(value, key) if value.strip() else ""
+        elif key == "email":
+            changes[key] = _clean_email(value)
+        else:
+            changes[key] = value.strip()
+    return changes
 
 
 def _update_primary_address(
@@ -415,17 +432,23 @@ def _pick_technician(
     end: datetime.datetime,
     exclude_job_ids: Iterable[int] = (),
 ) -> Technician:
-    technician = scheduling.nearest_free_technician(
-        organisation, zone, skill, start, duration=end - start, exclude_job_ids=exclude_job_ids
+    exclude_job_ids = list(exclude_job_ids)
+    free = scheduling.technicians_free(
+        organisation, start, end, skill, zone=zone, exclude_job_ids=exclude_job_ids
     )
-    if technician is None:
-        raise _fail(
-            "technician",
-            _("No technician for that work is free at that time."),
-            code="no_technician_free",
-        )
-    _lock_technician(technician)
-    return technician
+    for candidate in free:
+        # Free when we looked; check again holding the lock, since a concurrent booking may
+        # have taken them in between.
+        _lock_technician(candidate)
+        if not scheduling.technician_problem(
+            organisation, candidate, start, end, skill=skill, exclude_job_ids=exclude_job_ids
+        ):
+            return candidate
+    raise _fail(
+        "technician",
+        _("No technician for that work is free at that time."),
+        code="no_technician_free",
+    )
 
 
 def _vehicle_problem(
