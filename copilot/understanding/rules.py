@@ -162,8 +162,9 @@ def _strip_edges(text: str) -> str:
 # classifier says, because missing one costs far more than a false alarm.
 _DANGER = re.compile(
     r"\b(?:olor\s+a\s+gas|huele\s+a\s+gas|(?:perdida|fuga|escape)\s+de\s+gas|gas\s+leak\w*|"
-    r"smell\w*\s+(?:of\s+)?gas|gas\s+smell\w*|chispa\w*|sparks?|sparking|humo|smoke|smoking|"
-    r"fuego|incendi\w*|fire|llamas|flames|inund\w*|flood\w*|revent\w*\s+(?:un|el|la|una)\s+\w+|"
+    r"smell\w*\s+(?:of\s+)?gas|gas\s+smell\w*|chispa\w*|sparks?|sparking|humo|smoke|"
+    r"fuego|incendi\w*|(?:on|a|the)\s+fire|fire\s+(?:in|at|on)|llamas|flames|inund\w*|flood\w*|"
+    r"revent\w*\s+(?:un|el|la|una)\s+\w+|"
     r"burst\s+pipe|pipe\s+burst|monoxido|monoxide|electrocut\w*|cortocircuito|short\s+circuit|"
     r"cable\s+pelado|olor\s+a\s+quemado|burning\s+smell|smell\w*\s+(?:of\s+)?burning)\b"
 )

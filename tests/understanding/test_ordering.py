@@ -69,3 +69,30 @@ def test_duplicates_collapse_unless_they_target_different_entities() -> None:
 def test_order_reports_whether_it_moved_anything() -> None:
     assert order_chain(_tasks("book_job", "create_customer"))[1]
     assert not order_chain(_tasks("create_customer", "book_job"))[1]
+
+
+def test_anger_about_the_work_done_is_a_complaint() -> None:
+    tasks = [
+        Task("frustration_detected", "escalation", 0.7, "ESTOY HARTA, el calefón sigue roto!!!")
+    ]
+    kept, notes = apply_labelling_rules(tasks)
+    assert [t.intent for t in kept] == ["complaint"]
+    assert notes
+
+
+def test_anger_about_the_conversation_stays_frustration() -> None:
+    tasks = [Task("frustration_detected", "escalation", 0.7, "NADIE CONTESTA!!! no doy más")]
+    kept, _ = apply_labelling_rules(tasks)
+    assert [t.intent for t in kept] == ["frustration_detected"]
+
+
+def test_sending_someone_on_a_later_day_is_a_booking() -> None:
+    import datetime
+
+    today = datetime.date(2026, 11, 18)
+    later = Task(
+        "dispatch", "fleet", 0.7, "mandá a alguien el lunes", Entities(date=today.replace(day=23))
+    )
+    now = Task("dispatch", "fleet", 0.7, "mandá a alguien ya", Entities(date=today))
+    assert [t.intent for t in apply_labelling_rules([later], today)[0]] == ["book_job"]
+    assert [t.intent for t in apply_labelling_rules([now], today)[0]] == ["dispatch"]

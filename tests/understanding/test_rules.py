@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from copilot.understanding import Context, Directive, Router
-from copilot.understanding.rules import bare_cuit, parse_directive, small_talk, strip_courtesy
+from copilot.understanding.rules import (
+    bare_cuit,
+    is_danger,
+    parse_directive,
+    small_talk,
+    strip_courtesy,
+)
 
 
 @pytest.mark.parametrize(
@@ -95,3 +101,39 @@ def test_the_router_returns_a_directive_without_classifying(router: Router, ctx:
     assert result.directive == Directive("scheduling", "pasá lo de Gómez al viernes")
     assert result.tasks == []
     assert result.tier == "rules"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "hay olor a gas en la cocina",
+        "salen chispas del tablero",
+        "se reventó un caño y se inunda todo",
+        "mi abuela de 90 años se quedó sin calefacción",
+        "I smell gas in the basement",
+        "there's smoke coming out of the breaker panel",
+    ],
+)
+def test_danger_is_recognised(text: str) -> None:
+    assert is_danger(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["necesito una carga de gas", "se quedaron sin calefacción", "humor negro", "fire up the AC"],
+)
+def test_ordinary_requests_are_not_danger(text: str) -> None:
+    assert not is_danger(text)
+
+
+def test_danger_makes_the_router_answer_emergency(router: Router, ctx: Context) -> None:
+    result = router.understand("hay olor a gas en el edificio, mandá a alguien ya", ctx)
+    assert result.intents == ["emergency"]
+    assert result.agents == ["escalation"]
+
+
+@pytest.mark.parametrize("text", ["", "   ", "#fleet"])
+def test_empty_input_does_not_break_the_router(router: Router, ctx: Context, text: str) -> None:
+    result = router.understand(text, ctx)
+    assert len(result.tasks) <= 1
+    assert result.language == "es"
