@@ -148,6 +148,13 @@ def test_customer_update_rejects_bad_values_and_keeps_the_old_ones(org) -> None:
             services.customer_update(organisation=org, customer=customer, **kwargs)
     fresh = Customer.objects.get(pk=customer.pk)
     assert (fresh.name, fresh.cuit, fresh.email) == ("Juan", "", "juan@example.com")
+    assert (customer.name, customer.cuit, customer.email) == ("Juan", "", "juan@example.com")
+    with pytest.raises(ValidationError) as exc:
+        services.customer_update(
+            organisation=org, customer=customer, name="Juan Carlos", phone_alt="x"
+        )
+    assert codes(exc, "phone_alt") == ["invalid"]
+    assert customer.name == "Juan" and Customer.objects.get(pk=customer.pk).name == "Juan"
     assert fresh.addresses.get().street.startswith("Av. Mitre")
 
 
