@@ -3,6 +3,7 @@ outsider who belongs to another organisation and must see nothing of the first."
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,3 +46,15 @@ def org(cast: Cast) -> Organisation:
 def _fast_password_hasher(settings: Any) -> None:
     # The cast creates several users per test; the real hasher would dominate the suite's time.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def _default_language() -> Iterator[None]:
+    # A test that switches the UI language (the client's LocaleMiddleware does) must not leak it
+    # into the next test: every test starts and ends in the default language.
+    from django.conf import settings as django_settings
+    from django.utils import translation
+
+    translation.activate(django_settings.LANGUAGE_CODE)
+    yield
+    translation.activate(django_settings.LANGUAGE_CODE)
