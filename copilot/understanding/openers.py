@@ -109,7 +109,7 @@ def how_it_starts(text: str, openers: frozenset[str]) -> Opening:
     early; "detail" when it starts with a field of a record ("CUIT ...", "cel ...", "dirección
     ..."), which belongs to the request before it; "other" otherwise.
 
-    "si está, agendale..." starts a request too: a Spanish imperative among the first three
+    "si está, agendale..." starts a request too: a Spanish imperative among the first five
     words counts (voseo with its accent, or a verb with clitics: "agendale", "pasalo").
     Openers keep their accents: "cargá una visita" starts a request, "carga de gas" does not.
     """
@@ -120,7 +120,7 @@ def how_it_starts(text: str, openers: frozenset[str]) -> Opening:
         return "detail"
     if words[0] in openers or fold(words[0]) in _QUESTION:
         return "request"
-    return "request" if any(_imperative(w) for w in words[:3]) else "other"
+    return "request" if any(_imperative(w) for w in words[:5]) else "other"
 
 
 def starts_like_request(text: str, openers: frozenset[str]) -> bool:
