@@ -126,7 +126,9 @@ class Runner:
             )
             result = tool.run(tool_ctx, arguments)
         self.tools_invoked.append(tool_name)
-        self._emit("tool_result", tool=tool_name, ok=result.ok, summary=result.summary or result.error)
+        self._emit(
+            "tool_result", tool=tool_name, ok=result.ok, summary=result.summary or result.error
+        )
         latency = round((time.perf_counter() - started) * 1000, 2)
         self._emit("tool_end", tool=tool_name, latency_ms=latency)
         return result
@@ -138,8 +140,10 @@ class Runner:
 
 
 def _jsonable(arguments: dict[str, Any]) -> dict[str, object]:
-    return {key: value if isinstance(value, int | float | bool | None) else str(value)
-            for key, value in arguments.items()}
+    return {
+        key: value if isinstance(value, int | float | bool | None) else str(value)
+        for key, value in arguments.items()
+    }
 
 
 Handler = Callable[[Step, Runner], Outcome]

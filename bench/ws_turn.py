@@ -49,8 +49,9 @@ def free_port() -> int:
 
 def prepare(env: dict[str, str]) -> None:
     for args in (["migrate", "--noinput", "-v0"], ["load_demo"]):
-        subprocess.run([PY, "manage.py", *args], cwd=ROOT, env=env, check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [PY, "manage.py", *args], cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL
+        )
 
 
 def wait_for(url: str, timeout: float = 30.0) -> None:
@@ -69,8 +70,14 @@ def login(base: str) -> tuple[httpx.Client, int]:
     page = client.get("/login/")
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
     assert token, "no CSRF token on the login page"
-    client.post("/login/", data={"username": "operadora", "password": "capataz",
-                                 "csrfmiddlewaretoken": token.group(1)})
+    client.post(
+        "/login/",
+        data={
+            "username": "operadora",
+            "password": "capataz",
+            "csrfmiddlewaretoken": token.group(1),
+        },
+    )
     response = client.post("/chat/new/", headers={"X-CSRFToken": client.cookies["csrftoken"]})
     match = re.search(r"/chat/(\d+)/", str(response.url))
     assert match, f"no conversation created: {response.url}"
@@ -93,7 +100,9 @@ async def run_turns(base_ws: str, cookies: str, origin: str, turns: int) -> list
                     first = now
                 if event["type"] == "completed":
                     break
-            results.append({"first_ms": (first - started) * 1000, "completed_ms": (now - started) * 1000})
+            results.append(
+                {"first_ms": (first - started) * 1000, "completed_ms": (now - started) * 1000}
+            )
     return results
 
 
@@ -110,13 +119,28 @@ def main() -> None:
     args = parser.parse_args()
     port = free_port()
     with tempfile.TemporaryDirectory() as var:
-        env = {**os.environ, "CAPATAZ_VAR_DIR": var, "DATABASE_URL": "", "REDIS_URL": "",
-               "DEBUG": "true", "LOG_LEVEL": "WARNING"}
+        env = {
+            **os.environ,
+            "CAPATAZ_VAR_DIR": var,
+            "DATABASE_URL": "",
+            "REDIS_URL": "",
+            "DEBUG": "true",
+            "LOG_LEVEL": "WARNING",
+        }
         prepare(env)
         server = subprocess.Popen(
-            [str(Path(PY).parent / "daphne"), "-b", "127.0.0.1", "-p", str(port),
-             "copilot.asgi:application"],
-            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                str(Path(PY).parent / "daphne"),
+                "-b",
+                "127.0.0.1",
+                "-p",
+                str(port),
+                "copilot.asgi:application",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         try:
             base = f"http://127.0.0.1:{port}"

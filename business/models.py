@@ -101,8 +101,12 @@ class PriceItem(models.Model):
     name = models.CharField(_("name"), max_length=200)
     name_en = models.CharField(_("name (English)"), max_length=200, blank=True)
     category = models.CharField(_("category"), max_length=40, blank=True)
-    unit_price = models.DecimalField(_("unit price (ARS, before IVA)"), max_digits=14, decimal_places=2)
-    iva_rate = models.DecimalField(_("IVA %"), max_digits=5, decimal_places=2, default=Decimal("21"))
+    unit_price = models.DecimalField(
+        _("unit price (ARS, before IVA)"), max_digits=14, decimal_places=2
+    )
+    iva_rate = models.DecimalField(
+        _("IVA %"), max_digits=5, decimal_places=2, default=Decimal("21")
+    )
     keywords = models.CharField(_("keywords"), max_length=300, blank=True)
 
     class Meta:
@@ -325,7 +329,9 @@ class Equipment(models.Model):
     model = models.CharField(_("model"), max_length=60, blank=True)
     installed_on = models.DateField(_("installed"), null=True, blank=True)
     last_service_on = models.DateField(_("last service"), null=True, blank=True)
-    service_interval_months = models.PositiveSmallIntegerField(_("service interval (months)"), default=12)
+    service_interval_months = models.PositiveSmallIntegerField(
+        _("service interval (months)"), default=12
+    )
 
     class Meta:
         verbose_name_plural = "equipment"
@@ -351,7 +357,9 @@ class DocumentLine(models.Model):
     description = models.CharField(_("description"), max_length=200)
     quantity = models.DecimalField(_("quantity"), max_digits=10, decimal_places=2, default=1)
     unit_price = models.DecimalField(_("unit price"), max_digits=14, decimal_places=2)
-    iva_rate = models.DecimalField(_("IVA %"), max_digits=5, decimal_places=2, default=Decimal("21"))
+    iva_rate = models.DecimalField(
+        _("IVA %"), max_digits=5, decimal_places=2, default=Decimal("21")
+    )
 
     class Meta:
         abstract = True
@@ -490,9 +498,7 @@ class EscalationTicket(models.Model):
         IN_PROGRESS = "in_progress", _("In progress")
         RESOLVED = "resolved", _("Resolved")
 
-    organisation = models.ForeignKey(
-        Organisation, on_delete=models.CASCADE, related_name="tickets"
-    )
+    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE, related_name="tickets")
     customer = models.ForeignKey(Customer, on_delete=models.SET_NULL, null=True, blank=True)
     job = models.ForeignKey(Job, on_delete=models.SET_NULL, null=True, blank=True)
     priority = models.CharField(max_length=8, choices=Priority.choices, default=Priority.NORMAL)
