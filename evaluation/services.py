@@ -80,23 +80,25 @@ def _router_for_org(organisation: Organisation) -> Router:
 
 
 def _training_agents(organisation: Organisation, train_path: Path) -> None:
-    """One agent per intent of the training file, its lines as the examples."""
+    """One agent per intent of the training file; multi-intent lines are cut into examples."""
+    from copilot.understanding.training import examples_from_labelled
+
+    lines = [(case.input, case.expected_intents) for case in load_cases(train_path)]
     by_intent: dict[str, list[str]] = defaultdict(list)
-    for case in load_cases(train_path):
-        if len(case.expected_intents) == 1:  # multi-intent lines teach no single intent
-            by_intent[case.expected_intents[0]].append(" ".join(case.input.split()))
-    if not by_intent:
-        raise EvaluationError(f"{train_path}: no single-intent lines to train on")
-    for intent, lines in sorted(by_intent.items()):
+    for example in examples_from_labelled(lines, lambda intent: intent):
+        by_intent[example.intent].append(" ".join(example.text.split()))
+    if len(by_intent) < 2:
+        raise EvaluationError(f"{train_path}: needs single-intent lines of at least two intents")
+    for number, (intent, texts) in enumerate(sorted(by_intent.items()), start=1):
         agent = Agent.objects.create(
             organisation=organisation,
-            name=slugify(intent.replace("/", "-"))[:40] or "intent",
-            label_es=intent,
-            label_en=intent,
+            name=f"{slugify(intent)[:30] or 'intent'}-{number}",
+            label_es=intent[:80],
+            label_en=intent[:80],
             category="evaluation",
             description=f"Evaluation agent for {intent}",
         )
-        AgentIntent.objects.create(agent=agent, name=intent[:40], examples_en="\n".join(lines))
+        AgentIntent.objects.create(agent=agent, name=intent, examples_en="\n".join(texts))
 
 
 @contextlib.contextmanager
