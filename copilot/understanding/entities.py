@@ -41,7 +41,7 @@ def _blank(text: str, spans: Sequence[tuple[int, int]]) -> str:
 
 
 def _cuits(text: str) -> list[tuple[int, int, str]]:
-    found = []
+    found: list[tuple[int, int, str]] = []
     for pattern in (CUIT_IN_TEXT, _DOTTED_CUIT):
         for m in pattern.finditer(text):
             if not any(s < m.end() and m.start() < e for s, e, _ in found):

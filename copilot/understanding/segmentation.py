@@ -25,6 +25,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from copilot.understanding.normalize import fold, fold_keep_length, word_set
 
@@ -155,7 +156,8 @@ _STOP = word_set(
 )
 
 
-SpanClassifier = Callable[[Sequence[str], Sequence[tuple[int, int]]], Sequence[Sequence[float]]]
+# Rows of probabilities per span: a numpy array or nested sequences both index as [span][intent].
+SpanClassifier = Callable[[Sequence[str], Sequence[tuple[int, int]]], Any]
 
 
 def joined(classify: Callable[[Sequence[str]], Sequence[Sequence[float]]]) -> SpanClassifier:
