@@ -237,6 +237,10 @@ def agents_install_defaults(*, organisation: Organisation) -> list[Agent]:
     Agents it already has, edited or not, are left alone. Each copy starts with version 1.
     """
     have = set(Agent.objects.filter(organisation=organisation).values_list("name", flat=True))
+    if not Agent.objects.filter(organisation__isnull=True).exists():
+        # The data migration creates the templates; a database emptied since (a flush, a
+        # restore of business data only) gets them back from the shipped file.
+        agents_sync_defaults()
     templates = Agent.objects.filter(organisation__isnull=True).prefetch_related("intents")
     created: list[Agent] = []
     for template in templates:

@@ -16,7 +16,7 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from django.db import close_old_connections
+from django.db import connection
 
 from agents.selectors import agents_for_org, examples_fingerprint, training_examples
 from business.models import Customer, Technician
@@ -115,4 +115,4 @@ def warm_up(organisation_id: int) -> None:
     except Exception:  # a failed warm-up only means the first turn pays; the turn reports errors
         logger.exception("warm-up failed for organisation %s", organisation_id)
     finally:
-        close_old_connections()
+        connection.close()  # a pool thread of its own: keep no connection open behind it
