@@ -8,5 +8,6 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),
     path("agents/", include("agents.urls")),
     path("chat/", include("copilot.chat_urls")),
+    path("approvals/", include("approvals.urls")),
     path("", include("business.urls")),
 ]
