@@ -124,6 +124,23 @@ _INSULT = _any(
     r"ridiculous",
     r"joke",
 )
+# Anger said in words: as telling as an insult, without being one.
+_ANGER = _any(
+    r"furios[oa]s?",
+    r"indignad[oa]s?",
+    r"inaceptable\w*",
+    r"inadmisible\w*",
+    r"intolerable\w*",
+    r"una falta de respeto",
+    r"rabia",
+    r"furious\w*",
+    r"livid",
+    r"outraged?",
+    r"unacceptable",
+    r"inexcusable",
+    r"pissed(?: off)?",
+    r"fuming",
+)
 _REPEATED = _any(
     r"ya (?:les|te|se lo|se los) (?:dije|pedi|avise|explique)",
     r"otra vez",
@@ -255,6 +272,9 @@ def _frustration(text: str, folded: str, earlier: Sequence[str], reasons: list[s
     if _INSULT.search(folded):
         score += 0.5
         reasons.append("insult")
+    if _ANGER.search(folded):
+        score += 0.5
+        reasons.append("anger")
     if _REPEATED.search(folded):
         score += 0.4
         reasons.append("repeated_phrase")

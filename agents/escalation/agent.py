@@ -474,7 +474,7 @@ def complaint(step: Step, runner: Runner) -> Outcome:
     phone = (subject.customer or {}).get("phone")
     contact = runner.t(
         es=f" y se comunica con el cliente ({phone})" if phone else " y da una respuesta",
-        en=f" and contacts the customer ({phone})" if phone else " and follows up",
+        en=f" and contact the customer ({phone})" if phone else " and follow up",
     )
     text = runner.t(
         es=f"Registré el reclamo{_for_whom(runner, subject)}: ticket #{data['id']}, prioridad "

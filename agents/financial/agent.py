@@ -36,6 +36,7 @@ from business.models import money as round_money
 DEFAULT_IVA = Decimal("21")
 LISTED = 10  # invoices or debtors listed in one answer
 PRICE_ITEMS_SHOWN = 6
+MIN_SHARED_STEMS = 2  # a service read from the message's own words must share this many
 
 _SERVICE_JOINS = re.compile(r"\s*(?:,|\+|\by\b|\band\b)\s*", re.IGNORECASE)
 _INVOICE_NUMBER = re.compile(r"\b(\d{4}-\d{8})\b")
@@ -173,10 +174,43 @@ def _quote_arguments(step: Step, runner: Runner, who: CustomerRef) -> dict[str, 
     elif service:
         arguments["services"] = _services_of(service)
     elif "job_id" not in arguments:
-        return None
+        listed = _listed_service_in(step.text, runner, who)
+        if listed is None:
+            return None
+        arguments["services"] = [listed]
     if rate := _rate_in(step.text):
         arguments["iva_rate"] = rate
     return arguments
+
+
+def _stems(text: str) -> set[str]:
+    """Accent-folded word stems: five letters cover plurals and «instalación»/«instalar»."""
+    words = re.findall(r"[a-z0-9]+", fold(text))
+    return {word if word.isdigit() else word[:5] for word in words if len(word) > 2}
+
+
+def _listed_service_in(text: str, runner: Runner, who: CustomerRef) -> str | None:
+    """The price-list item the message's own words name, when no service was extracted.
+
+    «…para La Espiga por la instalación de un split de 3000 frigorías»: the extractor may miss
+    the service, but the words are there. Only an item that shares at least two stems with the
+    message, and more than any other item, is taken; anything less is asked about.
+    """
+    words = _stems(text) - _stems(who.name)
+    if len(words) < 2:
+        return None
+    prices = runner.call("price_list", query=text)
+    if not prices.ok:
+        return None
+    ranked = sorted(
+        ((len(words & _stems(item["name"])), str(item["name"])) for item in prices.data["items"]),
+        reverse=True,
+    )
+    if not ranked or ranked[0][0] < MIN_SHARED_STEMS:
+        return None
+    if len(ranked) > 1 and ranked[1][0] == ranked[0][0]:
+        return None  # two items fit as well: the message does not say which
+    return ranked[0][1]
 
 
 def _unpriced(runner: Runner, service: str, error: str) -> Outcome:

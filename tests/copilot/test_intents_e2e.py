@@ -985,9 +985,7 @@ CASES = [
     case("generate_quote", "es", "Haceme un presupuesto para Panadería La Espiga por la "
          "instalación de un split de 3000 frigorías",
          _quoted("Panadería La Espiga SRL", "Instalación split 3000 frigorías"),
-         id="por-la-instalacion",
-         marks=_xfail("the service is not extracted from «por la instalación de un split de 3000 "
-                      "frigorías»: generate_quote asks «¿Qué presupuesto?» and no quote is made")),
+         id="por-la-instalacion"),
     case("generate_quote", "en", "Can you quote Hotel Plaza Castelar for a boiler service?",
          _quoted("Hotel Plaza Castelar SA", "Service de caldera")),
     case("generate_invoice", "es", "Hacele la factura a Jorge Cabrera por el último trabajo",
@@ -1035,9 +1033,7 @@ CASES = [
          "the floor and scratched the wall", _ticket("complaint", "normal", "María Martínez")),
     case("complaint", "en", "Jorge Cabrera is furious: the technician showed up three hours late "
          "and never called. Totally unacceptable!!", _ticket("complaint", "high", "Jorge Cabrera"),
-         id="angry",
-         marks=_xfail("an angry complaint («furious», «totally unacceptable!!») is filed with "
-                      "normal priority: the frustration signal misses it, so it is not high")),
+         id="angry"),
     case("emergency", "es", "Emergencia: se rompió un caño en el Hotel Plaza Castelar y se está "
          "inundando el sótano", _ticket("emergency", "urgent", "Hotel Plaza Castelar SA")),
     case("emergency", "en", "Smoke coming out of the electrical panel at Farmacia Santa Rita, send "

@@ -192,6 +192,25 @@ def test_a_calm_complaint_about_the_job_under_discussion_is_normal_priority(
     assert "normal priority" in turn.text and "I'm sorry about this." in turn.text
 
 
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        ("en", "Juan Pérez is furious: the technician came three hours late. Unacceptable."),
+        ("es", "Juan Pérez está furioso, el técnico llegó tres horas tarde. Es inaceptable."),
+    ],
+)
+def test_anger_said_in_words_makes_a_complaint_high_priority(
+    office: Office, shop: Shop, cast: Cast, language: str, text: str
+) -> None:
+    turn = office.run(
+        complaint, "complaint", "escalation", text=text, customer="Juan Pérez", language=language
+    )
+    [ticket] = _tickets(cast)
+    assert ticket.priority == "high"
+    if language == "en":
+        assert "will review it and contact the customer (+541145678901)." in turn.text
+
+
 def test_a_complaint_for_an_ambiguous_customer_asks_which_and_files_nothing(
     office: Office, shop: Shop, cast: Cast
 ) -> None:

@@ -100,8 +100,27 @@ def test_quote_for_an_unknown_customer_makes_nothing(desk: Desk, shop: Shop) -> 
 
 
 def test_quote_without_service_or_amount_asks_what(desk: Desk, shop: Shop) -> None:
-    turn = _quote(desk, customer="Juan Pérez")
-    assert turn.outcome.error == "missing service" and turn.tools == []
+    turn = _quote(desk, customer="Juan Pérez", text="haceme un presupuesto para Juan Pérez")
+    assert turn.outcome.error == "missing service"
+    assert "quote_create" not in turn.tools and not Quote.objects.exists()
+
+
+def test_quote_reads_the_service_from_the_message_when_none_was_extracted(
+    desk: Desk, shop: Shop
+) -> None:
+    turn = _quote(desk, customer="Juan Pérez", text="Haceme un presupuesto para Juan Pérez por la "
+                  "instalación de un split de 3000 frigorías")  # fmt: skip
+    assert turn.outcome.success, turn.outcome.error
+    quote = Quote.objects.get(customer=shop.juan)
+    assert [line.description for line in quote.lines.all()] == [
+        "Instalación de split hasta 3000 frigorías"
+    ]
+    assert_no_foreign_data(turn.text)
+
+
+def test_quote_asks_when_the_message_words_fit_no_listed_service(desk: Desk, shop: Shop) -> None:
+    turn = _quote(desk, customer="Juan Pérez", text="presupuesto de pintura de la fachada")
+    assert turn.outcome.error == "missing service" and not Quote.objects.exists()
 
 
 # --- generate_invoice -----------------------------------------------------------------------
