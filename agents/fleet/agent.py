@@ -47,10 +47,22 @@ _WHOLE_WEEK = re.compile(
     r"|the rest of the week)\b"
 )
 _REASONS = (
-    (re.compile(r"\b(?:enferm\w*|sick|ill|gripe|fiebre|covid)\b"), "enfermo", "sick"),
+    (
+        re.compile(
+            r"\b(?:enferm\w*|sick|ill|gripe|engripad\w*|fiebre|covid|resfri\w*|flu|fever)\b"
+        ),
+        "enfermo",
+        "sick",
+    ),
     (re.compile(r"\b(?:vacacion\w*|vacation|holidays?)\b"), "vacaciones", "holiday"),
     (re.compile(r"\b(?:licencia|leave)\b"), "licencia", "leave"),
     (re.compile(r"\b(?:medic\w*|doctor|hospital\w*)\b"), "turno médico", "medical"),
+)
+# A move of the jobs said in the same words as the absence ("pasá sus trabajos al jueves"), on
+# folded text. Without one, a date after "para"/"for" is not a destination.
+_MOVE = re.compile(
+    r"\b(?:pasa(?:r|le|les|lo|los|las)?|move\w*|moving|reprogram\w*|reschedul\w*"
+    r"|lleva(?:r|le|les|los|las)?|corre(?:r|le|les|los|las)?|shift\w*|push\w*)\b"
 )
 _FROM = re.compile(r"\b(?:del|de|from|desde)(?:\s+(?:el|the|hoy))?\s*$")
 _ZONE_CUE = re.compile(r"\bzona\s+(\w+(?:\s\w+)?)|\b(\w+(?:\s\w+)?)\s+(?:zone|area)\b")
@@ -177,8 +189,9 @@ def _absence_days(step: Step, runner: Runner) -> tuple[datetime.date, datetime.d
     today = _today(runner)
     until = _until(step.text, today, runner.language)
     mentions = find_dates(step.text, today, runner.language)
-    # "pasá sus trabajos al jueves" names where the jobs go, not when the technician is out.
-    moved_to = target_date(step.text, mentions)
+    # "pasá sus trabajos al jueves" names where the jobs go, not when the technician is out; with
+    # no move said, "para mañana" / "for tomorrow" is the day of the absence itself.
+    moved_to = target_date(step.text, mentions) if _MOVE.search(fold(step.text)) else None
     others = [m.value for m in mentions if m.value not in (until, moved_to)]
     named = step.entities.date if step.entities.date not in (until, moved_to) else None
     first = others[0] if others else named or today

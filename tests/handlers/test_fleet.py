@@ -125,6 +125,45 @@ def test_a_day_the_jobs_move_to_is_not_the_day_of_the_absence(
     assert absence.arguments["start_date"] == absence.arguments["end_date"] == MONDAY.isoformat()
 
 
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        ("en", "he called in sick for tomorrow"),
+        ("es", "avisó que para mañana no viene, está enfermo"),
+        ("es", "Carlos mañana no viene"),
+    ],
+)
+def test_the_day_said_about_the_absence_is_its_first_day(
+    office: Office, shop: Shop, cast: Cast, language: str, text: str
+) -> None:
+    office.run(
+        technician_sick, "technician_sick", "fleet", technician="Carlos", text=text,
+        date=TUESDAY, language=language,
+    )  # fmt: skip
+    absence = _pending(cast)[0]
+    assert absence.arguments["start_date"] == absence.arguments["end_date"] == TUESDAY.isoformat()
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "reason"),
+    [
+        ("en", "Carlos has the flu", "sick"),
+        ("en", "Carlos has a fever today", "sick"),
+        ("es", "Carlos tiene gripe", "enfermo"),
+        ("es", "Carlos no viene, tiene fiebre", "enfermo"),
+        ("es", "Carlos no viene hoy", "ausente"),
+    ],
+)
+def test_an_illness_is_recorded_as_sick(
+    office: Office, shop: Shop, cast: Cast, language: str, text: str, reason: str
+) -> None:
+    office.run(
+        technician_sick, "technician_sick", "fleet", technician="Carlos", text=text,
+        language=language,
+    )  # fmt: skip
+    assert _pending(cast)[0].arguments["reason"] == reason
+
+
 def test_a_sick_technician_without_jobs_files_only_the_absence(
     office: Office, shop: Shop, cast: Cast
 ) -> None:
