@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
-from copilot.understanding.normalize import fold, word_set, words
+from copilot.understanding.normalize import fold, fold_keep_length, word_set, words
 from copilot.understanding.values import Language
 
 # Frequent function words and office vocabulary that exist in only one of the two languages
@@ -33,19 +34,58 @@ _EN = word_set(
     booking book schedule cancel move technician tech payment paid pay price prices hours
     open need want have has get send check new create add update change find show i we all
     any some there up out if not just also then plus sick vehicle truck van repair install
-    maintenance heater boiler leak
+    maintenance heater boiler leak they them he she someone anyone right away now send
     """
 )
+# Voseo imperatives and -ción nouns are unmistakably Spanish even without function words.
+_VOSEO = re.compile(r"\b(?:\w+ciones?|\w{4,}(?:ame|ale|alo|amelo|emelo))\b")
 _SPANISH_MARKS = re.compile(r"[ñ¿¡áéíóú]", re.IGNORECASE)
 
 
-def detect_language(text: str) -> Language:
-    """ "es" or "en". Ties and empty texts go to Spanish, the first market."""
+# A run of two or more Title-case words ("Panadería La Espiga", "Hotel Plaza Castelar"), which
+# may carry short lowercase particles ("Casa de Té"): a proper name says nothing about the
+# language the operator writes in.
+_NAME_RUN = re.compile(
+    r"\b[A-ZÁÉÍÓÚÑ][^\W\d_A-Z]*(?:\s+(?:(?:de|del|la|las|los|y|of|the)\s+)?"
+    r"[A-ZÁÉÍÓÚÑ][^\W\d_A-Z]+)+"
+)
+
+
+def _without_names(text: str, known: Iterable[str]) -> str:
+    """The text with proper names blanked out: names known in the records, then Title-case runs."""
+    folded = fold_keep_length(text)
+    # A cheap substring test first: the vocabulary may hold thousands of names.
+    present = [fold(n).strip() for n in known if n.strip() and fold(n).strip() in folded]
+    for name in sorted(present, key=len, reverse=True):
+        for m in reversed(list(re.finditer(rf"\b{re.escape(name)}\b", folded))):
+            text = text[: m.start()] + " " * (m.end() - m.start()) + text[m.end() :]
+            folded = folded[: m.start()] + " " * (m.end() - m.start()) + folded[m.end() :]
+    return _NAME_RUN.sub(lambda m: _keep_leading_word(m.group(0)), text)
+
+
+def _keep_leading_word(run: str) -> str:
+    """A sentence may start with a capitalised function word before a name ("Hola Juan Pérez",
+    "Ask Kevin Li"): it is evidence, so it stays."""
+    first, _, _rest = run.partition(" ")
+    token = fold(first)
+    evidence = token in _ES or token in _EN or _VOSEO.fullmatch(token)
+    return first + " " if evidence else " "
+
+
+def detect_language(text: str, names: Iterable[str] = ()) -> Language:
+    """ "es" or "en". Ties and empty texts go to Spanish, the first market.
+
+    Proper names are left out first ("Panadería La Espiga" in an English message, "Ernest Walker"
+    in a Spanish one): `names` are the ones known in the records, and any run of Title-case words
+    counts as one too.
+    """
+    stripped = _without_names(text, names)
+    if words(stripped):
+        text = stripped  # a message that is only a name is judged by the name
     tokens = words(text)
     es = sum(token in _ES for token in tokens)
     en = sum(token in _EN for token in tokens)
     es += 2 * len(_SPANISH_MARKS.findall(text))
-    # Voseo imperatives and -ción nouns are unmistakably Spanish even without function words.
     folded = fold(text)
-    es += len(re.findall(r"\b(?:\w+ciones?|\w{4,}(?:ame|ale|alo|amelo|emelo))\b", folded))
+    es += sum(1 for _ in _VOSEO.finditer(folded))
     return "en" if en > es else "es"

@@ -125,3 +125,30 @@ def how_it_starts(text: str, openers: frozenset[str]) -> Opening:
 
 def starts_like_request(text: str, openers: frozenset[str]) -> bool:
     return how_it_starts(text, openers) == "request"
+
+
+def verb_intents(
+    texts: Iterable[str], intents: Iterable[str], *, min_examples: int = 3, share: float = 0.85
+) -> dict[str, str]:
+    """Opening verbs that (nearly) always start one intent in the examples: "facturale" →
+    generate_invoice, "invoice" → generate_invoice, while "pasá" (reschedule, bulk_reschedule,
+    escalate...) says nothing. Keys are folded: "facturá" and "factura" are one word typed two ways.
+    """
+    counts: dict[str, Counter[str]] = {}
+    for text, intent in zip(texts, intents, strict=True):
+        words = _real_words(text)
+        if words and fold(words[0]) not in _ARTICLES:
+            counts.setdefault(fold(words[0]), Counter())[intent] += 1
+    learned: dict[str, str] = {}
+    for word, by_intent in counts.items():
+        intent, n = by_intent.most_common(1)[0]
+        verb = bool(_CLITIC_IMPERATIVE.match(word)) or word in _ENGLISH_VERBS
+        if verb and n >= min_examples and n / sum(by_intent.values()) >= share:
+            learned[word] = intent
+    return learned
+
+
+def opening_word(text: str) -> str:
+    """The folded first real word ("Y facturale a Juan..." → "facturale"), or ""."""
+    words = _real_words(text)
+    return fold(words[0]) if words else ""

@@ -66,10 +66,24 @@ _ABOUT_THE_SERVICE = re.compile(
 )
 
 
+# Moving *the jobs* (plural) of someone or of a day is a bulk move, with or without "todos":
+# "pasá los trabajos de Leandro al jueves", "move Kevin's jobs to Friday".
+_MANY_JOBS = re.compile(
+    r"\b(?:(?:los|sus)\s+(?:trabajos|turnos|servicios|services)|(?:las|sus)\s+visitas|"
+    r"(?:the|his|her|their|\w+'s)\s+(?:jobs|appointments|visits|bookings))\b"
+)
+
+
 def _retarget(task: Task, today: datetime.date | None) -> Task:
     """Relabel by the taxonomy's definitions where the classifier's neighbour is the right one."""
     if task.intent == "frustration_detected" and _ABOUT_THE_SERVICE.search(fold(task.text)):
         return replace(task, intent="complaint")
+    if (
+        task.intent == "reschedule"
+        and any(label == "bulk_reschedule" for label, _p in task.candidates)
+        and _MANY_JOBS.search(fold(task.text))
+    ):
+        return replace(task, intent="bulk_reschedule")
     if task.intent == "dispatch" and today and task.entities.date and task.entities.date > today:
         return replace(task, intent="book_job")  # sending someone on a later day is a booking
     return task

@@ -15,7 +15,7 @@ from typing import Any
 from copilot.understanding.classifier import IntentClassifier, train_classifier
 from copilot.understanding.entities import extract_entities
 from copilot.understanding.language import detect_language
-from copilot.understanding.openers import how_it_starts, opener_words
+from copilot.understanding.openers import how_it_starts, opener_words, opening_word, verb_intents
 from copilot.understanding.ordering import apply_labelling_rules, order_chain
 from copilot.understanding.rules import (
     bare_cuit,
@@ -27,6 +27,8 @@ from copilot.understanding.rules import (
 from copilot.understanding.segmentation import Segment, Tuning, segment
 from copilot.understanding.values import Context, Entities, Example, Task, Understanding
 
+# How likely the verb's intent must already be for the verb to decide (softmax scores).
+VERB_CANDIDATE_FLOOR = 0.25
 DEFAULT_AGENTS = {"greeting": "general", "farewell": "general", "validate_cuit": "customer"}
 
 
@@ -38,13 +40,16 @@ class Router:
     openers: frozenset[str]
     agent_names: tuple[str, ...] = ()
     tuning: Tuning = field(default_factory=Tuning)
+    # Opening words that name one intent in the examples ("facturale" → generate_invoice).
+    verbs: dict[str, str] = field(default_factory=dict)
 
     def agent_for(self, intent: str) -> str:
         return self.intents.get(intent) or DEFAULT_AGENTS.get(intent, "")
 
     def understand(self, text: str, ctx: Context) -> Understanding:
         started = time.perf_counter()
-        language = detect_language(text)
+        known = ctx.vocabulary.customers + ctx.vocabulary.technicians
+        language = detect_language(text, known)
         directive = parse_directive(text, self.agent_names)
         if directive:
             entities = extract_entities(directive.text, ctx, language)
@@ -93,11 +98,21 @@ class Router:
 
     def _task(self, seg: Segment, ctx: Context, language: str) -> Task:
         candidates = self._top(seg)
-        intent, confidence = candidates[0]
+        intent, confidence = self._by_verb(seg.text, candidates)
         if "emergency" in self.intents and is_danger(seg.text):
             intent, confidence = "emergency", max(confidence, 0.9)
         entities = extract_entities(seg.text, ctx, language)
         return Task(intent, self.agent_for(intent), confidence, seg.text, entities, candidates)
+
+    def _by_verb(self, text: str, candidates: list[tuple[str, float]]) -> tuple[str, float]:
+        """The intent the request's own verb names, when the classifier hesitates between it and
+        another ("Facturale a Jorge el último trabajo": invoice, not the customer's file); a
+        verb that is a distant candidate does not overrule a confident reading."""
+        named = self.verbs.get(opening_word(text))
+        for intent, probability in candidates[1:]:
+            if intent == named and probability >= VERB_CANDIDATE_FLOOR:
+                return intent, probability
+        return candidates[0]
 
     def _top(self, seg: Segment, k: int = 3) -> list[tuple[str, float]]:
         ranked = sorted(zip(self.classifier.labels, seg.probs, strict=True), key=lambda p: -p[1])
@@ -156,4 +171,5 @@ def build_router(examples: Sequence[Example], *, agent_names: Sequence[str] = ()
         classifier=classifier,
         openers=opener_words(texts),
         agent_names=names,
+        verbs=verb_intents(texts, [e.intent for e in usable]),
     )

@@ -29,11 +29,18 @@ from typing import Any
 
 from copilot.understanding.normalize import fold, fold_keep_length, word_set
 
+# A clause that asks for a second thing to be done first or afterwards: "después de agendarle",
+# "antes de facturarlo", "una vez que lo agendes", "once you book it", "after you send it",
+# "as soon as you book". Only before a verb: "después de las 3" or "after 5pm" are times.
+_AFTER_DOING = (
+    r"(?:despues|antes|luego)\s+de(?=\s+[a-z]+(?:ar|er|ir)(?:le|lo|la|les|los|las|me|selo|sela)?\b)|"
+    r"una\s+vez\s+que|ni\s+bien|(?:once|after|before|as\s+soon\s+as)(?=\s+you\b)"
+)
 # Folded connector phrases, longest first so "y después" wins over "y".
 _CONNECTORS = [
     r"y\s+(?:despues|luego|tambien|ademas|de\s+paso|encima|aparte)", r"y\s+que", r"y\s+si",
     r"and\s+(?:then|also|after\s+that|afterwards|as\s+well)", r"as\s+well\s+as", r"after\s+that",
-    r"ademas", r"despues(?!\s+de)", r"luego(?!\s+de)", r"tambien", r"tmb", r"aparte",
+    _AFTER_DOING, r"ademas", r"despues(?!\s+de)", r"luego(?!\s+de)", r"tambien", r"tmb", r"aparte",
     r"de\s+paso", r"encima", r"asimismo", r"por\s+otro\s+lado", r"otra\s+cosa", r"y", r"e",
     r"and", r"then", r"also", r"plus", r"afterwards",
 ]  # fmt: skip
@@ -47,7 +54,10 @@ _SENTENCE_RE = re.compile(
 )
 # "encima" ("on top of that") mostly piles another grievance onto a complaint, so it is weak.
 _STRONG = re.compile(
-    r"\b(?:despues(?!\s+de)|luego(?!\s+de)|tambien|ademas|de\s+paso|aparte|tmb|asimismo|por\s+otro\s+lado|"
+    r"\b(?:"
+    + _AFTER_DOING
+    + r"|despues(?!\s+de)|luego(?!\s+de)|tambien|ademas|de\s+paso|aparte|tmb|asimismo|"
+    r"por\s+otro\s+lado|"
     r"otra\s+cosa|then|also|plus|after\s+that|afterwards|as\s+well)\b"
 )
 _MAX_BOUNDARIES = 9
@@ -231,6 +241,19 @@ def _allowed(
     return "if clear before" if cut.kind == "weak" else "yes"
 
 
+def _repeats_request(
+    cut: Boundary, before: Segment, seg: Segment, how_it_starts: Callable[[str], str]
+) -> bool:
+    """Two requests of one intent: both parts open with a verb and a connector joins them
+    ("agendale a Graciela ... y agendale también a Ernesto ...", "book Ann ..., and book Tom
+    ..."); the labelling rules collapse them again unless they name different customers or
+    dates. A bare comma or a full stop is not enough: "mañana se corta la luz, pasá las visitas"
+    is one move with its reason."""
+    if cut.kind == "sentence" or not _WORD.search(cut.connector):
+        return False
+    return how_it_starts(before.text) == "request" and how_it_starts(seg.text) == "request"
+
+
 def _best_partition(
     n: int,
     table: dict[tuple[int, int], Segment],
@@ -255,7 +278,9 @@ def _best_partition(
                 continue
             cost = _cost(cuts[i - 1], tuning) if i > 0 else 0.0
             for last, (prev_score, path) in best[i].items():
-                if last == seg.top:
+                if last == seg.top and not (
+                    i > 0 and _repeats_request(cuts[i - 1], path[-1], seg, how_it_starts)
+                ):
                     continue  # two halves of one request
                 if allowed != "yes" and path[-1].confidence < tuning.confident_without_opener:
                     continue

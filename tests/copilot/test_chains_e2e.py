@@ -218,22 +218,12 @@ REVERSED_INVOICE = [
         "Hacele la factura a Héctor Rossi después de agendarle un service de caldera el "
         "{day_b_es} a las {boiler_hour_es}",
         id="es-despues-de-agendarle",
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="«Hacele la factura a X después de agendarle …» only books the job: the "
-            "invoice request is lost (chain [book_job] instead of [book_job, generate_invoice])",
-        ),
     ),
     pytest.param(
         "en",
         "Invoice Héctor Rossi for the boiler service once you book it for {day_b_en} at "
         "{boiler_hour_en}",
         id="en-once-you-book-it",
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="«Invoice X … once you book it for …» only books the job: the invoice request "
-            "is lost (chain [book_job] instead of [book_job, generate_invoice])",
-        ),
     ),
 ]
 
@@ -277,12 +267,6 @@ SICK_THEN_MOVE = [
         "Pasá los trabajos de {sick_tech} al {sick_to_es}, el {sick_day_es} no viene porque está "
         "enfermo",
         id="es-sin-todos",
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="without «todos», «los trabajos de <técnico> al <día> <n>» is read as "
-            "reschedule (one job) instead of bulk_reschedule; the chain [reschedule, "
-            "technician_sick] is not reordered and the move asks «¿Qué trabajo?»",
-        ),
     ),
 ]
 
@@ -356,11 +340,6 @@ PARTIAL = [
         ["book_job", "book_job"],
         "Ernesto Zapata",
         id="es-two-bookings",
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="a second booking in the same message is dropped (chain [book_job]): the "
-            "reply says «Listo» and never mentions Ernesto Zapata, who is not a customer",
-        ),
     ),
     pytest.param(
         "en",
@@ -369,11 +348,6 @@ PARTIAL = [
         ["book_job", "book_job"],
         "Ernest Zapata",
         id="en-two-bookings",
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="a second booking in the same message is dropped (chain [book_job]): the "
-            "reply never mentions Ernest Zapata, who is not a customer",
-        ),
     ),
 ]
 

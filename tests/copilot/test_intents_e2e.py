@@ -992,10 +992,7 @@ CASES = [
          _invoice_held("Jorge Cabrera")),
     case("generate_invoice", "es", "Facturale a Jorge Cabrera el último trabajo que le hicimos",
          _invoice_held("Jorge Cabrera"),
-         id="que-le-hicimos",
-         marks=_xfail("«Facturale a <cliente> el último trabajo que le hicimos» is routed to "
-                      "search_customer (it shows the customer's file; no invoice is filed); the "
-                      "same words with «les hicimos» and a company are routed right")),
+         id="que-le-hicimos"),
     case("generate_invoice", "en", "Please invoice Lavadero Burbujas for the job we finished last "
          "week", _invoice_held("Lavadero Burbujas SRL")),
     case("payment_status", "es", "¿Cuánto nos debe Gimnasio Fuerza Sur?",
@@ -1041,9 +1038,7 @@ CASES = [
     case("emergency", "en", "Emergency at Hotel Plaza Castelar, a pipe burst and the basement is "
          "flooding", _ticket("emergency", "urgent", "Hotel Plaza Castelar SA"), id="flooding"),
     case("emergency", "en", "Gas smell at Panadería La Espiga, they need someone right away",
-         _ticket("emergency", "urgent", "Panadería La Espiga SRL"), id="gas-smell",
-         marks=_xfail("the message is detected as Spanish (the customer's name?), so an English "
-                      "emergency is answered in Spanish")),
+         _ticket("emergency", "urgent", "Panadería La Espiga SRL"), id="gas-smell"),
     case("frustration_detected", "es", "¡¡¡YA ES LA TERCERA VEZ QUE PREGUNTO LO MISMO Y NADIE ME "
          "RESPONDE!!!", _ticket("frustration", "high")),
     case("frustration_detected", "en", "THIS IS RIDICULOUS, I HAVE ASKED THREE TIMES AND NOBODY "

@@ -33,3 +33,25 @@ def test_it_reads_spanish(text: str) -> None:
 )
 def test_it_reads_english(text: str) -> None:
     assert detect_language(text) == "en"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Gas smell at Panadería La Espiga, they need someone right away",
+        "Invoice Héctor Rossi for the boiler service once you book it",
+        "Send someone to Confitería La Ibérica right now",
+    ],
+)
+def test_proper_names_do_not_decide_the_language(text: str) -> None:
+    assert detect_language(text) == "en"
+
+
+def test_names_known_in_the_records_are_left_out_even_in_lowercase() -> None:
+    text = "gas smell at panadería la espiga, they need someone"
+    assert detect_language(text, ["Panadería La Espiga"]) == "en"
+
+
+def test_a_capitalised_request_word_before_a_name_still_counts() -> None:
+    assert detect_language("Agendame Juan Pérez") == "es"
+    assert detect_language("Hola María José") == "es"

@@ -96,3 +96,19 @@ def test_sending_someone_on_a_later_day_is_a_booking() -> None:
     now = Task("dispatch", "fleet", 0.7, "mandá a alguien ya", Entities(date=today))
     assert [t.intent for t in apply_labelling_rules([later], today)[0]] == ["book_job"]
     assert [t.intent for t in apply_labelling_rules([now], today)[0]] == ["dispatch"]
+
+
+def _relabelled(text: str, candidates: list[tuple[str, float]]) -> str:
+    task = Task("reschedule", "", 0.6, text, Entities(), candidates)
+    return apply_labelling_rules([task])[0][0].intent
+
+
+def test_moving_the_jobs_of_someone_is_a_bulk_move() -> None:
+    candidates = [("reschedule", 0.6), ("bulk_reschedule", 0.2)]
+    assert _relabelled("pasá los trabajos de Leandro al jueves", candidates) == "bulk_reschedule"
+    assert _relabelled("move Kevin's jobs to Friday", candidates) == "bulk_reschedule"
+    assert _relabelled("pasá el trabajo de Leandro al jueves", candidates) == "reschedule"
+
+
+def test_a_bulk_move_needs_the_registry_to_have_it() -> None:
+    assert _relabelled("pasá los turnos al jueves", [("reschedule", 0.6)]) == "reschedule"

@@ -99,3 +99,69 @@ def test_the_router_keeps_a_service_pair_together(router: Router, ctx: Context) 
     result = router.understand("necesito un turno para service y carga de gas el martes", ctx)
     assert result.intents == ["book_job"]
     assert result.entities.service == "service y carga de gas"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "facturale a Juan después de agendarle un turno el lunes",
+        "invoice Juan once you book him for Monday",
+        "invoice Juan after you book him for Monday",
+    ],
+)
+def test_a_clause_about_doing_something_first_is_a_second_request(text: str) -> None:
+    assert sorted(_intents(text)) == ["book_job", "generate_invoice"]
+
+
+def test_after_a_time_is_not_a_second_request() -> None:
+    cuts = boundaries("agendale a Juan el lunes después de las 15")
+    assert not cuts
+
+
+def test_the_same_request_twice_with_its_own_verb_is_two_segments() -> None:
+    text = "agendale a Juan el lunes y agendale también a Pedro el martes"
+    assert _intents(text) == ["book_job", "book_job"]
+
+
+def test_a_repeated_intent_without_a_verb_of_its_own_stays_whole() -> None:
+    assert _intents("agendale a Juan el lunes y el martes un turno") == ["book_job"]
+
+
+def test_the_router_keeps_two_bookings_for_two_customers(router: Router, ctx: Context) -> None:
+    result = router.understand(
+        "Agendale a Graciela Ibarra un service el lunes a las 10 y agendale también a Ernesto "
+        "Zapata una carga de gas el martes a las 11",
+        ctx,
+    )
+    assert [t.intent for t in result.tasks] == ["book_job", "book_job"]
+    assert [t.entities.customer for t in result.tasks] == ["Graciela Ibarra", "Ernesto Zapata"]
+
+
+def test_a_verb_that_always_starts_one_intent_names_it() -> None:
+    from copilot.understanding.openers import verb_intents
+
+    texts = [
+        "facturale a Juan el service",
+        "facturale el trabajo a Ana",
+        "Facturale a Pedro la visita",
+        "pasá el turno al lunes",
+        "pasá los trabajos al martes",
+        "pasale la ficha a Ana",
+        "Gonzalo está enfermo",
+        "Gonzalo no viene",
+        "Gonzalo tiene fiebre",
+    ]
+    intents = ["inv", "inv", "inv", "move", "bulk", "file", "sick", "sick", "sick"]
+    learned = verb_intents(texts, intents)
+    assert learned == {"facturale": "inv"}  # "pasá" is ambiguous, "Gonzalo" is not a verb
+
+
+def test_the_request_verb_decides_between_close_readings(router: Router) -> None:
+    from dataclasses import replace
+
+    verbs = replace(router, verbs={"facturale": "generate_invoice"})
+    close = [("search_customer", 0.55), ("generate_invoice", 0.44)]
+    far = [("search_customer", 0.9), ("generate_invoice", 0.05)]
+    assert verbs._by_verb("Facturale a Jorge el último trabajo", close)[0] == "generate_invoice"
+    assert verbs._by_verb("Facturale a Jorge el último trabajo", far)[0] == "search_customer"
+    assert verbs._by_verb("Buscame a Jorge", close)[0] == "search_customer"
