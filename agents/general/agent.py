@@ -20,6 +20,8 @@ from agents.scheduling.agent import _tz
 from agents.selectors import agents_for_org
 
 PRICES_SHOWN = 8
+# Local hours where the greeting changes: morning from 6, afternoon from noon, night from 20.
+MORNING_FROM, NOON, EVENING_FROM = 6, 12, 20
 DAY_NAMES_ES = ("lunes", "martes", "miércoles", "jueves", "viernes", "sábado", "domingo")
 DAY_NAMES_EN = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 # What each shipped agent does, for "what can you do" answers (es, en).
@@ -80,11 +82,18 @@ def _capabilities(runner: Runner) -> list[str]:
 # --- greeting, farewell -----------------------------------------------------------------------
 
 
+def _hello(hour: int) -> tuple[str, str]:
+    """(es, en) greeting for the organisation's local hour: 2 a.m. is night, not morning."""
+    if MORNING_FROM <= hour < NOON:
+        return "¡Buen día!", "Good morning!"
+    if NOON <= hour < EVENING_FROM:
+        return "¡Buenas tardes!", "Good afternoon!"
+    return "¡Buenas noches!", "Good evening!"
+
+
 @handles("greeting")
 def greeting(step: Step, runner: Runner) -> Outcome:
-    hour = _local_now(runner).hour
-    hello_es = "¡Buen día!" if hour < 12 else "¡Buenas tardes!" if hour < 20 else "¡Buenas noches!"
-    hello_en = "Good morning!" if hour < 12 else "Good afternoon!" if hour < 20 else "Hello!"
+    hello_es, hello_en = _hello(_local_now(runner).hour)
     org = runner.ctx.organisation.name
     return Outcome(
         text=runner.t(

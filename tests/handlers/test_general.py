@@ -41,6 +41,25 @@ def test_greeting_is_short_and_offers_examples(office: Office) -> None:
     assert turn.tools == [] and turn.outcome.success
 
 
+@pytest.mark.parametrize(
+    ("utc_hour", "language", "hello"),
+    [
+        (10, "es", "¡Buen día!"),  # 07:00 in Buenos Aires
+        (17, "es", "¡Buenas tardes!"),  # 14:00
+        (1, "es", "¡Buenas noches!"),  # 22:00 the evening before
+        (5, "es", "¡Buenas noches!"),  # 02:00: night, not morning
+        (0, "en", "Good evening!"),  # 21:00
+        (12, "en", "Good morning!"),  # 09:00
+    ],
+)
+def test_greeting_follows_the_organisations_local_time_of_day(
+    office: Office, utc_hour: int, language: str, hello: str
+) -> None:
+    office.now = datetime.datetime(2026, 11, 23, utc_hour, tzinfo=datetime.UTC)
+    turn = office.run(greeting, "greeting", "general", text="hola", language=language)
+    assert turn.text.startswith(f"{hello} ")
+
+
 def test_greeting_in_english_in_the_afternoon(office: Office) -> None:
     office.now = at(MONDAY, 15)
     turn = office.run(greeting, "greeting", "general", text="hi", language="en")
