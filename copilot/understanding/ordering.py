@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from copilot.understanding.normalize import fold
@@ -89,8 +89,36 @@ def _retarget(task: Task, today: datetime.date | None) -> Task:
     return task
 
 
+GRIEVANCES = frozenset({"complaint", "frustration_detected"})
+# Below this the classifier is unsure of a part (the segmenter's bar for a part without a verb).
+CLEAR = 0.9
+
+
+def _setting_of_a_grievance(
+    tasks: Sequence[Task], opens_request: Callable[[str], bool]
+) -> list[Task]:
+    """A part just before a grievance that neither opens like a request nor reads clearly as one
+    is how the grievance starts ("Jorge Cabrera está furioso, ¡el técnico llegó tarde!"), not
+    a request of its own."""
+    kept: list[Task] = []
+    for index, task in enumerate(tasks):
+        following = tasks[index + 1] if index + 1 < len(tasks) else None
+        setting = (
+            following is not None
+            and following.intent in GRIEVANCES
+            and task.intent not in GRIEVANCES
+            and task.confidence < CLEAR
+            and not opens_request(task.text)
+        )
+        if not setting:
+            kept.append(task)
+    return kept
+
+
 def apply_labelling_rules(
-    tasks: Sequence[Task], today: datetime.date | None = None
+    tasks: Sequence[Task],
+    today: datetime.date | None = None,
+    opens_request: Callable[[str], bool] | None = None,
 ) -> tuple[list[Task], list[str]]:
     """Drop what the rules say is not an intent here; returns (tasks, notes for the trace)."""
     notes: list[str] = []
@@ -98,6 +126,12 @@ def apply_labelling_rules(
     if [t.intent for t in retargeted] != [t.intent for t in tasks]:
         notes.append("relabelled: " + ", ".join(t.intent for t in retargeted))
     tasks = retargeted
+    if opens_request is not None:
+        framed = _setting_of_a_grievance(tasks, opens_request)
+        if len(framed) != len(tasks):
+            dropped = [t.intent for t in tasks if t not in framed]
+            notes.append("setting of a grievance: " + ", ".join(dropped))
+        tasks = framed
     intents = {t.intent for t in tasks}
     actionable = intents - SMALL_TALK - {"frustration_detected", "unknown"}
     kept = list(tasks)

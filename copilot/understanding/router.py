@@ -76,7 +76,9 @@ class Router:
         )
         classified = time.perf_counter()
         tasks = [self._task(seg, ctx, language) for seg in segments]
-        kept, notes = apply_labelling_rules(tasks, ctx.today)
+        kept, notes = apply_labelling_rules(
+            tasks, ctx.today, lambda part: how_it_starts(part, self.openers) == "request"
+        )
         for task in kept:
             task.agent = self.agent_for(task.intent)  # a relabelled task changes owner
         ordered, reordered = order_chain(kept)

@@ -1022,10 +1022,7 @@ CASES = [
          "lleno de polvo y le rayó la pared", _ticket("complaint", "normal", "Jorge Cabrera")),
     case("complaint", "es", "Jorge Cabrera está furioso, ¡el técnico llegó tres horas tarde y ni "
          "avisó! ES UNA VERGÜENZA!!!", _ticket("complaint", "high", "Jorge Cabrera"),
-         id="angry",
-         marks=_xfail("an angry complaint about a late technician is also routed to "
-                      "technician_sick (chain [technician_sick, complaint]), which asks which "
-                      "technician is out")),
+         id="angry"),
     case("complaint", "en", "María Martínez complained that the technician left dust all over "
          "the floor and scratched the wall", _ticket("complaint", "normal", "María Martínez")),
     case("complaint", "en", "Jorge Cabrera is furious: the technician showed up three hours late "

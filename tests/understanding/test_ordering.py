@@ -112,3 +112,31 @@ def test_moving_the_jobs_of_someone_is_a_bulk_move() -> None:
 
 def test_a_bulk_move_needs_the_registry_to_have_it() -> None:
     assert _relabelled("pasá los turnos al jueves", [("reschedule", 0.6)]) == "reschedule"
+
+
+def _opens_request(text: str) -> bool:
+    return text.lower().startswith(("mandá", "agendá", "send"))
+
+
+def test_an_unclear_lead_into_a_grievance_is_its_setting() -> None:
+    lead = Task("technician_sick", "", 0.65, "Jorge Cabrera está furioso")
+    grievance = Task("frustration_detected", "", 0.97, "¡el técnico llegó tarde! UNA VERGÜENZA!!!")
+    kept, notes = apply_labelling_rules([lead, grievance], None, _opens_request)
+    assert [t.intent for t in kept] == ["complaint"]
+    assert any("setting" in note for note in notes)
+
+
+def test_a_clear_or_verb_led_part_before_a_grievance_stays() -> None:
+    clear = Task("technician_sick", "", 0.95, "Ramón está con fiebre")
+    asked = Task("dispatch", "", 0.6, "mandá a alguien a lo de Ana")
+    grievance = Task("complaint", "", 0.9, "el técnico dejó todo sucio")
+    for first in (clear, asked):
+        kept, _ = apply_labelling_rules([first, grievance], None, _opens_request)
+        assert [t.intent for t in kept] == [first.intent, "complaint"]
+
+
+def test_an_unclear_part_not_followed_by_a_grievance_stays() -> None:
+    lead = Task("technician_sick", "", 0.46, "Ramón se siente mal")
+    asked = Task("dispatch", "", 0.99, "mandá a alguien a lo de Ledesma")
+    kept, _ = apply_labelling_rules([lead, asked], None, _opens_request)
+    assert [t.intent for t in kept] == ["technician_sick", "dispatch"]
