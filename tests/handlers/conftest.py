@@ -152,6 +152,7 @@ class Desk:
 
     cast: Cast
     agents: dict[str, Agent]
+    now: datetime.datetime = NOW
 
     def run(
         self,
@@ -168,7 +169,7 @@ class Desk:
         events: list[dict[str, Any]] = []
         ctx = TurnContext(
             organisation=self.cast.org, user=self.cast.operator, conversation_id=None,
-            turn_id=uuid.uuid4().hex, now=NOW, language=language, state=dict(state or {}),
+            turn_id=uuid.uuid4().hex, now=self.now, language=language, state=dict(state or {}),
             emit=events.append, mutations=list(earlier or []),
         )  # fmt: skip
         step = Step(index=0, intent=intent, agent=agent, confidence=0.9, text=text or intent,
