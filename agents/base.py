@@ -12,14 +12,14 @@ versions through `Runner.t(es=..., en=...)`.
 
 from __future__ import annotations
 
+import datetime
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo
 
 if TYPE_CHECKING:
-    import datetime
-
     from agents.models import Agent
     from agents.registry import ToolResult
     from business.models import Organisation
@@ -90,6 +90,19 @@ class Runner:
     @property
     def language(self) -> str:
         return self.ctx.language
+
+    @property
+    def tz(self) -> ZoneInfo:
+        return ZoneInfo(self.ctx.organisation.timezone)
+
+    @property
+    def local_now(self) -> datetime.datetime:
+        """The turn's moment on the organisation's clock."""
+        return self.ctx.now.astimezone(self.tz)
+
+    @property
+    def today(self) -> datetime.date:
+        return self.local_now.date()
 
     def t(self, *, es: str, en: str) -> str:
         return en if self.ctx.language == "en" else es

@@ -12,7 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from agents.base import Mutation
 from agents.payloads import fold
+from agents.phrasing import job_label
 
 if TYPE_CHECKING:
     from agents.base import Runner, Step
@@ -77,3 +79,16 @@ def job_ref(step: Step, runner: Runner) -> int | None:
     if named and owner and not same_person(named, owner):
         return None
     return job_id
+
+
+def job_mutation(job: dict[str, Any]) -> Mutation:
+    """The context mutation a step emits for the job it booked or acted on (a job payload)."""
+    return Mutation(
+        kind="job",
+        id=int(job["id"]),
+        label=job_label(job),
+        data={
+            key: job.get(key)
+            for key in ("customer_id", "customer", "service", "start", "technician", "status")
+        },
+    )

@@ -31,9 +31,7 @@ from agents.phrasing import (
     when,
 )
 from agents.registry import ToolResult
-from agents.scheduling.agent import _job_mutation as job_mutation
-from agents.scheduling.agent import _tz
-from agents.subjects import customer_ref, job_ref, same_person
+from agents.subjects import customer_ref, job_mutation, job_ref, same_person
 from business.scheduling import zone_for
 from copilot.understanding.dates import find_dates, target_date
 from copilot.understanding.normalize import fold_keep_length
@@ -87,10 +85,6 @@ _GENERIC_WORDS = frozenset({"con", "del", "las", "los", "una", "the", "and", "wi
 # --- shared pieces ----------------------------------------------------------------------------
 
 
-def _today(runner: Runner) -> datetime.date:
-    return runner.ctx.now.astimezone(_tz(runner)).date()
-
-
 def _when_short(job: dict[str, Any], language: str) -> str:
     return when(job["start"], language)
 
@@ -134,7 +128,7 @@ def _days_text(runner: Runner, first: datetime.date, last: datetime.date) -> str
             en=f"from {day(first, language)} to {day(last, language)}",
         )
     named = day(first, language)
-    if first == _today(runner):
+    if first == runner.today:
         return runner.t(es=f"hoy, {named}", en=f"today, {named}")
     return runner.t(es=f"el {named}", en=f"on {named}")
 
@@ -186,7 +180,7 @@ def _until(text: str, today: datetime.date, language: str) -> datetime.date | No
 def _absence_days(step: Step, runner: Runner) -> tuple[datetime.date, datetime.date]:
     """First and last day of the absence: "hasta el jueves" ends it, "toda la semana" runs to
     Saturday, a single date is one day; without dates, today."""
-    today = _today(runner)
+    today = runner.today
     until = _until(step.text, today, runner.language)
     mentions = find_dates(step.text, today, runner.language)
     # "pasá sus trabajos al jueves" names where the jobs go, not when the technician is out; with
@@ -430,7 +424,7 @@ def _zone_in(text: str) -> str | None:
 def _move_days(step: Step, runner: Runner) -> tuple[datetime.date | None, datetime.date | None]:
     """(the day whose jobs move, the day they go to). A date the text introduces as a source
     ("los del jueves") is never taken for the target, whatever the entities say."""
-    mentions = find_dates(step.text, _today(runner), runner.language)
+    mentions = find_dates(step.text, runner.today, runner.language)
     folded = fold_keep_length(step.text)
     said_target = target_date(step.text, mentions)
     sources = {m.value for m in mentions if _FROM.search(folded[max(0, m.start - 12) : m.start])}
@@ -473,7 +467,7 @@ def _selection(step: Step, runner: Runner, source: datetime.date | None) -> _Sel
     zone = _zone_in(step.text)
     if not technician and not zone and source is None:
         return None
-    on = source or _today(runner)
+    on = source or runner.today
     args: dict[str, Any] = {"date": on.isoformat()}
     es, en = "los trabajos", "the jobs"
     if technician:
@@ -795,7 +789,7 @@ def _dispatched(
 
 def _next_job_of(runner: Runner, technician: str) -> tuple[dict[str, Any] | None, Outcome | None]:
     """The technician's next open job (one still to finish), within the coming two weeks."""
-    today = _today(runner)
+    today = runner.today
     result = runner.call(
         "technician_jobs_affected",
         technician=technician,

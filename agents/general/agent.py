@@ -16,7 +16,6 @@ from typing import Any
 from agents.base import Outcome, Runner, Step, handles
 from agents.payloads import fold
 from agents.phrasing import bullets, day, failed, money, percent
-from agents.scheduling.agent import _tz
 from agents.selectors import agents_for_org
 
 PRICES_SHOWN = 8
@@ -64,10 +63,6 @@ _PRICE_WORDS = re.compile(
 _THANKS = re.compile(r"\b(?:gracias|thanks|thank you|genial|perfecto)\b")
 
 
-def _local_now(runner: Runner) -> datetime.datetime:
-    return runner.ctx.now.astimezone(_tz(runner))
-
-
 def _capabilities(runner: Runner) -> list[str]:
     """What the organisation's enabled agents do (its own labels for agents we don't ship)."""
     index = 1 if runner.language == "en" else 0
@@ -93,7 +88,7 @@ def _hello(hour: int) -> tuple[str, str]:
 
 @handles("greeting")
 def greeting(step: Step, runner: Runner) -> Outcome:
-    hello_es, hello_en = _hello(_local_now(runner).hour)
+    hello_es, hello_en = _hello(runner.local_now.hour)
     org = runner.ctx.organisation.name
     return Outcome(
         text=runner.t(
@@ -173,7 +168,7 @@ def _next_opening(
 
 
 def _now_text(runner: Runner, data: dict[str, Any]) -> str:
-    now = _local_now(runner)
+    now = runner.local_now
     moment = f"{day(now.date(), runner.language)} {now:%H:%M}"
     hours = data["hours"]
     if data["open_now"]:
@@ -220,7 +215,7 @@ def opening_hours(step: Step, runner: Runner) -> Outcome:
         )
     ]
     on = step.entities.date
-    if on is not None and on != _local_now(runner).date():
+    if on is not None and on != runner.local_now.date():
         parts.append(_day_text(runner, data, on))
     else:
         parts.append(_now_text(runner, data))

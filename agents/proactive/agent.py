@@ -15,7 +15,6 @@ from typing import Any
 from agents.base import Outcome, Runner, Step, handles
 from agents.payloads import fold
 from agents.phrasing import bullets, failed, full_date, when
-from agents.scheduling.agent import _tz
 from agents.subjects import customer_ref, job_ref, same_person
 from business.selectors import SEASONAL_CAMPAIGNS
 from business.services import infer_skill
@@ -51,10 +50,6 @@ CAMPAIGNS: dict[str, dict[str, str]] = {
         "appliances (leaks, ventilation and performance) before you need them",
     },
 }
-
-
-def _today(runner: Runner) -> datetime.date:
-    return runner.ctx.now.astimezone(_tz(runner)).date()
 
 
 def _equipment(row: dict[str, Any]) -> str:
@@ -98,8 +93,8 @@ def _for_customer(step: Step, runner: Runner, rows: list[dict[str, Any]]) -> lis
 
 def _within_days(step: Step, runner: Runner) -> int:
     on = step.entities.date
-    if on is not None and on > _today(runner):
-        return min((on - _today(runner)).days, 365)
+    if on is not None and on > runner.today:
+        return min((on - runner.today).days, 365)
     return DEFAULT_WITHIN_DAYS
 
 
@@ -191,7 +186,7 @@ def maintenance_due(step: Step, runner: Runner) -> Outcome:
 
 def _follow_up_days(step: Step, runner: Runner) -> int:
     on = step.entities.date
-    today = _today(runner)
+    today = runner.today
     if on is not None and on < today:
         return max(1, min((today - on).days + 1, MAX_FOLLOW_UP_DAYS))
     folded = fold(step.text)

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import datetime
 from typing import Any
-from zoneinfo import ZoneInfo
 
-from agents.base import Mutation, Outcome, Runner, Step, handles
+from agents.base import Outcome, Runner, Step, handles
 from agents.phrasing import (
     ask,
     bullets,
@@ -21,7 +20,6 @@ from agents.phrasing import (
     failed,
     held,
     held_id,
-    job_label,
     job_line,
     moment_of,
     numbered,
@@ -30,7 +28,7 @@ from agents.phrasing import (
     when,
 )
 from agents.registry import ToolResult
-from agents.subjects import CustomerRef, customer_ref, job_ref, same_person
+from agents.subjects import CustomerRef, customer_ref, job_mutation, job_ref, same_person
 from business.scheduling import business_hours_on
 from business.services import infer_skill, service_duration
 
@@ -53,17 +51,13 @@ def _clock(value: str | None) -> datetime.time | None:
         return None
 
 
-def _tz(runner: Runner) -> ZoneInfo:
-    return ZoneInfo(runner.ctx.organisation.timezone)
-
-
 def _at(runner: Runner, on: datetime.date, clock: datetime.time) -> datetime.datetime:
-    return datetime.datetime.combine(on, clock, tzinfo=_tz(runner))
+    return datetime.datetime.combine(on, clock, tzinfo=runner.tz)
 
 
 def _day_for(runner: Runner, clock: datetime.time) -> datetime.date:
     """A time without a day: today if that time is still ahead, else tomorrow."""
-    now = runner.ctx.now.astimezone(_tz(runner))
+    now = runner.local_now
     return (
         now.date() if _at(runner, now.date(), clock) > now else now.date() + datetime.timedelta(1)
     )
@@ -76,18 +70,6 @@ def _minutes(service: str | None) -> int:
 
 def _skill(service: str | None) -> str | None:
     return infer_skill(service) if service else None
-
-
-def _job_mutation(job: dict[str, Any]) -> Mutation:
-    return Mutation(
-        kind="job",
-        id=int(job["id"]),
-        label=job_label(job),
-        data={
-            key: job.get(key)
-            for key in ("customer_id", "customer", "service", "start", "technician", "status")
-        },
-    )
 
 
 def _refusal(runner: Runner, result: ToolResult) -> str:
@@ -254,7 +236,7 @@ def _booked(runner: Runner, job: dict[str, Any], *, first_free: bool) -> Outcome
         en=f"Done: I booked {job['customer']} for {moment}{first_en} with {job['technician']} "
         f"({details}). It is job #{job['id']}.",
     )
-    return Outcome(text=text, mutations=[_job_mutation(job)])
+    return Outcome(text=text, mutations=[job_mutation(job)])
 
 
 # --- finding the job a step is about --------------------------------------------------------
@@ -418,7 +400,7 @@ def _moved(runner: Runner, before: dict[str, Any], job: dict[str, Any]) -> Outco
             es=f" Cambia el técnico: antes iba {before['technician']}.",
             en=f" The technician changes: it was {before['technician']}.",
         )
-    return Outcome(text=text, mutations=[_job_mutation(job)])
+    return Outcome(text=text, mutations=[job_mutation(job)])
 
 
 # --- cancel_job -----------------------------------------------------------------------------
@@ -443,11 +425,11 @@ def cancel_job(step: Step, runner: Runner) -> Outcome:
             ),
             success=False,
             error=f"job {job['id']} is {job['status']}",
-            mutations=[_job_mutation(job)],
+            mutations=[job_mutation(job)],
         )
     result = runner.call("job_cancel", job_id=int(job["id"]), reason=step.text.strip()[:300])
     outcome = _cancel_result(runner, result, job, described)
-    outcome.mutations.append(_job_mutation(job))
+    outcome.mutations.append(job_mutation(job))
     return outcome
 
 
