@@ -153,7 +153,9 @@ class Customer(models.Model):
 
     @property
     def primary_address(self) -> Address | None:
-        return self.addresses.filter(is_primary=True).first() or self.addresses.first()
+        # Through .all() so a prefetch of the addresses is used (no query per customer in lists).
+        addresses = list(self.addresses.all())
+        return next((a for a in addresses if a.is_primary), addresses[0] if addresses else None)
 
 
 class Address(models.Model):
