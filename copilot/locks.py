@@ -17,6 +17,7 @@ import logging
 import uuid
 import weakref
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
@@ -28,7 +29,7 @@ HEARTBEAT_S = 5.0
 POLL_S = 0.02
 WAIT_TIMEOUT_S = 300.0
 
-_local_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Lock]] = (
+_local_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _LocalEntry]] = (
     weakref.WeakKeyDictionary()
 )
 _redis_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
@@ -50,12 +51,25 @@ def key_prefix(organisation_id: int, conversation_id: int) -> str:
     return f"capataz:org:{organisation_id}:conv:{conversation_id}"
 
 
-def _local_lock(key: str) -> asyncio.Lock:
-    loop = asyncio.get_running_loop()
-    locks = _local_locks.setdefault(loop, {})
-    if key not in locks:
-        locks[key] = asyncio.Lock()
-    return locks[key]
+@dataclass
+class _LocalEntry:
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    users: int = 0  # holders and waiters; the entry goes when the last one leaves
+
+
+@contextlib.asynccontextmanager
+async def _local_lock(key: str) -> AsyncIterator[None]:
+    """A FIFO in-process lock per key, forgotten once nobody holds or waits for it."""
+    locks = _local_locks.setdefault(asyncio.get_running_loop(), {})
+    entry = locks.setdefault(key, _LocalEntry())
+    entry.users += 1
+    try:
+        async with entry.lock:
+            yield
+    finally:
+        entry.users -= 1
+        if entry.users == 0:
+            locks.pop(key, None)
 
 
 def _redis() -> Any:

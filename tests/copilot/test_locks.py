@@ -62,3 +62,10 @@ async def test_redis_queue_is_left_clean() -> None:
     keys = await client.keys(f"{key_prefix(4, 1)}:*")
     await client.aclose()
     assert keys == []
+
+
+async def test_an_in_process_lock_is_forgotten_once_released() -> None:
+    from copilot.locks import _local_locks
+
+    await _hold_in_order(5)
+    assert _local_locks[asyncio.get_running_loop()] == {}
