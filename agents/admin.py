@@ -283,7 +283,16 @@ class AgentAdmin(OrgAdminAccess, admin.ModelAdmin):
         (None, {"fields": ("organisation", "name", "label_es", "label_en", "category", "enabled")}),
         (
             _("Behaviour"),
-            {"fields": ("description", "prompt", "model", "min_confidence", "max_plan_steps")},
+            {
+                "fields": (
+                    "description",
+                    "prompt",
+                    "model",
+                    "context_mode",
+                    "min_confidence",
+                    "max_plan_steps",
+                )
+            },
         ),
         (_("Tools"), {"fields": ("tools", "requires_approval_for")}),
         (None, {"fields": ("updated_at",)}),

@@ -61,6 +61,24 @@ class Step:
     text: str
     entities: Entities
     candidates: list[tuple[str, float]] = field(default_factory=list)
+    # "embedded": the intent's handler runs; "llm": the agent's model runs its tool loop on `text`
+    # (the query the orchestrator model passed, after the verbatim rules).
+    engine: str = "embedded"
+    # What the orchestrator model said of earlier turns when the user switched topic (llm only).
+    prior_context: str = ""
+    # A clarification reply: the step resumes a pending intent (copilot/clarify.py).
+    resumed: bool = False
+
+
+@dataclass
+class Clarification:
+    """The step could not go on without the operator: what it asks and which detail is missing.
+
+    The conversation keeps it as the pending intent; the reply resumes that intent (O8).
+    """
+
+    question: str
+    slot: str
 
 
 @dataclass
@@ -71,6 +89,7 @@ class Outcome:
     pending_approvals: list[int] = field(default_factory=list)
     yielded: bool = False
     error: str = ""
+    clarify: Clarification | None = None
 
 
 class PlanLimitReached(Exception):
@@ -86,6 +105,11 @@ class Runner:
         self.step = step
         self.tools_invoked: list[str] = []
         self.plan_steps = 0
+        # Set after the conversation's clarification limit (O8): make the best choice, do not ask.
+        self.best_effort = False
+        # Model tokens this step used (llm engine; the embedded engine uses none).
+        self.tokens_in = 0
+        self.tokens_out = 0
 
     @property
     def language(self) -> str:

@@ -41,6 +41,16 @@ class Agent(models.Model):
         _("tools that need approval"), default=list, blank=True
     )
     prompt = models.TextField(_("prompt"), blank=True)
+
+    class ContextMode(models.TextChoices):
+        HISTORY = "history", _("Conversation history")
+        QUERY = "query", _("Query only")
+
+    # llm engine: an agent that takes history reads the earlier turns; one that takes a query reads
+    # only its part of the message plus the orchestrator's prior_context on a topic switch.
+    context_mode = models.CharField(
+        _("context"), max_length=10, choices=ContextMode.choices, default=ContextMode.HISTORY
+    )
     enabled = models.BooleanField(_("enabled"), default=True)
     updated_at = models.DateTimeField(default=timezone.now)
 

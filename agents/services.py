@@ -40,6 +40,7 @@ EDITABLE_FIELDS = (
     "max_plan_steps",
     "requires_approval_for",
     "prompt",
+    "context_mode",
     "enabled",
 )
 INTENT_FIELDS = ("name", "description", "examples_es", "examples_en")
