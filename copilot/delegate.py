@@ -38,13 +38,14 @@ def _emit_start(deps: TurnDeps, step: Step, label: str) -> None:
 
 
 def _emit_end(deps: TurnDeps, run: StepRun) -> None:
-    deps.emit(
-        AgentEndEvent(
-            type="agent_end", turn_id=deps.turn_id, agent=run.step.agent, intent=run.step.intent,
-            success=run.outcome.success, yielded=run.outcome.yielded,
-            latency_ms=round(run.latency_ms, 2),
-        )
+    event = AgentEndEvent(
+        type="agent_end", turn_id=deps.turn_id, agent=run.step.agent, intent=run.step.intent,
+        success=run.outcome.success, yielded=run.outcome.yielded,
+        latency_ms=round(run.latency_ms, 2),
     )  # fmt: skip
+    if run.outcome.clarify is not None:
+        event["clarifying"] = True
+    deps.emit(event)
 
 
 def _record(deps: TurnDeps, run: StepRun, *, permanent: bool = False) -> None:

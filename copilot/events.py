@@ -40,6 +40,8 @@ class AgentEndEvent(TypedDict):
     success: bool
     yielded: bool
     latency_ms: float
+    # The step asked the operator something (O8): not done, and not a failure either.
+    clarifying: NotRequired[bool]
 
 
 class ToolStartEvent(TypedDict):
