@@ -66,7 +66,9 @@
       const pill = turnView(ev.turn_id).pills.get(ev.agent + ":" + ev.intent);
       if (!pill) return;
       pill.classList.remove("pill-running");
-      pill.classList.add(ev.yielded ? "pill-muted" : ev.success ? "pill-ok" : "pill-bad");
+      // A step that asked the operator something is waiting for an answer, not failing.
+      const state = ev.yielded ? "pill-muted" : ev.success ? "pill-ok" : "pill-bad";
+      pill.classList.add(ev.clarifying ? "pill-ask" : state);
     },
     tool_start(ev) {
       const view = turnView(ev.turn_id);
