@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import InterfaceError, OperationalError
@@ -48,7 +50,9 @@ def _emit_end(deps: TurnDeps, run: StepRun) -> None:
     deps.emit(event)
 
 
-def _record(deps: TurnDeps, run: StepRun, *, permanent: bool = False) -> None:
+def _record(
+    deps: TurnDeps, run: StepRun, *, permanent: bool = False, tokens: tuple[int, int] = (0, 0)
+) -> None:
     agent_run_record(
         organisation=deps.organisation,
         conversation_id=deps.conversation.pk,
@@ -63,6 +67,8 @@ def _record(deps: TurnDeps, run: StepRun, *, permanent: bool = False) -> None:
         yielded=run.outcome.yielded,
         error=run.outcome.error,
         permanent=permanent,
+        tokens_in=tokens[0],
+        tokens_out=tokens[1],
     )
 
 
@@ -86,9 +92,31 @@ def _invoke(step: Step, runner: Runner) -> tuple[Outcome, bool, bool]:
         )
 
 
+@dataclass
+class ModelSide:
+    """What an llm step needs besides the template: the client, the earlier turns, the writer."""
+
+    client: Any  # copilot.llm.client.ChatClient
+    history: list[dict[str, str]]
+    say: Callable[[str], None]
+
+
 def execute_step(
-    deps: TurnDeps, ctx: TurnContext, agent: Agent, step: Step, source: str
+    deps: TurnDeps,
+    ctx: TurnContext,
+    agent: Agent,
+    step: Step,
+    source: str,
+    *,
+    model: ModelSide | None = None,
+    best_effort: bool = False,
 ) -> StepRun:
+    """Run one step: its agent's model loop (llm engine) or its intent's handler (embedded).
+
+    A model failure inside an llm step falls back to the embedded handler for the same step,
+    unless the model had already written something (then re-running could do it twice: the
+    reply says what was done and that the rest stopped).
+    """
     label = agent.label(ctx.language)
     _emit_start(deps, step, label)
     held: list[int] = []
@@ -100,20 +128,71 @@ def execute_step(
 
     ctx.emit = emit  # approvals filed during this step are known from the runtime, not the text
     runner = Runner(ctx, agent, step)
+    runner.best_effort = best_effort
     started = time.perf_counter()
+    streamed, fallback = False, ""
     try:
-        outcome, permanent, limited = _invoke(step, runner)
+        if step.engine == "llm" and model is not None:
+            outcome, permanent, limited, streamed, fallback, runner = _invoke_llm(
+                step, runner, model
+            )
+        else:
+            outcome, permanent, limited = _invoke(step, runner)
     finally:
         ctx.emit = deps.emit
     outcome.pending_approvals = sorted({*outcome.pending_approvals, *held})
     run = StepRun(
         step=step, outcome=outcome, label=label,
         latency_ms=(time.perf_counter() - started) * 1000, tools=list(runner.tools_invoked),
-        plan_steps=runner.plan_steps, source=source, plan_limited=limited,
+        plan_steps=runner.plan_steps, source=source, plan_limited=limited, streamed=streamed,
+        fallback=fallback,
     )  # fmt: skip
-    _record(deps, run, permanent=permanent)
+    _record(deps, run, permanent=permanent, tokens=(runner.tokens_in, runner.tokens_out))
     _emit_end(deps, run)
     return run
+
+
+def _invoke_llm(
+    step: Step, runner: Runner, model: ModelSide
+) -> tuple[Outcome, bool, bool, bool, str, Runner]:
+    """(outcome, permanent, plan limited, text streamed, fallback kind, the runner that ran)."""
+    from agents.llm_agent import run_llm_step
+    from copilot.llm.client import ModelFailure
+
+    streamed = False
+
+    def on_text(text: str) -> None:
+        nonlocal streamed
+        streamed = streamed or bool(text)
+        model.say(text)
+
+    try:
+        outcome = run_llm_step(
+            step, runner, client=model.client, history=model.history, on_text=on_text
+        )
+        return outcome, False, "plan limit" in outcome.error, streamed, "", runner
+    except ModelFailure as exc:
+        kind = getattr(exc, "kind", "error")
+        logger.warning("agent %s: model failed (%s); embedded handler answers", step.agent, kind)
+        if _wrote_something(runner):
+            text = runner.t(
+                es="Se cortó la conexión con el modelo a mitad de camino. Esto quedó hecho: ",
+                en="The connection to the model dropped halfway. This part got done: ",
+            ) + "; ".join(runner.tools_invoked)
+            outcome = Outcome(text=text + ".", success=False, error=f"model failed: {kind}")
+            return outcome, False, False, False, kind, runner
+        fresh = Runner(runner.ctx, runner.agent, step)
+        fresh.best_effort, fresh.tokens_in, fresh.tokens_out = (
+            runner.best_effort, runner.tokens_in, runner.tokens_out,
+        )  # fmt: skip
+        outcome, permanent, limited = _invoke(step, fresh)
+        return outcome, permanent, limited, False, kind, fresh
+
+
+def _wrote_something(runner: Runner) -> bool:
+    from agents.registry import Category, get_tool
+
+    return any(get_tool(name).category is not Category.SAFE for name in runner.tools_invoked)
 
 
 def yield_step(deps: TurnDeps, language: str, agent: Agent, step: Step, source: str) -> StepRun:

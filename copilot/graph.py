@@ -1,8 +1,13 @@
 """The orchestrator graph: wiring only. Nodes live in `copilot/nodes.py`.
 
     intake → signals → understand → route ─┬─→ subagent ⇄ (reroute) ─→ advance ─┬─→ compose → END
+                                           ├─→ fanout (independent llm steps) ───┤
                                            │          ↑______ steps remain ______│
                                            └──────────── nothing to run ─────────┘
+
+`understand` picks the chain: a directive, the answer to a pending clarification, the embedded
+router, or the orchestrator model (llm / hybrid engines, copilot/engines.py), falling back to the
+embedded reading when the model fails. `fanout` runs independent llm steps concurrently.
 
 Compiled once per process and reused by every turn; a turn passes its `TurnDeps` as the run
 context. No checkpointer: a turn is short and its durable record is the message, its trace and
@@ -49,16 +54,18 @@ def build_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
 
     nodes.load_handlers()
     graph = StateGraph(TurnState, context_schema=TurnDeps)
-    for name in ("intake", "signals", "understand", "route", "subagent", "advance", "compose"):
+    names = ("intake", "signals", "understand", "route", "subagent", "fanout", "advance", "compose")
+    for name in names:
         # LangGraph's overloads cannot see that a wrapper taking (state, runtime) is a node.
         graph.add_node(name, _timed(name, getattr(nodes, name)))  # type: ignore[call-overload]
     graph.add_edge(START, "intake")
     graph.add_edge("intake", "signals")
     graph.add_edge("signals", "understand")
     graph.add_edge("understand", "route")
-    graph.add_conditional_edges("route", nodes.after_route, ["subagent", "compose"])
+    graph.add_conditional_edges("route", nodes.after_route, ["subagent", "fanout", "compose"])
     graph.add_conditional_edges("subagent", nodes.after_subagent, ["subagent", "advance"])
-    graph.add_conditional_edges("advance", nodes.after_advance, ["subagent", "compose"])
+    graph.add_conditional_edges("fanout", nodes.after_advance, ["subagent", "fanout", "compose"])
+    graph.add_conditional_edges("advance", nodes.after_advance, ["subagent", "fanout", "compose"])
     graph.add_edge("compose", END)
     return graph.compile()
 

@@ -11,10 +11,12 @@ writes until the node returns, so a long sub-agent step would reach the panel al
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import importlib
 import logging
 import re
+from collections.abc import Callable
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -24,14 +26,22 @@ from agents.base import Mutation, Outcome, Step, TurnContext
 from agents.models import Agent
 from agents.selectors import agents_for_org
 from business.models import Organisation
+from copilot import clarify, engines, replies
 from copilot import memory as wm
-from copilot import replies
-from copilot.delegate import FALLBACK_INTENT, execute_step, gated, handoff, reroute, yield_step
-from copilot.events import TextEvent
+from copilot.delegate import (
+    FALLBACK_INTENT,
+    ModelSide,
+    execute_step,
+    gated,
+    handoff,
+    reroute,
+    yield_step,
+)
 from copilot.router_cache import router_for, vocabulary_for
 from copilot.selectors import consulted_for_turn
 from copilot.signals import read_signals
 from copilot.state import StepRun, TurnDeps, TurnState
+from copilot.streaming import TextStream, concurrency_limit, run_concurrently
 from copilot.trace import build_trace
 from copilot.understanding.normalize import fold
 from copilot.understanding.values import Context, Entities, Task, Understanding
@@ -82,7 +92,26 @@ def intake(state: TurnState, runtime: Runtime[TurnDeps]) -> TurnState:
     # Intents are only read on the rare directive fallback: no prefetch on every turn.
     enabled = agents_for_org(deps.organisation).prefetch_related(None)
     agents = {agent.name: agent for agent in enabled}
+    engine, provider = engines.resolve(deps.organisation)
+    llm = None
+    if provider is not None:
+        from copilot.llm.client import ChatClient
+
+        llm = ChatClient(
+            provider, organisation=deps.organisation, turn_id=deps.turn_id,
+            conversation_id=deps.conversation.pk,
+        )  # fmt: skip
     return {
+        "engine": engine,
+        "llm": llm,
+        "history": engines.history_for(deps) if llm is not None else [],
+        "routed_by": "embedded",
+        "plan": {},
+        "fallback": {},
+        "pending": clarify.pending_from_state(memory.state, deps.now),
+        "resumed": False,
+        "shown": [],
+        "stream": TextStream(deps.emit, deps.turn_id),
         "memory": memory,
         "agents": agents,
         "cursor": 0,
@@ -119,6 +148,7 @@ def _tz(organisation: Organisation) -> datetime.tzinfo:
 
 
 def understand(state: TurnState, runtime: Runtime[TurnDeps]) -> TurnState:
+    """Decide the chain: a directive, the answer to a pending question, or an engine's reading."""
     deps = runtime.context
     router = router_for(deps.organisation)
     context = _context(deps)
@@ -128,30 +158,116 @@ def understand(state: TurnState, runtime: Runtime[TurnDeps]) -> TurnState:
         "language": understanding.language,
         "intent_agents": dict(router.intents),
     }
-    directive = understanding.directive
-    if directive is None:
+    if understanding.directive is not None:
+        update.update(_directive(state, understanding, router, context))
         return update
+    if (resumed := _resume(state, deps, understanding, router, context)) is not None:
+        update.update(resumed)
+        return update
+    engine = state["engine"]
+    if engine == engines.EMBEDDED or (
+        engine == engines.HYBRID and not engines.needs_model(state, understanding)
+    ):
+        return update
+    from copilot.llm.client import ModelFailure
+
+    try:
+        plan, steps = engines.plan_with_model(
+            {**state, **update}, deps, understanding,
+            lambda query: router.understand(query, context).entities,
+        )  # fmt: skip
+    except ModelFailure as exc:
+        update["fallback"] = engines.fallback_record("orchestrator", exc)
+        return update
+    update["plan"] = {
+        "calls": [
+            {"agent": c.agent, "intent": c.intent, "query": c.query, "model_query": c.model_query}
+            for c in plan.calls
+        ],
+        "intent_count": plan.intent_count,
+        "guards": list(plan.guards),
+        "preamble": plan.preamble,
+        "direct_reply": plan.direct_reply,
+    }
+    update["routed_by"] = "model"
+    update["steps"] = steps
+    update["sources"] = dict.fromkeys(range(len(steps)), "model")
+    if plan.direct_reply and not steps:
+        update["notice"] = plan.direct_reply  # the fast path: already streamed as it came
+    return update
+
+
+def _directive(
+    state: TurnState, understanding: Understanding, router: Any, context: Context
+) -> TurnState:
+    """`#agent text`: that agent, verbatim in and out; an unknown name gets a choice."""
+    directive = understanding.directive
+    assert directive is not None
     agents = state["agents"]
     agent, matches = resolve_agent(directive.agent, agents)
     language = understanding.language
     if agent is None:
         options = [(a.name, a.label(language)) for a in (matches or list(agents.values()))]
-        update["notice"] = replies.agent_choice(
-            directive.agent, options, language, ambiguous=bool(matches)
-        )
-        return update
+        notice = replies.agent_choice(directive.agent, options, language, ambiguous=bool(matches))
+        return {"notice": notice}
     if not directive.text:
-        update["notice"] = replies.directive_usage(agent.name, language)
-        return update
+        return {"notice": replies.directive_usage(agent.name, language)}
     inner = router.understand(directive.text, context)
-    intent, entities = best_intent_for(agent, inner, update["intent_agents"])
-    update["direct_agent"] = agent.name
-    update["steps"] = [
-        Step(index=0, intent=intent, agent=agent.name, confidence=1.0, text=directive.text,
-             entities=entities, candidates=[])
-    ]  # fmt: skip
-    update["sources"] = {0: "directive"}
-    return update
+    intent, entities = best_intent_for(agent, inner, dict(router.intents))
+    # The model's engine runs the agent's own loop; hybrid keeps the deterministic handler.
+    engine = engines.LLM if state["engine"] == engines.LLM else engines.EMBEDDED
+    step = Step(
+        index=0, intent=intent, agent=agent.name, confidence=1.0, text=directive.text,
+        entities=entities, candidates=[], engine=engine,
+    )  # fmt: skip
+    return {
+        "direct_agent": agent.name,
+        "steps": [step],
+        "sources": {0: "directive"},
+        "routed_by": "directive",
+    }
+
+
+def _resume(
+    state: TurnState,
+    deps: TurnDeps,
+    understanding: Understanding,
+    router: Any,
+    context: Context,
+) -> TurnState | None:
+    """The message answers the pending question: resume that intent, without reclassifying."""
+    pending = state.get("pending")
+    if pending is None:
+        return None
+    agent = state["agents"].get(pending.agent)
+    answer = clarify.is_answer(
+        deps.text, pending, new_request=_confident_intent(state, understanding),
+        emergency=state["signals"].emergency, directive=False,
+    )  # fmt: skip
+    if agent is None or not answer:
+        return {"pending": None}
+    text = clarify.resumed_text(pending, deps.text)
+    entities = router.understand(text, context).entities  # entity extraction, no classification
+    engine = pending.engine if state["llm"] is not None else engines.EMBEDDED
+    step = Step(
+        index=0, intent=pending.intent, agent=pending.agent, confidence=1.0, text=text,
+        entities=entities, engine=engine, resumed=True,
+    )  # fmt: skip
+    return {
+        "steps": [step],
+        "sources": {0: "clarification"},
+        "routed_by": "clarification",
+        "resumed": True,
+    }
+
+
+def _confident_intent(state: TurnState, understanding: Understanding) -> str | None:
+    """The first request the embedded reading is sure of (above its agent's gate), if any."""
+    for task in understanding.tasks:
+        gate = state["agents"].get(task.agent)
+        if gate is not None and task.intent not in NOTHING_TO_DO:
+            return task.intent if task.confidence >= gate.min_confidence else None
+    return None
 
 
 def resolve_agent(typed: str, agents: dict[str, Agent]) -> tuple[Agent | None, list[Agent]]:
@@ -294,14 +410,30 @@ def _continue_subject(
         sources[i] = "continuation"
 
 
+def _with_emergency(state: TurnState, text: str) -> tuple[list[Step], dict[int, str]]:
+    """The model's steps; a danger the signals saw goes first even if the model missed it."""
+    steps = list(state["steps"])
+    sources = ["model"] * len(steps)
+    if state["signals"].emergency and not any(s.intent == EMERGENCY for s in steps):
+        forced = _forced(EMERGENCY, state, text)
+        if forced is not None:
+            steps.insert(0, forced)
+            sources.insert(0, "signals")
+    for index, step in enumerate(steps):
+        step.index = index
+    return steps, dict(enumerate(sources))
+
+
 def route(state: TurnState, runtime: Runtime[TurnDeps]) -> TurnState:
     deps = runtime.context
     subject = _scoped_state(state)
     if state.get("notice"):
         steps: list[Step] = []
         sources: dict[int, str] = {}
-    elif state.get("direct_agent"):
+    elif state.get("routed_by") in ("directive", "clarification"):
         steps, sources = state["steps"], state["sources"]
+    elif state.get("routed_by") == "model":
+        steps, sources = _with_emergency(state, deps.text)
     else:
         chain, origin = _chain(state, deps.text)
         steps, sources = chain, dict(enumerate(origin))
@@ -321,10 +453,39 @@ def route(state: TurnState, runtime: Runtime[TurnDeps]) -> TurnState:
 
 
 def after_route(state: TurnState) -> str:
-    return "subagent" if state["steps"] else "compose"
+    return _next_step_node(state) if state["steps"] else "compose"
 
 
-# --- subagent -------------------------------------------------------------------------------
+def _batch(state: TurnState) -> list[Step]:
+    """The llm steps from the cursor on that may run together: none depends on another."""
+    steps, cursor = state["steps"], state["cursor"]
+    batch: list[Step] = []
+    for step in steps[cursor : cursor + concurrency_limit()]:
+        if step.engine != engines.LLM or step.agent not in state["agents"]:
+            break
+        if any(engines.depends(step, earlier) for earlier in batch):
+            break
+        batch.append(step)
+    return batch
+
+
+def _next_step_node(state: TurnState) -> str:
+    return "fanout" if len(_batch(state)) > 1 else "subagent"
+
+
+# --- subagent, fanout -----------------------------------------------------------------------
+
+
+def _model_side(state: TurnState, writer: Callable[[str], None]) -> ModelSide | None:
+    if state.get("llm") is None:
+        return None
+    return ModelSide(client=state["llm"], history=state.get("history") or [], say=writer)
+
+
+def _best_effort(state: TurnState, step: Step) -> bool:
+    """The conversation already asked the limit in a row: the resumed step must not ask."""
+    pending = state.get("pending")
+    return step.resumed and pending is not None and pending.exhausted
 
 
 def subagent(state: TurnState, runtime: Runtime[TurnDeps]) -> TurnState:
@@ -339,10 +500,45 @@ def subagent(state: TurnState, runtime: Runtime[TurnDeps]) -> TurnState:
     if gated(agent, step):
         run = yield_step(deps, state["ctx"].language, agent, step, source)
     else:
-        run = execute_step(deps, state["ctx"], agent, step, source)
+        model = _model_side(state, state["stream"].part(step.agent))
+        run = execute_step(
+            deps, state["ctx"], agent, step, source, model=model,
+            best_effort=_best_effort(state, step),
+        )  # fmt: skip
     if not run.outcome.yielded:
         return {"current": run}
     return _after_yield(state, deps, run)
+
+
+def fanout(state: TurnState, runtime: Runtime[TurnDeps]) -> TurnState:
+    """Independent llm steps at once (O7): the first to write streams live, the others buffer
+    and flush after it; each works on its own copy of the turn context."""
+    deps = runtime.context
+    batch = _batch(state)
+    ctx = state["ctx"]
+
+    def task(step: Step) -> tuple[str, Callable[[Callable[[str], None]], StepRun]]:
+        agent = state["agents"][step.agent]
+        source = state["sources"].get(step.index, "model")
+
+        def run(writer: Callable[[str], None]) -> StepRun:
+            own = dataclasses.replace(ctx, mutations=list(ctx.mutations), state=dict(ctx.state))
+            return execute_step(
+                deps, own, agent, step, source, model=_model_side(state, writer),
+                best_effort=_best_effort(state, step),
+            )  # fmt: skip
+
+        return step.agent, run
+
+    runs, shown = run_concurrently([task(step) for step in batch], state["stream"])
+    for run in runs:
+        ctx.mutations.extend(run.outcome.mutations)
+        ctx.state = wm.apply_mutations(ctx.state, run.outcome.mutations)
+    return {
+        "runs": [*state["runs"], *runs],
+        "cursor": state["cursor"] + len(batch),
+        "shown": [*state["shown"], *(batch[i].index for i in shown if runs[i].streamed)],
+    }
 
 
 def _after_yield(state: TurnState, deps: TurnDeps, run: StepRun) -> TurnState:
@@ -381,13 +577,19 @@ def advance(state: TurnState, runtime: Runtime[TurnDeps]) -> TurnState:
     mutations: list[Mutation] = list(run.outcome.mutations)
     ctx.mutations.extend(mutations)
     ctx.state = wm.apply_mutations(ctx.state, mutations)
-    return {"runs": [*state["runs"], run], "cursor": state["cursor"] + 1, "current": None}
+    shown = [*state["shown"], run.step.index] if run.streamed else state["shown"]
+    return {
+        "runs": [*state["runs"], run],
+        "cursor": state["cursor"] + 1,
+        "current": None,
+        "shown": shown,
+    }
 
 
 def after_advance(state: TurnState) -> str:
     if state.get("stopped") or state["cursor"] >= len(state["steps"]):
         return "compose"
-    return "subagent"
+    return _next_step_node(state)
 
 
 def _final_runs(state: TurnState) -> list[StepRun]:
@@ -398,58 +600,94 @@ def _final_runs(state: TurnState) -> list[StepRun]:
     return [last[i] for i in sorted(last)]
 
 
-def _summaries(state: TurnState) -> list[replies.StepSummary]:
-    final = {run.step.index: run for run in _final_runs(state)}
-    summaries = []
-    for step in state["steps"]:
-        run = final.get(step.index)
-        if run is None:  # never reached: the turn was handed to a person first
-            summaries.append(replies.StepSummary(step.intent, "", False, False, False, False))
-            continue
-        outcome = run.outcome
-        summaries.append(
-            replies.StepSummary(
-                intent=run.step.intent, text=outcome.text, success=outcome.success,
-                yielded=outcome.yielded, ran=run.ran, pending=bool(outcome.pending_approvals),
-                plan_limited=run.plan_limited,
-            )
-        )  # fmt: skip
-    return summaries
+@dataclasses.dataclass(frozen=True)
+class Part:
+    """One piece of the reply: whose it is, its text, and whether it already reached the panel."""
+
+    agent: str
+    text: str
+    streamed: bool = False
 
 
-def compose_text(state: TurnState) -> str:
+def _summary(step: Step, run: StepRun | None) -> replies.StepSummary:
+    if run is None:  # never reached: the turn was handed to a person first
+        return replies.StepSummary(step.intent, "", False, False, False, False)
+    outcome = run.outcome
+    return replies.StepSummary(
+        intent=run.step.intent, text=outcome.text, success=outcome.success,
+        yielded=outcome.yielded, ran=run.ran, pending=bool(outcome.pending_approvals),
+        plan_limited=run.plan_limited, clarifying=outcome.clarify is not None,
+    )  # fmt: skip
+
+
+def _display_order(state: TurnState) -> list[Step]:
+    """Steps whose text streamed, in the order it was shown; then the others in chain order."""
+    shown = state.get("shown") or []
+    rank = {index: position for position, index in enumerate(shown)}
+    return sorted(state["steps"], key=lambda s: (s.index not in rank, rank.get(s.index, s.index)))
+
+
+def compose_parts(state: TurnState) -> list[Part]:
+    """The reply, piece by piece: preamble, each agent's answer, the orchestrator's lines."""
     language = state.get("language") or "es"
     if state.get("notice"):
-        return state["notice"]
-    summaries = _summaries(state)
+        return [Part("", state["notice"], streamed=bool(state.get("plan", {}).get("direct_reply")))]
+    final = {run.step.index: run for run in _final_runs(state)}
+    steps = _display_order(state)
+    summaries = [_summary(step, final.get(step.index)) for step in steps]
     if state.get("direct_agent"):
         # Direct line: the agent's words, verbatim; only a failure gets the orchestrator's line.
-        return "\n\n".join(s.text or replies.failure_line(s, language) for s in summaries)
-    parts: list[str] = []
+        return [
+            _agent_part(step, final.get(step.index), s.text or replies.failure_line(s, language))
+            for step, s in zip(steps, summaries, strict=True)
+        ]
+    parts: list[Part] = []
+    plan = state.get("plan") or {}
+    if plan.get("preamble") and "not_small_talk" not in plan.get("guards", []):
+        parts.append(Part("", plan["preamble"], streamed=True))
     if state["signals"].frustrated and not state.get("handoff_ticket"):
-        parts.append(replies.frustration_preface(language))
-    for summary in summaries:
+        parts.append(Part("", replies.frustration_preface(language)))
+    for step, summary in zip(steps, summaries, strict=True):
         if summary.text:
-            parts.append(summary.text)
+            parts.append(_agent_part(step, final.get(step.index), summary.text))
         elif summary.ran or summary.yielded:
-            parts.append(replies.failure_line(summary, language))
+            parts.append(Part(step.agent, replies.failure_line(summary, language)))
     if line := replies.partial_success_line(summaries, language):
-        parts.append(line)
+        parts.append(Part("", line))
     if state.get("stopped"):
-        parts.append(replies.handoff_line(state.get("handoff_ticket"), language))
-    return "\n\n".join(parts) or replies.empty_reply(language)
+        parts.append(Part("", replies.handoff_line(state.get("handoff_ticket"), language)))
+    return parts or [Part("", replies.empty_reply(language))]
+
+
+def _agent_part(step: Step, run: StepRun | None, text: str) -> Part:
+    streamed = run is not None and run.streamed and text == run.outcome.text
+    return Part(step.agent, text, streamed=streamed)
 
 
 def compose(state: TurnState, runtime: Runtime[TurnDeps]) -> TurnState:
     deps = runtime.context
     language = state.get("language") or "es"
-    reply = compose_text(state)
-    agent = state.get("direct_agent") or ""
-    for chunk in replies.chunks(reply):
-        event = TextEvent(type="text", turn_id=deps.turn_id, text=chunk)
-        if agent:
-            event["agent"] = agent
-        deps.emit(event)
+    parts = compose_parts(state)
+    stream: TextStream = state["stream"]
+    # Agent names on text events where an agent speaks for itself (direct line, llm engine).
+    named = bool(state.get("direct_agent")) or state.get("routed_by") == "model"
+    # What did not stream yet goes out now, a few chunks per run of consecutive parts.
+    pending: list[Part] = []
+    for part in [*parts, Part("", "", streamed=True)]:
+        agent = part.agent if named else ""
+        if pending and (part.streamed or (pending[-1].agent if named else "") != agent):
+            write = stream.part(pending[0].agent if named else "")
+            for chunk in replies.chunks("\n\n".join(p.text for p in pending)):
+                write(chunk)
+            pending = []
+        if not part.streamed:
+            pending.append(part)
+    reply = "\n\n".join(part.text for part in parts)
     labels = {name: a.label(language) for name, a in state["agents"].items()}
     consulted = consulted_for_turn(deps.organisation, deps.turn_id, labels)
-    return {"reply": reply, "consulted": consulted, "trace": build_trace(state, consulted)}
+    return {
+        "reply": reply,
+        "parts": [(part.agent, part.text) for part in parts],
+        "consulted": consulted,
+        "trace": build_trace(state, consulted),
+    }

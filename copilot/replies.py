@@ -64,6 +64,7 @@ class StepSummary:
     ran: bool
     pending: bool
     plan_limited: bool = False
+    clarifying: bool = False  # it asked the operator for a missing detail (O8)
 
 
 def failure_line(step: StepSummary, language: str) -> str:

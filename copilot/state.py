@@ -52,6 +52,10 @@ class StepRun:
     source: str = "classifier"
     plan_limited: bool = False
     ran: bool = True
+    # llm engine: its text already reached the panel while it ran (compose must not repeat it);
+    # and why the model could not finish it, when the embedded handler answered instead.
+    streamed: bool = False
+    fallback: str = ""
 
 
 def add_timings(left: dict[str, float], right: dict[str, float]) -> dict[str, float]:
@@ -84,3 +88,17 @@ class TurnState(TypedDict, total=False):
     consulted: list[ConsultedAgent]
     trace: dict[str, Any]
     timings: Annotated[dict[str, float], add_timings]
+    # Engines (O2-O4): the organisation's effective engine, the model client when it has one,
+    # the cross-turn history the model reads, and who decided the chain: "embedded", "model",
+    # "directive" or "clarification".
+    engine: str
+    llm: Any  # copilot.llm.client.ChatClient | None
+    history: list[dict[str, str]]
+    routed_by: str
+    plan: dict[str, Any]  # the orchestrator model's plan, for the trace
+    fallback: dict[str, str]  # {"stage", "kind", "detail"} when the model failed
+    pending: Any  # copilot.clarify.Pending | None: the question this message may answer
+    resumed: bool
+    shown: list[int]  # step indexes in the order their text reached the panel
+    stream: Any  # copilot.streaming.TextStream: the turn's one writer of text events
+    parts: list[tuple[str, str]]  # (agent or "", text) of the reply, in order

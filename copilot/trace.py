@@ -17,8 +17,17 @@ def build_trace(state: TurnState, consulted: list[ConsultedAgent]) -> dict[str, 
     """The runtime trace stored with the reply (T1): what was understood and what ran."""
     understanding = state.get("understanding")
     ctx = state["ctx"]
+    pending = state.get("pending")
     return {
-        "engine": "embedded",
+        # The organisation's engine, who decided the chain, and why the model was left out.
+        "engine": state.get("engine", "embedded"),
+        "routed_by": state.get("routed_by", "embedded"),
+        "plan": _jsonable(state.get("plan") or {}),
+        "fallback": state.get("fallback") or None,
+        "clarification": {
+            "resumed": bool(state.get("resumed")),
+            "pending": pending.as_state() if pending is not None else None,
+        },
         "language": state.get("language", ""),
         "signals": state["signals"].as_trace(),
         "understanding": _understanding_trace(understanding),
@@ -69,6 +78,10 @@ def _run_trace(run: StepRun) -> dict[str, Any]:
         "plan_steps": run.plan_steps,
         "pending_approvals": outcome.pending_approvals,
         "latency_ms": round(run.latency_ms, 2),
+        "engine": run.step.engine,
+        "streamed": run.streamed,
+        "fallback": run.fallback or None,
+        "clarify": outcome.clarify.slot if outcome.clarify is not None else None,
     }
 
 

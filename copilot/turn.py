@@ -13,6 +13,7 @@ work), the step events and `text` chunks as they happen, then `consulted` and `c
 from __future__ import annotations
 
 import asyncio
+import datetime
 import logging
 import time
 import uuid
@@ -25,9 +26,16 @@ from django.contrib.auth import get_user_model
 from django.db import close_old_connections, transaction
 from django.utils import timezone
 
+from copilot import clarify, replies
 from copilot import memory as wm
-from copilot import replies
-from copilot.events import CompletedEvent, ConsultedEvent, ErrorEvent, Event, ThinkingEvent
+from copilot.events import (
+    CompletedEvent,
+    ConsultedEvent,
+    ErrorEvent,
+    Event,
+    ThinkingEvent,
+    UsageEvent,
+)
 from copilot.locks import LockUnavailable, conversation_lock
 from copilot.models import Conversation, Message
 from copilot.selectors import get_conversation_for_org
@@ -236,11 +244,11 @@ def _answer(
     }
     trace = {**state.get("trace", {}), "turn_id": turn_id, "timings_ms": _rounded(timings)}
     with transaction.atomic():
-        answer = message_add(
-            conversation=conversation, role=Message.Role.ASSISTANT, text=state["reply"],
-            language=language, agent=state.get("direct_agent") or "", trace=trace,
-        )  # fmt: skip
-        _remember(conversation, state, asked.text)
+        answer = _store_reply(conversation, state, language, trace)
+        _remember(conversation, state, asked.text, deps.now)
+    if state.get("llm") is not None:
+        tokens_in, tokens_out = _turn_tokens(conversation, turn_id)
+        emit(UsageEvent(type="usage", turn_id=turn_id, tokens_in=tokens_in, tokens_out=tokens_out))
     emit(ConsultedEvent(type="consulted", turn_id=turn_id, agents=state.get("consulted", [])))
     return TurnResult(
         turn_id, True, state["reply"], language, user_message_id=asked.pk,
@@ -248,8 +256,52 @@ def _answer(
     )  # fmt: skip
 
 
-def _remember(conversation: Conversation, state: Any, user_text: str) -> None:
-    """The next turn's working memory: the subject under discussion and a compact summary."""
+def _store_reply(
+    conversation: Conversation, state: Any, language: str, trace: dict[str, Any]
+) -> Message:
+    """The reply as stored history. When the model's agents answered, each agent's answer is its
+    own message (history stays separated per agent); the trace goes with the last one."""
+    parts: list[tuple[str, str]] = state.get("parts") or []
+    direct = state.get("direct_agent") or ""
+    per_agent = state.get("routed_by") == "model" and len(parts) > 1
+    if not per_agent:
+        return message_add(
+            conversation=conversation, role=Message.Role.ASSISTANT, text=state["reply"],
+            language=language, agent=direct, trace=trace,
+        )  # fmt: skip
+    merged: list[tuple[str, str]] = []
+    for agent, text in parts:
+        if merged and merged[-1][0] == agent:
+            merged[-1] = (agent, f"{merged[-1][1]}\n\n{text}")
+        else:
+            merged.append((agent, text))
+    stored: Message | None = None
+    for position, (agent, text) in enumerate(merged):
+        last = position == len(merged) - 1
+        stored = message_add(
+            conversation=conversation, role=Message.Role.ASSISTANT, text=text,
+            language=language, agent=agent, trace=trace if last else {"turn_id": trace["turn_id"]},
+        )  # fmt: skip
+    assert stored is not None
+    return stored
+
+
+def _turn_tokens(conversation: Conversation, turn_id: str) -> tuple[int, int]:
+    from django.db.models import Sum
+
+    from copilot.models import ModelCall
+
+    totals = ModelCall.objects.filter(
+        organisation_id=conversation.organisation_id, turn_id=turn_id
+    ).aggregate(tokens_in=Sum("tokens_in"), tokens_out=Sum("tokens_out"))
+    return int(totals["tokens_in"] or 0), int(totals["tokens_out"] or 0)
+
+
+def _remember(
+    conversation: Conversation, state: Any, user_text: str, now: datetime.datetime
+) -> None:
+    """The next turn's working memory: the subject under discussion, a compact summary and the
+    question this turn left open (O8)."""
     runs = state.get("runs", [])
     done = [run.step for run in runs if not run.outcome.yielded]
     updated = wm.remember_turn(
@@ -257,6 +309,17 @@ def _remember(conversation: Conversation, state: Any, user_text: str) -> None:
         intents=[step.intent for step in done],
         agents=[step.agent for step in done],
     )
+    asking = next((run for run in runs if run.outcome.clarify is not None), None)
+    asked = None
+    if asking is not None and asking.outcome.clarify is not None:
+        step, question = asking.step, asking.outcome.clarify
+        asked = (step.intent, step.agent, step.engine, step.text, question.question, question.slot)
+    pending = clarify.next_pending(
+        asked, state.get("pending"), resumed=bool(state.get("resumed")), now=now
+    )
+    updated.pop(clarify.PENDING, None)
+    if pending is not None:
+        updated[clarify.PENDING] = pending.as_state()
     summary = wm.summarize(updated, conversation.summary, user_text)
     conversation_state_update(conversation=conversation, state=updated, summary=summary)
 

@@ -1,0 +1,182 @@
+"""Which engine reads a message, and the model's side of it (O3 llm, O4 hybrid).
+
+- *embedded*: the router (copilot/understanding) decides the chain; handlers answer.
+- *llm*: the orchestrator model calls one `ask_<agent>` tool per request
+  (copilot/llm/orchestrator.py); each call becomes a step whose agent runs its own model loop
+  (agents/llm_agent.py).
+- *hybrid*: the embedded reading stands when every step clears its agent's confidence gate; the
+  model is asked only when one does not.
+
+The embedded reading is always computed (about a millisecond): it is the fallback when the model
+fails — timeout, 429 after retries, a dropped or unfinished stream, an invalid chunk — so the user
+always gets a complete answer, and the trace records why (`fallback`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from django.conf import settings
+
+from agents.base import Step
+from copilot.selectors import recent_messages
+from copilot.understanding.ordering import DEPENDS_ON, SMALL_TALK
+
+if TYPE_CHECKING:
+    from agents.models import Agent
+    from copilot.llm.orchestrator import Plan
+    from copilot.state import TurnDeps, TurnState
+    from copilot.understanding.values import Entities, Understanding
+
+logger = logging.getLogger(__name__)
+
+EMBEDDED, LLM, HYBRID = "embedded", "llm", "hybrid"
+COURTESY = SMALL_TALK | {"thanks"}
+
+
+def resolve(organisation: Any) -> tuple[str, Any]:
+    """(effective engine, model client or None). Embedded whenever no provider has a key."""
+    engine = getattr(organisation, "engine", EMBEDDED) or EMBEDDED
+    if engine == EMBEDDED:
+        return EMBEDDED, None
+    from copilot.llm.provider import provider_for
+
+    provider = provider_for(organisation)
+    if provider is None:
+        return EMBEDDED, None
+    return engine, provider
+
+
+def history_for(deps: TurnDeps) -> list[dict[str, str]]:
+    """The bounded cross-turn history the models read: earlier messages only, oldest first."""
+    limit = int(getattr(settings, "COPILOT_LLM_HISTORY", 10))
+    return [
+        {"role": m.role, "content": m.text, "agent": m.agent}
+        for m in recent_messages(deps.conversation, limit, before_id=deps.message_id)
+    ]
+
+
+def needs_model(state: TurnState, understanding: Understanding) -> bool:
+    """Hybrid: the model only where the embedded reading is below an agent's gate."""
+    agents = state["agents"]
+    if not understanding.tasks:
+        return True
+    for task in understanding.tasks:
+        if task.intent in COURTESY:
+            continue
+        agent = agents.get(task.agent)
+        if task.intent == "unknown" or agent is None or task.confidence < agent.min_confidence:
+            return True
+    return False
+
+
+def previous_question(state: TurnState) -> tuple[str, str] | None:
+    """The agent whose question the last assistant message ended with (echo follow-up guard)."""
+    for message in reversed(state.get("history") or []):
+        if message["role"] != "assistant":
+            continue
+        text = message["content"].strip()
+        if message.get("agent") and text.endswith("?"):
+            return message["agent"], text
+        return None
+    return None
+
+
+def plan_with_model(
+    state: TurnState,
+    deps: TurnDeps,
+    understanding: Understanding,
+    entities_of: Callable[[str], Entities],
+) -> tuple[Plan, list[Step]]:
+    """Ask the orchestrator model; its calls become steps in dependency order.
+
+    Raises `copilot.llm.client.ModelFailure`; the caller falls back to the embedded reading.
+    """
+    from copilot.llm.orchestrator import orchestrate
+
+    agents = state["agents"]
+    small_talk = bool(understanding.tasks) and all(
+        t.intent in COURTESY for t in understanding.tasks
+    )
+    fallback_agent = _fallback_agent(understanding, agents)
+
+    emit_text = state["stream"].part("")  # the preamble streams the moment it arrives
+    plan = orchestrate(
+        client=state["llm"],
+        agents=agents,
+        text=deps.text,
+        history=state.get("history") or [],
+        summary=state["memory"].summary,
+        language=state.get("language") or "es",
+        emit_text=emit_text,
+        small_talk=small_talk,
+        fallback_agent=fallback_agent,
+        previous_question=previous_question(state),
+        today=deps.now.astimezone(_tz(deps)).date().isoformat(),
+    )
+    steps = [
+        Step(
+            index=i, intent=call.intent or _intent_guess(agents[call.agent], understanding),
+            agent=call.agent, confidence=1.0, text=call.query, entities=entities_of(call.query),
+            engine=LLM, prior_context=call.prior_context,
+        )
+        for i, call in enumerate(plan.calls)
+        if call.agent in agents
+    ]  # fmt: skip
+    return plan, in_dependency_order(steps)
+
+
+def _tz(deps: TurnDeps) -> Any:
+    from zoneinfo import ZoneInfo
+
+    return ZoneInfo(deps.organisation.timezone)
+
+
+def _fallback_agent(understanding: Understanding, agents: dict[str, Agent]) -> str:
+    """Where a message the model tried to answer itself goes: the embedded reading's agent."""
+    for task in understanding.tasks:
+        if task.intent not in COURTESY and task.agent in agents:
+            return task.agent
+    return "general" if "general" in agents else next(iter(agents), "")
+
+
+def _intent_guess(agent: Agent, understanding: Understanding) -> str:
+    """The model named the agent but no intent: the embedded ranking's best for that agent."""
+    for task in understanding.tasks:
+        for intent, _score in [(task.intent, task.confidence), *task.candidates]:
+            if task.agent == agent.name and intent:
+                return intent
+    own = [i.name for i in agent.intents.all()]
+    return own[0] if own else "unknown"
+
+
+def in_dependency_order(steps: list[Step]) -> list[Step]:
+    """Stable order, except that a step runs after the steps of this turn it depends on."""
+    remaining = list(steps)
+    ordered: list[Step] = []
+    while remaining:
+        present = {s.intent for s in remaining}
+        ready = [
+            s
+            for s in remaining
+            if not DEPENDS_ON.get(s.intent, frozenset()) & (present - {s.intent})
+        ]
+        pick = (ready or remaining)[0]
+        ordered.append(pick)
+        remaining.remove(pick)
+    for index, step in enumerate(ordered):
+        step.index = index
+    return ordered
+
+
+def depends(later: Step, earlier: Step) -> bool:
+    return earlier.intent in DEPENDS_ON.get(later.intent, frozenset())
+
+
+def fallback_record(stage: str, exc: Exception) -> dict[str, str]:
+    kind = getattr(exc, "kind", type(exc).__name__)
+    detail = str(getattr(exc, "detail", "") or exc)[:300]
+    logger.warning("model failed at %s (%s): falling back to the embedded engine", stage, kind)
+    return {"stage": stage, "kind": str(kind), "detail": detail}
