@@ -209,6 +209,14 @@ CELERY_TIMEZONE = "America/Argentina/Buenos_Aires"
 OPENAI_API_KEY = env_str("OPENAI_API_KEY", "")
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL", "")
 OPENAI_MODEL = env_str("OPENAI_MODEL", "gpt-4o-mini")
+# Seconds to connect, and the longest silence allowed between two streamed chunks.
+OPENAI_TIMEOUT = float(env_str("OPENAI_TIMEOUT", "20"))
+# Retries of a 429/5xx/refused connection before any output, within a budget of seconds of waiting.
+OPENAI_MAX_RETRIES = env_int("OPENAI_MAX_RETRIES", 2)
+OPENAI_RETRY_BUDGET = float(env_str("OPENAI_RETRY_BUDGET", "10"))
+# Fernet key for secrets stored in the database (organisations' API keys); empty: derived from
+# SECRET_KEY. Keys stored under the derived key stay readable after setting this one.
+FIELD_ENCRYPTION_KEY = env_str("FIELD_ENCRYPTION_KEY", "")
 
 # --- Chat limits ---
 COPILOT_MAX_MESSAGE_CHARS = env_int("COPILOT_MAX_MESSAGE_CHARS", 4000)

@@ -1,0 +1,44 @@
+"""A scripted OpenAI-compatible server per test and a Provider pointing at it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from copilot.llm import pricing
+from copilot.llm.provider import Provider
+from copilot.llm.scripted import ScriptedServer
+
+
+@pytest.fixture
+def scripted_server() -> Iterator[ScriptedServer]:
+    with ScriptedServer() as server:
+        yield server
+
+
+@pytest.fixture
+def provider(scripted_server: ScriptedServer) -> Provider:
+    return Provider(
+        base_url=scripted_server.base_url,
+        api_key="sk-test",
+        default_model="gpt-4o-mini",
+        timeout_s=1.0,
+        max_retries=2,
+        retry_budget_s=5.0,
+        source="environment",
+    )
+
+
+def tuned(provider: Provider, **changes: Any) -> Provider:
+    return replace(provider, **changes)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_prices() -> Iterator[None]:
+    # Each test's database is rolled back; the per-process price cache must not outlive it.
+    pricing.forget()
+    yield
+    pricing.forget()
