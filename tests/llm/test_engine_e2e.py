@@ -1,0 +1,463 @@
+"""The llm and hybrid engines end to end: a real turn (`run_turn`, the graph, the sub-agents'
+tool loops, the real registry tools over real rows) against a scripted OpenAI-compatible server
+over real HTTP through the real `openai` SDK.
+
+Requests are told apart by the tools they offer: the orchestrator's request offers `ask_<agent>`
+tools, a sub-agent's request offers that agent's registry tools (scheduling: `slots_find`,
+financial: `payment_status`, general: `org_info`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from agents.models import Agent
+from agents.services import agents_install_defaults
+from business.models import Organisation
+from copilot import router_cache
+from copilot.llm import scripted
+from copilot.llm.scripted import ScriptedServer, for_tool, tool_calls
+from copilot.models import AgentRun, Conversation, Message, ModelCall
+from copilot.services import conversation_create
+from copilot.turn import TurnResult, run_turn
+from tests import factories
+from tests.conftest import Cast
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),  # the turn and its concurrent steps run in threads
+]
+
+ORCHESTRATOR = for_tool("ask_scheduling")
+SCHEDULING = for_tool("slots_find")
+FINANCIAL = for_tool("payment_status")
+GENERAL = for_tool("org_info")
+
+
+@pytest.fixture(autouse=True)
+def fast_passwords(settings: Any) -> None:
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def server(settings: Any) -> Iterator[ScriptedServer]:
+    with ScriptedServer() as running:
+        settings.OPENAI_API_KEY = "test-key"
+        settings.OPENAI_BASE_URL = running.base_url
+        settings.OPENAI_MODEL = "scripted-model"
+        settings.OPENAI_TIMEOUT = 1.0
+        settings.OPENAI_MAX_RETRIES = 1
+        settings.OPENAI_RETRY_BUDGET = 0.5
+        settings.COPILOT_BUFFER_FLUSH_DELAY_MS = 1
+        yield running
+
+
+@pytest.fixture
+def org(cast: Cast) -> Organisation:
+    router_cache.forget()
+    agents_install_defaults(organisation=cast.org)
+    cast.org.engine = Organisation.Engine.LLM
+    cast.org.save(update_fields=["engine"])
+    return cast.org
+
+
+@dataclass
+class Turn:
+    result: TurnResult
+    events: list[dict[str, Any]]
+
+    @property
+    def reply(self) -> str:
+        return self.result.text
+
+    def texts(self, agent: str | None = None) -> list[str]:
+        return [
+            e["text"]
+            for e in self.events
+            if e["type"] == "text" and (agent is None or e.get("agent", "") == agent)
+        ]
+
+    def position(self, predicate: Any) -> int:
+        return next(i for i, e in enumerate(self.events) if predicate(e))
+
+    def trace(self) -> dict[str, Any]:
+        message = Message.objects.get(pk=self.result.assistant_message_id)
+        return message.trace
+
+
+def ask(cast: Cast, conversation: Conversation, text: str) -> Turn:
+    events: list[dict[str, Any]] = []
+
+    async def send(event: Any) -> None:
+        events.append(dict(event))
+
+    result = asyncio.run(
+        run_turn(
+            organisation_id=conversation.organisation_id,
+            conversation_id=conversation.pk,
+            user_id=cast.operator.pk,
+            text=text,
+            send=send,
+        )
+    )
+    return Turn(result, events)
+
+
+@pytest.fixture
+def conversation(org: Organisation, cast: Cast) -> Conversation:
+    return conversation_create(organisation=org, user=cast.operator, channel="panel")
+
+
+def call(agent: str, query: str, count: int = 1, intent: str | None = None) -> Any:
+    arguments: dict[str, Any] = {"query": query, "intent_count": count}
+    if intent:
+        arguments["intent"] = intent
+    return (f"ask_{agent}", arguments)
+
+
+def agent_requests(server: ScriptedServer, matcher: Any) -> list[dict[str, Any]]:
+    return [r for r in server.requests if matcher(r)]
+
+
+def all_text(request: dict[str, Any]) -> str:
+    return json.dumps(request.get("messages", []), ensure_ascii=False)
+
+
+# --- preamble, single intent ------------------------------------------------------------------
+
+
+def test_the_preamble_streams_before_the_agent_and_each_answer_is_its_own_message(
+    cast: Cast, conversation: Conversation, server: ScriptedServer
+) -> None:
+    text = "fijate qué turnos libres hay mañana a la mañana"
+    server.add(
+        tool_calls([call("scheduling", text, intent="check_availability")], preamble="Me fijo."),
+        when=ORCHESTRATOR,
+    )
+    server.add(scripted.text("Mañana a las 9 está libre Carlos."), when=SCHEDULING)
+
+    turn = ask(cast, conversation, text)
+
+    first_preamble = turn.position(lambda e: e["type"] == "text" and not e.get("agent"))
+    agent_start = turn.position(lambda e: e["type"] == "agent_start")
+    first_agent_text = turn.position(lambda e: e["type"] == "text" and e.get("agent"))
+    assert first_preamble < agent_start < first_agent_text
+    assert "".join(turn.texts()) == turn.reply
+    assert turn.reply == "Me fijo.\n\nMañana a las 9 está libre Carlos."
+    stored = list(
+        conversation.messages.filter(role="assistant").values_list("agent", "text").order_by("pk")
+    )
+    assert stored == [("", "Me fijo."), ("scheduling", "Mañana a las 9 está libre Carlos.")]
+    assert turn.trace()["routed_by"] == "model"
+    run = AgentRun.objects.get(turn_id=turn.result.turn_id)
+    assert (run.agent, run.intent, run.success) == ("scheduling", "check_availability", True)
+    assert run.tokens_in > 0 and run.tokens_out > 0
+    assert ModelCall.objects.filter(turn_id=turn.result.turn_id).count() == 2
+    usage = [e for e in turn.events if e["type"] == "usage"]
+    assert usage and usage[0]["tokens_in"] >= run.tokens_in
+
+
+def test_a_single_call_gets_the_users_exact_words(
+    cast: Cast, conversation: Conversation, server: ScriptedServer
+) -> None:
+    text = "che, ¿qué hay libre el martes para un service de split?"
+    server.add(
+        tool_calls([call("scheduling", "availability Tuesday split service")]), when=ORCHESTRATOR
+    )
+    server.add(scripted.text("El martes hay lugar a las 10."), when=SCHEDULING)
+
+    ask(cast, conversation, text)
+
+    (request,) = agent_requests(server, SCHEDULING)
+    users = [m["content"] for m in request["messages"] if m["role"] == "user"]
+    assert any(text in content for content in users)
+    assert "availability Tuesday split service" not in all_text(request)
+
+
+# --- mixed intent, concurrency ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("slow", ["scheduling", "financial"])
+def test_mixed_intent_runs_both_agents_and_streams_one_at_a_time(
+    cast: Cast, conversation: Conversation, server: ScriptedServer, slow: str
+) -> None:
+    factories.make_customer(cast.org, name="Panadería La Espiga")
+    text = "¿qué hay libre mañana? y decime cuánto debe Panadería La Espiga"
+    server.add(
+        tool_calls(
+            [
+                call("scheduling", "¿qué hay libre mañana?", 2, "check_availability"),
+                call("financial", "cuánto debe Panadería La Espiga", 2, "payment_status"),
+            ]
+        ),
+        when=ORCHESTRATOR,
+    )
+    answers = {
+        "scheduling": "Mañana hay lugar a las 9 y a las 14.",
+        "financial": "Panadería La Espiga no debe nada.",
+    }
+    delays = {slow: 0.03, ("financial" if slow == "scheduling" else "scheduling"): 0.0}
+    server.add(
+        scripted.text(answers["scheduling"], chunk_size=4, delay=delays["scheduling"]),
+        when=SCHEDULING,
+    )
+    server.add(
+        scripted.text(answers["financial"], chunk_size=4, delay=delays["financial"]),
+        when=FINANCIAL,
+    )
+
+    turn = ask(cast, conversation, text)
+
+    fast = "financial" if slow == "scheduling" else "scheduling"
+    agents_in_order = [e["agent"] for e in turn.events if e["type"] == "text" and e.get("agent")]
+    # The fast agent took the live slot; the slow one's text came after it, never interleaved.
+    first_slow = agents_in_order.index(slow)
+    assert set(agents_in_order[:first_slow]) == {fast}
+    assert set(agents_in_order[first_slow:]) == {slow}
+    assert turn.reply == f"{answers[fast]}\n\n{answers[slow]}"
+    stored = list(
+        conversation.messages.filter(role="assistant").values_list("agent", "text").order_by("pk")
+    )
+    assert stored == [(fast, answers[fast]), (slow, answers[slow])]
+    assert {r.agent for r in AgentRun.objects.filter(turn_id=turn.result.turn_id)} == {
+        "scheduling",
+        "financial",
+    }
+
+
+def test_no_agent_sees_the_other_agents_part_of_the_turn(
+    cast: Cast, conversation: Conversation, server: ScriptedServer
+) -> None:
+    text = "¿qué hay libre mañana a las nueve? y además decime cuánto debe Ferretería Norte"
+    server.add(
+        tool_calls(
+            [
+                call("scheduling", "¿qué hay libre mañana a las nueve?", 2),
+                call("financial", "decime cuánto debe Ferretería Norte", 2),
+            ]
+        ),
+        when=ORCHESTRATOR,
+    )
+    server.add(scripted.text("A las nueve está libre Carlos."), when=SCHEDULING)
+    server.add(scripted.text("Ferretería Norte debe 10.000."), when=FINANCIAL)
+
+    ask(cast, conversation, text)
+
+    (scheduling,) = agent_requests(server, SCHEDULING)
+    (financial,) = agent_requests(server, FINANCIAL)
+    assert "Ferretería" not in all_text(scheduling)
+    assert "libre mañana" not in all_text(financial)
+    assert "Carlos" not in all_text(financial)
+
+
+def test_the_failsafe_asks_again_for_a_dropped_call_and_merges_without_duplicates(
+    cast: Cast, conversation: Conversation, server: ScriptedServer
+) -> None:
+    text = "¿qué hay libre mañana? y decime cuánto debe Ferretería Norte"
+    first = call("scheduling", "¿qué hay libre mañana?", 2)
+    server.add(tool_calls([first]), when=ORCHESTRATOR)
+    # The retry repeats the call it already made and adds the missing one.
+    server.add(
+        tool_calls([first, call("financial", "cuánto debe Ferretería Norte", 2)]),
+        when=ORCHESTRATOR,
+    )
+    server.add(scripted.text("Mañana hay lugar."), when=SCHEDULING)
+    server.add(scripted.text("No debe nada."), when=FINANCIAL)
+
+    turn = ask(cast, conversation, text)
+
+    assert len(agent_requests(server, ORCHESTRATOR)) == 2
+    runs = AgentRun.objects.filter(turn_id=turn.result.turn_id)
+    assert sorted(r.agent for r in runs) == ["financial", "scheduling"]
+    assert "failsafe" in turn.trace()["plan"]["guards"]
+
+
+# --- fast path --------------------------------------------------------------------------------
+
+
+def test_a_greeting_is_answered_by_the_orchestrator_itself(
+    cast: Cast, conversation: Conversation, server: ScriptedServer
+) -> None:
+    server.add(scripted.text("¡Hola! ¿En qué te doy una mano?"), when=ORCHESTRATOR)
+
+    turn = ask(cast, conversation, "hola")
+
+    assert turn.reply == "¡Hola! ¿En qué te doy una mano?"
+    assert not AgentRun.objects.filter(turn_id=turn.result.turn_id).exists()
+    assert "".join(turn.texts()) == turn.reply
+
+
+def test_a_question_is_never_answered_by_the_orchestrator_itself(
+    cast: Cast, conversation: Conversation, server: ScriptedServer
+) -> None:
+    server.add(scripted.text("Abrimos de 7 a 23, todos los días."), when=ORCHESTRATOR)
+    server.add(scripted.text("Atendemos de lunes a viernes de 8 a 18."), when=GENERAL)
+
+    turn = ask(cast, conversation, "¿en qué horario atienden?")
+
+    assert "7 a 23" not in turn.reply
+    assert "de lunes a viernes de 8 a 18" in turn.reply
+    assert AgentRun.objects.filter(turn_id=turn.result.turn_id, agent="general").exists()
+    assert "not_small_talk" in turn.trace()["plan"]["guards"]
+
+
+# --- faults: the embedded engine answers ------------------------------------------------------
+
+
+FAULTS = {
+    "timeout": lambda: scripted.hang(3.0),
+    "rate_limited": lambda: scripted.status(429, retry_after=0.1),
+    "dropped": lambda: scripted.drop_after(
+        tool_calls([call("general", "¿en qué horario atienden?")], preamble="Ya te digo"), 2
+    ),
+    "no_finish_reason": lambda: scripted.no_finish(scripted.text("Atendemos de 8 a 18")),
+    "invalid_chunk": lambda: scripted.invalid_chunk(scripted.text("Atendemos de 8 a 18"), at=1),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(FAULTS))
+def test_a_model_failure_falls_back_to_the_embedded_engine_with_a_complete_answer(
+    cast: Cast, conversation: Conversation, server: ScriptedServer, kind: str
+) -> None:
+    server.add(FAULTS[kind](), when=ORCHESTRATOR, times=None)
+
+    turn = ask(cast, conversation, "¿en qué horario atienden?")
+
+    assert turn.result.ok
+    assert not [e for e in turn.events if e["type"] == "error"]
+    trace = turn.trace()
+    assert trace["routed_by"] == "embedded"
+    assert trace["fallback"]["stage"] == "orchestrator"
+    assert trace["fallback"]["kind"] == kind
+    # The embedded general agent answered with the organisation's hours (a complete reply).
+    assert "8" in turn.reply and "18" in turn.reply
+    completed = turn.events[-1]
+    assert completed["type"] == "completed" and completed["text"] == turn.reply
+
+
+def test_a_sub_agent_failure_falls_back_to_its_embedded_handler(
+    cast: Cast, conversation: Conversation, server: ScriptedServer
+) -> None:
+    text = "¿en qué horario atienden?"
+    server.add(tool_calls([call("general", text, intent="hours")]), when=ORCHESTRATOR)
+    server.add(scripted.drop_after(scripted.text("Atendemos de lunes a"), 2), when=GENERAL)
+
+    turn = ask(cast, conversation, text)
+
+    assert turn.result.ok
+    (step,) = turn.trace()["steps"]
+    assert step["fallback"] == "dropped"
+    assert step["success"] is True
+    assert "18" in turn.reply
+    assert "".join(turn.texts()).endswith(turn.reply.split("\n\n")[-1])
+
+
+# --- clarification ----------------------------------------------------------------------------
+
+
+def test_a_clarification_reply_resumes_the_agent_without_the_orchestrator(
+    cast: Cast, conversation: Conversation, server: ScriptedServer
+) -> None:
+    factories.make_customer(cast.org, name="Marta Quiroga")
+    server.add(
+        tool_calls([call("scheduling", "agendá un service de split", intent="book_job")]),
+        when=ORCHESTRATOR,
+    )
+    ask_who = tool_calls(
+        [("ask_clarification", {"question": "¿Para qué cliente?", "missing": "customer"})]
+    )
+    server.add(ask_who, when=SCHEDULING)
+    server.add(scripted.text("Listo, quedó agendado para Marta Quiroga."), when=SCHEDULING)
+
+    first = ask(cast, conversation, "agendá un service de split")
+    second = ask(cast, conversation, "para Marta Quiroga")
+
+    assert "¿Para qué cliente?" in first.reply
+    agent_end = [e for e in first.events if e["type"] == "agent_end"][0]
+    assert agent_end.get("clarifying") is True
+    assert len(agent_requests(server, ORCHESTRATOR)) == 1  # the reply did not go to the model
+    resumed = agent_requests(server, SCHEDULING)[-1]
+    assert "agendá un service de split" in all_text(resumed)
+    assert "para Marta Quiroga" in all_text(resumed)
+    assert second.trace()["routed_by"] == "clarification"
+    conversation.refresh_from_db()
+    assert "pending_clarification" not in conversation.state
+
+
+def test_after_two_questions_in_a_row_the_agent_must_make_its_best_choice(
+    cast: Cast, conversation: Conversation, server: ScriptedServer
+) -> None:
+    server.add(tool_calls([call("scheduling", "movelo", intent="reschedule")]), when=ORCHESTRATOR)
+    question = tool_calls([("ask_clarification", {"question": "¿Cuál trabajo?", "missing": "job"})])
+    server.add(question, when=SCHEDULING)
+    server.add(question, when=SCHEDULING)
+    server.add(scripted.text("Moví el más próximo."), when=SCHEDULING)
+
+    ask(cast, conversation, "movelo")
+    ask(cast, conversation, "el de la semana que viene")
+    third = ask(cast, conversation, "ese")
+
+    requests = agent_requests(server, SCHEDULING)
+    assert len(requests) == 3
+    offered = [{t["function"]["name"] for t in request.get("tools", [])} for request in requests]
+    assert "ask_clarification" in offered[0] and "ask_clarification" in offered[1]
+    assert "ask_clarification" not in offered[2]
+    assert third.reply == "Moví el más próximo."
+    conversation.refresh_from_db()
+    assert "pending_clarification" not in conversation.state
+
+
+# --- hybrid and the engine choice -------------------------------------------------------------
+
+
+def test_hybrid_asks_the_model_only_below_the_agents_threshold(
+    cast: Cast, conversation: Conversation, org: Organisation, server: ScriptedServer
+) -> None:
+    org.engine = Organisation.Engine.HYBRID
+    org.save(update_fields=["engine"])
+    server.add(scripted.text("Decime un poco más, ¿qué necesitás?"), when=ORCHESTRATOR)
+
+    confident = ask(cast, conversation, "¿en qué horario atienden?")
+    assert server.requests == []
+    assert confident.trace()["routed_by"] == "embedded"
+
+    vague = ask(cast, conversation, "qwerty asdf zxcv")
+    assert len(agent_requests(server, ORCHESTRATOR)) == 1
+    assert vague.trace()["routed_by"] == "model"
+
+
+def test_without_a_key_an_llm_organisation_runs_embedded(
+    cast: Cast, conversation: Conversation, settings: Any
+) -> None:
+    settings.OPENAI_API_KEY = ""
+
+    turn = ask(cast, conversation, "¿en qué horario atienden?")
+
+    assert turn.trace()["engine"] == "embedded"
+    assert "18" in turn.reply
+
+
+def test_an_outsider_organisation_never_reaches_this_conversation(
+    cast: Cast, conversation: Conversation, server: ScriptedServer
+) -> None:
+    other = Organisation.objects.create(name="Otra", slug="otra", engine="llm")
+    agents_install_defaults(organisation=other)
+    events: list[dict[str, Any]] = []
+
+    async def send(event: Any) -> None:
+        events.append(dict(event))
+
+    result = asyncio.run(
+        run_turn(
+            organisation_id=other.pk, conversation_id=conversation.pk, user_id=None,
+            text="hola", send=send,
+        )
+    )  # fmt: skip
+    assert result.error_code == "conversation_not_found"
+    assert server.requests == []
+    assert Agent.objects.filter(organisation=other).count() == 7
