@@ -11,6 +11,7 @@ import pytest
 from copilot.llm import pricing
 from copilot.llm.provider import Provider
 from copilot.llm.scripted import ScriptedServer
+from tests.agents.test_admin import staff_admin, superuser  # noqa: F401 - the admin tests' users
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 
@@ -16,18 +15,6 @@ from tests.conftest import Cast
 pytestmark = pytest.mark.django_db
 
 KEY = "sk-live-abcdef0123456789"
-
-
-@pytest.fixture
-def superuser(db: None) -> Any:
-    return get_user_model().objects.create_superuser("jefa", password="capataz-test-pw")
-
-
-@pytest.fixture
-def staff_admin(cast: Cast) -> Any:
-    cast.admin.is_staff = True
-    cast.admin.save()
-    return cast.admin
 
 
 def _settings_row(organisation: Any, key: str = KEY) -> ProviderSettings:
