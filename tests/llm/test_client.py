@@ -47,11 +47,14 @@ def test_text_deltas_reach_on_text_as_they_arrive(
     returned = time.monotonic()
 
     assert [delta for delta, _ in seen] == ["Maña", "na h", "ay t", "res."]
-    assert seen[0][1] - started < 0.45 < returned - started
-    assert returned - seen[0][1] > 0.3  # the first delta was handed over long before the end
+    moments = [moment for _, moment in seen]
+    # Each delta was handed over when its chunk arrived, the first long before the end.
+    assert all(later - earlier > 0.1 for earlier, later in zip(moments, moments[1:], strict=False))
+    assert returned - moments[0] > 0.45
     assert completion.text == "Mañana hay tres." and completion.finish_reason == "stop"
     assert completion.tool_calls == [] and completion.retries == 0
-    assert completion.first_token_ms is not None and completion.first_token_ms < 450
+    assert completion.first_token_ms is not None
+    assert completion.first_token_ms < (returned - started) * 1000 - 450
     assert scripted_server.requests[0]["stream"] is True
     assert scripted_server.requests[0]["stream_options"] == {"include_usage": True}
     assert scripted_server.requests[0]["messages"] == MESSAGES
@@ -141,7 +144,7 @@ def test_429_then_success_waits_the_retry_after(
 
     elapsed = time.monotonic() - started
     assert completion.text == "Ahora sí." and completion.retries == 1
-    assert 0.4 <= elapsed < 0.9
+    assert 0.4 <= elapsed < 1.5
     assert len(scripted_server.requests) == 2
     call = ModelCall.objects.get()
     assert call.ok and call.retries == 1
@@ -156,7 +159,7 @@ def test_retry_after_ms_is_honoured(
 
     _client(provider, cast).complete(MESSAGES, purpose="agent")
 
-    assert 0.25 <= time.monotonic() - started < 0.7
+    assert 0.25 <= time.monotonic() - started < 1.5
 
 
 def test_429_forever_ends_rate_limited_after_the_retries_within_budget(
@@ -168,7 +171,7 @@ def test_429_forever_ends_rate_limited_after_the_retries_within_budget(
     failure = _fails(_client(provider, cast), "rate_limited")
 
     elapsed = time.monotonic() - started
-    assert 0.6 <= elapsed < 1.2  # two waits of Retry-After, then it gives up
+    assert 0.6 <= elapsed < 1.8  # two waits of Retry-After, then it gives up
     assert len(scripted_server.requests) == 3 and not failure.streamed
     call = ModelCall.objects.get()
     assert not call.ok and call.error_kind == "rate_limited" and call.retries == 2
@@ -182,7 +185,7 @@ def test_a_retry_after_beyond_the_budget_fails_at_once(
 
     _fails(_client(tuned(provider, retry_budget_s=2.0), cast), "rate_limited")
 
-    assert time.monotonic() - started < 0.5
+    assert time.monotonic() - started < 1.5  # not the 30 s asked for
     assert len(scripted_server.requests) == 1
 
 
@@ -215,7 +218,7 @@ def test_a_hanging_server_times_out_without_retry(
 
     _fails(_client(tuned(provider, timeout_s=0.3), cast), "timeout")
 
-    assert 0.3 <= time.monotonic() - started < 1.5
+    assert 0.3 <= time.monotonic() - started < 2.5
     assert len(scripted_server.requests) == 1
     assert ModelCall.objects.get().error_kind == "timeout"
 
