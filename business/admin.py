@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 from django.contrib import admin
 from django.db.models import Model, QuerySet
 from django.http import HttpRequest
+from django.utils.translation import gettext_lazy as _
 
 from agents.admin import admin_organisation_ids
 from business import models as m
@@ -31,9 +32,24 @@ class MembershipInline(admin.TabularInline):  # type: ignore[type-arg]
 
 @admin.register(m.Organisation)
 class OrganisationAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
-    list_display = ("name", "slug", "timezone", "language", "engine")
+    list_display = ("name", "slug", "timezone", "language", "engine", "engine_in_use")
     prepopulated_fields = {"slug": ("name",)}
     inlines = (MembershipInline,)
+    readonly_fields = ("engine_in_use",)
+
+    @admin.display(description=_("engine in use"))
+    def engine_in_use(self, obj: m.Organisation) -> str:
+        """The engine turns really run: llm and hybrid need an API key (the organisation's
+        provider settings or the server's OPENAI_API_KEY); without one it is embedded."""
+        if obj.pk is None:
+            return "-"
+        from copilot.llm.provider import effective_engine
+
+        used = effective_engine(obj)
+        label = str(m.Organisation.Engine(used).label)
+        if used != obj.engine:
+            return str(_("%(engine)s (no API key is set)") % {"engine": label})
+        return label
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         ids = admin_organisation_ids(request)
