@@ -73,6 +73,14 @@ class OrgAdminAccess:
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return self.has_view_permission(request, obj)
 
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        """The organisation to pick is one the user administers."""
+        if db_field.name == "organisation":
+            ids = admin_organisation_ids(request)
+            if ids is not None:
+                kwargs["queryset"] = Organisation.objects.filter(pk__in=ids)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)  # type: ignore[misc]
+
 
 class OrganisationFilter(admin.SimpleListFilter):
     """Lists only the organisations the user administers (the stock filter would list all)."""
@@ -312,13 +320,6 @@ class AgentAdmin(OrgAdminAccess, admin.ModelAdmin):
         if obj is not None:
             return (*self.readonly_fields, "organisation", "name")
         return self.readonly_fields
-
-    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
-        if db_field.name == "organisation":
-            ids = admin_organisation_ids(request)
-            if ids is not None:
-                kwargs["queryset"] = Organisation.objects.filter(pk__in=ids)
-        return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         # A new agent needs code behind it (agents/<name>/), so only superusers add agents.

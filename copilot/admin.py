@@ -13,11 +13,9 @@ from django.utils.translation import gettext_lazy as _
 from agents.admin import (
     OrgAdminAccess,
     OrganisationFilter,
-    admin_organisation_ids,
     can_edit_agents,
 )
 from business.admin import OrgScopedAdmin
-from business.models import Organisation
 from copilot.llm import pricing
 from copilot.models import (
     AgentRun,
@@ -134,13 +132,6 @@ class ProviderSettingsAdmin(OrgAdminAccess, OrgScopedAdmin):
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         return (*self.readonly_fields, "organisation") if obj is not None else self.readonly_fields
-
-    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
-        if db_field.name == "organisation":
-            ids = admin_organisation_ids(request)
-            if ids is not None:
-                kwargs["queryset"] = Organisation.objects.filter(pk__in=ids)
-        return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return can_edit_agents(request)
