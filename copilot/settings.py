@@ -221,6 +221,16 @@ FIELD_ENCRYPTION_KEY = env_str("FIELD_ENCRYPTION_KEY", "")
 # --- Chat limits ---
 COPILOT_MAX_MESSAGE_CHARS = env_int("COPILOT_MAX_MESSAGE_CHARS", 4000)
 
+# --- The turn (copilot/nodes.py) ---
+# Clarifying questions in a row before a step must make its best choice (O8).
+COPILOT_MAX_CLARIFICATIONS = env_int("COPILOT_MAX_CLARIFICATIONS", 2)
+# Earlier messages the models read (llm and hybrid engines).
+COPILOT_LLM_HISTORY = env_int("COPILOT_LLM_HISTORY", 10)
+# Independent llm steps run at once (1: one after the other), and the simulated streaming delay
+# between chunks of an answer that waited for the live slot (O7).
+COPILOT_LLM_CONCURRENCY = env_int("COPILOT_LLM_CONCURRENCY", 4)
+COPILOT_BUFFER_FLUSH_DELAY_MS = env_int("COPILOT_BUFFER_FLUSH_DELAY_MS", 15)
+
 # --- Auth, i18n, static ---
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
