@@ -1,4 +1,6 @@
-"""How the sub-agents' handlers say things: money, dates, lists and the usual outcomes.
+"""How the sub-agents' handlers say things: money, dates, lists and the usual outcomes —
+including a clarifying question (O8), the operator's answer to a listed choice, and what is said
+instead of a third question once the conversation's limit is reached.
 
 Replies are written in the language of the message, so every helper takes the language
 ("es" → es-AR, anything else → English) instead of reading Django's active translation.
@@ -9,15 +11,17 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from agents.base import Outcome
+from agents.base import Clarification, Outcome
+from agents.payloads import fold
 from business.models import money as round_money
 
 if TYPE_CHECKING:
-    from agents.base import Runner
+    from agents.base import Runner, Step
     from agents.registry import ToolResult
 
 _NOT_FOUND = re.compile(r"\bnot found\b")
@@ -129,7 +133,8 @@ def service_reason(runner: Runner, result: ToolResult, *, es: str, en: str) -> s
     return text
 
 
-def _candidate(customer: dict[str, Any]) -> str:
+def customer_candidate(customer: dict[str, Any]) -> str:
+    """A customer to choose from: "Juan Pérez (#3) — +54 11 … — Mitre 123, Lanús"."""
     parts = (
         f"{customer['name']} (#{customer['id']})",
         customer.get("phone"),
@@ -145,14 +150,13 @@ def customer_problem(runner: Runner, name: str, result: ToolResult) -> Outcome |
         return None
     candidates = result.data.get("candidates")
     if candidates:
-        listing = bullets(_candidate(c) for c in candidates)
-        return Outcome(
-            text=runner.t(
-                es=f"Hay varios clientes que coinciden con «{name}»:\n{listing}\n¿Cuál es?",
-                en=f"Several customers match “{name}”:\n{listing}\nWhich one is it?",
-            ),
-            success=False,
+        listing = bullets(customer_candidate(c) for c in candidates)
+        return ask(
+            runner,
+            es=f"Hay varios clientes que coinciden con «{name}»:\n{listing}\n¿Cuál es?",
+            en=f"Several customers match “{name}”:\n{listing}\nWhich one is it?",
             error=result.error,
+            slot="customer_choice",
         )
     if "not found" in result.error:
         return Outcome(
@@ -168,9 +172,286 @@ def customer_problem(runner: Runner, name: str, result: ToolResult) -> Outcome |
     return None
 
 
-def ask(runner: Runner, *, es: str, en: str, error: str) -> Outcome:
-    """Something the step needs is missing: nothing was done, and the reply asks for it."""
-    return Outcome(text=runner.t(es=es, en=en), success=False, error=error)
+# --- clarification (O8) -----------------------------------------------------------------------
+
+# What each intent could not do, for the statement that replaces a third question.
+_ACTIONS = {
+    "book_job": ("agendar el trabajo", "book the job"),
+    "reschedule": ("mover el trabajo", "move the job"),
+    "cancel_job": ("cancelar el trabajo", "cancel the job"),
+    "create_customer": ("registrar al cliente", "register the customer"),
+    "search_customer": ("buscar al cliente", "look up the customer"),
+    "update_customer": ("cambiar los datos del cliente", "change the customer's details"),
+    "validate_cuit": ("validar el CUIT", "check the CUIT"),
+    "generate_quote": ("armar el presupuesto", "make the quote"),
+    "generate_invoice": ("hacer la factura", "make the invoice"),
+    "payment_status": ("ver los pagos", "check the payments"),
+    "technician_sick": ("registrar la ausencia", "record the absence"),
+    "bulk_reschedule": ("mover los trabajos", "move the jobs"),
+    "dispatch": ("despachar a un técnico", "dispatch a technician"),
+    "assign_vehicle": ("asignar el vehículo", "assign the vehicle"),
+    "complaint": ("registrar el reclamo", "record the complaint"),
+}
+# What is still missing, by slot: the second half of that statement.
+_MISSING = {
+    "customer": ("no sé de qué cliente se trata", "I don't know which customer it is"),
+    "customer_choice": (
+        "hay varios clientes con ese nombre y no sé cuál es",
+        "several customers match and I don't know which one",
+    ),
+    "name": ("no sé cómo se llama el cliente", "I don't know the customer's name"),
+    "job": ("no sé de qué trabajo se trata", "I don't know which job it is"),
+    "job_choice": (
+        "hay varios trabajos abiertos y no sé cuál es",
+        "there are several open jobs and I don't know which one",
+    ),
+    "jobs": ("no sé qué trabajos son", "I don't know which jobs they are"),
+    "date": ("no sé para qué día u hora", "I don't know the day or the time"),
+    "time": ("no sé en qué horario", "I don't know which time"),
+    "technician": ("no sé qué técnico es", "I don't know which technician it is"),
+    "technician_choice": (
+        "hay varios técnicos con ese nombre y no sé cuál es",
+        "several technicians match and I don't know which one",
+    ),
+    "vehicle_choice": (
+        "hay varios vehículos que coinciden y no sé cuál es",
+        "several vehicles match and I don't know which one",
+    ),
+    "service": ("no sé qué servicio o monto es", "I don't know the service or the amount"),
+    "cuit": ("no tengo el CUIT", "I don't have the CUIT"),
+    "field": ("no sé qué dato cambiar", "I don't know which detail to change"),
+    "phone": ("no tengo el teléfono nuevo", "I don't have the new phone"),
+    "phone_alt": ("no tengo el otro teléfono", "I don't have the other phone"),
+    "email": ("no tengo el email nuevo", "I don't have the new email"),
+    "address": ("no tengo la dirección nueva", "I don't have the new address"),
+    "notes": ("no tengo la nota", "I don't have the note"),
+}
+# Errors whose detail goes by another slot name ("missing target" of a move is its date).
+_SLOT_ALIASES = {"target": "date", "target_date": "date", "query": "customer", "selection": "jobs"}
+
+
+def slot_of(error: str) -> str:
+    """The detail an `ask` error names: "missing customer" → "customer", "missing value for
+    email" → "email", "missing target date" → "date"."""
+    detail = error.strip().lower().removeprefix("missing").strip()
+    detail = detail.removeprefix("value for").strip().replace(" ", "_")
+    return _SLOT_ALIASES.get(detail, detail) or "detail"
+
+
+def ask(runner: Runner, *, es: str, en: str, error: str, slot: str | None = None) -> Outcome:
+    """Something the step needs is missing: nothing was done, and the reply asks for it. The
+    question travels as `Outcome.clarify`, which the conversation keeps as the pending intent.
+
+    After the conversation's clarification limit (`runner.best_effort`) it does not ask a third
+    time: it says what could not be done and what is still missing, as a plain statement.
+    """
+    slot = slot or slot_of(error)
+    if runner.best_effort:
+        return Outcome(text=unable(runner, slot), success=False, error=error)
+    text = runner.t(es=es, en=en)
+    return Outcome(
+        text=text, success=False, error=error, clarify=Clarification(question=text, slot=slot)
+    )
+
+
+def unable(runner: Runner, slot: str) -> str:
+    """ "No pude agendar el trabajo: no sé de qué cliente se trata." — no question."""
+    action = _ACTIONS.get(runner.step.intent, ("hacer lo que pediste", "do what you asked"))
+    missing = _MISSING.get(slot, ("me falta un dato", "a detail is missing"))
+    return runner.t(
+        es=f"No pude {action[0]}: {missing[0]}. No hice ningún cambio.",
+        en=f"I couldn't {action[1]}: {missing[1]}. I changed nothing.",
+    )
+
+
+@dataclass
+class Choice[T]:
+    """One of the listed options: the one the operator's answer names, or — best effort — the
+    best one, with the sentence that says it was taken and can be corrected."""
+
+    picked: T | None
+    note: str = ""
+
+
+_ORDINALS = {
+    "primero": 1, "primera": 1, "first": 1, "1ro": 1, "1ero": 1, "1st": 1,
+    "segundo": 2, "segunda": 2, "second": 2, "2do": 2, "2nd": 2,
+    "tercero": 3, "tercera": 3, "tercer": 3, "third": 3, "3ro": 3, "3rd": 3,
+    "cuarto": 4, "cuarta": 4, "fourth": 4, "4to": 4, "4th": 4,
+    "quinto": 5, "quinta": 5, "fifth": 5, "5to": 5, "5th": 5,
+    "ultimo": -1, "ultima": -1, "last": -1,
+}  # fmt: skip
+# Words of an answer that say nothing about which option it is.
+_FILLER = frozenset({
+    "el", "la", "los", "las", "lo", "de", "del", "al", "a", "que", "ese", "esa", "este", "esta",
+    "uno", "una", "un", "es", "era", "si", "no", "dale", "ok", "okay", "bueno", "opcion",
+    "numero", "nro", "n", "con", "por", "favor", "porfa", "y", "the", "one", "that", "this",
+    "it", "is", "was", "yes", "option", "number", "please", "with", "and",
+})  # fmt: skip
+_ANSWER_TOKEN = re.compile(r"#?\w+(?::\d{2})?")
+
+
+def answer_of(step: Step) -> str:
+    """The operator's answer when the step resumes a question: the last line of its text (the
+    resumed text is the original request, then each answer on its own line)."""
+    if not step.resumed:
+        return ""
+    lines = [line for line in step.text.splitlines() if line.strip()]
+    return lines[-1] if len(lines) > 1 else ""
+
+
+def _option_id(option: Any) -> str:
+    return str(option.get("id")) if isinstance(option, dict) else ""
+
+
+def answered[T](step: Step, options: Sequence[T], describe: Callable[[T], str]) -> T | None:
+    """The option the operator's answer to a listed choice names: its id ("#12"), its place
+    ("el segundo", "2"), or words only it has ("el del jueves", "el de Lanús", "la Kangoo").
+    None when the step does not resume a question or the answer fits none or several."""
+    answer = fold(answer_of(step))
+    if not answer or not options:
+        return None
+    tokens = _ANSWER_TOKEN.findall(answer)
+    ids = {_option_id(option): option for option in options}
+    for token in tokens:
+        if token.startswith("#") and token[1:] in ids:
+            return ids[token[1:]]
+    places = {_ORDINALS[token] for token in tokens if token in _ORDINALS}
+    if len(places) == 1:
+        place = places.pop()
+        if place > len(options):
+            return None
+        return options[-1] if place < 0 else options[place - 1]
+    content = [token.lstrip("#") for token in tokens if token not in _FILLER]
+    if len(content) == 1 and content[0].isdigit():
+        number = int(content[0])
+        return options[number - 1] if 1 <= number <= len(options) else ids.get(content[0])
+    described = [fold(describe(option)) for option in options]
+    scores = [
+        sum(1 for token in content if re.search(rf"(?<!\w){re.escape(token)}(?!\w)", text))
+        for text in described
+    ]
+    best = max(scores)
+    if best == 0 or scores.count(best) > 1:
+        return None
+    return options[scores.index(best)]
+
+
+def choose[T](
+    step: Step,
+    runner: Runner,
+    options: Sequence[T],
+    describe: Callable[[T], str],
+    *,
+    many_es: str,
+    many_en: str,
+    best: T | None = None,
+    how_es: str = "",
+    how_en: str = "",
+) -> Choice[T]:
+    """The option the operator chose in their answer; with `runner.best_effort`, the best one
+    (`best`, else the first ranked) and a note naming it — never a third question.
+
+    `many_*` says what there were ("3 trabajos abiertos de Juan"), `how_*` why the one taken
+    ("el más próximo, ")."""
+    picked = answered(step, options, describe)
+    if picked is not None:
+        return Choice(picked)
+    if not runner.best_effort or not options:
+        return Choice(None)
+    taken = best if best is not None else options[0]
+    said = describe(taken)
+    note = runner.t(
+        es=f"Había {many_es}: tomé {how_es}{said}. Si era otro, decime cuál y lo corrijo.",
+        en=f"There were {many_en}: I took {how_en}{said}. If it was another one, tell me "
+        "which and I'll correct it.",
+    )
+    return Choice(taken, note)
+
+
+def with_note(outcome: Outcome, note: str) -> Outcome:
+    """The outcome with a best-effort pick's note after its text."""
+    if note:
+        outcome.text = f"{outcome.text}\n{note}" if outcome.text else note
+    return outcome
+
+
+@dataclass
+class Found:
+    """The job a step is about (or its id, when only the id is known and details are not
+    needed), or the reply that stops the step; `note` says which job a best-effort pick took
+    (O8). The handlers that look a job up for their action share it."""
+
+    job: dict[str, Any] | int | None = None
+    problem: Outcome | None = None
+    note: str = ""
+
+
+def budget_left(runner: Runner) -> int:
+    """Tool calls left in this step's plan."""
+    return runner.agent.max_plan_steps - runner.plan_steps
+
+
+def candidates_of(result: ToolResult, kind: str = "customer") -> list[dict[str, Any]]:
+    """The customers (or technicians) a tool could not choose between ([] otherwise)."""
+    if result.ok or not result.error.startswith(kind):
+        return []
+    return list(result.data.get("candidates") or [])
+
+
+def technician_candidate(technician: dict[str, Any]) -> str:
+    return f"{technician['name']} ({technician['zone']})"
+
+
+def call_for_customer(
+    step: Step, runner: Runner, tool: str, arguments: dict[str, Any]
+) -> tuple[ToolResult, dict[str, Any] | None, str]:
+    """Run `tool`; when the customer's name matches several customers and the operator's
+    answer names one (or best effort must pick), run it again for that customer's id.
+
+    Returns the result, the customer chosen (None when the first call stands) and the note of a
+    best-effort pick.
+    """
+    return _call_resolving(
+        step, runner, tool, arguments, kind="customer", describe=customer_candidate,
+        many=("varios clientes «{}»", "several customers “{}”"),
+    )  # fmt: skip
+
+
+def call_for_technician(
+    step: Step, runner: Runner, tool: str, arguments: dict[str, Any]
+) -> tuple[ToolResult, dict[str, Any] | None, str]:
+    """`call_for_customer` for a technician's name that matches several technicians."""
+    return _call_resolving(
+        step, runner, tool, arguments, kind="technician", describe=technician_candidate,
+        many=("varios técnicos «{}»", "several technicians “{}”"),
+    )  # fmt: skip
+
+
+def _call_resolving(
+    step: Step,
+    runner: Runner,
+    tool: str,
+    arguments: dict[str, Any],
+    *,
+    kind: str,
+    describe: Callable[[dict[str, Any]], str],
+    many: tuple[str, str],
+) -> tuple[ToolResult, dict[str, Any] | None, str]:
+    result = runner.call(tool, **arguments)
+    candidates = candidates_of(result, kind)
+    name = str(arguments.get(kind) or "")
+    if not candidates or not name or budget_left(runner) < 1:
+        return result, None, ""
+    choice = choose(
+        step, runner, candidates, describe,
+        many_es=many[0].format(name), many_en=many[1].format(name),
+    )  # fmt: skip
+    if choice.picked is None:
+        return result, None, ""
+    rest = {key: value for key, value in arguments.items() if key != kind}
+    again = runner.call(tool, **rest, **{f"{kind}_id": int(choice.picked["id"])})
+    return again, choice.picked, choice.note
 
 
 def failed(runner: Runner, result: ToolResult, *, es: str, en: str) -> Outcome:
