@@ -9,12 +9,19 @@ three tool calls) so the default budget of four is never the reason a step stops
 from __future__ import annotations
 
 import datetime
+import re
+from collections.abc import Callable
 from typing import Any
 
 from agents.base import Outcome, Runner, Step, handles
+from agents.payloads import fold
 from agents.phrasing import (
+    Found,
+    answered,
     ask,
     bullets,
+    call_for_customer,
+    choose,
     customer_problem,
     day,
     failed,
@@ -26,6 +33,7 @@ from agents.phrasing import (
     service_reason,
     slot_line,
     when,
+    with_note,
 )
 from agents.registry import ToolResult
 from agents.subjects import CustomerRef, customer_ref, job_mutation, job_ref, same_person
@@ -35,6 +43,11 @@ from business.services import infer_skill, service_duration
 DEFAULT_SERVICE = {"es": "Visita técnica", "en": "Technical visit"}
 AVAILABILITY_SLOTS = 6  # free starts listed when someone asks what is free
 LISTED_JOBS = 5  # jobs listed when the operator must pick one
+# "el próximo trabajo de Juan" / "Juan's next job" names one job: the soonest still ahead.
+_NEXT_JOB = re.compile(
+    r"\b(?:proxim[oa]|siguiente)\s+(?:trabajo|visita|servicio)\b"
+    r"|\bnext\s+(?:job|visit|appointment|booking|service)\b"
+)
 
 
 # --- small pieces -----------------------------------------------------------------------------
@@ -99,8 +112,28 @@ def _refusal(runner: Runner, result: ToolResult) -> str:
     )
 
 
-def _offer(runner: Runner, slots: list[dict[str, Any]], *, es: str, en: str, error: str) -> Outcome:
-    """Nothing booked or moved: why, and the next concrete slots to choose from."""
+Take = Callable[[dict[str, Any]], Outcome]
+
+
+def _offer(
+    step: Step,
+    runner: Runner,
+    slots: list[dict[str, Any]],
+    *,
+    es: str,
+    en: str,
+    error: str,
+    slot: str = "time",
+    take: Take | None = None,
+    stated: tuple[str, str] | None = None,
+) -> Outcome:
+    """Nothing booked or moved: why, and the next concrete slots to choose from.
+
+    The choice is a clarification (O8): when the step resumes with the operator's answer
+    ("el segundo", "el martes a las 10") the slot it names is taken with `take`. With best
+    effort the slots are listed without asking again; `stated` is the reason said as a
+    statement when `es`/`en` are a question.
+    """
     language = runner.language
     if not slots:
         return Outcome(
@@ -111,14 +144,26 @@ def _offer(runner: Runner, slots: list[dict[str, Any]], *, es: str, en: str, err
             success=False,
             error=error,
         )
-    listing = numbered([slot_line(slot, language) for slot in slots])
-    return Outcome(
-        text=runner.t(
-            es=f"{es}. Te propongo estos turnos libres:\n{listing}\n¿Cuál te sirve?",
-            en=f"{en}. These slots are free:\n{listing}\nWhich one works for you?",
-        ),
-        success=False,
+    chosen = answered(step, slots, lambda free: slot_line(free, language)) if take else None
+    if chosen is not None and take is not None:
+        return take(chosen)
+    listing = numbered([slot_line(free, language) for free in slots])
+    if runner.best_effort:
+        said_es, said_en = stated or (es, en)
+        return Outcome(
+            text=runner.t(
+                es=f"{said_es}. Los próximos turnos libres:\n{listing}",
+                en=f"{said_en}. The next free slots:\n{listing}",
+            ),
+            success=False,
+            error=error,
+        )
+    return ask(
+        runner,
+        es=f"{es}. Te propongo estos turnos libres:\n{listing}\n¿Cuál te sirve?",
+        en=f"{en}. These slots are free:\n{listing}\nWhich one works for you?",
         error=error,
+        slot=slot,
     )
 
 
@@ -140,7 +185,7 @@ def book_job(step: Step, runner: Runner) -> Outcome:
     service = step.entities.service or DEFAULT_SERVICE[runner.ctx.organisation.language]
     on, clock = step.entities.date, _clock(step.entities.time)
     if on is None and clock is None:
-        return _ask_when(runner, who, service)
+        return _ask_when(step, runner, who, service)
     if clock is None:
         assert on is not None
         return _book_first_free(step, runner, who, service, on)
@@ -148,7 +193,7 @@ def book_job(step: Step, runner: Runner) -> Outcome:
     return _book_at(step, runner, who, service, start.isoformat(), first_free=False)
 
 
-def _ask_when(runner: Runner, who: CustomerRef, service: str) -> Outcome:
+def _ask_when(step: Step, runner: Runner, who: CustomerRef, service: str) -> Outcome:
     found = runner.call("slots_find", skill=_skill(service), duration_minutes=_minutes(service))
     if not found.ok:
         return failed(
@@ -156,12 +201,29 @@ def _ask_when(runner: Runner, who: CustomerRef, service: str) -> Outcome:
         )
     name = who.name or runner.t(es="el cliente", en="the customer")
     return _offer(
+        step,
         runner,
         found.data["slots"],
         es=f"¿Para cuándo agendo {service} de {name}? No me dijiste el día",
         en=f"When should I book {service} for {name}? You didn't say the day",
         error="missing date",
+        slot="date",
+        take=lambda free: _book_slot(step, runner, who, service, free),
+        stated=(
+            f"No agendé {service} de {name}: no me dijiste el día",
+            f"I didn't book {service} for {name}: you didn't say the day",
+        ),
     )
+
+
+def _book_slot(
+    step: Step, runner: Runner, who: CustomerRef, service: str, free: dict[str, Any]
+) -> Outcome:
+    """The offered slot the operator chose, with the technician it was offered with."""
+    return _book_at(
+        step, runner, who, service, free["start"], first_free=False,
+        technician=free.get("technician"), offer=False,
+    )  # fmt: skip
 
 
 def _book_first_free(
@@ -183,23 +245,51 @@ def _book_first_free(
     if found.data["requested_range_full"] or not slots:
         language = runner.language
         return _offer(
+            step,
             runner,
             slots,
             es=f"El {day(on, language)} no queda ningún turno libre para {service}",
             en=f"There is no free slot for {service} on {day(on, language)}",
             error="day full",
+            take=lambda free: _book_slot(step, runner, who, service, free),
         )
     return _book_at(step, runner, who, service, slots[0]["start"], first_free=True)
 
 
 def _book_at(
-    step: Step, runner: Runner, who: CustomerRef, service: str, start: str, *, first_free: bool
+    step: Step,
+    runner: Runner,
+    who: CustomerRef,
+    service: str,
+    start: str,
+    *,
+    first_free: bool,
+    technician: str | None = None,
+    offer: bool = True,
+) -> Outcome:
+    """Book at `start`; a refused time is answered with the next slots (`offer=False`: the slot
+    was already chosen from such a list, so its answer is not read again)."""
+    arguments: dict[str, Any] = {**who.args(), "service": service, "start": start}
+    if technician or step.entities.technician:
+        arguments["technician"] = technician or step.entities.technician
+    result, chosen, note = call_for_customer(step, runner, "job_book", arguments)
+    if chosen is not None:
+        who = CustomerRef(int(chosen["id"]), str(chosen["name"]), "named")
+    outcome = _booking_result(step, runner, who, service, start, result, first_free, offer)
+    return with_note(outcome, note)
+
+
+def _booking_result(
+    step: Step,
+    runner: Runner,
+    who: CustomerRef,
+    service: str,
+    start: str,
+    result: ToolResult,
+    first_free: bool,
+    offer: bool,
 ) -> Outcome:
     language = runner.language
-    arguments: dict[str, Any] = {**who.args(), "service": service, "start": start}
-    if step.entities.technician:
-        arguments["technician"] = step.entities.technician
-    result = runner.call("job_book", **arguments)
     if (approval := held_id(result)) is not None:
         return held(
             runner,
@@ -214,11 +304,13 @@ def _book_at(
         if "alternatives" in result.data:
             reason = _refusal(runner, result)
             return _offer(
+                step,
                 runner,
                 result.data["alternatives"],
                 es=f"No pude agendarlo el {when(start, language)}. {reason}",
                 en=f"I couldn't book it on {when(start, language)}. {reason}",
                 error=result.error,
+                take=(lambda free: _book_slot(step, runner, who, service, free)) if offer else None,
             )
         return failed(runner, result, es="No pude agendar el trabajo", en="I couldn't book the job")
     return _booked(runner, result.data["job"], first_free=first_free)
@@ -242,56 +334,73 @@ def _booked(runner: Runner, job: dict[str, Any], *, first_free: bool) -> Outcome
 # --- finding the job a step is about --------------------------------------------------------
 
 
-def _find_job(
-    step: Step, runner: Runner, *, by_date: bool, need_details: bool
-) -> tuple[dict[str, Any] | int | None, Outcome | None]:
-    """(the job, or its id when only the id is known and details are not needed; or a reply).
-
-    `by_date`: the step's date names the job (cancel), not where it goes (reschedule).
-    """
+def _find_job(step: Step, runner: Runner, *, by_date: bool, need_details: bool) -> Found:
+    """`by_date`: the step's date names the job (cancel), not where it goes (reschedule)."""
     known = job_ref(step, runner)
     if known is not None and not need_details:
-        return known, None
+        return Found(known)
     if known is not None:
         result = runner.call("jobs_find", job_id=known)
         if not result.ok or not result.data["jobs"]:
-            return None, failed(
-                runner,
-                result,
-                es=f"No encontré el trabajo #{known}",
-                en=f"I couldn't find job #{known}",
+            return Found(
+                problem=failed(
+                    runner,
+                    result,
+                    es=f"No encontré el trabajo #{known}",
+                    en=f"I couldn't find job #{known}",
+                )
             )
-        return result.data["jobs"][0], None
+        return Found(result.data["jobs"][0])
     return _find_open_job(step, runner, by_date=by_date)
 
 
-def _find_open_job(
-    step: Step, runner: Runner, *, by_date: bool
-) -> tuple[dict[str, Any] | None, Outcome | None]:
+def _find_open_job(step: Step, runner: Runner, *, by_date: bool) -> Found:
     who = customer_ref(step, runner)
     on = step.entities.date if by_date else None
     if who is None and on is None:
-        return None, ask(
-            runner,
-            es="¿Qué trabajo? Decime de qué cliente es (o el día, si es uno solo).",
-            en="Which job? Tell me the customer (or the day, if there is only one).",
-            error="missing job",
+        return Found(
+            problem=ask(
+                runner,
+                es="¿Qué trabajo? Decime de qué cliente es (o el día, si es uno solo).",
+                en="Which job? Tell me the customer (or the day, if there is only one).",
+                error="missing job",
+            )
         )
     arguments: dict[str, Any] = {"status": "open", **(who.args() if who else {})}
     if on is not None:
         arguments["date"] = on.isoformat()
-    result = runner.call("jobs_find", **arguments)
+    result, chosen, note = call_for_customer(step, runner, "jobs_find", arguments)
+    if chosen is not None:
+        who = CustomerRef(int(chosen["id"]), str(chosen["name"]), "named")
     if not result.ok:
         problem = customer_problem(runner, who.name, result) if who else None
-        return None, problem or failed(
-            runner, result, es="No pude buscar el trabajo", en="I couldn't look up the job"
+        return Found(
+            problem=problem
+            or failed(
+                runner, result, es="No pude buscar el trabajo", en="I couldn't look up the job"
+            )
         )
-    return _one_job(runner, result.data["jobs"], who, on)
+    found = _one_job(step, runner, result.data["jobs"], who, on)
+    found.note = "\n".join(part for part in (note, found.note) if part)
+    return found
+
+
+def _soonest(runner: Runner, jobs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The first job still ahead (jobs sorted by start); the first one when all have begun."""
+    ahead = [job for job in jobs if moment_of(job["start"]) >= runner.ctx.now]
+    return (ahead or jobs)[0]
 
 
 def _one_job(
-    runner: Runner, jobs: list[dict[str, Any]], who: CustomerRef | None, on: datetime.date | None
-) -> tuple[dict[str, Any] | None, Outcome | None]:
+    step: Step,
+    runner: Runner,
+    jobs: list[dict[str, Any]],
+    who: CustomerRef | None,
+    on: datetime.date | None,
+) -> Found:
+    """The one open job the step means. Several: "el próximo" names the soonest still ahead;
+    an answer to the list names one; best effort takes the soonest ahead; otherwise the list is
+    the question (O8)."""
     language = runner.language
     jobs = sorted(jobs, key=lambda job: job["start"])
     whose_es = f" de {who.name}" if who and who.name else ""
@@ -299,25 +408,37 @@ def _one_job(
     on_es = f" el {day(on, language)}" if on else ""
     on_en = f" on {day(on, language)}" if on else ""
     if not jobs:
-        return None, Outcome(
-            text=runner.t(
-                es=f"No encontré trabajos abiertos{whose_es}{on_es}.",
-                en=f"I found no open jobs{whose_en}{on_en}.",
-            ),
-            success=False,
-            error="no open job",
+        return Found(
+            problem=Outcome(
+                text=runner.t(
+                    es=f"No encontré trabajos abiertos{whose_es}{on_es}.",
+                    en=f"I found no open jobs{whose_en}{on_en}.",
+                ),
+                success=False,
+                error="no open job",
+            )
         )
-    if len(jobs) > 1:
-        listing = bullets(job_line(job, language) for job in jobs[:LISTED_JOBS])
-        return None, Outcome(
-            text=runner.t(
-                es=f"Hay {len(jobs)} trabajos abiertos{whose_es}{on_es}:\n{listing}\n¿Cuál es?",
-                en=f"There are {len(jobs)} open jobs{whose_en}{on_en}:\n{listing}\nWhich one?",
-            ),
-            success=False,
+    if len(jobs) == 1 or _NEXT_JOB.search(fold(step.text)):
+        return Found(_soonest(runner, jobs))
+    listed = jobs[:LISTED_JOBS]
+    choice = choose(
+        step, runner, listed, lambda job: job_line(job, language),
+        many_es=f"{len(jobs)} trabajos abiertos{whose_es}{on_es}",
+        many_en=f"{len(jobs)} open jobs{whose_en}{on_en}",
+        best=_soonest(runner, jobs), how_es="el más próximo, ", how_en="the soonest, ",
+    )  # fmt: skip
+    if choice.picked is not None:
+        return Found(choice.picked, note=choice.note)
+    listing = bullets(job_line(job, language) for job in listed)
+    return Found(
+        problem=ask(
+            runner,
+            es=f"Hay {len(jobs)} trabajos abiertos{whose_es}{on_es}:\n{listing}\n¿Cuál es?",
+            en=f"There are {len(jobs)} open jobs{whose_en}{on_en}:\n{listing}\nWhich one?",
             error="several jobs",
+            slot="job_choice",
         )
-    return jobs[0], None
+    )
 
 
 # --- reschedule -----------------------------------------------------------------------------
@@ -333,17 +454,28 @@ def reschedule(step: Step, runner: Runner) -> Outcome:
             en="When should I move it to? Tell me the day and/or the time.",
             error="missing target",
         )
-    job, problem = _find_job(step, runner, by_date=False, need_details=False)
-    if problem is not None or job is None:
-        return problem or ask(runner, es="¿Qué trabajo?", en="Which job?", error="missing job")
-    job_id = job if isinstance(job, int) else int(job["id"])
+    found = _find_job(step, runner, by_date=False, need_details=False)
+    if found.problem is not None or found.job is None:
+        return found.problem or ask(
+            runner, es="¿Qué trabajo?", en="Which job?", error="missing job"
+        )
+    job_id = found.job if isinstance(found.job, int) else int(found.job["id"])
     arguments: dict[str, Any] = {"job_id": job_id}
     if on is not None:
         arguments["date"] = on.isoformat()
     if clock is not None:
         arguments["time"] = f"{clock:%H:%M}"
+    outcome = _move(step, runner, arguments, _target_text(runner, on, clock), offer=True)
+    return with_note(outcome, found.note)
+
+
+def _move(
+    step: Step, runner: Runner, arguments: dict[str, Any], target: str, *, offer: bool
+) -> Outcome:
+    """job_reschedule; a refused time is answered with the next slots (`offer=False`: the time
+    was already chosen from such a list)."""
+    job_id = int(arguments["job_id"])
     result = runner.call("job_reschedule", **arguments)
-    target = _target_text(runner, on, clock)
     if (approval := held_id(result)) is not None:
         return held(
             runner,
@@ -355,11 +487,13 @@ def reschedule(step: Step, runner: Runner) -> Outcome:
         if "alternatives" in result.data:
             reason = _refusal(runner, result)
             return _offer(
+                step,
                 runner,
                 result.data["alternatives"],
                 es=f"No pude pasar el trabajo #{job_id} {target}. {reason}",
                 en=f"I couldn't move job #{job_id} {target}. {reason}",
                 error=result.error,
+                take=(lambda free: _move_to(step, runner, job_id, free)) if offer else None,
             )
         return failed(
             runner,
@@ -368,6 +502,14 @@ def reschedule(step: Step, runner: Runner) -> Outcome:
             en=f"I couldn't move job #{job_id}",
         )
     return _moved(runner, result.data["before"], result.data["job"])
+
+
+def _move_to(step: Step, runner: Runner, job_id: int, free: dict[str, Any]) -> Outcome:
+    """The offered slot the operator chose for the move."""
+    start = moment_of(free["start"])
+    arguments = {"job_id": job_id, "date": start.date().isoformat(), "time": f"{start:%H:%M}"}
+    target = _target_text(runner, start.date(), start.time())
+    return _move(step, runner, arguments, target, offer=False)
 
 
 def _target_text(runner: Runner, on: datetime.date | None, clock: datetime.time | None) -> str:
@@ -408,10 +550,15 @@ def _moved(runner: Runner, before: dict[str, Any], job: dict[str, Any]) -> Outco
 
 @handles("cancel_job")
 def cancel_job(step: Step, runner: Runner) -> Outcome:
-    found, problem = _find_job(step, runner, by_date=True, need_details=True)
-    if problem is not None or not isinstance(found, dict):
-        return problem or ask(runner, es="¿Qué trabajo?", en="Which job?", error="missing job")
-    job: dict[str, Any] = found
+    found = _find_job(step, runner, by_date=True, need_details=True)
+    if found.problem is not None or not isinstance(found.job, dict):
+        return found.problem or ask(
+            runner, es="¿Qué trabajo?", en="Which job?", error="missing job"
+        )
+    return with_note(_cancel(step, runner, found.job), found.note)
+
+
+def _cancel(step: Step, runner: Runner, job: dict[str, Any]) -> Outcome:
     described = job_line(job, runner.language)
     if job["status"] not in ("scheduled", "in_progress"):
         status = {
