@@ -17,7 +17,10 @@ from agents.payloads import fold
 from agents.phrasing import (
     ask,
     bullets,
+    call_for_customer,
+    choose,
     count,
+    customer_candidate,
     customer_problem,
     failed,
     full_date,
@@ -26,6 +29,7 @@ from agents.phrasing import (
     job_line,
     money,
     service_reason,
+    with_note,
 )
 from agents.registry import ToolResult
 from agents.subjects import CustomerRef, customer_ref
@@ -289,25 +293,32 @@ def search_customer(step: Step, runner: Runner) -> Outcome:
                 error="missing query",
             )
         return _show(runner, who.id)
-    found, problem = _find_one(runner, query)
+    found, problem, note = _find_one(step, runner, query)
     if problem is not None or found is None:
-        return problem or ask(runner, es="¿Qué cliente?", en="Which customer?", error="missing")
-    return _show(runner, int(found["id"]))
+        return problem or ask(
+            runner, es="¿Qué cliente?", en="Which customer?", error="missing customer"
+        )
+    return with_note(_show(runner, int(found["id"])), note)
 
 
-def _find_one(runner: Runner, query: str) -> tuple[dict[str, Any] | None, Outcome | None]:
-    """The one customer matching `query`; several → the list to choose from; none → said so."""
+def _find_one(
+    step: Step, runner: Runner, query: str
+) -> tuple[dict[str, Any] | None, Outcome | None, str]:
+    """The one customer matching `query`, or the reply that stops the step, and the note of a
+    best-effort pick. Several match: the operator's answer to the list names one, best effort
+    takes the first ranked, otherwise the list is the question (O8). None: said so."""
     result = runner.call("customers_find", query=query)
     if not result.ok:
-        return None, failed(
+        refused = failed(
             runner, result, es="No pude buscar clientes", en="I couldn't search customers"
         )
+        return None, refused, ""
     customers: list[dict[str, Any]] = result.data["customers"]
     exact = [c for c in customers if fold(c["name"]) == fold(query)]
     if len(exact) == 1 or len(customers) == 1:
-        return (exact or customers)[0], None
+        return (exact or customers)[0], None, ""
     if not customers:
-        return None, Outcome(
+        nobody = Outcome(
             text=runner.t(
                 es=f"No encontré ningún cliente que coincida con «{query}». "
                 "¿Querés que lo registre?",
@@ -316,29 +327,28 @@ def _find_one(runner: Runner, query: str) -> tuple[dict[str, Any] | None, Outcom
             success=False,
             error="customer not found",
         )
-    listing = bullets(_customer_line(runner, c) for c in customers[:LISTED])
+        return None, nobody, ""
+    listed = customers[:LISTED]
+    choice = choose(
+        step, runner, listed, customer_candidate,
+        many_es=f"varios clientes para «{query}»", many_en=f"several customers for “{query}”",
+    )  # fmt: skip
+    if choice.picked is not None:
+        return choice.picked, None, choice.note
+    listing = bullets(customer_candidate(c) for c in listed)
     more = len(customers) > LISTED or bool(result.data.get("truncated"))
     extra = runner.t(es="\n(y hay más: afiná la búsqueda)", en="\n(and more: narrow it down)")
     count = f"{len(customers)}+" if result.data.get("truncated") else str(len(customers))
-    return None, Outcome(
-        text=runner.t(
-            es=f"Encontré {count} clientes para «{query}»:\n{listing}{extra if more else ''}\n"
-            "¿Cuál es?",
-            en=f"I found {count} customers for “{query}”:\n{listing}{extra if more else ''}\n"
-            "Which one?",
-        ),
-        success=False,
+    question = ask(
+        runner,
+        es=f"Encontré {count} clientes para «{query}»:\n{listing}{extra if more else ''}\n"
+        "¿Cuál es?",
+        en=f"I found {count} customers for “{query}”:\n{listing}{extra if more else ''}\n"
+        "Which one?",
         error="several customers",
+        slot="customer_choice",
     )
-
-
-def _customer_line(runner: Runner, customer: dict[str, Any]) -> str:
-    parts = [f"{customer['name']} (#{customer['id']})"]
-    if customer.get("phone"):
-        parts.append(customer["phone"])
-    if customer.get("address"):
-        parts.append(customer["address"])
-    return " — ".join(parts)
+    return None, question, ""
 
 
 def _show(runner: Runner, customer_id: int) -> Outcome:
@@ -480,14 +490,31 @@ def update_customer(step: Step, runner: Runner) -> Outcome:
             en="Whose details should I change?",
             error="missing customer",
         )
+    note = ""
     if "notes" in changes:
         # Appending needs the current notes, so the customer's id first.
-        customer_id, problem = _customer_id(runner, who)
+        customer_id, problem, note = _customer_id(step, runner, who)
         if problem is not None or customer_id is None:
-            return problem or ask(runner, es="¿Qué cliente?", en="Which customer?", error="missing")
+            return problem or ask(
+                runner, es="¿Qué cliente?", en="Which customer?", error="missing customer"
+            )
         who = CustomerRef(customer_id, who.name, who.source)
         changes["notes"] = _appended_note(runner, customer_id, changes["notes"])
-    result = runner.call("customer_update", **who.args(), **changes)
+    result, chosen, picked = call_for_customer(
+        step, runner, "customer_update", {**who.args(), **changes}
+    )
+    if chosen is not None:
+        who = CustomerRef(int(chosen["id"]), str(chosen["name"]), "named")
+    return with_note(_update_result(runner, who, result, changes, missing), note or picked)
+
+
+def _update_result(
+    runner: Runner,
+    who: CustomerRef,
+    result: ToolResult,
+    changes: dict[str, str],
+    missing: list[str],
+) -> Outcome:
     name = who.name or f"#{who.id}"
     if (approval := held_id(result)) is not None:
         return held(
@@ -523,11 +550,13 @@ def _ask_change(runner: Runner, missing: list[str]) -> Outcome:
     )
 
 
-def _customer_id(runner: Runner, who: CustomerRef) -> tuple[int | None, Outcome | None]:
+def _customer_id(
+    step: Step, runner: Runner, who: CustomerRef
+) -> tuple[int | None, Outcome | None, str]:
     if who.id is not None:
-        return who.id, None
-    found, problem = _find_one(runner, who.name)
-    return (int(found["id"]) if found else None), problem
+        return who.id, None, ""
+    found, problem, note = _find_one(step, runner, who.name)
+    return (int(found["id"]) if found else None), problem, note
 
 
 def _appended_note(runner: Runner, customer_id: int, note: str) -> str:
