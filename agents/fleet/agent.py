@@ -17,8 +17,12 @@ from typing import Any
 from agents.base import Mutation, Outcome, Runner, Step, handles
 from agents.payloads import fold
 from agents.phrasing import (
+    Found,
     ask,
     bullets,
+    call_for_customer,
+    call_for_technician,
+    choose,
     customer_problem,
     day,
     failed,
@@ -28,10 +32,12 @@ from agents.phrasing import (
     moment_of,
     service_reason,
     services_speak,
+    technician_candidate,
     when,
+    with_note,
 )
 from agents.registry import ToolResult
-from agents.subjects import customer_ref, job_mutation, job_ref, same_person
+from agents.subjects import CustomerRef, customer_ref, job_mutation, job_ref, same_person
 from business.scheduling import zone_for
 from copilot.understanding.dates import find_dates, target_date
 from copilot.understanding.normalize import fold_keep_length
@@ -101,14 +107,13 @@ def _technician_problem(runner: Runner, name: str, result: ToolResult) -> Outcom
         return None
     candidates = result.data.get("candidates")
     if candidates:
-        listing = bullets(f"{c['name']} ({c['zone']})" for c in candidates)
-        return Outcome(
-            text=runner.t(
-                es=f"Hay varios técnicos que coinciden con «{name}»:\n{listing}\n¿Cuál es?",
-                en=f"Several technicians match “{name}”:\n{listing}\nWhich one is it?",
-            ),
-            success=False,
+        listing = bullets(technician_candidate(c) for c in candidates)
+        return ask(
+            runner,
+            es=f"Hay varios técnicos que coinciden con «{name}»:\n{listing}\n¿Cuál es?",
+            en=f"Several technicians match “{name}”:\n{listing}\nWhich one is it?",
             error=result.error,
+            slot="technician_choice",
         )
     return Outcome(
         text=runner.t(
@@ -230,11 +235,9 @@ def technician_sick(step: Step, runner: Runner) -> Outcome:
             error="missing technician",
         )
     first, last = _absence_days(step, runner)
-    affected = runner.call(
-        "technician_jobs_affected",
-        technician=name,
-        date_from=first.isoformat(),
-        date_to=last.isoformat(),
+    span = {"date_from": first.isoformat(), "date_to": last.isoformat()}
+    affected, _chosen, note = call_for_technician(
+        step, runner, "technician_jobs_affected", {"technician": name, **span}
     )
     if not affected.ok:
         return _technician_problem(runner, name, affected) or failed(
@@ -270,7 +273,7 @@ def technician_sick(step: Step, runner: Runner) -> Outcome:
         )
     recorded = record.ok  # held or done; a refusal (e.g. already absent) is said in the text
     return Outcome(
-        text="\n".join(parts),
+        text="\n".join([*parts, note] if note else parts),
         success=recorded,
         error="" if recorded else record.error,
         pending_approvals=pending,
@@ -499,13 +502,29 @@ def bulk_reschedule(step: Step, runner: Runner) -> Outcome:
             error="missing selection",
         )
     move: dict[str, Any] = {"to_date": target.isoformat()} if target else {"shift_days": shift}
-    preview = runner.call("jobs_bulk_reschedule", **selection.args, **move, dry_run=True)
+    preview, chosen, note = call_for_technician(
+        step, runner, "jobs_bulk_reschedule", {**selection.args, **move, "dry_run": True}
+    )
+    if chosen is not None:
+        selection = _chosen_technician(selection, chosen)
     if not preview.ok:
         name = str(selection.args.get("technician", ""))
         return _technician_problem(runner, name, preview) or failed(
             runner, preview, es="No pude preparar el cambio", en="I couldn't prepare the move"
         )
-    return _bulk_result(runner, selection, move, preview)
+    return with_note(_bulk_result(runner, selection, move, preview), note)
+
+
+def _chosen_technician(selection: _Selection, chosen: dict[str, Any]) -> _Selection:
+    """The selection for the technician picked among namesakes: by id, and named in full."""
+    named = str(selection.args.get("technician", ""))
+    args = {key: value for key, value in selection.args.items() if key != "technician"}
+    args["technician_id"] = int(chosen["id"])
+    full = str(chosen["name"])
+    return _Selection(
+        args, selection.es.replace(named, full), selection.en.replace(named, full),
+        selection.competes_with,
+    )  # fmt: skip
 
 
 def _bulk_target(runner: Runner, move: dict[str, Any]) -> tuple[str, str]:
@@ -652,31 +671,39 @@ def _known_job(runner: Runner, job_id: int) -> tuple[dict[str, Any] | None, Outc
     return _job_details(runner, job_id)
 
 
-def _customer_open_job(
-    step: Step, runner: Runner, on: datetime.date | None = None
-) -> tuple[dict[str, Any] | None, Outcome | None]:
+def _known(runner: Runner, job_id: int) -> Found:
+    job, problem = _known_job(runner, job_id)
+    return Found(job, problem)
+
+
+def _customer_open_job(step: Step, runner: Runner, on: datetime.date | None = None) -> Found:
     """The named customer's first open job (of the day `on`, when given)."""
     who = customer_ref(step, runner)
     if who is None:
-        return None, ask(
+        problem = ask(
             runner,
             es="¿A qué cliente o trabajo mando a alguien?",
             en="Which customer or job should I send someone to?",
             error="missing job",
         )
+        return Found(problem=problem)
     if (refused := _cannot_read_jobs(runner)) is not None:
-        return None, refused
+        return Found(problem=refused)
     day_arg = {"date": on.isoformat()} if on is not None else {}
-    result = runner.call("jobs_find", **who.args(), status="open", **day_arg)
+    arguments = {**who.args(), "status": "open", **day_arg}
+    result, chosen, note = call_for_customer(step, runner, "jobs_find", arguments)
+    if chosen is not None:
+        who = CustomerRef(int(chosen["id"]), str(chosen["name"]), "named")
     if not result.ok:
-        return None, customer_problem(runner, who.name, result) or failed(
+        problem = customer_problem(runner, who.name, result) or failed(
             runner, result, es="No pude buscar sus trabajos", en="I couldn't look up their jobs"
         )
+        return Found(problem=problem)
     jobs = sorted(result.data["jobs"], key=lambda job: job["start"])
     if not jobs:
         on_es = f" el {day(on, runner.language)}" if on is not None else ""
         on_en = f" on {day(on, runner.language)}" if on is not None else ""
-        return None, Outcome(
+        problem = Outcome(
             text=runner.t(
                 es=f"{who.name} no tiene trabajos abiertos{on_es}. Agendale una visita primero "
                 "(por ejemplo «agendale una visita urgente hoy») y sigo desde ahí.",
@@ -686,17 +713,22 @@ def _customer_open_job(
             success=False,
             error="no open job",
         )
-    return jobs[0], None
+        return Found(problem=problem)
+    return Found(jobs[0], note=note)
 
 
 @handles("dispatch")
 def dispatch(step: Step, runner: Runner) -> Outcome:
     known = job_ref(step, runner)
-    job, problem = (
-        _known_job(runner, known) if known is not None else _customer_open_job(step, runner)
-    )
-    if problem is not None or job is None:
-        return problem or ask(runner, es="¿Qué trabajo?", en="Which job?", error="missing job")
+    found = _known(runner, known) if known is not None else _customer_open_job(step, runner)
+    if found.problem is not None or not isinstance(found.job, dict):
+        return found.problem or ask(
+            runner, es="¿Qué trabajo?", en="Which job?", error="missing job"
+        )
+    return with_note(_dispatch_job(runner, found.job), found.note)
+
+
+def _dispatch_job(runner: Runner, job: dict[str, Any]) -> Outcome:
     if job["status"] not in ("scheduled", "in_progress"):
         return Outcome(
             text=runner.t(
@@ -787,23 +819,25 @@ def _dispatched(
 # --- assign_vehicle ---------------------------------------------------------------------------
 
 
-def _next_job_of(runner: Runner, technician: str) -> tuple[dict[str, Any] | None, Outcome | None]:
+def _next_job_of(step: Step, runner: Runner, technician: str) -> Found:
     """The technician's next open job (one still to finish), within the coming two weeks."""
     today = runner.today
-    result = runner.call(
-        "technician_jobs_affected",
-        technician=technician,
-        date_from=today.isoformat(),
-        date_to=(today + datetime.timedelta(days=NEXT_JOB_DAYS)).isoformat(),
+    span = {
+        "date_from": today.isoformat(),
+        "date_to": (today + datetime.timedelta(days=NEXT_JOB_DAYS)).isoformat(),
+    }
+    result, _chosen, note = call_for_technician(
+        step, runner, "technician_jobs_affected", {"technician": technician, **span}
     )
     if not result.ok:
-        return None, _technician_problem(runner, technician, result) or failed(
+        problem = _technician_problem(runner, technician, result) or failed(
             runner, result, es="No pude ver sus trabajos", en="I couldn't look up their jobs"
         )
+        return Found(problem=problem)
     upcoming = [job for job in result.data["jobs"] if moment_of(job["end"]) > runner.ctx.now]
     if not upcoming:
         name = result.data["technician"]["name"]
-        return None, Outcome(
+        problem = Outcome(
             text=runner.t(
                 es=f"{name} no tiene trabajos abiertos en las próximas dos semanas: no hay a qué "
                 "asignarle un vehículo.",
@@ -813,31 +847,33 @@ def _next_job_of(runner: Runner, technician: str) -> tuple[dict[str, Any] | None
             success=False,
             error="no open job",
         )
-    return upcoming[0], None
+        return Found(problem=problem)
+    return Found(upcoming[0], note=note)
 
 
-def _job_for_vehicle(step: Step, runner: Runner) -> tuple[dict[str, Any] | None, Outcome | None]:
+def _job_for_vehicle(step: Step, runner: Runner) -> Found:
     """The job booked earlier in this turn; else the named customer's job (the one under
     discussion or their next open one); else the named technician's next job; else the job
     under discussion."""
     booked = runner.earlier("job")
     if booked is not None and booked.data.get("start"):
-        return _known_job(runner, booked.id)
+        return _known(runner, booked.id)
     known = job_ref(step, runner)
     if step.entities.customer:
         if known is not None:
-            return _known_job(runner, known)
+            return _known(runner, known)
         return _customer_open_job(step, runner, step.entities.date)
     if step.entities.technician:
-        return _next_job_of(runner, step.entities.technician)
+        return _next_job_of(step, runner, step.entities.technician)
     if known is not None:
-        return _known_job(runner, known)
-    return None, ask(
+        return _known(runner, known)
+    problem = ask(
         runner,
         es="¿Para qué trabajo es el vehículo? Decime el cliente o el técnico.",
         en="Which job is the vehicle for? Tell me the customer or the technician.",
         error="missing job",
     )
+    return Found(problem=problem)
 
 
 def _vehicle_words(step: Step) -> set[str]:
@@ -861,9 +897,11 @@ def _vehicle_matches(words: set[str], vehicle: dict[str, Any]) -> int:
 
 def _described_vehicle(
     step: Step, runner: Runner, job: dict[str, Any]
-) -> tuple[dict[str, Any] | None, Outcome | None]:
+) -> tuple[dict[str, Any] | None, Outcome | None, str]:
     """The vehicle the message describes ("la Kangoo blanca", "la moto"), when one fits; None
-    when the message names none, so the tool picks the technician's usual or any free one."""
+    when the message names none, so the tool picks the technician's usual or any free one.
+    Several free ones fit: the operator's answer names one, best effort takes the first, else
+    the list is the question (O8). The last item is a best-effort pick's note."""
     start = moment_of(job["start"])
     end = moment_of(job["end"]) if job.get("end") else None
     args: dict[str, Any] = {"start": start.isoformat()}
@@ -871,32 +909,39 @@ def _described_vehicle(
         args["end"] = end.isoformat()
     fleet = runner.call("vehicles_available", **args)
     if not fleet.ok:
-        return None, None  # the assignment itself still checks the vehicle
+        return None, None, ""  # the assignment itself still checks the vehicle
     words = _vehicle_words(step)
     free, busy = fleet.data["available"], fleet.data["busy"]
     scored = [(_vehicle_matches(words, v), v) for v in free + busy]
     best = max((score for score, _v in scored), default=0)
     if best == 0:
-        return None, None
+        return None, None, ""
     top = [v for score, v in scored if score == best]
     # Already on this very job: assigning it again is harmless and says so.
     mine = [v for v in top if v.get("job_ids") == [job["id"]]]
     if mine:
-        return mine[0], None
+        return mine[0], None, ""
     free_top = [v for v in top if v in free]
     if len(free_top) == 1:
-        return free_top[0], None
+        return free_top[0], None, ""
     if free_top:
+        choice = choose(
+            step, runner, free_top, _vehicle_text,
+            many_es="varios vehículos libres que coinciden",
+            many_en="several free vehicles that match",
+        )  # fmt: skip
+        if choice.picked is not None:
+            return choice.picked, None, choice.note
         listing = bullets(_vehicle_text(v) for v in free_top)
-        return None, Outcome(
-            text=runner.t(
-                es=f"Hay varios vehículos libres que coinciden:\n{listing}\n¿Cuál asigno?",
-                en=f"Several free vehicles match:\n{listing}\nWhich one should I assign?",
-            ),
-            success=False,
+        question = ask(
+            runner,
+            es=f"Hay varios vehículos libres que coinciden:\n{listing}\n¿Cuál asigno?",
+            en=f"Several free vehicles match:\n{listing}\nWhich one should I assign?",
             error="several vehicles match",
+            slot="vehicle_choice",
         )
-    return None, _vehicle_busy(runner, top[0], free, job)
+        return None, question, ""
+    return None, _vehicle_busy(runner, top[0], free, job), ""
 
 
 def _vehicle_text(vehicle: dict[str, Any]) -> str:
@@ -927,21 +972,26 @@ def _vehicle_busy(
 
 @handles("assign_vehicle")
 def assign_vehicle(step: Step, runner: Runner) -> Outcome:
-    job, problem = _job_for_vehicle(step, runner)
-    if problem is not None or job is None:
-        return problem or ask(runner, es="¿Qué trabajo?", en="Which job?", error="missing job")
+    found = _job_for_vehicle(step, runner)
+    if found.problem is not None or not isinstance(found.job, dict):
+        return found.problem or ask(
+            runner, es="¿Qué trabajo?", en="Which job?", error="missing job"
+        )
+    job = found.job
     arguments: dict[str, Any] = {"job_id": int(job["id"])}
     plate = _PLATE.search(step.text)
+    picked = ""
     if plate:
         arguments["plate"] = plate.group(1)
     else:
-        vehicle, problem = _described_vehicle(step, runner, job)
+        vehicle, problem, picked = _described_vehicle(step, runner, job)
         if problem is not None:
             return problem
         if vehicle is not None:
             arguments["vehicle_id"] = int(vehicle["id"])
     result = runner.call("vehicle_assign", **arguments)
-    return _assigned(runner, job, result)
+    notes = "\n".join(part for part in (found.note, picked) if part)
+    return with_note(_assigned(runner, job, result), notes)
 
 
 def _not_assigned(runner: Runner, job: dict[str, Any], result: ToolResult) -> Outcome:
