@@ -15,7 +15,16 @@ from typing import Any
 
 from agents.base import Mutation, Outcome, Runner, Step, handles
 from agents.payloads import fold
-from agents.phrasing import customer_problem, full_date, moment_of
+from agents.phrasing import (
+    budget_left,
+    call_for_customer,
+    choose,
+    customer_candidate,
+    customer_problem,
+    full_date,
+    moment_of,
+    with_note,
+)
 from agents.registry import ToolResult
 from agents.subjects import CustomerRef, customer_ref, job_ref
 from copilot.signals import read_signals
@@ -174,6 +183,7 @@ class _Subject:
     job_id: int | None = None
     unresolved: str = ""  # a name that matched nobody, or several (said in the reply)
     ambiguous: bool = False
+    note: str = ""  # which namesake a best-effort pick took (O8)
 
     def link(self, ref: CustomerRef | None) -> dict[str, Any]:
         """ticket_create's arguments: the resolved customer, else the reference as given."""
@@ -202,11 +212,6 @@ def _enabled(runner: Runner, tool: str) -> bool:
     return tool in (runner.agent.tools or [])
 
 
-def _budget(runner: Runner) -> int:
-    """Tool calls left in this step's plan."""
-    return runner.agent.max_plan_steps - runner.plan_steps
-
-
 def _subject(
     step: Step, runner: Runner, *, with_latest_job: bool
 ) -> tuple[_Subject, CustomerRef | None, Outcome | None]:
@@ -216,19 +221,29 @@ def _subject(
     when only the ticket fits in the plan: the ticket always comes first."""
     subject = _Subject(job_id=job_ref(step, runner))
     who = customer_ref(step, runner)
-    if who is None or _budget(runner) < 2:
+    if who is None or budget_left(runner) < 2:
         return subject, who, None
     if _enabled(runner, "customer_history"):
-        return _from_history(runner, subject, who, with_latest_job=with_latest_job)
+        return _from_history(step, runner, subject, who, with_latest_job=with_latest_job)
     if _enabled(runner, "customers_find") and who.name:
-        return _from_search(runner, subject, who)
+        return _from_search(step, runner, subject, who)
     return subject, who, None
 
 
 def _from_history(
-    runner: Runner, subject: _Subject, who: CustomerRef, *, with_latest_job: bool
+    step: Step, runner: Runner, subject: _Subject, who: CustomerRef, *, with_latest_job: bool
 ) -> tuple[_Subject, CustomerRef | None, Outcome | None]:
-    found = runner.call("customer_history", **who.args())
+    """The customer's file. A name that fits several customers is settled by the operator's
+    answer (or a best-effort pick) only when that second lookup still leaves room for the
+    ticket."""
+    if budget_left(runner) >= 3:
+        found, chosen, subject.note = call_for_customer(
+            step, runner, "customer_history", who.args()
+        )
+        if chosen is not None:
+            who = CustomerRef(int(chosen["id"]), str(chosen["name"]), "named")
+    else:
+        found = runner.call("customer_history", **who.args())
     if not found.ok:
         return subject, who, _lookup_failed(runner, subject, who, found)
     subject.customer = found.data["customer"]
@@ -241,7 +256,7 @@ def _from_history(
 
 
 def _from_search(
-    runner: Runner, subject: _Subject, who: CustomerRef
+    step: Step, runner: Runner, subject: _Subject, who: CustomerRef
 ) -> tuple[_Subject, CustomerRef | None, Outcome | None]:
     found = runner.call("customers_find", query=who.name)
     if not found.ok:
@@ -252,6 +267,12 @@ def _from_search(
     elif len(rows) > 1:
         exact = [row for row in rows if fold(row["name"]) == fold(who.name)]
         rows = exact if len(exact) == 1 else rows
+    if len(rows) > 1:
+        choice = choose(
+            step, runner, rows, customer_candidate,
+            many_es=f"varios clientes «{who.name}»", many_en=f"several customers “{who.name}”",
+        )  # fmt: skip
+        rows, subject.note = ([choice.picked], choice.note) if choice.picked else (rows, "")
     if len(rows) == 1:
         subject.customer = rows[0]
         return subject, who, None
@@ -280,7 +301,7 @@ def _open_ticket(
     link = subject.link(who)
     result = runner.call("ticket_create", **fields, **link)
     refused_customer = not result.ok and result.error.startswith("customer")
-    if refused_customer and "customer" in link and _budget(runner) > 0:
+    if refused_customer and "customer" in link and budget_left(runner) > 0:
         subject.unresolved = who.name if who else ""
         subject.ambiguous = "ambiguous" in result.error
         link.pop("customer")
@@ -399,7 +420,7 @@ def _emergency_ticket_text(runner: Runner, subject: _Subject, ticket: dict[str, 
 def _nearest_text(runner: Runner, subject: _Subject, danger: Danger) -> str:
     """The nearest free technicians with the trade (a proposal: dispatching is the fleet's and
     a manager's call)."""
-    if _budget(runner) < 1 or not _enabled(runner, "technicians_nearest"):
+    if budget_left(runner) < 1 or not _enabled(runner, "technicians_nearest"):
         return ""
     zone = (subject.customer or {}).get("zone") or ""
     arguments: dict[str, Any] = {"count": NEAREST_SHOWN}
@@ -487,7 +508,7 @@ def complaint(step: Step, runner: Runner) -> Outcome:
         es=f" Una persona del equipo lo revisa{contact}. {opening}",
         en=f" A person on the team will review it{contact}. {opening}",
     )
-    return Outcome(text=text, mutations=_customer_mutation(subject))
+    return with_note(Outcome(text=text, mutations=_customer_mutation(subject)), subject.note)
 
 
 # --- escalate and frustration_detected --------------------------------------------------------

@@ -16,8 +16,10 @@ from typing import Any
 from agents.base import Mutation, Outcome, Runner, Step, handles
 from agents.payloads import fold
 from agents.phrasing import (
+    Found,
     ask,
     bullets,
+    call_for_customer,
     count,
     customer_problem,
     failed,
@@ -28,6 +30,7 @@ from agents.phrasing import (
     job_short,
     money,
     percent,
+    with_note,
 )
 from agents.registry import ToolResult
 from agents.subjects import CustomerRef, customer_ref, job_ref, same_person
@@ -133,7 +136,16 @@ def generate_quote(step: Step, runner: Runner) -> Outcome:
             "amount (e.g. “15000 plus IVA”).",
             error="missing service",
         )
-    result = runner.call("quote_create", **arguments)
+    result, chosen, note = call_for_customer(step, runner, "quote_create", arguments)
+    if chosen is not None:
+        who = CustomerRef(int(chosen["id"]), str(chosen["name"]), "named")
+        arguments = {**{k: v for k, v in arguments.items() if k != "customer"}, **who.args()}
+    return with_note(_quote_result(step, runner, who, arguments, result), note)
+
+
+def _quote_result(
+    step: Step, runner: Runner, who: CustomerRef, arguments: dict[str, Any], result: ToolResult
+) -> Outcome:
     if "unmatched" in result.data and len(arguments.get("services", [])) > 1:
         # "aire y calefacción" may be one service the list names as a whole: try it unsplit.
         result = runner.call("quote_create", **{**arguments, "services": [step.entities.service]})
@@ -294,14 +306,18 @@ def generate_invoice(step: Step, runner: Runner) -> Outcome:
         and (not named or same_person(named, quoted_for))
     ):
         return _invoice_quote(runner, quote)
-    job, problem = _job_to_invoice(step, runner)
-    if problem is not None or job is None:
-        return problem or ask(
+    found = _job_to_invoice(step, runner)
+    if found.problem is not None or not isinstance(found.job, dict):
+        return found.problem or ask(
             runner,
             es="¿Qué trabajo facturo?",
             en="Which job should I invoice?",
             error="missing job",
         )
+    return with_note(_invoice_job(step, runner, found.job), found.note)
+
+
+def _invoice_job(step: Step, runner: Runner, job: dict[str, Any]) -> Outcome:
     if job["status"] == "cancelled":
         return Outcome(
             text=runner.t(
@@ -330,37 +346,42 @@ def _invoice_quote(runner: Runner, quote: Mutation) -> Outcome:
     return _filed(runner, result, subject, lines)
 
 
-def _job_to_invoice(step: Step, runner: Runner) -> tuple[dict[str, Any] | None, Outcome | None]:
+def _job_to_invoice(step: Step, runner: Runner) -> Found:
     """The job booked earlier this turn, the one under discussion, or the customer's latest done
-    job — with its details (one `jobs_find`)."""
+    job — with its details (one `jobs_find`); and the note of a best-effort customer pick."""
     known = job_ref(step, runner)
     if known is not None:
         result = runner.call("jobs_find", job_id=known)
         if not result.ok or not result.data.get("jobs"):
-            return None, failed(
+            missing = failed(
                 runner,
                 result,
                 es=f"No encontré el trabajo #{known}",
                 en=f"I couldn't find job #{known}",
             )
-        return result.data["jobs"][0], None
+            return Found(problem=missing)
+        return Found(result.data["jobs"][0])
     who = customer_ref(step, runner)
     if who is None:
-        return None, ask(
+        question = ask(
             runner,
             es="¿Qué trabajo facturo? Decime el cliente.",
             en="Which job should I invoice? Tell me the customer.",
             error="missing customer",
         )
-    result = runner.call("jobs_find", **who.args(), status="done")
+        return Found(problem=question)
+    arguments = {**who.args(), "status": "done"}
+    result, chosen, note = call_for_customer(step, runner, "jobs_find", arguments)
+    if chosen is not None:
+        who = CustomerRef(int(chosen["id"]), str(chosen["name"]), "named")
     if not result.ok:
-        problem = customer_problem(runner, who.name, result)
-        return None, problem or failed(
+        problem = customer_problem(runner, who.name, result) or failed(
             runner, result, es="No pude buscar los trabajos", en="I couldn't look up the jobs"
         )
+        return Found(problem=problem)
     jobs = result.data["jobs"]  # newest first
     if not jobs:
-        return None, Outcome(
+        nothing = Outcome(
             text=runner.t(
                 es=f"No encontré trabajos terminados de {who.name} para facturar.",
                 en=f"I found no finished jobs for {who.name} to invoice.",
@@ -368,7 +389,8 @@ def _job_to_invoice(step: Step, runner: Runner) -> tuple[dict[str, Any] | None, 
             success=False,
             error="no done job",
         )
-    return jobs[0], None
+        return Found(problem=nothing)
+    return Found(jobs[0], note=note)
 
 
 def _invoice_lines(
@@ -459,7 +481,9 @@ def payment_status(step: Step, runner: Runner) -> Outcome:
     arguments: dict[str, Any] = {**(who.args() if who else {})}
     if number:
         arguments["invoice_number"] = number.group(1)
-    result = runner.call("payment_status", **arguments)
+    result, chosen, note = call_for_customer(step, runner, "payment_status", arguments)
+    if chosen is not None:
+        who = CustomerRef(int(chosen["id"]), str(chosen["name"]), "named")
     if not result.ok:
         problem = customer_problem(runner, who.name, result) if who else None
         return problem or failed(
@@ -467,9 +491,9 @@ def payment_status(step: Step, runner: Runner) -> Outcome:
         )
     data = result.data
     if number:
-        return _one_invoice(runner, data["invoices"][0])
+        return with_note(_one_invoice(runner, data["invoices"][0]), note)
     if who is not None:
-        return _customer_debt(runner, data)
+        return with_note(_customer_debt(runner, data), note)
     return _company_debt(runner, data)
 
 
