@@ -164,8 +164,12 @@ class Desk:
         language: str = "es",
         state: dict[str, Any] | None = None,
         earlier: list[Mutation] | None = None,
+        resumed: bool = False,
+        best_effort: bool = False,
         **entities: Any,
     ) -> Turn:
+        """`resumed`: the step answers a clarification (its text is the request, then the
+        answer on its own line); `best_effort`: the conversation already asked twice (O8)."""
         events: list[dict[str, Any]] = []
         ctx = TurnContext(
             organisation=self.cast.org, user=self.cast.operator, conversation_id=None,
@@ -173,8 +177,9 @@ class Desk:
             emit=events.append, mutations=list(earlier or []),
         )  # fmt: skip
         step = Step(index=0, intent=intent, agent=agent, confidence=0.9, text=text or intent,
-                    entities=Entities(**entities))  # fmt: skip
+                    entities=Entities(**entities), resumed=resumed)  # fmt: skip
         runner = Runner(ctx, self.agents[agent], step)
+        runner.best_effort = best_effort
         return Turn(outcome=handler(step, runner), events=events, runner=runner)
 
 
