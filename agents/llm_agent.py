@@ -38,6 +38,7 @@ from agents.registry import (
 )
 from agents.subjects import job_mutation
 from copilot import memory as wm
+from copilot.llm.fencing import fence
 
 if TYPE_CHECKING:
     from copilot.llm.client import ChatClient, Completion, ToolCall
@@ -178,13 +179,6 @@ def build_messages(
         query = f"{fence('prior_context', step.prior_context.strip())}\n{query}"
     messages.append({"role": "user", "content": query})
     return messages
-
-
-def fence(tag: str, text: str) -> str:
-    """`text` between <tag> and </tag>, with any copy of those tags inside it removed so the
-    text cannot close its own fence."""
-    cleaned = text.replace(f"<{tag}>", "").replace(f"</{tag}>", "")
-    return f"<{tag}>{cleaned}</{tag}>"
 
 
 # --- the loop --------------------------------------------------------------------------------

@@ -31,7 +31,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from copilot.llm.client import ChatClient, Completion, ModelFailure, ToolCall
-from copilot.understanding.name_words import _COURTESY, _FUNCTION
+from copilot.llm.fencing import fence, without_tag
+from copilot.understanding.name_words import COURTESY_WORDS, FUNCTION_WORDS
 from copilot.understanding.normalize import fold, squash_spaces, word_set, words
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ VERBATIM_MAX_WORDS = 4
 PREAMBLE_LIMIT = 240  # characters streamed live before tool calls confirm the text is a preamble
 _SENTENCE_END = re.compile(r"[.!?…\n]")
 # Function words and courtesy in both languages say nothing about which request a query is.
-_STOPWORDS = word_set(_FUNCTION + _COURTESY)
+_STOPWORDS = word_set(FUNCTION_WORDS + COURTESY_WORDS)
 
 
 @dataclass
@@ -171,12 +172,13 @@ def system_prompt(
     *, language: str, today: str, summary: str, previous_question: tuple[str, str] | None
 ) -> str:
     english = language.startswith("en")
-    fenced_summary = _fence(summary, "summary")
+    fenced_summary = fence("summary", squash_spaces(without_tag("summary", summary)))
     question = ""
     if previous_question and previous_question[1].strip():
         agent, text = previous_question
+        asked = fence("question", squash_spaces(without_tag("question", text)))
         question = (
-            f"Your last message asked, for ask_{agent}: {_fence(text, 'question')} A short reply "
+            f"Your last message asked, for ask_{agent}: {asked} A short reply "
             f"that answers it belongs to ask_{agent}.\n"
         )
     return SYSTEM_PROMPT.format(
@@ -188,12 +190,6 @@ def system_prompt(
         summary=f"Summary of the earlier conversation: {fenced_summary}\n" if summary else "",
         question=question,
     )
-
-
-def _fence(text: str, tag: str) -> str:
-    """Untrusted text inside <tag>…</tag>, with any tag of that name inside it removed."""
-    inner = re.sub(rf"</?\s*{tag}\s*>", " ", text, flags=re.IGNORECASE)
-    return f"<{tag}>{squash_spaces(inner)}</{tag}>"
 
 
 def history_messages(history: Iterable[dict[str, str]]) -> list[dict[str, str]]:

@@ -75,7 +75,7 @@ TECHNICIAN_AFTER = re.compile(
     r"ocupad[oa]|busy|lleva|lleve|maneja|drives|takes)\b"
 )
 
-_FUNCTION = """
+FUNCTION_WORDS = """
     el la los las lo un una unos unas de del al a y e o u en con sin por para que como cuando
     donde cual quien cuanto cuanta cuantos cuantas este esta esto estos estas ese esa eso esos
     esas aquel mi mis tu tus su sus nuestro nuestra le les me te se nos yo vos usted ustedes
@@ -86,7 +86,7 @@ _FUNCTION = """
     us if then also plus not please thanks thank today tomorrow yesterday next week month day
     night morning afternoon evening
     """
-_COURTESY = """
+COURTESY_WORDS = """
     hola holis buenas buenos buen dia dias tardes noches gracias muchas mil chau chao adios
     saludos che dale bueno listo ok okey perfecto genial barbaro joya porfa favor disculpa
     perdon urgente hi hello hey thanks cheers bye goodbye ok okay great sorry urgent asap yes no
@@ -136,4 +136,8 @@ nuevo nueva nuevos nuevas new viejo vieja old mismo misma same otro otra other p
 first last
 ac hvac iva cuit cuil dni ok pdf usd ars
 """
-NOT_NAME = word_set(_FUNCTION + _COURTESY + _CALENDAR + _OFFICE + _THINGS) | VEHICLES | STREET_WORDS
+NOT_NAME = (
+    word_set(FUNCTION_WORDS + COURTESY_WORDS + _CALENDAR + _OFFICE + _THINGS)
+    | VEHICLES
+    | STREET_WORDS
+)

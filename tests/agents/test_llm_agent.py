@@ -24,7 +24,6 @@ from agents.llm_agent import (
     agent_system_prompt,
     build_messages,
     derive_mutations,
-    fence,
     run_llm_step,
     tool_schemas,
 )
@@ -35,6 +34,7 @@ from agents.subjects import job_mutation
 from approvals.models import PendingAction
 from business.models import Customer, Job
 from copilot.llm import scripted
+from copilot.llm.fencing import fence
 from copilot.llm.scripted import ScriptedServer
 from copilot.understanding.values import Entities
 from tests import factories
