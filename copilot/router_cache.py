@@ -1,9 +1,11 @@
 """One trained router per organisation, kept in this process until its examples change.
 
 Training takes a noticeable fraction of a second, a turn must not pay it, so the router is built
-once and reused while the registry's example fingerprint (one cheap query) stays the same. An
-admin's edit changes the fingerprint, the next turn retrains. Each process keeps its own cache:
-nothing here assumes a single process.
+once and reused while the registry's example fingerprint stays the same. Reading the fingerprint
+means reading every example (~6 ms), so a process keeps it for `FINGERPRINT_TTL` seconds and
+drops it at once when this process saves an agent or an intent (signals in copilot/apps.py): an
+admin's edit retrains the next turn here, and other processes within the TTL. Each process keeps
+its own cache: nothing here assumes a single process.
 
 Names in the records (customers, technicians) change with every new customer, so they are not
 part of the trained router: `vocabulary_for` reads them per turn, names only.
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -40,6 +43,9 @@ class _Cached:
 
 
 _cache: dict[int, _Cached] = {}
+# organisation id → (fingerprint, when it was read, monotonic seconds)
+_fingerprints: dict[int, tuple[str, float]] = {}
+FINGERPRINT_TTL = 5.0
 _guard = threading.Lock()
 _org_locks: dict[int, threading.Lock] = {}
 
@@ -61,9 +67,27 @@ def _train(organisation: Organisation) -> Router:
     return build_router(examples, agent_names=names)
 
 
+def registry_fingerprint(organisation: Organisation) -> str:
+    """The registry's example fingerprint, read at most every FINGERPRINT_TTL seconds."""
+    now = time.monotonic()
+    known = _fingerprints.get(organisation.pk)
+    if known is not None and now - known[1] < FINGERPRINT_TTL:
+        return known[0]
+    fingerprint = examples_fingerprint(organisation)
+    _fingerprints[organisation.pk] = (fingerprint, now)
+    return fingerprint
+
+
+def registry_changed(organisation_id: int | None) -> None:
+    """An agent or intent of the organisation was saved or deleted: read the fingerprint again."""
+    if organisation_id is None:  # a shipped template: no organisation's router depends on it
+        return
+    _fingerprints.pop(organisation_id, None)
+
+
 def router_for(organisation: Organisation) -> Router:
     """The organisation's router, trained from its registry; retrained when the examples change."""
-    fingerprint = examples_fingerprint(organisation)
+    fingerprint = registry_fingerprint(organisation)
     cached = _cache.get(organisation.pk)
     if cached is not None and cached.fingerprint == fingerprint:
         return cached.router
@@ -81,8 +105,10 @@ def forget(organisation_id: int | None = None) -> None:
     with _guard:
         if organisation_id is None:
             _cache.clear()
+            _fingerprints.clear()
         else:
             _cache.pop(organisation_id, None)
+            _fingerprints.pop(organisation_id, None)
 
 
 def vocabulary_for(organisation: Organisation) -> Vocabulary:

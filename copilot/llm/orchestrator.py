@@ -289,8 +289,24 @@ def _intent_count(value: Any) -> int:
         return 0
 
 
+def intents_offered(tools: list[dict[str, Any]]) -> dict[str, frozenset[str]]:
+    """agent name → the intent names its `ask_<agent>` tool offers (read from the schemas)."""
+    offered: dict[str, frozenset[str]] = {}
+    for tool in tools:
+        function = tool.get("function", {})
+        name = str(function.get("name", "")).removeprefix(TOOL_PREFIX)
+        intent = function.get("parameters", {}).get("properties", {}).get("intent", {})
+        offered[name] = frozenset(intent.get("enum", ()))
+    return offered
+
+
 def parse_calls(
-    tool_calls: list[ToolCall], enabled: dict[str, Agent], plan: Plan, *, first_id: int = 0
+    tool_calls: list[ToolCall],
+    enabled: dict[str, Agent],
+    plan: Plan,
+    *,
+    first_id: int = 0,
+    offered: dict[str, frozenset[str]] | None = None,
 ) -> tuple[list[AgentCall], int]:
     """The model's calls to enabled agents, and the highest intent_count they reported.
 
@@ -310,7 +326,12 @@ def parse_calls(
             arguments = {}  # the verbatim rules still give the agent the user's text
         reported = max(reported, _intent_count(arguments.get("intent_count")))
         intent = str(arguments.get("intent") or "")
-        if intent not in {known.name for known in agent.intents.all()}:
+        known = (
+            offered[agent.name]
+            if offered is not None and agent.name in offered
+            else {i.name for i in agent.intents.all()}
+        )
+        if intent not in known:
             intent = ""
         query = str(arguments.get("query") or "").strip()
         context = str(arguments.get("prior_context") or "").strip()
@@ -382,10 +403,17 @@ def orchestrate(
     fallback_agent: str,
     previous_question: tuple[str, str] | None,
     today: str = "",
+    tools: list[dict[str, Any]] | None = None,
 ) -> Plan:
-    """Route `text` to agents; raises ModelFailure when the orchestrator call itself fails."""
+    """Route `text` to agents; raises ModelFailure when the orchestrator call itself fails.
+
+    `tools` are the `ask_<agent>` schemas when the caller keeps them cached (building them reads
+    every intent and its examples); by default they are built from `agents`.
+    """
     enabled = {name: agent for name, agent in agents.items() if agent.enabled}
-    tools = agent_tool_schemas(enabled.values())
+    if tools is None:
+        tools = agent_tool_schemas(enabled.values())
+    offered = intents_offered(tools)
     prompt = system_prompt(
         language=language, today=today, summary=summary, previous_question=previous_question
     )
@@ -396,9 +424,11 @@ def orchestrate(
     completion = client.complete(messages, purpose="orchestrator", tools=tools, on_text=stream)
     plan = Plan(calls=[])
     _count_tokens(plan, completion)
-    calls, reported = parse_calls(completion.tool_calls, enabled, plan)
+    calls, reported = parse_calls(completion.tool_calls, enabled, plan, offered=offered)
     if calls and reported > len(calls):
-        calls = _failsafe(client, messages, completion, calls, reported, enabled, tools, plan)
+        calls = _failsafe(
+            client, messages, completion, calls, reported, enabled, tools, plan, offered
+        )
     plan.intent_count = max(reported, len(calls))
     if completion.tool_calls:
         stream.flush()  # the held text was a preamble after all
@@ -451,6 +481,7 @@ def _failsafe(
     enabled: dict[str, Agent],
     tools: list[dict[str, Any]],
     plan: Plan,
+    offered: dict[str, frozenset[str]],
 ) -> list[AgentCall]:
     """One retry naming the missing calls; its calls merge in without repeating the first ones."""
     plan.fire("failsafe")
@@ -477,7 +508,9 @@ def _failsafe(
         plan.fire("failsafe_failed")
         return calls
     _count_tokens(plan, again)
-    more, _ = parse_calls(again.tool_calls, enabled, plan, first_id=len(completion.tool_calls))
+    more, _ = parse_calls(
+        again.tool_calls, enabled, plan, first_id=len(completion.tool_calls), offered=offered
+    )
     return merge_calls(calls, more)
 
 
