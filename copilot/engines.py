@@ -104,7 +104,7 @@ def plan_with_model(
 
     emit_text = state["stream"].part("")  # the preamble streams the moment it arrives
     plan = orchestrate(
-        tools=_tool_schemas(deps.organisation, agents),
+        tools=tool_schemas(deps.organisation, agents),
         client=state["llm"],
         agents=agents,
         text=deps.text,
@@ -134,7 +134,7 @@ def plan_with_model(
 _schemas: dict[int, tuple[tuple[Any, ...], list[dict[str, Any]]]] = {}
 
 
-def _tool_schemas(organisation: Any, agents: dict[str, Agent]) -> list[dict[str, Any]]:
+def tool_schemas(organisation: Any, agents: dict[str, Agent]) -> list[dict[str, Any]]:
     """The orchestrator's tools, rebuilt only when the registry changes (building them reads
     every intent and example: ~14 ms a turn otherwise)."""
     from agents.models import Agent as AgentModel

@@ -111,6 +111,7 @@ class ConsultedAgent(TypedDict):
     intent: str
     success: bool
     tools: int
+    clarifying: NotRequired[bool]  # it asked the operator something (not a failure)
 
 
 class ConsultedEvent(TypedDict):

@@ -685,6 +685,10 @@ def compose(state: TurnState, runtime: Runtime[TurnDeps]) -> TurnState:
     reply = "\n\n".join(part.text for part in parts)
     labels = {name: a.label(language) for name, a in state["agents"].items()}
     consulted = consulted_for_turn(deps.organisation, deps.turn_id, labels)
+    asked = {(r.step.agent, r.step.intent) for r in state["runs"] if r.outcome.clarify is not None}
+    for row in consulted:
+        if (row["agent"], row["intent"]) in asked:
+            row["clarifying"] = True
     return {
         "reply": reply,
         "parts": [(part.agent, part.text) for part in parts],

@@ -124,6 +124,20 @@ def vocabulary_for(organisation: Organisation) -> Vocabulary:
     return Vocabulary(customers=tuple(customers), technicians=tuple(technicians))
 
 
+def _warm_model_side(organisation: Organisation) -> None:
+    """On a model engine: import the SDK, open its client and build the orchestrator's tools."""
+    from copilot.engines import resolve, tool_schemas
+
+    engine, provider = resolve(organisation)
+    if provider is None:
+        return
+    from copilot.llm.client import sdk_client
+
+    sdk_client(provider)
+    agents = {a.name: a for a in agents_for_org(organisation).prefetch_related(None)}
+    tool_schemas(organisation, agents)
+
+
 def warm_up(organisation_id: int) -> None:
     """Import the graph and train the organisation's router before its first turn.
 
@@ -138,6 +152,7 @@ def warm_up(organisation_id: int) -> None:
         organisation = Organisation.objects.filter(pk=organisation_id).first()
         if organisation is not None:
             router_for(organisation)
+            _warm_model_side(organisation)
     except Exception:  # a failed warm-up only means the first turn pays; the turn reports errors
         logger.exception("warm-up failed for organisation %s", organisation_id)
     finally:

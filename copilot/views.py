@@ -40,7 +40,8 @@ def chat_detail(request: HttpRequest, conversation_id: int) -> HttpResponse:
     context = {
         "conversation": conversation,
         "conversations": conversations_for_user(request.user, conversation.organisation)[:30],
-        "messages": conversation.messages.all(),
+        # Not "messages": that name is Django's flash messages, which base.html renders.
+        "chat_messages": conversation.messages.all(),
         "max_chars": settings.COPILOT_MAX_MESSAGE_CHARS,
     }
     return render(request, "copilot/chat.html", context)

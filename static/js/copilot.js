@@ -4,11 +4,11 @@
 (function () {
   "use strict";
   const panel = document.getElementById("copilot-panel");
-  if (!panel) return;
   const thread = document.getElementById("chat-thread");
   const form = document.getElementById("chat-form");
   const input = document.getElementById("chat-input");
   const status = document.getElementById("chat-status");
+  if (!panel || !thread || !form || !input) return;  // no conversation open: nothing to drive
   const t = (key) => panel.dataset["i18n" + key] || key;
   const turns = new Map();
 
@@ -103,7 +103,8 @@
       const view = turnView(ev.turn_id);
       if (!ev.agents.length) return;
       const footer = el("div", "msg-consulted", t("Consulted") + ": ");
-      ev.agents.forEach((a) => footer.append(el("span", "pill" + (a.success ? "" : " pill-bad"), a.label)));
+      ev.agents.forEach((a) => footer.append(
+        el("span", "pill" + (a.clarifying ? " pill-ask" : a.success ? "" : " pill-bad"), a.label)));
       view.li.append(footer);
     },
     error(ev) {

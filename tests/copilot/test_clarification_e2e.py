@@ -77,6 +77,8 @@ def test_the_answer_resumes_the_pending_intent_without_reclassifying(demo: Demo)
 
     assert asked.intents == ["cancel_job"]
     assert _ended(asked).get("clarifying") is True
+    (consulted,) = next(e for e in asked.events if e["type"] == "consulted")["agents"]
+    assert consulted.get("clarifying") is True  # the footer shows a question, not a failure
     pending = _pending(conversation)
     assert pending is not None
     assert (pending["intent"], pending["slot"], pending["count"]) == ("cancel_job", "job_choice", 1)

@@ -461,3 +461,18 @@ def test_an_outsider_organisation_never_reaches_this_conversation(
     assert result.error_code == "conversation_not_found"
     assert server.requests == []
     assert Agent.objects.filter(organisation=other).count() == 7
+
+
+def test_opening_the_panel_warms_the_model_side_without_calling_the_model(
+    org: Organisation, server: ScriptedServer
+) -> None:
+    from copilot import engines
+    from copilot.router_cache import warm_up
+
+    engines._schemas.pop(org.pk, None)
+
+    warm_up(org.pk)
+
+    key, schemas = engines._schemas[org.pk]
+    assert {s["function"]["name"] for s in schemas} >= {"ask_scheduling", "ask_financial"}
+    assert server.requests == []
