@@ -20,7 +20,7 @@ migrate: venv
 	$(PY) manage.py migrate --noinput
 
 demo: migrate
-	$(PY) manage.py load_demo
+	SITE_URL=$${SITE_URL:-http://$(HOST):$(PORT)} $(PY) manage.py load_demo
 
 # daphne serves HTTP and websockets; one Celery worker runs with beat embedded (-B) on the
 # embedded default. Ctrl-C stops all of them.
