@@ -54,7 +54,8 @@ def test_pages_render_for_a_superuser(client: Client, superuser: Any, cast: Cast
         assert response.status_code == 200, name
     assert client.get(reverse("admin:copilot_providersettings_add")).status_code == 200
     page = client.get(_change_url(row)).content.decode()
-    assert "clave cargada" in page and KEY not in page  # the admin speaks es-AR by default and row.api_key_encrypted not in page
+    # The admin speaks es-AR by default.
+    assert "clave cargada" in page and KEY not in page and row.api_key_encrypted not in page
     call_page = client.get(reverse("admin:copilot_modelcall_change", args=[call.pk]))
     assert call_page.status_code == 200
     assert 'name="_save"' not in call_page.content.decode()  # read-only
