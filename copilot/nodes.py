@@ -99,8 +99,9 @@ def intake(state: TurnState, runtime: Runtime[TurnDeps]) -> TurnState:
 
         llm = ChatClient(
             provider, organisation=deps.organisation, turn_id=deps.turn_id,
-            conversation_id=deps.conversation.pk,
+            conversation_id=deps.conversation.pk, deferred_records=True,
         )  # fmt: skip
+        deps.on_finish.append(llm.flush)  # the turn's ModelCall rows, in one INSERT at its end
     return {
         "engine": engine,
         "llm": llm,

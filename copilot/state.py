@@ -37,6 +37,8 @@ class TurnDeps:
     message_id: int  # the user's message of this turn
     now: datetime.datetime  # aware
     emit: EventSink
+    # Run once the turn is over, whatever happened (e.g. writing the turn's ModelCall rows).
+    on_finish: list[Callable[[], object]] = field(default_factory=list)
 
 
 @dataclass
