@@ -8,6 +8,12 @@ back to the embedded engine and the trace can say why.
 
 Retried (before any output): 429, 5xx/408/409, a connection that could not be made. Not retried:
 timeouts (waiting again would double the user's wait), anything after the stream started.
+
+Per-call cost, since a turn makes several calls: the request goes through the SDK's `post` with
+the body as we built it and the chunks come back as plain dicts (no per-request TypedDict
+transform, no pydantic model per chunk); the end of each body is read off the caller's path so
+the connection is reused; and with `deferred_records=True` the turn's ModelCall rows are written
+by one `flush()` at its end instead of one INSERT per call.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 import email.utils
 import json
 import logging
+import queue
 import random
 import threading
 import time
@@ -26,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx2
 import openai
+from django.utils import timezone
 
 from copilot.llm import pricing
 from copilot.llm.provider import Provider
@@ -205,6 +213,83 @@ def _stream_failure(error: Exception, streamed: bool) -> ModelFailure:
 
 _STREAM_ERRORS = (openai.APIError, ValueError, TypeError, KeyError, AttributeError)
 
+# What `chat.completions.create` sends besides the body: the bearer key only (not the admin key).
+_REQUEST_OPTIONS: openai.RequestOptions = {"security": {"bearer_auth": True}}
+
+
+class _DictStream(openai.Stream[object]):
+    """The SDK's SSE stream (its decoder, and its mapping of timeouts and cut connections to
+    APITimeoutError / APIConnectionError) yielding each chunk as the JSON the server sent
+    (`cast_to=object`: no pydantic model built per chunk).
+
+    Unlike the SDK's own loop, which closes the response at `[DONE]` with the end of the body
+    still unread (which closes the connection: a new TCP, and TLS, handshake on every call), the
+    rest of the body is read by a background thread, so the connection goes back to the pool
+    for the next call and the caller never waits for it."""
+
+    _handed_over = False
+
+    def __stream__(self) -> Iterator[object]:
+        events = self._iter_events()
+        finished = False
+        try:
+            for sse in events:
+                if sse.data.startswith("[DONE]"):
+                    finished = True
+                    return
+                data = sse.json()
+                if isinstance(data, dict) and data.get("error"):
+                    raise _error_event(data["error"], self.response)
+                yield data
+        finally:
+            if finished:
+                self._handed_over = True
+                _drain_later(self.response, events)
+            else:
+                self.response.close()
+
+    def close(self) -> None:
+        if not self._handed_over:
+            self.response.close()
+
+
+def _error_event(error: Any, response: httpx2.Response) -> openai.APIError:
+    """An `{"error": ...}` chunk, as the SDK reports it."""
+    message = error.get("message") if isinstance(error, dict) else None
+    if not message or not isinstance(message, str):
+        message = "An error occurred during streaming"
+    return openai.APIError(message=message, request=response.request, body=error)
+
+
+_drains: queue.SimpleQueue[tuple[httpx2.Response, Iterator[Any]]] = queue.SimpleQueue()
+_drainer: threading.Thread | None = None
+_drainer_lock = threading.Lock()
+
+
+def _drain_later(response: httpx2.Response, rest: Iterator[Any]) -> None:
+    """Have the drain thread read `rest` (what follows `[DONE]`: normally only the end of the
+    chunked body) and close `response`. A server that keeps the body open after `[DONE]` holds
+    only that thread and that connection (up to the read timeout), never a caller."""
+    global _drainer
+    _drains.put((response, rest))
+    if _drainer is None:
+        with _drainer_lock:
+            if _drainer is None:
+                _drainer = threading.Thread(target=_drain_forever, name="llm-drain", daemon=True)
+                _drainer.start()
+
+
+def _drain_forever() -> None:
+    while True:
+        response, rest = _drains.get()
+        try:
+            for _ in rest:
+                pass
+        except Exception:  # the answer was complete; a bad tail only costs the connection
+            logger.debug("the tail of a finished stream could not be read", exc_info=True)
+        finally:
+            response.close()
+
 
 # --- the client ---------------------------------------------------------------------------------
 
@@ -231,7 +316,12 @@ class _Attempt:
 
 
 class ChatClient:
-    """Streams chat completions for one organisation (and turn), recording each call."""
+    """Streams chat completions for one organisation (and turn), recording each call.
+
+    `deferred_records=True`: the ModelCall rows are collected and written by `flush()` in one
+    INSERT (the turn calls it once, at its end, whatever happened), instead of one INSERT (and,
+    on SQLite, one commit) per call while the user waits. Safe to share between the threads of
+    concurrent sub-agents."""
 
     def __init__(
         self,
@@ -240,12 +330,48 @@ class ChatClient:
         organisation: Organisation,
         turn_id: str = "",
         conversation_id: int | None = None,
+        deferred_records: bool = False,
     ) -> None:
         self.provider = provider
         self.organisation = organisation
         self.turn_id = turn_id
         self.conversation_id = conversation_id
+        self.deferred_records = deferred_records
         self._sdk = sdk_client(provider)
+        self._pending: list[dict[str, Any]] = []
+        self._pending_lock = threading.Lock()
+
+    def __enter__(self) -> ChatClient:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.flush()
+
+    def __del__(self) -> None:
+        if getattr(self, "_pending", None):  # a deferred client nobody flushed: say so
+            logger.error(
+                "%d model call rows of turn %s were never flushed", len(self._pending), self.turn_id
+            )
+
+    def flush(self) -> int:
+        """Write the rows collected since the last flush (deferred mode) in one INSERT; how
+        many were written. Idempotent: a row is written once, a second flush writes nothing.
+        A failed INSERT falls back to one row at a time, so one bad row loses no other."""
+        with self._pending_lock:
+            rows, self._pending = self._pending, []
+        if not rows:
+            return 0
+        from django.db import transaction
+
+        from copilot.models import ModelCall
+
+        try:
+            with transaction.atomic():  # a savepoint inside a caller's transaction
+                ModelCall.objects.bulk_create([ModelCall(**row) for row in rows])
+            return len(rows)
+        except Exception:
+            logger.exception("could not record %d model calls at once", len(rows))
+        return sum(_save(row) for row in rows)
 
     def complete(
         self,
@@ -300,25 +426,34 @@ class ChatClient:
         tool_choice: str | None,
         on_text: Callable[[str], None] | None,
     ) -> None:
-        extra: dict[str, Any] = {}
+        body: dict[str, Any] = {
+            "model": model,
+            "messages": messages,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
         if tools:
-            extra["tools"] = tools
+            body["tools"] = tools
         if tool_choice is not None:
-            extra["tool_choice"] = tool_choice
-        create: Callable[..., Any] = self._sdk.chat.completions.create  # plain dicts in, stream out
+            body["tool_choice"] = tool_choice
         try:
-            stream = create(
-                model=model,
-                messages=messages,
+            # `post` rather than `chat.completions.create`: the same request, auth, status and
+            # error mapping, without `create`'s recursive TypedDict transform of every message
+            # and tool schema, and with each chunk handed over as the decoded JSON dict instead
+            # of a pydantic model built field by field (`cast_to=object`).
+            stream = self._sdk.post(
+                "/chat/completions",
+                body=body,
+                cast_to=object,
+                options=_REQUEST_OPTIONS,
                 stream=True,
-                stream_options={"include_usage": True},
-                **extra,
+                stream_cls=_DictStream,
             )
         except openai.OpenAIError as error:
             raise _request_failure(error) from error
         try:
             for chunk in _guarded(stream, progress):
-                delta_text = self._absorb(progress, chunk)
+                delta_text = _absorb(progress, chunk)
                 if delta_text:
                     progress.text.append(delta_text)
                     progress.streamed = True
@@ -326,33 +461,6 @@ class ChatClient:
                         on_text(delta_text)  # its exceptions are the caller's, not the model's
         finally:
             stream.close()
-
-    @staticmethod
-    def _absorb(progress: _Attempt, chunk: Any) -> str:
-        """Fold one chunk into `progress`; the text delta it carries ("" if none)."""
-        try:
-            if chunk.model:
-                progress.model = chunk.model
-            usage = getattr(chunk, "usage", None)
-            if usage is not None:
-                progress.tokens_in = int(usage.prompt_tokens or 0)
-                progress.tokens_out = int(usage.completion_tokens or 0)
-            text = ""
-            for choice in chunk.choices or []:
-                if choice.index not in (0, None):
-                    continue
-                delta = choice.delta
-                if delta is not None:
-                    text += delta.content or ""
-                    for call in delta.tool_calls or []:
-                        _merge_call(progress.calls, call)
-                    if (text or delta.tool_calls) and progress.first_token_at is None:
-                        progress.first_token_at = time.monotonic()
-                if choice.finish_reason:
-                    progress.finish_reason = choice.finish_reason
-            return text
-        except (TypeError, ValueError, KeyError, AttributeError) as error:
-            raise _stream_failure(error, progress.streamed) from error
 
     def _retry_wait(self, failure: ModelFailure, retries: int, waited: float) -> float | None:
         """Seconds to wait before the next attempt, or None to give up now: only retryable
@@ -395,31 +503,44 @@ class ChatClient:
         failure: ModelFailure | None,
         cost: Decimal | None = None,
     ) -> None:
-        from copilot.models import ModelCall
-
         if cost is None:
             cost = pricing.cost(progress.model, progress.tokens_in, progress.tokens_out)
-        try:
-            ModelCall.objects.create(
-                organisation=self.organisation,
-                conversation_id=self.conversation_id,
-                turn_id=self.turn_id,
-                agent=agent,
-                purpose=purpose,
-                model=progress.model,
-                source=self.provider.source,
-                tokens_in=progress.tokens_in,
-                tokens_out=progress.tokens_out,
-                cost=cost,
-                latency_ms=(time.monotonic() - started) * 1000,
-                first_token_ms=_ms_since(started, progress.first_token_at),
-                ok=failure is None,
-                error_kind=failure.kind if failure else "",
-                error=failure.detail if failure else "",
-                retries=retries,
-            )
-        except Exception:  # the answer matters more than its accounting row
-            logger.exception("could not record a model call")
+        row = {
+            "organisation": self.organisation,
+            "conversation_id": self.conversation_id,
+            "turn_id": self.turn_id,
+            "agent": agent,
+            "purpose": purpose,
+            "model": progress.model,
+            "source": self.provider.source,
+            "tokens_in": progress.tokens_in,
+            "tokens_out": progress.tokens_out,
+            "cost": cost,
+            "latency_ms": (time.monotonic() - started) * 1000,
+            "first_token_ms": _ms_since(started, progress.first_token_at),
+            "ok": failure is None,
+            "error_kind": failure.kind if failure else "",
+            "error": failure.detail if failure else "",
+            "retries": retries,
+            "created_at": timezone.now(),  # when the call ended, not when the rows are flushed
+        }
+        if self.deferred_records:
+            with self._pending_lock:
+                self._pending.append(row)
+        else:
+            _save(row)
+
+
+def _save(row: dict[str, Any]) -> bool:
+    """One ModelCall row, now; False (logged) when it could not be written."""
+    from copilot.models import ModelCall
+
+    try:
+        ModelCall.objects.create(**row)
+    except Exception:  # the answer matters more than its accounting row
+        logger.exception("could not record a model call")
+        return False
+    return True
 
 
 def _guarded(stream: Any, progress: _Attempt) -> Iterator[Any]:
@@ -435,21 +556,65 @@ def _guarded(stream: Any, progress: _Attempt) -> Iterator[Any]:
         yield chunk
 
 
-def _merge_call(calls: dict[int, _Partial], delta: Any) -> None:
+def _absorb(progress: _Attempt, chunk: Any) -> str:
+    """Fold one chunk (the server's JSON) into `progress`; the text delta it carries ("" if
+    none). A chunk of the wrong shape is `invalid_chunk`."""
+    try:
+        if not isinstance(chunk, dict):
+            raise TypeError(f"a chunk that is not a JSON object: {type(chunk).__name__}")
+        model = chunk.get("model")
+        if model:
+            progress.model = _string(model)
+        usage = chunk.get("usage")
+        if usage is not None:
+            progress.tokens_in = int(usage.get("prompt_tokens") or 0)
+            progress.tokens_out = int(usage.get("completion_tokens") or 0)
+        text = ""
+        for choice in chunk.get("choices") or ():
+            if choice.get("index") not in (0, None):
+                continue
+            delta = choice.get("delta")
+            if delta:
+                content = delta.get("content")
+                if content:
+                    text += _string(content)
+                calls = delta.get("tool_calls")
+                for call in calls or ():
+                    _merge_call(progress.calls, call)
+                if (text or calls) and progress.first_token_at is None:
+                    progress.first_token_at = time.monotonic()
+            finish = choice.get("finish_reason")
+            if finish:
+                progress.finish_reason = _string(finish)
+        return text
+    except (TypeError, ValueError, KeyError, AttributeError) as error:
+        raise _stream_failure(error, progress.streamed) from error
+
+
+def _merge_call(calls: dict[int, _Partial], delta: dict[str, Any]) -> None:
     """Join one tool-call delta into its call, by `index` (servers that omit it: a delta with
     an id opens a new call, one without continues the last)."""
-    index = delta.index
+    index = delta.get("index")
+    call_id = delta.get("id")
     if index is None:
-        index = len(calls) if delta.id or not calls else max(calls)
+        index = len(calls) if call_id or not calls else max(calls)
     part = calls.setdefault(int(index), _Partial())
-    if delta.id:
-        part.id = delta.id
-    function = delta.function
-    if function is not None:
-        if function.name:
-            part.name += function.name
-        if function.arguments:
-            part.arguments.append(function.arguments)
+    if call_id:
+        part.id = _string(call_id)
+    function = delta.get("function")
+    if function:
+        name = function.get("name")
+        if name:
+            part.name += _string(name)
+        arguments = function.get("arguments")
+        if arguments:
+            part.arguments.append(_string(arguments))
+
+
+def _string(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"a string was expected, not {type(value).__name__}")
+    return value
 
 
 def _ms_since(started: float, moment: float | None) -> float | None:

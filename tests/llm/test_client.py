@@ -3,16 +3,23 @@ assembly, usage and cost, retries and every fault kind, each call recorded as a 
 
 from __future__ import annotations
 
+import gc
+import json
+import logging
 import socket
+import threading
 import time
 from decimal import Decimal
+from typing import Any
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from copilot.llm import scripted
 from copilot.llm.client import ChatClient, ModelFailure, ToolCall, sdk_client
 from copilot.llm.provider import Provider
-from copilot.llm.scripted import ScriptedServer
+from copilot.llm.scripted import Reply, ScriptedServer
 from copilot.models import Conversation, ModelCall, ModelPrice
 from tests.conftest import Cast
 from tests.llm.conftest import tuned
@@ -319,3 +326,290 @@ def test_one_sdk_client_per_endpoint_key_and_timeout(provider: Provider) -> None
     assert sdk_client(provider) is not sdk_client(tuned(provider, api_key="sk-other"))
     assert sdk_client(provider) is not sdk_client(tuned(provider, timeout_s=9.0))
     assert sdk_client(provider).max_retries == 0
+
+
+# --- chunks as the server's JSON -----------------------------------------------------------------
+
+
+def _raw(*chunks: dict[str, Any] | str, delay: float = 0.0) -> Reply:
+    """A stream of exactly these chunks (dicts sent as JSON, strings as they are), then [DONE]."""
+    frames = tuple(c if isinstance(c, str) else json.dumps(c) for c in chunks)
+    return Reply(kind="stream", frames=frames, delay=delay)
+
+
+def _delta(delta: dict[str, Any], *, finish: str | None = None, index: int = 0) -> dict[str, Any]:
+    return {"choices": [{"index": index, "delta": delta, "finish_reason": finish}]}
+
+
+def _call(index: int | None = None, **fields: Any) -> dict[str, Any]:
+    """One tool-call delta: `id`, and `name`/`arguments` inside `function`."""
+    delta: dict[str, Any] = {} if index is None else {"index": index}
+    if "id" in fields:
+        delta["id"] = fields.pop("id")
+    delta["function"] = fields
+    return delta
+
+
+def test_tool_call_deltas_interleaved_by_index_are_assembled_in_index_order(
+    scripted_server: ScriptedServer, provider: Provider, cast: Cast
+) -> None:
+    # The second call starts first and the two calls' pieces alternate; names come in pieces too.
+    scripted_server.add(
+        _raw(
+            {"model": "gpt-4o-mini-2024-07-18", **_delta({"role": "assistant", "content": None})},
+            _delta({"tool_calls": [_call(1, id="call_b", name="ask_sch", arguments="")]}),
+            _delta({"tool_calls": [_call(0, id="call_a", name="ask_sales", arguments='{"qu')]}),
+            _delta({"tool_calls": [_call(1, name="eduling", arguments='{"query": ')]}),
+            _delta({"tool_calls": [_call(0, arguments='ery": "precio"}')]}),
+            _delta({"tool_calls": [_call(1, arguments='"agenda"}')]}),
+            _delta({}, finish="tool_calls"),
+            {"choices": [], "usage": {"prompt_tokens": 30, "completion_tokens": 12}},
+        )
+    )
+
+    completion = _client(provider, cast).complete(MESSAGES, purpose="orchestrator")
+
+    assert [(c.id, c.name, c.parsed()) for c in completion.tool_calls] == [
+        ("call_a", "ask_sales", {"query": "precio"}),
+        ("call_b", "ask_scheduling", {"query": "agenda"}),
+    ]
+    assert completion.text == "" and completion.finish_reason == "tool_calls"
+    assert completion.model == "gpt-4o-mini-2024-07-18"
+    assert (completion.tokens_in, completion.tokens_out) == (30, 12)
+    assert completion.first_token_ms is not None
+
+
+def test_tool_call_deltas_without_index_follow_their_ids_and_other_choices_are_ignored(
+    scripted_server: ScriptedServer, provider: Provider, cast: Cast
+) -> None:
+    # Some compatible servers omit `index`: an id opens a call, a delta without one continues it.
+    other_choice = {"index": 1, "delta": {"content": "otra"}, "finish_reason": None}
+    scripted_server.add(
+        _raw(
+            _delta({"content": "Ya "}),
+            _delta({"tool_calls": [_call(id="c1", name="ask_sales", arguments='{"query": ')]}),
+            {
+                "choices": [
+                    *_delta({"tool_calls": [_call(arguments='"x"}')]})["choices"],
+                    other_choice,
+                ]
+            },
+            _delta({"content": "va."}),
+            _delta({"tool_calls": [_call(id="c2", name="ask_fleet", arguments="")]}),
+            _delta({}, finish="tool_calls"),
+        )
+    )
+    texts: list[str] = []
+
+    completion = _client(provider, cast).complete(MESSAGES, purpose="agent", on_text=texts.append)
+
+    assert texts == ["Ya ", "va."] and completion.text == "Ya va."
+    assert [(c.id, c.name, c.parsed()) for c in completion.tool_calls] == [
+        ("c1", "ask_sales", {"query": "x"}),
+        ("c2", "ask_fleet", {}),
+    ]
+    assert (completion.tokens_in, completion.tokens_out) == (0, 0)  # no usage chunk was sent
+
+
+@pytest.mark.parametrize(
+    "chunk",
+    [
+        "[1, 2, 3]",
+        _delta({"content": 5}),
+        _delta({"tool_calls": [_call(0, id="c", name="ask_sales", arguments=7)]}),
+        _delta({"tool_calls": "ask_sales"}),
+        {"choices": [], "usage": {"prompt_tokens": "many", "completion_tokens": 1}},
+        {"choices": ["stop"]},
+    ],
+    ids=["array", "number_content", "number_arguments", "string_calls", "bad_usage", "bad_choice"],
+)
+def test_a_chunk_of_the_wrong_shape_is_an_invalid_chunk(
+    scripted_server: ScriptedServer, provider: Provider, cast: Cast, chunk: dict[str, Any] | str
+) -> None:
+    scripted_server.add(_raw(_delta({"content": "ab"}), chunk, _delta({}, finish="stop")))
+    texts: list[str] = []
+
+    failure = _fails(_client(provider, cast), "invalid_chunk", on_text=texts.append)
+
+    assert texts == ["ab"] and failure.streamed
+    assert ModelCall.objects.get().error_kind == "invalid_chunk"
+
+
+def test_an_error_event_in_the_stream_is_a_server_error(
+    scripted_server: ScriptedServer, provider: Provider, cast: Cast
+) -> None:
+    scripted_server.add(_raw(_delta({"content": "ab"}), {"error": {"message": "overloaded"}}))
+    failure = _fails(_client(provider, cast), "server_error")
+    assert "overloaded" in failure.detail and failure.streamed
+    assert len(scripted_server.requests) == 1  # text was out: not retried
+
+
+def test_the_answer_is_back_at_done_even_if_the_body_stays_open(
+    scripted_server: ScriptedServer, provider: Provider, cast: Cast
+) -> None:
+    # After [DONE] this server keeps the body open for another second: the rest is read off the
+    # caller's path (for the connection's sake), the caller has its answer at [DONE].
+    scripted_server.add(
+        _raw(_delta({"content": "ya"}, finish="stop"), "[DONE]", "{}", "{}", "{}", delay=0.25)
+    )
+    started = time.monotonic()
+
+    completion = _client(provider, cast).complete(MESSAGES, purpose="agent")
+
+    assert completion.text == "ya" and completion.finish_reason == "stop"
+    assert time.monotonic() - started < 0.75  # two chunk delays, not five
+
+
+def test_consecutive_calls_reuse_one_connection(
+    scripted_server: ScriptedServer, provider: Provider, cast: Cast, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Closing a response at [DONE] with the end of the body unread closes its connection: a new
+    # TCP (and TLS) handshake on every call. The client reads the end so the pool keeps it.
+    opened: list[object] = []
+    setup = scripted._Handler.setup  # noqa: SLF001 - one handler per accepted connection
+
+    def counting(handler: Any) -> None:
+        opened.append(handler.client_address)
+        setup(handler)
+
+    monkeypatch.setattr(scripted._Handler, "setup", counting)  # noqa: SLF001
+    scripted_server.add(scripted.text("uno"))
+    scripted_server.add(scripted.tool_calls([("ask_sales", {"query": "dos"})]))
+    scripted_server.add(scripted.text("tres"))
+    client = _client(provider, cast)
+
+    replies = []
+    for _ in range(3):
+        replies.append(client.complete(MESSAGES, purpose="agent"))
+        time.sleep(0.1)  # the end of the body is read in the background
+
+    assert [r.text for r in replies] == ["uno", "", "tres"]
+    assert len(scripted_server.requests) == 3 and len(opened) == 1
+
+
+# --- deferred rows: one INSERT per turn ----------------------------------------------------------
+
+
+def test_deferred_rows_wait_for_flush_and_are_written_once_in_one_insert(
+    scripted_server: ScriptedServer, provider: Provider, cast: Cast
+) -> None:
+    conversation = Conversation.objects.create(organisation=cast.org)
+    scripted_server.add(scripted.text("Listo.", usage=(100, 20)))
+    scripted_server.add(scripted.status(400))
+    client = _client(provider, cast, conversation_id=conversation.pk, deferred_records=True)
+
+    completion = client.complete(MESSAGES, purpose="orchestrator")
+    _fails(client, "bad_request", agent="sales")
+    assert not ModelCall.objects.exists()  # nothing written while the turn runs
+
+    with CaptureQueriesContext(connection) as queries:
+        assert client.flush() == 2
+    inserts = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("INSERT")]
+    assert len(inserts) == 1
+
+    first, second = ModelCall.objects.all()
+    assert (first.purpose, first.ok, first.tokens_in, first.tokens_out) == (
+        "orchestrator", True, 100, 20,
+    )  # fmt: skip
+    assert first.cost == completion.cost and first.first_token_ms is not None
+    assert abs(first.latency_ms - completion.latency_ms) < 50
+    assert (second.purpose, second.agent, second.ok, second.error_kind) == (
+        "agent", "sales", False, "bad_request",
+    )  # fmt: skip
+    for row in (first, second):
+        assert (row.organisation, row.conversation, row.turn_id) == (
+            cast.org,
+            conversation,
+            "turn-1",
+        )
+    assert first.created_at <= second.created_at  # when each call ended, not the flush
+    assert not ModelCall.objects.filter(organisation=cast.other_org).exists()
+
+    assert client.flush() == 0  # idempotent
+    assert ModelCall.objects.count() == 2
+
+
+def test_the_default_client_writes_each_row_at_once(
+    scripted_server: ScriptedServer, provider: Provider, cast: Cast
+) -> None:
+    scripted_server.add(scripted.text("a"))
+    client = _client(provider, cast)
+    client.complete(MESSAGES, purpose="agent")
+    assert ModelCall.objects.count() == 1
+    assert client.flush() == 0 and ModelCall.objects.count() == 1
+
+
+def test_a_deferred_client_used_as_a_context_flushes_even_when_the_turn_fails(
+    scripted_server: ScriptedServer, provider: Provider, cast: Cast
+) -> None:
+    scripted_server.add(scripted.text("a"))
+    with pytest.raises(RuntimeError), _client(provider, cast, deferred_records=True) as client:
+        client.complete(MESSAGES, purpose="agent")
+        raise RuntimeError("the turn broke after the call")
+    assert ModelCall.objects.get().ok
+
+
+def test_when_the_bulk_insert_fails_each_row_is_written_on_its_own(
+    scripted_server: ScriptedServer,
+    provider: Provider,
+    cast: Cast,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    scripted_server.add(scripted.text("a"), times=2)
+    client = _client(provider, cast, deferred_records=True)
+    client.complete(MESSAGES, purpose="agent", agent="sales")
+    client.complete(MESSAGES, purpose="agent", agent="fleet")
+
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("no bulk today")
+
+    monkeypatch.setattr(ModelCall.objects, "bulk_create", refuse)
+    with caplog.at_level(logging.ERROR, logger="copilot.llm.client"):
+        assert client.flush() == 2
+    assert sorted(ModelCall.objects.values_list("agent", flat=True)) == ["fleet", "sales"]
+    assert "could not record 2 model calls at once" in caplog.text
+
+
+def test_a_deferred_client_that_is_never_flushed_says_so(
+    scripted_server: ScriptedServer,
+    provider: Provider,
+    cast: Cast,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    scripted_server.add(scripted.text("a"))
+    client = _client(provider, cast, deferred_records=True)
+    client.complete(MESSAGES, purpose="agent")
+    with caplog.at_level(logging.ERROR, logger="copilot.llm.client"):
+        del client
+        gc.collect()
+    assert "1 model call rows of turn turn-1 were never flushed" in caplog.text
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_calls_on_a_shared_deferred_client_lose_no_row(
+    scripted_server: ScriptedServer, provider: Provider, cast: Cast
+) -> None:
+    # Concurrent sub-agents share the turn's client: every call's row is collected.
+    agents = [f"agent{i}" for i in range(8)]
+    scripted_server.add(scripted.text("hecho", chunk_size=2, delay=0.01), times=len(agents))
+    client = _client(provider, cast, deferred_records=True)
+    errors: list[BaseException] = []
+    start = threading.Barrier(len(agents))
+
+    def run(agent: str) -> None:
+        try:
+            start.wait()
+            client.complete(MESSAGES, purpose="agent", agent=agent)
+        except BaseException as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=run, args=(agent,)) for agent in agents]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+
+    assert errors == [] and not ModelCall.objects.exists()
+    assert client.flush() == len(agents)
+    assert sorted(ModelCall.objects.values_list("agent", flat=True)) == agents
