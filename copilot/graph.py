@@ -16,6 +16,7 @@ the agent runs (a held action is persisted by the approval gate, not by the grap
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 Node = Callable[[TurnState, "Runtime[TurnDeps]"], TurnState]
 # Every step is two supersteps (subagent, advance) plus one per reroute; generous but finite.
 RECURSION_LIMIT = 200
+logger = logging.getLogger(__name__)
 
 _compiled: CompiledStateGraph[Any, Any, Any, Any] | None = None
 _lock = threading.Lock()
@@ -81,6 +83,17 @@ def get_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
 
 
 def run_graph(deps: TurnDeps) -> TurnState:
-    """Run one turn synchronously (in a worker thread: the ORM is sync). Events go to deps.emit."""
-    result = get_graph().invoke({}, context=deps, config={"recursion_limit": RECURSION_LIMIT})
+    """Run one turn synchronously (in a worker thread: the ORM is sync). Events go to deps.emit.
+
+    `deps.on_finish` runs afterwards whatever happened (the turn's ModelCall rows are written
+    there); a failure in it is logged, never raised over the turn's own outcome.
+    """
+    try:
+        result = get_graph().invoke({}, context=deps, config={"recursion_limit": RECURSION_LIMIT})
+    finally:
+        for finish in deps.on_finish:
+            try:
+                finish()
+            except Exception:  # bookkeeping must not lose the answer
+                logger.exception("turn %s: a finishing step failed", deps.turn_id)
     return cast(TurnState, result)

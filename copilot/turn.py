@@ -233,9 +233,7 @@ def _answer(
         state = run_graph(deps)
     except Exception as exc:
         logger.exception("turn %s failed in the graph", turn_id)
-        _finish(deps)
         return _fail(conversation, asked, turn_id, emit, exc)
-    _finish(deps)
     language = state.get("language") or asked.language or "es"
     # Wall time per node and for the graph, and the graph's CPU time in this thread (what the
     # turn costs when the machine is not busy with anything else).
@@ -256,14 +254,6 @@ def _answer(
         turn_id, True, state["reply"], language, user_message_id=asked.pk,
         assistant_message_id=answer.pk, timings=timings,
     )  # fmt: skip
-
-
-def _finish(deps: Any) -> None:
-    for finish in deps.on_finish:
-        try:
-            finish()
-        except Exception:  # bookkeeping must not lose the answer
-            logger.exception("turn %s: a finishing step failed", deps.turn_id)
 
 
 def _store_reply(
