@@ -93,16 +93,15 @@ def pending_from_state(state: dict[str, Any], now: datetime.datetime) -> Pending
     return pending
 
 
-def is_answer(
-    reply: str, pending: Pending, *, new_request: str | None, emergency: bool, directive: bool
-) -> bool:
+def is_answer(reply: str, pending: Pending, *, new_request: str | None, emergency: bool) -> bool:
     """Whether `reply` answers the pending question (else it is dropped and read afresh).
+    A directive never gets here: `#agent text` is handled before any pending question.
 
     `new_request` is the intent the embedded router reads in the reply with confidence above
     its agent's gate (None otherwise): a long message confidently about something else is a new
     request, a short one ("el del jueves", "Marta Quiroga", "sí, el primero") is an answer.
     """
-    if directive or emergency or _DROP.match(fold(reply)):
+    if emergency or _DROP.match(fold(reply)):
         return False
     if new_request and new_request != pending.intent:
         return len(reply.split()) <= _ANSWER_MAX_WORDS

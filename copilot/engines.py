@@ -14,6 +14,7 @@ always gets a complete answer, and the trace records why (`fallback`).
 
 from __future__ import annotations
 
+import datetime
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 
 from agents.base import Step
+from copilot.delegate import FALLBACK_INTENT
 from copilot.selectors import recent_messages
 from copilot.understanding.ordering import DEPENDS_ON, SMALL_TALK
 
@@ -34,19 +36,6 @@ logger = logging.getLogger(__name__)
 
 EMBEDDED, LLM, HYBRID = "embedded", "llm", "hybrid"
 COURTESY = SMALL_TALK | {"thanks"}
-
-
-def resolve(organisation: Any) -> tuple[str, Any]:
-    """(effective engine, model client or None). Embedded whenever no provider has a key."""
-    engine = getattr(organisation, "engine", EMBEDDED) or EMBEDDED
-    if engine == EMBEDDED:
-        return EMBEDDED, None
-    from copilot.llm.provider import provider_for
-
-    provider = provider_for(organisation)
-    if provider is None:
-        return EMBEDDED, None
-    return engine, provider
 
 
 def history_for(deps: TurnDeps) -> list[dict[str, str]]:
@@ -89,6 +78,7 @@ def plan_with_model(
     deps: TurnDeps,
     understanding: Understanding,
     entities_of: Callable[[str], Entities],
+    today: datetime.date,
 ) -> tuple[Plan, list[Step]]:
     """Ask the orchestrator model; its calls become steps in dependency order.
 
@@ -115,11 +105,12 @@ def plan_with_model(
         small_talk=small_talk,
         fallback_agent=fallback_agent,
         previous_question=previous_question(state),
-        today=deps.now.astimezone(_tz(deps)).date().isoformat(),
+        today=today.isoformat(),
     )
     steps = [
         Step(
-            index=i, intent=call.intent or _intent_guess(agents[call.agent], understanding),
+            index=i, intent=call.intent
+            or best_intent_for(agents[call.agent], understanding, state["intent_agents"])[0],
             agent=call.agent, confidence=1.0, text=call.query,
             entities=understanding.entities if call.query == deps.text else entities_of(call.query),
             engine=LLM, prior_context=call.prior_context,
@@ -155,12 +146,6 @@ def tool_schemas(organisation: Any, agents: dict[str, Agent]) -> list[dict[str, 
     return schemas
 
 
-def _tz(deps: TurnDeps) -> Any:
-    from zoneinfo import ZoneInfo
-
-    return ZoneInfo(deps.organisation.timezone)
-
-
 def _fallback_agent(understanding: Understanding, agents: dict[str, Agent]) -> str:
     """Where a message the model tried to answer itself goes: the embedded reading's agent."""
     for task in understanding.tasks:
@@ -169,14 +154,18 @@ def _fallback_agent(understanding: Understanding, agents: dict[str, Agent]) -> s
     return "general" if "general" in agents else next(iter(agents), "")
 
 
-def _intent_guess(agent: Agent, understanding: Understanding) -> str:
-    """The model named the agent but no intent: the embedded ranking's best for that agent."""
+def best_intent_for(
+    agent: Agent, understanding: Understanding, intent_agents: dict[str, str]
+) -> tuple[str, Entities]:
+    """The named agent's intent that best fits the text (the router's ranking, then the
+    agent's first): for a directive, and for a model call that named the agent but no intent."""
     for task in understanding.tasks:
-        for intent, _score in [(task.intent, task.confidence), *task.candidates]:
-            if task.agent == agent.name and intent:
-                return intent
+        ranked = [(task.intent, task.confidence), *task.candidates]
+        for intent, _score in ranked:
+            if intent_agents.get(intent) == agent.name:
+                return intent, task.entities
     own = [i.name for i in agent.intents.all()]
-    return own[0] if own else "unknown"
+    return (own[0] if own else FALLBACK_INTENT), understanding.entities
 
 
 def in_dependency_order(steps: list[Step]) -> list[Step]:

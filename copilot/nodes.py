@@ -29,7 +29,6 @@ from business.models import Organisation
 from copilot import clarify, engines, replies
 from copilot import memory as wm
 from copilot.delegate import (
-    FALLBACK_INTENT,
     ModelSide,
     execute_step,
     gated,
@@ -37,6 +36,7 @@ from copilot.delegate import (
     reroute,
     yield_step,
 )
+from copilot.llm.provider import engine_for
 from copilot.router_cache import router_for, vocabulary_for
 from copilot.selectors import consulted_for_turn
 from copilot.signals import read_signals
@@ -92,7 +92,7 @@ def intake(state: TurnState, runtime: Runtime[TurnDeps]) -> TurnState:
     # Intents are only read on the rare directive fallback: no prefetch on every turn.
     enabled = agents_for_org(deps.organisation).prefetch_related(None)
     agents = {agent.name: agent for agent in enabled}
-    engine, provider = engines.resolve(deps.organisation)
+    engine, provider = engine_for(deps.organisation)  # embedded without a key
     llm = None
     if provider is not None:
         from copilot.llm.client import ChatClient
@@ -175,7 +175,7 @@ def understand(state: TurnState, runtime: Runtime[TurnDeps]) -> TurnState:
     try:
         plan, steps = engines.plan_with_model(
             {**state, **update}, deps, understanding,
-            lambda query: router.understand(query, context).entities,
+            lambda query: router.understand(query, context).entities, context.today,
         )  # fmt: skip
     except ModelFailure as exc:
         update["fallback"] = engines.fallback_record("orchestrator", exc)
@@ -214,7 +214,7 @@ def _directive(
     if not directive.text:
         return {"notice": replies.directive_usage(agent.name, language)}
     inner = router.understand(directive.text, context)
-    intent, entities = best_intent_for(agent, inner, dict(router.intents))
+    intent, entities = engines.best_intent_for(agent, inner, dict(router.intents))
     # The model's engine runs the agent's own loop; hybrid keeps the deterministic handler.
     engine = engines.LLM if state["engine"] == engines.LLM else engines.EMBEDDED
     step = Step(
@@ -243,7 +243,7 @@ def _resume(
     agent = state["agents"].get(pending.agent)
     answer = clarify.is_answer(
         deps.text, pending, new_request=_confident_intent(state, understanding),
-        emergency=state["signals"].emergency, directive=False,
+        emergency=state["signals"].emergency,
     )  # fmt: skip
     if agent is None or not answer:
         return {"pending": None}
@@ -290,19 +290,6 @@ def resolve_agent(typed: str, agents: dict[str, Agent]) -> tuple[Agent | None, l
     if len(prefixed) == 1:
         return prefixed[0], []
     return None, prefixed
-
-
-def best_intent_for(
-    agent: Agent, understanding: Understanding, intent_agents: dict[str, str]
-) -> tuple[str, Entities]:
-    """The named agent's intent that best fits the text (the router's ranking, then the first)."""
-    for task in understanding.tasks:
-        ranked = [(task.intent, task.confidence), *task.candidates]
-        for intent, _score in ranked:
-            if intent_agents.get(intent) == agent.name:
-                return intent, task.entities
-    own = [i.name for i in agent.intents.all()]
-    return (own[0] if own else FALLBACK_INTENT), understanding.entities
 
 
 # --- route ----------------------------------------------------------------------------------

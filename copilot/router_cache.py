@@ -126,9 +126,10 @@ def vocabulary_for(organisation: Organisation) -> Vocabulary:
 
 def _warm_model_side(organisation: Organisation) -> None:
     """On a model engine: import the SDK, open its client and build the orchestrator's tools."""
-    from copilot.engines import resolve, tool_schemas
+    from copilot.engines import tool_schemas
+    from copilot.llm.provider import engine_for
 
-    engine, provider = resolve(organisation)
+    _engine, provider = engine_for(organisation)
     if provider is None:
         return
     from copilot.llm.client import sdk_client

@@ -66,10 +66,16 @@ def _pick(value: float | None, default: float) -> float:
     return float(default if value is None else value)
 
 
+def engine_for(organisation: Organisation) -> tuple[str, Provider | None]:
+    """(the engine turns really run, its provider): `organisation.engine`, except "embedded"
+    when no provider is configured: an organisation set to llm or hybrid without a key still
+    gets answers. An embedded organisation costs no query."""
+    engine = str(organisation.engine or "embedded")
+    if engine == "embedded":
+        return engine, None
+    provider = provider_for(organisation)
+    return (engine, provider) if provider is not None else ("embedded", None)
+
+
 def effective_engine(organisation: Organisation) -> str:
-    """`organisation.engine`, except "embedded" when no provider is configured: an organisation
-    set to llm or hybrid without a key still gets answers."""
-    engine = str(organisation.engine)
-    if engine == "embedded" or provider_for(organisation) is None:
-        return "embedded"
-    return engine
+    return engine_for(organisation)[0]
