@@ -22,21 +22,23 @@ migrate: venv
 demo: migrate
 	SITE_URL=$${SITE_URL:-http://$(HOST):$(PORT)} $(PY) manage.py load_demo
 
-# daphne serves HTTP and websockets; one Celery worker runs with beat embedded (-B) on the
-# embedded default. Ctrl-C stops all of them.
+# daphne serves HTTP and websockets (and, on the embedded default, runs the turns on its own
+# worker threads); one Celery worker runs the other jobs with beat embedded (-B). Ctrl-C stops all.
 run: demo
 	@echo ""
 	@echo "Capataz is starting on http://$(HOST):$(PORT)/  (Ctrl-C stops it)"
 	@echo ""
 	@trap 'kill 0' EXIT INT TERM; \
-	$(VENV)/bin/celery -A copilot worker -B --pool=threads --concurrency=2 --loglevel=WARNING & \
-	$(VENV)/bin/daphne -b $(HOST) -p $(PORT) copilot.asgi:application
+	$(VENV)/bin/celery -A capataz worker -B -Q celery,turns --pool=threads --concurrency=2 \
+		--loglevel=WARNING & \
+	$(VENV)/bin/daphne -b $(HOST) -p $(PORT) capataz.asgi:application
 
 serve: venv
-	$(VENV)/bin/daphne -b $(HOST) -p $(PORT) copilot.asgi:application
+	$(VENV)/bin/daphne -b $(HOST) -p $(PORT) capataz.asgi:application
 
 worker: venv
-	$(VENV)/bin/celery -A copilot worker -B --pool=threads --concurrency=2 --loglevel=INFO
+	$(VENV)/bin/celery -A capataz worker -B -Q celery,turns --pool=threads --concurrency=2 \
+		--loglevel=INFO
 
 test: venv
 	$(PY) -m pytest $(PYTEST_ARGS)
@@ -45,6 +47,7 @@ lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy .
+	$(VENV)/bin/lint-imports
 
 messages: venv
 	$(PY) manage.py makemessages -l es_AR -i .venv -i var

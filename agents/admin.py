@@ -7,13 +7,14 @@ shipped templates); other staff see the agents of the organisations where they a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import NON_FIELD_ERRORS, PermissionDenied, ValidationError
 from django.db import models
 from django.db.models import Count, QuerySet
+from django.forms import BaseInlineFormSet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
@@ -22,90 +23,16 @@ from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
 from agents.models import Agent, AgentIntent, AgentVersion
+from agents.registry import all_tools
 from agents.selectors import CATEGORY_ORDER, tools_overview
 from agents.services import EDITABLE_FIELDS, agent_rollback, agent_save, agent_validate
-from business.models import Membership, Organisation, Role
-
-if TYPE_CHECKING:
-    from django.forms import BaseInlineFormSet
-
-
-# --- access --------------------------------------------------------------------------------------
-
-
-def admin_organisation_ids(request: HttpRequest) -> set[int] | None:
-    """The organisations the user administers; None means all of them (a superuser)."""
-    user = request.user
-    if user.is_superuser:
-        return None
-    if not (user.is_active and user.is_staff):
-        return set()
-    memberships = Membership.objects.filter(user=user, role=Role.ADMIN)
-    return set(memberships.values_list("organisation_id", flat=True))
-
-
-def can_edit_agents(request: HttpRequest, organisation_id: int | None = None) -> bool:
-    ids = admin_organisation_ids(request)
-    if ids is None:
-        return True
-    # Templates (organisation None) belong to nobody but the superusers.
-    return bool(ids) if organisation_id is None else organisation_id in ids
-
-
-def _org_of(obj: Any) -> int | None:
-    if isinstance(obj, AgentVersion):
-        return obj.agent.organisation_id
-    return getattr(obj, "organisation_id", None)
-
-
-class OrgAdminAccess:
-    """Permissions by organisation membership instead of Django's per-model permissions."""
-
-    def has_module_permission(self, request: HttpRequest) -> bool:
-        return can_edit_agents(request)
-
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        if obj is None:
-            return can_edit_agents(request)
-        ids = admin_organisation_ids(request)
-        return ids is None or _org_of(obj) in ids
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return self.has_view_permission(request, obj)
-
-    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
-        """The organisation to pick is one the user administers."""
-        if db_field.name == "organisation":
-            ids = admin_organisation_ids(request)
-            if ids is not None:
-                kwargs["queryset"] = Organisation.objects.filter(pk__in=ids)
-        return super().formfield_for_foreignkey(db_field, request, **kwargs)  # type: ignore[misc]
-
-
-class OrganisationFilter(admin.SimpleListFilter):
-    """Lists only the organisations the user administers (the stock filter would list all)."""
-
-    title = _("organisation")
-    parameter_name = "organisation"
-    lookup = "organisation_id"
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        ids = admin_organisation_ids(request)
-        organisations = Organisation.objects.order_by("name")
-        if ids is not None:
-            organisations = organisations.filter(pk__in=ids)
-        choices = [(str(org.pk), org.name) for org in organisations]
-        if ids is None:
-            choices.append(("template", str(_("— default template —"))))
-        return choices
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        value = self.value()
-        if value == "template":
-            return queryset.filter(**{f"{self.lookup}__isnull": True})
-        if value and value.isdigit():
-            return queryset.filter(**{self.lookup: int(value)})
-        return queryset
+from business.admin import (
+    OrgAdminAccess,
+    OrganisationFilter,
+    admin_organisation_ids,
+    can_administer,
+)
+from business.models import Organisation
 
 
 class VersionOrganisationFilter(OrganisationFilter):
@@ -116,8 +43,6 @@ class VersionOrganisationFilter(OrganisationFilter):
 
 
 def _tool_choices(current: list[str]) -> list[tuple[str, str]]:
-    from agents.registry import all_tools  # lazy: the registry imports every sub-agent
-
     tools = sorted(all_tools(), key=lambda t: (CATEGORY_ORDER.get(str(t.category), 9), t.name))
     choices = [(t.name, f"{t.name} ({t.category})") for t in tools]
     known = {name for name, _label in choices}
@@ -182,9 +107,9 @@ class AgentIntentInline(admin.StackedInline):
 
     def _parent_allows(self, request: HttpRequest, obj: Agent | None) -> bool:
         if obj is None:
-            return can_edit_agents(request)
+            return can_administer(request)
         return (
-            can_edit_agents(request, obj.organisation_id)
+            can_administer(request, obj.organisation_id)
             if obj.organisation_id
             else (request.user.is_superuser)
         )
@@ -231,7 +156,7 @@ class AgentVersionInline(admin.TabularInline):
         return False
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return obj is not None and can_edit_agents(request, obj.organisation_id)
+        return obj is not None and can_administer(request, obj.organisation_id)
 
 
 # --- agents --------------------------------------------------------------------------------------
@@ -302,7 +227,11 @@ class AgentAdmin(OrgAdminAccess, admin.ModelAdmin):
                 )
             },
         ),
-        (_("Tools"), {"fields": ("tools", "requires_approval_for")}),
+        (_("Tools"), {"fields": ("tools",)}),
+        (
+            _("Approval rules"),
+            {"fields": ("requires_approval_for", "approval_expiry_hours", "approval_decider")},
+        ),
         (None, {"fields": ("updated_at",)}),
     )
     change_list_template = "admin/agents/agent/change_list.html"
@@ -427,6 +356,9 @@ class AgentVersionAdmin(OrgAdminAccess, admin.ModelAdmin):
     readonly_fields = ("agent", "number", "note", "created_by", "created_at", "snapshot")
     actions = ("rollback_to_version",)
 
+    def organisation_id_of(self, obj: Any) -> int | None:
+        return obj.agent.organisation_id if isinstance(obj, AgentVersion) else None
+
     def get_queryset(self, request: HttpRequest) -> QuerySet[AgentVersion]:
         queryset = super().get_queryset(request).select_related("agent__organisation", "created_by")
         ids = admin_organisation_ids(request)
@@ -442,7 +374,7 @@ class AgentVersionAdmin(OrgAdminAccess, admin.ModelAdmin):
         return False
 
     def has_rollback_permission(self, request: HttpRequest) -> bool:
-        return can_edit_agents(request)
+        return can_administer(request)
 
     @admin.display(description=_("organisation"))
     def organisation_name(self, obj: AgentVersion) -> str:

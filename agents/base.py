@@ -3,8 +3,9 @@
 A sub-agent step receives the intent the router chose, the segment of the message it came from and
 its entities. Its handler resolves the work with data: it loads what it needs through tools
 (`Runner.call`), which enforces the agent's tool whitelist, its `max_plan_steps` and the approval
-gate, and emits the tool events of the protocol. It returns an `Outcome`: the text for the operator,
-whether it succeeded, and the context mutations later steps of the same turn build on.
+gate, writes one `ToolCall` row per call and emits the tool events of the protocol. It returns an
+`Outcome`: the text for the operator, whether it succeeded, and the context mutations later steps
+of the same turn build on.
 
 Replies are written in the language of the message (not the UI's), so handlers give both
 versions through `Runner.t(es=..., en=...)`.
@@ -13,19 +14,31 @@ versions through `Runner.t(es=..., en=...)`.
 from __future__ import annotations
 
 import datetime
+import importlib
+import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from zoneinfo import ZoneInfo
 
-if TYPE_CHECKING:
-    from agents.models import Agent
-    from agents.registry import ToolResult
-    from business.models import Organisation
-    from copilot.understanding import Entities
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import transaction
 
-EventSink = Callable[[dict[str, Any]], None]
+from agents.context import TurnContext
+from agents.events import ApprovalRequestedEvent, ToolEndEvent, ToolResultEvent, ToolStartEvent
+from agents.models import Agent, ToolCall
+from agents.registry import (
+    AGENT_MODULES,
+    Category,
+    Tool,
+    ToolError,
+    ToolResult,
+    failure,
+    get_tool,
+)
+from approvals.gate import Filing, Held, ProposedCall, hold, needs_approval
+from nlu import Entities
 
 
 @dataclass
@@ -38,18 +51,55 @@ class Mutation:
     data: dict[str, Any] = field(default_factory=dict)
 
 
+# Keys of the conversation's working state that the sub-agents read and the chain keeps current:
+# the customer and the job under discussion ("cancelalo", "pasalo al viernes" mean these).
+CUSTOMER_ID = "customer_id"
+CUSTOMER_LABEL = "customer_label"
+JOB_ID = "job_id"
+JOB_LABEL = "job_label"
+
+
+def apply_mutations(state: dict[str, Any], mutations: Iterable[Mutation]) -> dict[str, Any]:
+    """The state with the latest customer / job of these mutations as the ones under discussion."""
+    updated = dict(state)
+    for mutation in mutations:
+        if mutation.kind == "customer":
+            if updated.get(CUSTOMER_ID) != mutation.id:
+                # Another customer: the job under discussion was theirs, not this one's.
+                updated.pop(JOB_ID, None)
+                updated.pop(JOB_LABEL, None)
+            updated[CUSTOMER_ID] = mutation.id
+            updated[CUSTOMER_LABEL] = mutation.label
+        elif mutation.kind == "job":
+            updated[JOB_ID] = mutation.id
+            updated[JOB_LABEL] = mutation.label
+            customer_id = mutation.data.get("customer_id")
+            if isinstance(customer_id, int):
+                updated[CUSTOMER_ID] = customer_id
+                customer = mutation.data.get("customer")
+                if isinstance(customer, str) and customer:
+                    updated[CUSTOMER_LABEL] = customer
+    return updated
+
+
 @dataclass
-class TurnContext:
-    organisation: Organisation
-    user: Any
-    conversation_id: int | None
-    turn_id: str
-    now: datetime.datetime
+class Chain:
+    """What the steps of one turn share and build on, in order: the reply language, the
+    conversation's working state (the customer and job under discussion) and the mutations of
+    the steps that already ran. The turn's `delegate` node owns it; a concurrent step works on
+    its own copy and its mutations are merged back when it ends."""
+
     language: str
-    # The conversation's working state: the job / customer under discussion, a pending action…
-    state: dict[str, Any]
-    emit: EventSink
+    state: dict[str, Any] = field(default_factory=dict)
     mutations: list[Mutation] = field(default_factory=list)
+
+    def copy(self) -> Chain:
+        return Chain(self.language, dict(self.state), list(self.mutations))
+
+    def absorb(self, mutations: list[Mutation]) -> None:
+        """A finished step's mutations: context for the next steps, and the new subject."""
+        self.mutations.extend(mutations)
+        self.state = apply_mutations(self.state, mutations)
 
 
 @dataclass
@@ -99,11 +149,13 @@ class PlanLimitReached(Exception):
 class Runner:
     """Runs one sub-agent step's tools on behalf of its agent configuration."""
 
-    def __init__(self, ctx: TurnContext, agent: Agent, step: Step) -> None:
+    def __init__(self, ctx: TurnContext, chain: Chain, agent: Agent, step: Step) -> None:
         self.ctx = ctx
+        self.chain = chain
         self.agent = agent
         self.step = step
         self.tools_invoked: list[str] = []
+        self.held: list[int] = []  # approvals filed by this step's calls
         self.plan_steps = 0
         # Set after the conversation's clarification limit (O8): make the best choice, do not ask.
         self.best_effort = False
@@ -113,67 +165,190 @@ class Runner:
 
     @property
     def language(self) -> str:
-        return self.ctx.language
+        return self.chain.language
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """The conversation's working state as this step sees it."""
+        return self.chain.state
 
     @property
     def tz(self) -> ZoneInfo:
-        return ZoneInfo(self.ctx.organisation.timezone)
+        return self.ctx.tz
 
     @property
     def local_now(self) -> datetime.datetime:
         """The turn's moment on the organisation's clock."""
-        return self.ctx.now.astimezone(self.tz)
+        return self.ctx.local_now
 
     @property
     def today(self) -> datetime.date:
-        return self.local_now.date()
+        return self.ctx.today
 
     def t(self, *, es: str, en: str) -> str:
-        return en if self.ctx.language == "en" else es
+        return en if self.chain.language == "en" else es
 
     def earlier(self, kind: str) -> Mutation | None:
         """The latest mutation of `kind` produced by an earlier step of this turn."""
-        for mutation in reversed(self.ctx.mutations):
+        for mutation in reversed(self.chain.mutations):
             if mutation.kind == kind:
                 return mutation
         return None
 
     def call(self, tool_name: str, **arguments: Any) -> ToolResult:
         """Run a tool through the whitelist, the plan budget and the approval gate."""
-        from agents.registry import ToolContext, ToolResult, get_tool
-        from approvals.gate import gate_tool_call
-
         if tool_name not in (self.agent.tools or []):
             return ToolResult(ok=False, data={}, summary="", error=f"tool {tool_name} not enabled")
         if self.plan_steps >= self.agent.max_plan_steps:
             raise PlanLimitReached(tool_name)
         self.plan_steps += 1
         tool = get_tool(tool_name)
-        self._emit("tool_start", tool=tool_name, arguments=_jsonable(arguments))
-        started = time.perf_counter()
-        held = gate_tool_call(self.ctx, self.agent, self.step, tool, arguments)
-        if held is not None:
-            result = held
-        else:
-            tool_ctx = ToolContext(
-                organisation=self.ctx.organisation,
-                user=self.ctx.user,
-                conversation_id=self.ctx.conversation_id,
-                now=self.ctx.now,
+        ctx, name = self.ctx, self.agent.name
+        ctx.emit(
+            ToolStartEvent(
+                type="tool_start", turn_id=ctx.turn_id, agent=name, tool=tool_name,
+                arguments=_jsonable(arguments),
             )
-            result = tool.run(tool_ctx, arguments)
+        )  # fmt: skip
+        started = time.perf_counter()
+        with transaction.atomic():  # the call's writes and its row commit together
+            result, held = self._run(tool, arguments)
+            latency = round((time.perf_counter() - started) * 1000, 2)
+            self._record(tool, arguments, result, held, latency)
         self.tools_invoked.append(tool_name)
-        self._emit(
-            "tool_result", tool=tool_name, ok=result.ok, summary=result.summary or result.error
-        )
-        latency = round((time.perf_counter() - started) * 1000, 2)
-        self._emit("tool_end", tool=tool_name, latency_ms=latency)
+        if held is not None:
+            self.held.append(held.approval_id)
+            ctx.emit(
+                ApprovalRequestedEvent(
+                    type="approval_requested", turn_id=ctx.turn_id,
+                    approval_id=held.approval_id, agent=name, tool=tool_name,
+                    summary=held.summary_en if self.language == "en" else held.summary_es,
+                )
+            )  # fmt: skip
+        ctx.emit(
+            ToolResultEvent(
+                type="tool_result", turn_id=ctx.turn_id, agent=name, tool=tool_name,
+                ok=result.ok, summary=result.summary or result.error,
+            )
+        )  # fmt: skip
+        ctx.emit(
+            ToolEndEvent(
+                type="tool_end", turn_id=ctx.turn_id, agent=name, tool=tool_name,
+                latency_ms=latency,
+            )
+        )  # fmt: skip
         return result
 
-    def _emit(self, event_type: str, **payload: Any) -> None:
-        self.ctx.emit(
-            {"type": event_type, "turn_id": self.ctx.turn_id, "agent": self.agent.name, **payload}
+    def _run(self, tool: Tool, arguments: dict[str, Any]) -> tuple[ToolResult, Held | None]:
+        """The tool's result, or the stand-in for a call the gate held (and its approval)."""
+        ctx, agent = self.ctx, self.agent
+        user = ctx.acting_user
+        call = ProposedCall(
+            organisation_id=ctx.organisation.pk, conversation_id=ctx.conversation_id,
+            turn_id=ctx.turn_id, requested_by_id=user.pk if user is not None else None,
+            agent=agent.name, intent=self.step.intent, tool=tool.name,
+            category=str(tool.category), arguments=tool.as_executed(_stored(arguments)),
+            approval_rules=tuple(agent.requires_approval_for or ()),
+            dry_run=tool.is_dry_run(arguments), now=ctx.now,
+        )  # fmt: skip
+        if not needs_approval(call):
+            return tool.run(ctx, arguments), None
+        try:
+            preview = tool.describe(ctx, call.arguments)
+        except ToolError as exc:  # it could not run at all: no manager needs to see it
+            return failure(str(exc), **exc.data), None
+        held = hold(
+            call,
+            Filing(
+                summary_es=preview.summary_es, summary_en=preview.summary_en,
+                links=preview.links, snapshot=preview.relies_on,
+                expiry_hours=agent.approval_expiry_hours, decider_role=agent.approval_decider,
+            ),
+        )  # fmt: skip
+        result = ToolResult(
+            ok=True,
+            data={"held": True, "pending_approval_id": held.approval_id},
+            summary=f"held for approval #{held.approval_id}",
         )
+        return result, held
+
+    def call_approved(
+        self,
+        tool_name: str,
+        arguments: dict[str, Any],
+        *,
+        approval_id: int,
+        relied_on: dict[str, Any],
+    ) -> tuple[ToolResult, list[str]]:
+        """Run a call a manager approved, exactly as it was filed — unless the records it relied
+        on are no longer as they were: then it does not run, and the changed parts are named."""
+        tool = get_tool(tool_name)
+        ctx, name = self.ctx, self.agent.name
+        ctx.emit(
+            ToolStartEvent(
+                type="tool_start", turn_id=ctx.turn_id, agent=name, tool=tool_name,
+                arguments=_jsonable(arguments),
+            )
+        )  # fmt: skip
+        started = time.perf_counter()
+        with transaction.atomic():
+            changed = self._changed(tool, arguments, relied_on)
+            if changed:
+                result = failure("the records changed since it was asked for", changed=changed)
+            else:
+                result = tool.run(ctx, arguments)
+            latency = round((time.perf_counter() - started) * 1000, 2)
+            self._record(tool, arguments, result, None, latency, approval_id=approval_id)
+        self.tools_invoked.append(tool_name)
+        for event in (
+            ToolResultEvent(
+                type="tool_result", turn_id=ctx.turn_id, agent=name, tool=tool_name,
+                ok=result.ok, summary=result.summary or result.error,
+            ),
+            ToolEndEvent(
+                type="tool_end", turn_id=ctx.turn_id, agent=name, tool=tool_name,
+                latency_ms=latency,
+            ),
+        ):  # fmt: skip
+            ctx.emit(event)
+        return result, changed
+
+    def _changed(
+        self, tool: Tool, arguments: dict[str, Any], relied_on: dict[str, Any]
+    ) -> list[str]:
+        """The parts of the records a held call relied on that changed since it was filed."""
+        try:
+            now = tool.describe(self.ctx, arguments).relies_on
+        except ToolError as exc:
+            return [f"gone: {exc}"]
+        before, after = _flat(_as_json(relied_on)), _flat(_as_json(now))
+        return sorted(
+            key for key in before.keys() | after.keys() if before.get(key) != after.get(key)
+        )
+
+    def _record(
+        self,
+        tool: Tool,
+        arguments: dict[str, Any],
+        result: ToolResult,
+        held: Held | None,
+        latency_ms: float,
+        *,
+        approval_id: int | None = None,
+    ) -> None:
+        ToolCall.objects.create(
+            organisation=self.ctx.organisation, conversation_id=self.ctx.conversation_id,
+            turn_id=self.ctx.turn_id, agent=self.agent.name, intent=self.step.intent,
+            tool=tool.name, category=str(tool.category), arguments=_stored(arguments),
+            ok=result.ok, summary=result.summary[:2000], error=result.error[:2000],
+            approval_id=held.approval_id if held is not None else approval_id,
+            approved=approval_id is not None, latency_ms=latency_ms,
+        )  # fmt: skip
+
+    @property
+    def wrote(self) -> bool:
+        """Whether a call of this step may have changed records (anything but a read)."""
+        return any(get_tool(name).category is not Category.SAFE for name in self.tools_invoked)
 
 
 def _jsonable(arguments: dict[str, Any]) -> dict[str, object]:
@@ -183,8 +358,40 @@ def _jsonable(arguments: dict[str, Any]) -> dict[str, object]:
     }
 
 
+def _as_json(value: Any) -> Any:
+    """The value as it reads back from a JSON column (tuples as lists, dates as text)."""
+    return json.loads(json.dumps(value, cls=DjangoJSONEncoder))
+
+
+def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
+    """{"job.start": …} for nested dicts, so a change is named by where it is."""
+    if not isinstance(value, dict):
+        return {prefix or "value": value}
+    flat: dict[str, Any] = {}
+    for key, item in value.items():
+        flat.update(_flat(item, f"{prefix}.{key}" if prefix else str(key)))
+    return flat
+
+
+def _stored(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The arguments as JSON data (dates and decimals as text), the way rows keep them."""
+    stored: dict[str, Any] = json.loads(json.dumps(arguments, cls=DjangoJSONEncoder))
+    return stored
+
+
 Handler = Callable[[Step, Runner], Outcome]
 HANDLERS: dict[str, Handler] = {}
+
+
+def load_handlers() -> None:
+    """Import every agent package's `agent` module so its @handles handlers are registered."""
+    for package in AGENT_MODULES.values():
+        name = f"{package}.agent"
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:  # a missing module *inside* the agent is a real error
+                raise
 
 
 def handles(*intents: str) -> Callable[[Handler], Handler]:

@@ -22,26 +22,27 @@ import json
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from agents.base import Clarification, Mutation, Outcome, PlanLimitReached, Runner, Step
+from agents.base import (
+    CUSTOMER_ID,
+    CUSTOMER_LABEL,
+    JOB_ID,
+    JOB_LABEL,
+    Clarification,
+    Mutation,
+    Outcome,
+    PlanLimitReached,
+    Runner,
+    Step,
+)
+from agents.context import TurnContext
 from agents.models import Agent
 from agents.phrasing import DAYS_EN, held_id
-from agents.registry import (
-    Category,
-    Tool,
-    ToolContext,
-    ToolResult,
-    all_tools,
-    build_tool,
-    failure,
-)
+from agents.registry import Category, Tool, ToolResult, all_tools, build_tool, failure
 from agents.subjects import job_mutation
-from copilot import memory as wm
-from copilot.llm.fencing import fence
-
-if TYPE_CHECKING:
-    from copilot.llm.client import ChatClient, Completion, ToolCall
+from llm.client import ChatClient, Completion, ToolCall
+from llm.fencing import fence
 
 # A tool result longer than this is cut: the model needs ids and names, not whole listings.
 MAX_RESULT_CHARS = 6000
@@ -51,7 +52,7 @@ MAX_CONTEXT_CHARS = 3000
 EXTRA_ROUNDS = 2
 
 
-def ask_clarification(ctx: ToolContext, *, question: str, missing: str) -> ToolResult:
+def ask_clarification(ctx: TurnContext, *, question: str, missing: str) -> ToolResult:
     """Never runs: the loop stops at this call and the step asks the operator (O8)."""
     raise NotImplementedError
 
@@ -138,15 +139,15 @@ def _clarification_rule(best_effort: bool) -> str:
 def working_context(runner: Runner) -> str:
     """The customer / job under discussion and this turn's earlier mutations, as compact JSON
     ("" when there is none)."""
-    state = runner.ctx.state
+    state = runner.state
     context: dict[str, Any] = {}
-    if isinstance(state.get(wm.CUSTOMER_ID), int):
-        context["customer"] = {"id": state[wm.CUSTOMER_ID], "name": state.get(wm.CUSTOMER_LABEL)}
-    if isinstance(state.get(wm.JOB_ID), int):
-        context["job"] = {"id": state[wm.JOB_ID], "label": state.get(wm.JOB_LABEL)}
-    if runner.ctx.mutations:
+    if isinstance(state.get(CUSTOMER_ID), int):
+        context["customer"] = {"id": state[CUSTOMER_ID], "name": state.get(CUSTOMER_LABEL)}
+    if isinstance(state.get(JOB_ID), int):
+        context["job"] = {"id": state[JOB_ID], "label": state.get(JOB_LABEL)}
+    if runner.chain.mutations:
         context["earlier_steps"] = [
-            {"kind": m.kind, "id": m.id, "label": m.label, **m.data} for m in runner.ctx.mutations
+            {"kind": m.kind, "id": m.id, "label": m.label, **m.data} for m in runner.chain.mutations
         ]
     return _compact(context, MAX_CONTEXT_CHARS) if context else ""
 

@@ -3,20 +3,16 @@ organisation — or a clear "not found" / "ambiguous, here are the candidates" f
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from agents.context import TurnContext
 from agents.payloads import customer_data, fold, technician_data
 from agents.registry import ToolError, get_scoped
 from business.models import Customer, Technician
 from business.selectors import customers_search, scoped
 
-if TYPE_CHECKING:
-    from agents.registry import ToolContext
-
 MAX_CANDIDATES = 5
 
 
-def resolve_customer(ctx: ToolContext, customer_id: int | None, name: str | None) -> Customer:
+def resolve_customer(ctx: TurnContext, customer_id: int | None, name: str | None) -> Customer:
     if customer_id is not None:
         return get_scoped(Customer, ctx, customer_id, "customer")
     if not name:
@@ -25,7 +21,7 @@ def resolve_customer(ctx: ToolContext, customer_id: int | None, name: str | None
     return _one(matches, name, "customer", [customer_data(c) for c in matches])
 
 
-def resolve_technician(ctx: ToolContext, technician_id: int | None, name: str | None) -> Technician:
+def resolve_technician(ctx: TurnContext, technician_id: int | None, name: str | None) -> Technician:
     if technician_id is not None:
         return get_scoped(Technician, ctx, technician_id, "technician")
     if not name:

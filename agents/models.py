@@ -14,7 +14,7 @@ from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from business.models import Organisation
+from business.models import Organisation, Role
 
 
 class Agent(models.Model):
@@ -39,6 +39,18 @@ class Agent(models.Model):
     max_plan_steps = models.PositiveSmallIntegerField(_("maximum plan steps"), default=4)
     requires_approval_for = models.JSONField(
         _("tools that need approval"), default=list, blank=True
+    )
+    # The approval rules of its held calls: how long a manager has to decide, and who may.
+    approval_expiry_hours = models.PositiveSmallIntegerField(
+        _("approval expiry (hours)"),
+        default=24,
+        help_text=_("A held action not decided within this many hours expires and never runs."),
+    )
+    approval_decider = models.CharField(
+        _("who may approve"),
+        max_length=10,
+        choices=[(Role.MANAGER, _("Managers and admins")), (Role.ADMIN, _("Admins only"))],
+        default=Role.MANAGER,
     )
     prompt = models.TextField(_("prompt"), blank=True)
 
@@ -125,3 +137,34 @@ class AgentVersion(models.Model):
     def summary(self) -> dict[str, Any]:
         intents = self.snapshot.get("intents", [])
         return {"intents": len(intents), "tools": len(self.snapshot.get("tools", []))}
+
+
+class ToolCall(models.Model):
+    """One tool call of a sub-agent step, written in the same transaction as the tool's own
+    writes: the execution log a turn is judged by (what was done, what was held, what failed),
+    even when its process dies before the step ends."""
+
+    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE, related_name="+")
+    # Plain ids: the chat that owns conversations and turns sits above this package.
+    conversation_id = models.BigIntegerField(null=True, blank=True)
+    turn_id = models.CharField(max_length=36, blank=True, db_index=True)
+    agent = models.CharField(max_length=40)
+    intent = models.CharField(max_length=40, blank=True)
+    tool = models.CharField(max_length=60)
+    category = models.CharField(max_length=12)
+    arguments = models.JSONField(default=dict, blank=True)
+    ok = models.BooleanField(default=True)
+    summary = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+    approval_id = models.BigIntegerField(null=True, blank=True)  # held for, or run after, it
+    approved = models.BooleanField(default=False)  # ran because a manager approved it
+    latency_ms = models.FloatField(default=0.0)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+        verbose_name = _("tool call")
+        verbose_name_plural = _("tool calls")
+
+    def __str__(self) -> str:
+        return f"{self.tool} ({'ok' if self.ok else 'failed'})"

@@ -6,20 +6,20 @@ from __future__ import annotations
 import datetime
 import unicodedata
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from agents.registry import ToolContext
-    from business.models import (
-        Address,
-        Customer,
-        Equipment,
-        Job,
-        PriceItem,
-        Technician,
-        Vehicle,
-    )
-    from business.selectors import InvoiceRow
+from agents.context import TurnContext
+from business.models import (
+    Address,
+    Customer,
+    Equipment,
+    Job,
+    PriceItem,
+    Technician,
+    Vehicle,
+)
+from business.scheduling import zone_distance
+from business.selectors import InvoiceRow
 
 
 def fold(text: str) -> str:
@@ -32,7 +32,7 @@ def decimal_str(value: Decimal) -> str:
     return f"{value.quantize(Decimal('0.01'))}"
 
 
-def local_iso(ctx: ToolContext, moment: datetime.datetime | None) -> str | None:
+def local_iso(ctx: TurnContext, moment: datetime.datetime | None) -> str | None:
     if moment is None:
         return None
     return ctx.local(moment).isoformat(timespec="minutes")
@@ -60,8 +60,6 @@ def customer_data(customer: Customer) -> dict[str, Any]:
 
 def technician_data(technician: Technician, near: str | None = None) -> dict[str, Any]:
     """`near`: a zone to measure the distance from (hops between zones, 0 = same zone)."""
-    from business.scheduling import zone_distance
-
     data = {
         "id": technician.pk,
         "name": technician.name,
@@ -84,7 +82,7 @@ def vehicle_data(vehicle: Vehicle) -> dict[str, Any]:
     }
 
 
-def job_data(ctx: ToolContext, job: Job) -> dict[str, Any]:
+def job_data(ctx: TurnContext, job: Job) -> dict[str, Any]:
     return {
         "id": job.pk,
         "customer_id": job.customer_id,
@@ -155,3 +153,17 @@ def document_totals(totals: dict[str, Any]) -> dict[str, Any]:
         "iva_total": decimal_str(totals["iva_total"]),
         "total": decimal_str(totals["total"]),
     }
+
+
+def job_relied_on(data: dict[str, Any]) -> dict[str, Any]:
+    """What a held call about a job relies on: that it is still the same visit."""
+    keys = ("id", "status", "start", "end", "technician_id", "customer_id")
+    return {key: data.get(key) for key in keys}
+
+
+def job_link(data: dict[str, Any]) -> dict[str, Any]:
+    return {"kind": "job", "id": data["id"], "label": f"#{data['id']}"}
+
+
+def customer_link(data: dict[str, Any]) -> dict[str, Any]:
+    return {"kind": "customer", "id": data["customer_id"], "label": data["customer"]}

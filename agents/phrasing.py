@@ -14,15 +14,14 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from agents.base import Clarification, Outcome
+from django.utils.translation import get_language
+
+from agents.base import Clarification, Outcome, Runner, Step
 from agents.payloads import fold
+from agents.registry import ToolResult
 from business.models import money as round_money
-
-if TYPE_CHECKING:
-    from agents.base import Runner, Step
-    from agents.registry import ToolResult
 
 _NOT_FOUND = re.compile(r"\bnot found\b")
 DAYS_ES = ("lunes", "martes", "miércoles", "jueves", "viernes", "sábado", "domingo")
@@ -117,8 +116,6 @@ def job_label(job: dict[str, Any]) -> str:
 def services_speak(language: str) -> bool:
     """Whether the services' own messages (translated to the active Django language) are in
     the reply's language, so they can be quoted without mixing languages."""
-    from django.utils.translation import get_language
-
     return (get_language() or "es")[:2] == language[:2]
 
 

@@ -3,7 +3,7 @@
 A tool is a plain function in `agents/<name>/tools.py`, decorated with `@tool(...)`:
 
     @tool(category=Category.SAFE, description="...", param_docs={"day": "..."})
-    def slots_find(ctx: ToolContext, *, day: datetime.date | None = None) -> ToolResult: ...
+    def slots_find(ctx: TurnContext, *, day: datetime.date | None = None) -> ToolResult: ...
 
 Its name is the function's name and its JSON schema comes from the keyword-only parameters' type
 hints, so the schema the model sees and the validation `Tool.run` applies can never drift apart.
@@ -16,26 +16,22 @@ so a foreign id reads exactly like a missing one.
 
 from __future__ import annotations
 
-import datetime
 import importlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.db import transaction
 from django.db.models import Model
 
+from agents.context import TurnContext
 from agents.tool_arguments import BadArgument, Param, build_schema, coerce, params_of
-
-if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser
-
-    from business.models import Organisation
+from business.selectors import scoped
 
 # The agents a fresh install ships, mapped to their packages; each package's `tools` module holds
 # the tools that agent owns.
@@ -80,49 +76,6 @@ class ToolError(Exception):
         self.data = data
 
 
-@dataclass(frozen=True)
-class ToolContext:
-    organisation: Organisation
-    user: AbstractBaseUser | None
-    conversation_id: int | None
-    now: datetime.datetime  # aware
-
-    def __post_init__(self) -> None:
-        if self.now.tzinfo is None:
-            raise ValueError("ToolContext.now must be timezone-aware")
-
-    @classmethod
-    def build(
-        cls,
-        organisation: Organisation,
-        user: AbstractBaseUser | None = None,
-        conversation_id: int | None = None,
-        now: datetime.datetime | None = None,
-    ) -> ToolContext:
-        from django.utils import timezone
-
-        return cls(organisation, user, conversation_id, now or timezone.now())
-
-    @cached_property
-    def tz(self) -> ZoneInfo:
-        return ZoneInfo(self.organisation.timezone)
-
-    @property
-    def local_now(self) -> datetime.datetime:
-        return self.now.astimezone(self.tz)
-
-    @property
-    def today(self) -> datetime.date:
-        return self.local_now.date()
-
-    def local(self, moment: datetime.datetime) -> datetime.datetime:
-        return moment.astimezone(self.tz)
-
-    def aware(self, day: datetime.date, at: datetime.time) -> datetime.datetime:
-        """`day` at wall-clock `at` in the organisation's timezone."""
-        return datetime.datetime.combine(day, at, tzinfo=self.tz)
-
-
 @dataclass
 class ToolResult:
     ok: bool
@@ -134,6 +87,18 @@ class ToolResult:
         return {"ok": self.ok, "data": self.data, "summary": self.summary, "error": self.error}
 
 
+@dataclass(frozen=True)
+class Preview:
+    """A call that waits for a decision, described before it runs: what it will do in plain
+    words (Spanish, English), links to its records, and the records it relies on as they are
+    now — compared again before it runs, so a changed world is never acted on."""
+
+    summary_es: str
+    summary_en: str
+    relies_on: dict[str, Any] = field(default_factory=dict)
+    links: list[dict[str, Any]] = field(default_factory=list)
+
+
 def success(summary: str, **data: Any) -> ToolResult:
     return ToolResult(ok=True, data=data, summary=summary)
 
@@ -142,10 +107,8 @@ def failure(error: str, **data: Any) -> ToolResult:
     return ToolResult(ok=False, data=data, summary=error, error=error)
 
 
-def get_scoped[M: Model](model: type[M], ctx: ToolContext, pk: object, label: str = "") -> M:
+def get_scoped[M: Model](model: type[M], ctx: TurnContext, pk: object, label: str = "") -> M:
     """The row with `pk` in the context's organisation, or a ToolError "… not found"."""
-    from business.selectors import scoped
-
     try:
         return scoped(model, ctx.organisation).get(pk=pk)
     except (ObjectDoesNotExist, ValueError, TypeError) as exc:
@@ -172,6 +135,7 @@ def _validation_message(exc: ValidationError) -> str:
 # --- Tools -----------------------------------------------------------------------------------
 
 ToolFunc = Callable[..., ToolResult]
+PreviewFunc = Callable[..., Preview]
 
 
 @dataclass(frozen=True)
@@ -193,7 +157,7 @@ class Tool:
             },
         }
 
-    def validate(self, ctx: ToolContext, arguments: Any) -> dict[str, Any]:
+    def validate(self, ctx: TurnContext, arguments: Any) -> dict[str, Any]:
         """Arguments coerced to the function's types; raises ToolError with every problem."""
         if arguments is None:
             arguments = {}
@@ -226,7 +190,7 @@ class Tool:
             raise ToolError("; ".join(problems))
         return kwargs
 
-    def run(self, ctx: ToolContext, arguments: dict[str, Any] | str | None) -> ToolResult:
+    def run(self, ctx: TurnContext, arguments: dict[str, Any] | str | None) -> ToolResult:
         """Validate, call and turn expected failures into `ok=False` results.
 
         Unexpected exceptions (bugs) propagate: the caller records them with their traceback.
@@ -260,12 +224,36 @@ class Tool:
         except BadArgument:
             return False
 
+    def as_executed(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The arguments that do the work: a tool that previews by default runs for real."""
+        if any(p.name == "dry_run" for p in self._params):
+            return {**arguments, "dry_run": False}
+        return arguments
+
+    def describe(self, ctx: TurnContext, arguments: dict[str, Any]) -> Preview:
+        """The call as a manager reads it (the tool's own preview, or its name and arguments).
+        Raises ToolError when the call could not run at all (a record that is not there)."""
+        kwargs = self.validate(ctx, arguments)
+        preview = _PREVIEWS.get(self.name)
+        if preview is not None:
+            try:
+                return preview(ctx, **kwargs)
+            except ValidationError as exc:
+                raise ToolError(_validation_message(exc), codes=_validation_codes(exc)) from exc
+            except ObjectDoesNotExist as exc:
+                raise ToolError(
+                    f"{type(exc).__qualname__.split('.')[0].lower()} not found"
+                ) from exc
+        shown = ", ".join(f"{k}={v}" for k, v in arguments.items() if k != "dry_run")
+        return Preview(summary_es=f"{self.name}({shown})", summary_en=f"{self.name}({shown})")
+
     @cached_property
     def _params(self) -> list[Param]:
         return params_of(self.func)
 
 
 _REGISTRY: dict[str, Tool] = {}
+_PREVIEWS: dict[str, PreviewFunc] = {}
 _LOADED = False
 
 
@@ -315,6 +303,16 @@ def tool(
         if existing is not None and _qualified(existing.func) != _qualified(func):
             raise ValueError(f"tool {built.name!r} is already defined in {existing.agent}")
         _REGISTRY[built.name] = built
+        return func
+
+    return decorator
+
+
+def previews(tool_func: ToolFunc) -> Callable[[PreviewFunc], PreviewFunc]:
+    """Register how a tool's held call is described (same keyword arguments as the tool)."""
+
+    def decorator(func: PreviewFunc) -> PreviewFunc:
+        _PREVIEWS[tool_func.__name__] = func
         return func
 
     return decorator

@@ -5,17 +5,16 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import QuerySet
 
 from agents.models import Agent, AgentIntent, AgentVersion
+from agents.registry import all_tools
 from business.models import Organisation
 
-if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-
-    AnyUser = AbstractBaseUser | AnonymousUser
+AnyUser = AbstractBaseUser | AnonymousUser
 
 # (text, intent, agent name, lang)
 TrainingExample = tuple[str, str, str, str]
@@ -90,8 +89,6 @@ class ToolRow:
 
 def tools_overview(organisation: Organisation) -> list[ToolRow]:
     """Every tool of the registry with the organisation's agents that enable it."""
-    from agents.registry import all_tools  # lazy: the registry imports every sub-agent
-
     agents = list(Agent.objects.filter(organisation=organisation).order_by("pk"))
     rows = []
 

@@ -8,8 +8,10 @@ restore it exactly.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Max
@@ -18,14 +20,10 @@ from django.utils.translation import gettext as _
 
 from agents.defaults import SyncReport, load_default_agents, upsert_templates
 from agents.models import Agent, AgentIntent, AgentVersion
+from agents.registry import all_tools
 from business.models import Organisation
 
-if TYPE_CHECKING:
-    from pathlib import Path
-
-    from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-
-    Actor = AbstractBaseUser | AnonymousUser | None
+Actor = AbstractBaseUser | AnonymousUser | None
 
 # What an edit may change. `name` ties an agent to its code and to `#name` directives, and
 # `organisation` to its tenant, so neither is editable.
@@ -39,12 +37,15 @@ EDITABLE_FIELDS = (
     "min_confidence",
     "max_plan_steps",
     "requires_approval_for",
+    "approval_expiry_hours",
+    "approval_decider",
     "prompt",
     "context_mode",
     "enabled",
 )
 INTENT_FIELDS = ("name", "description", "examples_es", "examples_en")
 MAX_PLAN_STEPS = 10
+MAX_APPROVAL_HOURS = 24 * 30
 _SLUG = re.compile(r"^[-a-zA-Z0-9_]+$")
 
 
@@ -52,10 +53,6 @@ _SLUG = re.compile(r"^[-a-zA-Z0-9_]+$")
 
 
 def known_tool_names() -> set[str]:
-    # Imported here: the tool registry pulls in every sub-agent's tools, which import services
-    # that may import this module.
-    from agents.registry import all_tools
-
     return {tool.name for tool in all_tools()}
 
 
@@ -76,6 +73,13 @@ def agent_validate(values: dict[str, Any]) -> None:
         errors.setdefault("max_plan_steps", []).append(
             _("The maximum plan steps must be between 1 and %d.") % MAX_PLAN_STEPS
         )
+    expiry = values.get("approval_expiry_hours", 24)
+    if not isinstance(expiry, int) or not 1 <= expiry <= MAX_APPROVAL_HOURS:
+        errors.setdefault("approval_expiry_hours", []).append(
+            _("The approval expiry must be between 1 and %d hours.") % MAX_APPROVAL_HOURS
+        )
+    if values.get("approval_decider", "manager") not in ("manager", "admin"):
+        errors.setdefault("approval_decider", []).append(_("Choose managers or admins."))
     outside = sorted(set(values.get("requires_approval_for") or []) - set(tools))
     if outside:
         errors.setdefault("requires_approval_for", []).append(

@@ -10,14 +10,11 @@ ambiguous with a namesake.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-from agents.base import Mutation
+from agents.base import Mutation, Runner, Step
 from agents.payloads import fold
 from agents.phrasing import job_label
-
-if TYPE_CHECKING:
-    from agents.base import Runner, Step
 
 Source = Literal["named", "earlier", "discussed"]
 
@@ -55,7 +52,7 @@ def customer_ref(step: Step, runner: Runner) -> CustomerRef | None:
             return CustomerRef(booked.data["customer_id"], name, "earlier")
     if named:
         return CustomerRef(None, named, "named")
-    state = runner.ctx.state
+    state = runner.state
     if isinstance(state.get("customer_id"), int):
         return CustomerRef(
             state["customer_id"], str(state.get("customer_label") or ""), "discussed"
@@ -71,7 +68,7 @@ def job_ref(step: Step, runner: Runner) -> int | None:
         owner = str(booked.data.get("customer") or "")
         if not named or not owner or same_person(named, owner):
             return booked.id
-    state = runner.ctx.state
+    state = runner.state
     job_id = state.get("job_id")
     if not isinstance(job_id, int):
         return None

@@ -1,7 +1,9 @@
-"""Actions held for a person's decision before they run (A1/A2).
+"""Actions held for a person's decision before they run (A1–A6), and their audit trail.
 
-Until the approvals issue lands, the gate only files these and shows them to the operator; the
-manager's queue, expiry and execution come with that issue.
+A held action is the call exactly as it would run, a plain-words summary in both languages, the
+records it relies on as they were when it was filed (and their hash), who asked, from which
+conversation and turn, and until when it may be decided. It runs at most once: every change of
+status is a conditional update from the status it expects (approvals/services.py).
 """
 
 from __future__ import annotations
@@ -11,30 +13,38 @@ from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from business.models import Organisation
+from business.models import Organisation, Role
 
 
 class PendingAction(models.Model):
     class Status(models.TextChoices):
-        PENDING = "pending", _("Pending")
-        APPROVED = "approved", _("Approved")
+        PENDING = "pending", _("Waiting for a decision")
+        APPROVED = "approved", _("Approved, about to run")
         REJECTED = "rejected", _("Rejected")
         EXPIRED = "expired", _("Expired")
-        EXECUTED = "executed", _("Executed")
+        EXECUTING = "executing", _("Running")
+        EXECUTED = "executed", _("Done")
         FAILED = "failed", _("Failed")
+        STALE = "stale", _("Not run: the records changed")
 
     organisation = models.ForeignKey(
         Organisation, on_delete=models.CASCADE, related_name="pending_actions"
     )
     conversation_id = models.BigIntegerField(null=True, blank=True)
+    turn_id = models.CharField(max_length=36, blank=True)  # the turn that asked for it
     agent = models.CharField(max_length=40)
     intent = models.CharField(max_length=40, blank=True)
     tool = models.CharField(max_length=60)
     category = models.CharField(max_length=12)
     arguments = models.JSONField(default=dict)
-    summary = models.TextField()
+    summary = models.TextField()  # what will happen, in Spanish
+    summary_en = models.TextField(blank=True)  # the same, in English
+    links = models.JSONField(default=list, blank=True)  # [{"kind", "id", "label"}] of its records
+    snapshot = models.JSONField(default=dict, blank=True)  # the records it relies on, when filed
     snapshot_hash = models.CharField(max_length=64, blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    # The lowest role that may decide it (the agent's approval rules).
+    decider_role = models.CharField(max_length=10, choices=Role.choices, default=Role.MANAGER)
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.SET_NULL,
@@ -50,13 +60,58 @@ class PendingAction(models.Model):
         related_name="+",
     )
     decided_at = models.DateTimeField(null=True, blank=True)
+    decision_reason = models.TextField(blank=True)
     expires_at = models.DateTimeField(null=True, blank=True)
+    executed_at = models.DateTimeField(null=True, blank=True)
     result = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["organisation", "status"])]
+        indexes = [
+            models.Index(fields=["organisation", "status"]),
+            models.Index(fields=["status", "expires_at"]),
+        ]
+        verbose_name = _("held action")
+        verbose_name_plural = _("held actions")
 
     def __str__(self) -> str:
-        return f"{self.tool} ({self.status})"
+        return f"#{self.pk} {self.tool} ({self.status})"
+
+    def summary_in(self, language: str) -> str:
+        return self.summary_en if language.startswith("en") and self.summary_en else self.summary
+
+
+class ApprovalEvent(models.Model):
+    """One line of a held action's audit trail: who did what to it, when, why, with what
+    outcome. The actor's name is kept even after the account is gone."""
+
+    class Kind(models.TextChoices):
+        REQUESTED = "requested", _("Requested")
+        APPROVED = "approved", _("Approved")
+        REJECTED = "rejected", _("Rejected")
+        REFUSED = "refused", _("Decision refused")
+        EXPIRED = "expired", _("Expired")
+        EXECUTED = "executed", _("Done")
+        FAILED = "failed", _("Failed")
+        STALE = "stale", _("Not run: the records changed")
+
+    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE, related_name="+")
+    action = models.ForeignKey(PendingAction, on_delete=models.CASCADE, related_name="events")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    actor_name = models.CharField(max_length=150, blank=True)
+    reason = models.TextField(blank=True)
+    detail = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+        verbose_name = _("approval event")
+        verbose_name_plural = _("approval events")
+
+    def __str__(self) -> str:
+        return f"{self.kind} #{self.action_id}"

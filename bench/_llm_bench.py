@@ -31,8 +31,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 sys.path.insert(0, str(ROOT))
 
-from copilot.llm import scripted  # noqa: E402  (stdlib only: no Django needed)
-from copilot.llm.scripted import Reply, ScriptedServer, for_tool, text, tool_calls  # noqa: E402
+from llm import scripted  # noqa: E402  (stdlib only: no Django needed)
+from llm.scripted import Reply, ScriptedServer, for_tool, text, tool_calls  # noqa: E402
 
 Request = dict[str, Any]
 
@@ -233,7 +233,7 @@ def bench_env(var_dir: str, server: ScriptedServer) -> dict[str, str]:
         OPENAI_MODEL="scripted-model",
         OPENAI_MAX_RETRIES="0",
         COPILOT_BUFFER_FLUSH_DELAY_MS="0",
-        DJANGO_SETTINGS_MODULE="copilot.settings",
+        DJANGO_SETTINGS_MODULE="capataz.settings",
     )
     return env
 

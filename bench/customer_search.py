@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "copilot.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "capataz.settings")
 
 import django  # noqa: E402
 

@@ -4,7 +4,7 @@
         [--scenario single|two_intents|all] [--profile] [--json]
 
 Both sides do the same delegation against the SAME scripted OpenAI-compatible server
-(`copilot.llm.scripted.ScriptedServer`, real HTTP and SSE, zero latency) in this process, on the
+(`llm.scripted.ScriptedServer`, real HTTP and SSE, zero latency) in this process, on the
 demo organisation in a fresh SQLite database (a temporary folder, like bench/ws_turn.py):
 
 - single: "¿qué turnos libres hay mañana a la mañana?" → scheduling → `slots_find` → its answer.
@@ -13,8 +13,10 @@ demo organisation in a fresh SQLite database (a temporary folder, like bench/ws_
   orchestrator call and runs them at once; the supervisor hands off one per call, the way
   langgraph-supervisor works (its parallel handoffs lose agents: issue 230 of its repository).
 
-Ours: `copilot.graph.run_graph(TurnDeps(...))` for the demo organisation with `engine="llm"` and
-the environment's provider pointing at the scripted server: the orchestrator model's
+Ours: `copilot.graph.run_graph(TurnRun(ctx=TurnContext(...), engine, llm, stream))` — the engine
+and the turn's model client from `copilot.engines.open_for`, as copilot/turn.py does — for the
+demo organisation with `engine="llm"` and the environment's provider pointing at the scripted
+server: the orchestrator model's
 `ask_<agent>` call, the agent's tool loop (agents/llm_agent.py) through `Runner.call` (whitelist,
 plan budget, approval gate, tool events), concurrent steps, compose. It includes what the graph
 itself writes (a ModelCall row per model call, an AgentRun row per step) but not the turn's
@@ -23,7 +25,7 @@ is stored once and every turn reuses it, so both sides see no history.
 
 Baseline: `langgraph_supervisor.create_supervisor` over `create_react_agent` workers, with
 `langchain_openai.ChatOpenAI(streaming=True)` on the same server; the workers' tools are the
-same registry tools (`agents.registry.get_tool(name).run(ToolContext, args)`) with the same
+same registry tools (`agents.registry.get_tool(name).run(TurnContext, args)`) with the same
 whitelists as the demo's agents, so both sides do the same database work. The run is consumed
 with `stream_mode="messages"` (token by token, as a panel would be fed). The supervisor's design
 asks its model once more after a worker hands back ("calls per turn" in the report).
@@ -77,7 +79,7 @@ from _llm_bench import (  # noqa: E402
     summary,
 )
 
-from copilot.llm.scripted import ScriptedServer  # noqa: E402
+from llm.scripted import ScriptedServer  # noqa: E402
 
 EXPECTED = {"scheduling": SCHEDULING_REPLY, "financial": FINANCIAL_REPLY}
 
@@ -147,16 +149,27 @@ def boot() -> World:
 def ours(world: World, scenario: Delegation, clock: RequestClock) -> Sample:
     from django.utils import timezone
 
+    from agents.context import TurnContext
+    from copilot import engines
     from copilot.graph import run_graph
-    from copilot.state import TurnDeps
+    from copilot.state import TurnRun
+    from copilot.streaming import TextStream
 
     events: list[Any] = []
-    deps = TurnDeps(
-        organisation=world.organisation, user=world.user, conversation=world.conversation,
-        turn_id=str(uuid.uuid4()), text=scenario.text, message_id=world.message.pk,
-        now=timezone.now(), emit=events.append,
+    ctx = TurnContext(
+        organisation=world.organisation, user=world.user, conversation_id=world.conversation.pk,
+        now=timezone.now(), turn_id=str(uuid.uuid4()), message_id=world.message.pk,
+        text=scenario.text, emit=events.append,
     )  # fmt: skip
-    state, sample = timed(lambda: run_graph(deps), clock)
+
+    def turn() -> Any:
+        # What copilot/turn.py `_run` does around the graph: the engine and the turn's model
+        # client (its ModelCall rows are written by run_graph's flush at the end).
+        engine, client = engines.open_for(ctx)
+        stream = TextStream(ctx.emit, ctx.turn_id)
+        return run_graph(TurnRun(ctx=ctx, engine=engine, llm=client, stream=stream))
+
+    state, sample = timed(turn, clock)
     _check_ours(state, scenario)
     sample.nodes = dict(state.get("timings", {}))
     return sample
@@ -165,12 +178,13 @@ def ours(world: World, scenario: Delegation, clock: RequestClock) -> Sample:
 def _check_ours(state: Any, scenario: Delegation) -> None:
     """The turn really went through the model and every agent's scripted answer came back."""
     problems = []
-    if state.get("routed_by") != "model":
-        problems.append(f"routed_by={state.get('routed_by')!r} fallback={state.get('fallback')}")
+    reading, delegation = state["reading"], state["delegation"]
+    if reading.routed_by != "model":
+        problems.append(f"routed_by={reading.routed_by!r} fallback={reading.fallback}")
     for agent, _query, _intent in scenario.calls:
         if EXPECTED[agent] not in state.get("reply", ""):
             problems.append(f"no {agent} answer in the reply")
-    for run in state.get("runs", []):
+    for run in delegation.runs:
         if run.fallback or run.step.engine != "llm":
             problems.append(f"{run.step.agent}: engine={run.step.engine} fallback={run.fallback}")
     if problems:
@@ -186,12 +200,13 @@ def registry_tool(name: str, world: World) -> Any:
     from django.utils import timezone
     from langchain_core.tools import StructuredTool
 
-    from agents.registry import ToolContext, get_tool
+    from agents.context import TurnContext
+    from agents.registry import get_tool
 
     tool = get_tool(name)
 
     def run(**arguments: Any) -> str:
-        ctx = ToolContext(world.organisation, world.user, world.conversation.pk, timezone.now())
+        ctx = TurnContext(world.organisation, world.user, world.conversation.pk, timezone.now())
         try:
             result = tool.run(ctx, arguments)
         finally:

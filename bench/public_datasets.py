@@ -6,7 +6,7 @@ Prints one JSON object per dataset: exact-set intent accuracy on dev (the publis
 MixSNIPS/MixATIS), accuracy by number of gold intents, training and per-message times.
 
 The router is built with `build_router`, exactly as for an organisation, from the examples that
-`copilot.understanding.training.examples_from_labelled` makes of the training lines (the same code
+`nlu.training.examples_from_labelled` makes of the training lines (the same code
 `manage.py evaluate --train` uses): multi-intent lines are cut into single-intent examples.
 Intents are compared as sets because these datasets list them alphabetically, not in utterance
 order.
@@ -25,8 +25,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from copilot.understanding import Context, Router, build_router  # noqa: E402
-from copilot.understanding.training import examples_from_labelled  # noqa: E402
+from nlu import Context, Router, build_router  # noqa: E402
+from nlu.training import examples_from_labelled  # noqa: E402
 
 DATASETS = Path("/work/shared/datasets")
 

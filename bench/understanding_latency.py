@@ -26,7 +26,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from copilot.understanding import Context, Example, Router, Understanding, build_router  # noqa: E402
+from nlu import Context, Example, Router, Understanding, build_router  # noqa: E402
 
 TZ = "America/Argentina/Buenos_Aires"
 

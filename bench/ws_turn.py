@@ -2,10 +2,14 @@
 
 Starts daphne on a free port with a fresh SQLite database in a temporary folder, loads the demo
 organisation, logs in as the operator over HTTP, opens a conversation and sends messages through a
-real websocket client. Prints JSON: time to the first event and to `completed` (ms, p50/p95).
+real websocket client, one at a time. Prints JSON (ms, p50/p95) from sending the frame to:
+- `first_event_ms`: its `accepted` (the message is stored; the socket's first event for it),
+- `thinking_ms`: its turn's first event (`thinking`: a runner took the turn),
+- `completed_ms`: its turn's `completed`.
 
     .venv/bin/python bench/ws_turn.py [--turns 30] [--json]
 Targets (issue 3): first event ≤ 50 ms and completed ≤ 300 ms at the median.
+bench/load.py runs many sockets at once, on the embedded default or with PostgreSQL and Redis.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import websockets
@@ -90,20 +95,30 @@ async def run_turns(base_ws: str, cookies: str, origin: str, turns: int) -> list
     async with websockets.connect(base_ws, additional_headers=headers) as socket_:
         for i in range(turns):
             text = MESSAGES[i % len(MESSAGES)]
+            client_id = f"bench-{i}-{time.monotonic_ns()}"
             started = time.perf_counter()
-            await socket_.send(json.dumps({"type": "message", "text": text}))
-            first = None
-            while True:
-                event = json.loads(await socket_.recv())
-                now = time.perf_counter()
-                if first is None:
-                    first = now
-                if event["type"] == "completed":
-                    break
-            results.append(
-                {"first_ms": (first - started) * 1000, "completed_ms": (now - started) * 1000}
+            await socket_.send(
+                json.dumps({"type": "message", "text": text, "client_id": client_id})
             )
+            marks = await _turn_marks(socket_, client_id)
+            results.append({f"{name}_ms": (at - started) * 1000 for name, at in marks.items()})
     return results
+
+
+async def _turn_marks(socket_: Any, client_id: str, timeout: float = 60) -> dict[str, float]:
+    """When this frame's `accepted`, and its turn's `thinking` and `completed`, arrived."""
+    marks: dict[str, float] = {}
+    turn_id = None
+    while "completed" not in marks:
+        event = json.loads(await asyncio.wait_for(socket_.recv(), timeout))
+        now = time.perf_counter()
+        if event["type"] == "accepted" and event.get("client_id") == client_id:
+            turn_id, marks["accepted"] = event["turn_id"], now
+        elif turn_id is not None and event.get("turn_id") == turn_id:
+            if event["type"] == "error":
+                raise SystemExit(f"the turn failed: {event}")
+            marks.setdefault(event["type"], now)
+    return {name: marks[name] for name in ("accepted", "thinking", "completed")}
 
 
 def summary(values: list[float]) -> dict[str, float]:
@@ -135,7 +150,7 @@ def main() -> None:
                 "127.0.0.1",
                 "-p",
                 str(port),
-                "copilot.asgi:application",
+                "capataz.asgi:application",
             ],
             cwd=ROOT,
             env=env,
@@ -156,7 +171,8 @@ def main() -> None:
             server.wait(timeout=10)
     report = {
         "turns": len(results),
-        "first_event_ms": summary([r["first_ms"] for r in results]),
+        "first_event_ms": summary([r["accepted_ms"] for r in results]),
+        "thinking_ms": summary([r["thinking_ms"] for r in results]),
         "completed_ms": summary([r["completed_ms"] for r in results]),
     }
     print(json.dumps(report) if args.json else json.dumps(report, indent=2))

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import wraps
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import Any, TypeVar, cast
 
+from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
 
 from business.models import Membership, Role
-
-if TYPE_CHECKING:
-    from django.http import HttpRequest, HttpResponse
 
 RANK = {Role.OPERATOR: 1, Role.MANAGER: 2, Role.ADMIN: 3}
 
@@ -56,8 +55,6 @@ def permission_required(permission: str) -> Callable[[ViewFunc], ViewFunc]:
         @wraps(view)
         def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
             if not request.user.is_authenticated:
-                from django.contrib.auth.views import redirect_to_login
-
                 return redirect_to_login(request.get_full_path())
             require(getattr(request, "membership", None), permission)
             return view(request, *args, **kwargs)

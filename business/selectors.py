@@ -12,9 +12,10 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
-from typing import TYPE_CHECKING, Literal, NamedTuple, cast
+from typing import Literal, NamedTuple, cast
 from zoneinfo import ZoneInfo
 
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import connection
 from django.db.models import Case, Model, Prefetch, Q, QuerySet, Value, When
 
@@ -36,10 +37,7 @@ from business.models import (
 )
 from business.scheduling import fold, zone_aliases
 
-if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-
-    AnyUser = AbstractBaseUser | AnonymousUser
+AnyUser = AbstractBaseUser | AnonymousUser
 
 
 def membership_for_user(user: AnyUser, org_slug: str | None = None) -> Membership | None:

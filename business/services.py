@@ -17,8 +17,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import IntegrityError, models, transaction
@@ -49,10 +50,7 @@ from business.models import (
     money,
 )
 
-if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser
-
-    Actor = AbstractBaseUser | None
+Actor = AbstractBaseUser | None
 
 MAX_JOB_DURATION = datetime.timedelta(hours=12)
 QUOTE_VALID_DAYS = 15

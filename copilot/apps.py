@@ -4,30 +4,26 @@ from django.apps import AppConfig
 
 
 class CopilotConfig(AppConfig):
-    """The orchestrator and the chat (conversations, messages, agent runs)."""
+    """The chat and the turn: conversations, messages, turns, their event log, agent runs."""
 
     name = "copilot"
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        # Models (and what imports them) may only be imported once the apps are loaded.
         from django.db.models.signals import post_delete, post_save
 
         from agents.models import Agent, AgentIntent
+        from copilot.router_cache import registry_changed
 
         def agent_changed(sender: type, instance: Agent, **kwargs: object) -> None:
-            _registry_changed(instance.organisation_id)
+            # The router and the orchestrator's tools of this process follow the registry at once.
+            registry_changed(instance.organisation_id)
 
         def intent_changed(sender: type, instance: AgentIntent, **kwargs: object) -> None:
             agent = Agent.objects.filter(pk=instance.agent_id).values("organisation_id").first()
-            _registry_changed(agent["organisation_id"] if agent else None)
+            registry_changed(agent["organisation_id"] if agent else None)
 
         for signal in (post_save, post_delete):
             signal.connect(agent_changed, sender=Agent, weak=False)
             signal.connect(intent_changed, sender=AgentIntent, weak=False)
-
-
-def _registry_changed(organisation_id: int | None) -> None:
-    # The router and the orchestrator's tools of this process follow the registry at once.
-    from copilot.router_cache import registry_changed
-
-    registry_changed(organisation_id)

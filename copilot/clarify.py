@@ -21,7 +21,7 @@ from typing import Any
 
 from django.conf import settings
 
-from copilot.understanding.normalize import fold
+from nlu.normalize import fold
 
 PENDING = "pending_clarification"
 # A pending question older than this is stale: the next message is a new request.

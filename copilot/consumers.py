@@ -1,8 +1,14 @@
-"""The CopilotPanel websocket (E1): thin — authenticate, scope, parse frames, start the turn.
+"""The CopilotPanel websocket (E1): a subscriber, not a runner.
 
-The turn itself is `copilot.turn.run_turn`, a plain async service; this consumer only hands it a
-`send` that writes protocol events (copilot/events.py) to the socket. Bad frames get an `error`
-event and leave the connection and the history intact.
+On connect it checks the user and the conversation, joins the conversation's group and replays
+what the client missed (`?after=<seq>`, the last sequence number it saw). A chat frame is
+validated, the message stored (`accept_message`) and acknowledged with `accepted`, and the
+conversation handed to a runner (`dispatch`); the turn's events come back through the group like
+everyone else's, so every open tab sees the turn live and a reconnecting one misses nothing.
+
+Every event has a `seq`; the socket forwards each once and in order, filling any gap from the
+log. With the channel layer down (Redis gone) the socket stays open: it reads the log instead,
+says when a stored message waits for the service, and rejoins the group when it is back.
 """
 
 from __future__ import annotations
@@ -10,23 +16,37 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
+from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import parse_qs
 
-from asgiref.sync import sync_to_async
+from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
+from django.db import DatabaseError
 from django.utils.translation import gettext, gettext_noop, override
 
-from copilot.events import ErrorEvent, Event
+from agents.events import DeferredEvent, ErrorEvent, Event
+from business.hygiene import text_problem
+from copilot import eventlog, tasks
 from copilot.models import Conversation
-from copilot.router_cache import warm_up
+from copilot.runner import has_queued
 from copilot.selectors import get_conversation_for_user
-from copilot.turn import run_turn
+from copilot.turn import MessageRefused, accept_message, warm_up
 
 logger = logging.getLogger(__name__)
 
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_NOT_FOUND = 4404
+RECOVER_EVERY_S = 2.0
+_CLIENT_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
+
+
+def _db(func: Any) -> Any:
+    """`func` on a worker thread, with Django's stale connections closed around it. Not the
+    single thread-sensitive thread: 200 sockets must not queue behind one another's queries."""
+    return database_sync_to_async(func, thread_sensitive=False)
 
 
 class ChatConsumer(AsyncWebsocketConsumer):
@@ -40,61 +60,174 @@ class ChatConsumer(AsyncWebsocketConsumer):
             return
         conversation_id = self.scope["url_route"]["kwargs"]["conversation_id"]
         try:
-            self.conversation = await sync_to_async(get_conversation_for_user)(
-                user, conversation_id
-            )
+            self.conversation = await _db(get_conversation_for_user)(user, conversation_id)
         except Conversation.DoesNotExist:
             # An outsider cannot tell a foreign conversation from a missing one.
             await self.close(code=CLOSE_NOT_FOUND)
             return
         self.ui_language = _ui_language(self.scope)
-        # One worker per connection takes this socket's messages in arrival order; the
-        # conversation lock inside run_turn serialises against other sockets and processes.
-        self.inbox: asyncio.Queue[str] = asyncio.Queue()
-        self.worker: asyncio.Task[None] | None = None
+        self.group = eventlog.group_name(self.conversation.organisation_id, self.conversation.pk)
+        self.last_seq: int = 0
+        self.subscribed = False
+        self.undispatched = False
+        self.recovering: asyncio.Task[None] | None = None
+        eventlog.use_loop(asyncio.get_running_loop())
+        if settings.COPILOT_EVENT_TAIL and eventlog.needs_tail():
+            await eventlog.start_tail()
+        tasks.recover_here_once()
+        # Subscribed first, then the starting point: an event published in between is both
+        # after the starting point and on its way through the group, never neither.
+        await self._subscribe()
+        after = _after(self.scope)
+        if after is None:
+            self.last_seq = await _db(eventlog.last_seq)(self.conversation.pk)
+        else:
+            self.last_seq = after
         await self.accept()
-        self.warming = asyncio.create_task(
-            sync_to_async(warm_up, thread_sensitive=False)(self.conversation.organisation_id)
-        )
+        if after is not None:
+            await self._catch_up()
+        self.warming = asyncio.create_task(_db(warm_up)(self.conversation.organisation_id))
+
+    async def disconnect(self, code: int) -> None:
+        if getattr(self, "recovering", None) is not None:
+            self.recovering.cancel()  # type: ignore[union-attr]
+        if getattr(self, "subscribed", False):
+            try:
+                await self.channel_layer.group_discard(self.group, self.channel_name)
+            except Exception:  # the layer is gone; nothing to leave
+                logger.debug("group_discard failed", exc_info=True)
+
+    # --- incoming frames -----------------------------------------------------------------
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        text, problem = parse_frame(text_data, bytes_data)
+        frame, problem = parse_frame(text_data, bytes_data)
         if problem is not None:
             await self._refuse(*problem)
             return
-        assert text is not None
-        self.inbox.put_nowait(text)
-        if self.worker is None or self.worker.done():
-            self.worker = asyncio.create_task(self._work())
-
-    async def _work(self) -> None:
-        # Runs until the inbox is empty, even after a disconnect: every accepted message gets
-        # its answer stored, and the client finds it when it comes back.
-        while not self.inbox.empty():
-            await self._turn(self.inbox.get_nowait())
-
-    async def _turn(self, text: str) -> None:
+        assert frame is not None
+        text, client_id = frame
         try:
-            await run_turn(
-                organisation_id=self.conversation.organisation_id,
-                conversation_id=self.conversation.pk,
-                user_id=self.scope["user"].pk,
-                text=text,
-                send=self._send_event,
-            )
-        except Exception:  # run_turn reports its own failures; this is the last guard
-            logger.exception("turn crashed in conversation %s", self.conversation.pk)
+            accepted = await _db(accept_message)(
+                conversation=self.conversation, user_id=self.scope["user"].pk, text=text,
+                client_id=client_id,
+            )  # fmt: skip
+        except MessageRefused:
+            await self._refuse("invalid_characters", {})
+            return
+        except DatabaseError:
+            logger.exception("could not store a message in conversation %s", self.conversation.pk)
+            await self._refuse("unavailable", {})
+            return
+        await self._deliver(accepted.event)
+        await self._dispatch(accepted.turn_id, accepted.message_id)
 
-    async def _send_event(self, event: Event) -> None:
+    async def _dispatch(self, turn_id: str, message_id: int) -> None:
+        conversation = self.conversation
+        if await _db(tasks.dispatch)(conversation.organisation_id, conversation.pk):
+            return
+        self.undispatched = True
+        with override(self.ui_language):
+            text = gettext(FRAME_ERRORS["deferred"])
+        deferred = DeferredEvent(
+            type="deferred", turn_id=turn_id, message_id=message_id, code="queue_unavailable",
+            message=text,
+        )  # fmt: skip
+        logged = await _db(eventlog.publish)(
+            conversation.organisation_id, conversation.pk, deferred
+        )
+        await self._deliver(logged)
+        self._start_recovering()
+
+    # --- outgoing events ------------------------------------------------------------------
+
+    async def chat_event(self, message: dict[str, Any]) -> None:
+        """An event published to the conversation's group (by any process)."""
+        await self._deliver(message["event"])
+
+    async def _deliver(self, event: Event) -> None:
+        """Forward each logged event once, in order: an older one is dropped, a gap is filled
+        from the log first."""
+        seq = event.get("seq")
+        if seq is None:
+            await self.send(text_data=json.dumps(event, default=str))
+            return
+        if seq <= self.last_seq:
+            return
+        if seq > self.last_seq + 1:
+            await self._catch_up()
+            if seq <= self.last_seq:
+                return
         await self.send(text_data=json.dumps(event, default=str))
+        self.last_seq = seq
+
+    async def _catch_up(self) -> None:
+        for event in await _db(eventlog.events_after)(self.conversation.pk, self.last_seq):
+            await self.send(text_data=json.dumps(event, default=str))
+            self.last_seq = int(event["seq"])
 
     async def _refuse(self, code: str, params: dict[str, object]) -> None:
         with override(self.ui_language):
             message = gettext(FRAME_ERRORS[code])
         if params:
             message = message % params
-        event: ErrorEvent = {"type": "error", "turn_id": "", "code": code, "message": message}
+        event = ErrorEvent(type="error", turn_id="", code=code, message=message)
         await self.send(text_data=json.dumps(event))
+
+    # --- the channel layer or the job queue is down -----------------------------------------
+
+    # Channels sets `channel_receive` (the layer's receive for this socket's channel) in
+    # `__call__` and ends the socket when it raises; the property puts a patient one in its place.
+    @property
+    def channel_receive(self) -> Callable[[], Awaitable[dict[str, Any]]]:
+        return self._receive_from_layer
+
+    @channel_receive.setter
+    def channel_receive(self, receive: Callable[[], Awaitable[dict[str, Any]]]) -> None:
+        self._layer_receive = receive
+
+    async def _receive_from_layer(self) -> dict[str, Any]:
+        """The next group message. While the layer fails (Redis gone, or back empty: without this
+        socket's group) the socket stays open, reads the log and joins the group again."""
+        while True:
+            try:
+                return await self._layer_receive()
+            except Exception as exc:
+                if getattr(self, "subscribed", False):
+                    logger.warning("conversation %s: live channel lost (%s)", self.group, exc)
+                    self.subscribed = False
+                    self._start_recovering()
+                await asyncio.sleep(RECOVER_EVERY_S)
+
+    async def _subscribe(self) -> None:
+        try:
+            await self.channel_layer.group_add(self.group, self.channel_name)
+        except Exception as exc:  # Redis is gone: read the log until it is back
+            logger.warning("conversation %s: no live channel (%s)", self.conversation.pk, exc)
+            self._start_recovering()
+            return
+        self.subscribed = True
+
+    def _start_recovering(self) -> None:
+        if self.recovering is None or self.recovering.done():
+            self.recovering = asyncio.create_task(self._recover())
+
+    async def _recover(self) -> None:
+        """Until the group and the queue work again: deliver from the log, retry both."""
+        conversation = self.conversation
+        while not self.subscribed or self.undispatched:
+            await asyncio.sleep(RECOVER_EVERY_S)
+            try:
+                await self._catch_up()
+                if not self.subscribed:
+                    await self._subscribe()
+                    await self._catch_up()
+                if self.undispatched and await _db(has_queued)(conversation.pk):
+                    ok = await _db(tasks.dispatch)(conversation.organisation_id, conversation.pk)
+                    self.undispatched = not ok
+                else:
+                    self.undispatched = False
+            except Exception:  # still down: the next round tries again
+                logger.debug("conversation %s: still recovering", conversation.pk, exc_info=True)
 
 
 # Messages the panel may show for a refused frame (translated at send time).
@@ -104,16 +237,27 @@ FRAME_ERRORS = {
     "unknown_type": gettext_noop("Unknown frame type: send a message with some text."),
     "empty": gettext_noop("The message is empty."),
     "too_long": gettext_noop("The message is too long (at most %(limit)s characters)."),
+    "invalid_characters": gettext_noop(
+        "The message has characters that cannot be saved (a NUL or broken Unicode). "
+        "Remove them and send it again."
+    ),
+    "unavailable": gettext_noop(
+        "Your message could not be saved right now. It was not sent: try again in a moment."
+    ),
+    "deferred": gettext_noop(
+        "Your message is saved. The copilot will answer it as soon as the service is back."
+    ),
 }
 
 
 FrameProblem = tuple[str, dict[str, object]]
+Frame = tuple[str, str]  # (text, client_id)
 
 
 def parse_frame(
     text_data: str | None, bytes_data: bytes | None
-) -> tuple[str | None, FrameProblem | None]:
-    """(text, None) for a good chat frame, (None, (code, params)) otherwise."""
+) -> tuple[Frame | None, FrameProblem | None]:
+    """((text, client_id), None) for a good chat frame, (None, (code, params)) otherwise."""
     limit = settings.COPILOT_MAX_MESSAGE_CHARS
     if bytes_data is not None or text_data is None:
         return None, ("binary", {})
@@ -121,7 +265,7 @@ def parse_frame(
         return None, ("too_long", {"limit": limit})
     try:
         frame = json.loads(text_data)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes
         return None, ("malformed", {})
     if not isinstance(frame, dict) or frame.get("type", "message") != "message":
         return None, ("unknown_type", {})
@@ -130,7 +274,12 @@ def parse_frame(
         return None, ("empty", {})
     if len(text) > limit:
         return None, ("too_long", {"limit": limit})
-    return text.strip(), None
+    if text_problem(text) is not None:
+        return None, ("invalid_characters", {})
+    client_id = frame.get("client_id", "")
+    if not isinstance(client_id, str) or (client_id and not _CLIENT_ID.match(client_id)):
+        return None, ("malformed", {})
+    return (text.strip(), client_id), None
 
 
 def _ui_language(scope: dict[str, Any]) -> str:
@@ -138,3 +287,12 @@ def _ui_language(scope: dict[str, Any]) -> str:
     cookies = scope.get("cookies") or {}
     language = cookies.get(settings.LANGUAGE_COOKIE_NAME, "")
     return "en" if language.startswith("en") else "es-ar"
+
+
+def _after(scope: dict[str, Any]) -> int | None:
+    """The last sequence number the client saw (`?after=N`), if it said one."""
+    query = parse_qs((scope.get("query_string") or b"").decode("latin-1"))
+    values = query.get("after") or []
+    if not values or not values[0].isdigit():
+        return None
+    return int(values[0])

@@ -1,9 +1,11 @@
-"""One sub-agent run inside the graph: the confidence gate, the handler, its row and events,
-the reroute candidate and the hand-off to a person.
+"""Running the chain: each step through its agent, in dependency order (O5, O6, O7).
 
-The `subagent` node (copilot/nodes.py) decides *what* runs; this module runs it: every run,
-yielded or not, leaves one AgentRun row and an agent_start/agent_end pair, and a handler's
-exception becomes a failed outcome with its error instead of sinking the chain.
+`run_chain` is the whole of the graph's `delegate` node. For each step: the confidence gate (a
+step below its agent's threshold yields; one other agent may take it; the second yield of a turn
+hands it to a person), then the agent's handler (embedded) or its model loop (llm). Independent
+llm steps run at once, sharing one live text slot (copilot/streaming.py). Every run — yielded or
+not — leaves one AgentRun row and an agent_start/agent_end pair, and a handler's exception
+becomes a failed outcome with its error instead of sinking the chain.
 """
 
 from __future__ import annotations
@@ -12,60 +14,239 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from django.db import InterfaceError, OperationalError
 
-from agents.base import HANDLERS, Outcome, PlanLimitReached, Runner, Step, TurnContext
+from agents.base import HANDLERS, Chain, Outcome, PlanLimitReached, Runner, Step
+from agents.events import AgentEndEvent, AgentStartEvent
+from agents.llm_agent import run_llm_step
 from agents.models import Agent
-from copilot import memory as wm
-from copilot.events import AgentEndEvent, AgentStartEvent
+from business.models import Customer, Job
+from business.selectors import scoped
+from business.services import ticket_create
 from copilot.services import agent_run_record
-from copilot.state import StepRun, TurnDeps, TurnState
+from copilot.state import Delegation, StepRun, TurnRun, TurnState, Waiting
+from copilot.streaming import Writer, concurrency_limit, run_concurrently
+from llm.client import ChatClient, ModelFailure
+from nlu.ordering import DEPENDS_ON
 
 logger = logging.getLogger(__name__)
 
+LLM = "llm"
+MAX_YIELDS = 2
+# Intents whose step creates the record later steps of the chain use (TAXONOMY.md's order).
+CREATES = frozenset({"create_customer", "book_job"})
 FALLBACK_INTENT = "unknown"
 # Errors that may go away on a retry; anything else a handler raises is a bug (permanent).
 TRANSIENT_ERRORS = (OperationalError, InterfaceError, TimeoutError, ConnectionError)
 
 
-def _emit_start(deps: TurnDeps, step: Step, label: str) -> None:
-    deps.emit(
+@dataclass
+class ModelSide:
+    """What an llm step needs besides the template: the client, the earlier turns, the writer."""
+
+    client: ChatClient
+    history: list[dict[str, str]]
+    say: Writer
+
+
+# --- the chain ------------------------------------------------------------------------------
+
+
+def run_chain(run: TurnRun, state: TurnState) -> Delegation:
+    """Every step of the route, in order; independent llm steps together."""
+    route, reading = state["route"], state["reading"]
+    done = Delegation(
+        steps=list(route.steps),
+        runs=[],
+        chain=Chain(reading.language, dict(route.subject)),
+    )
+    sources = dict(route.sources)
+    rerouted: set[int] = set()
+    cursor = 0
+    while cursor < len(done.steps) and not done.stopped:
+        step = done.steps[cursor]
+        if waits := _waits_on(done, step):
+            # It builds on a step that is waiting for a manager: it waits too.
+            source = sources.get(step.index, "classifier")
+            done.waiting.append(Waiting(step=step, approvals=waits, source=source))
+            cursor += 1
+            continue
+        batch = _batch(done, run.agents, cursor)
+        if len(batch) > 1:
+            _run_together(run, state, done, batch, sources)
+            cursor += len(batch)
+            continue
+        finished = _run_one(run, state, done, done.steps[cursor], sources, rerouted)
+        if finished:
+            cursor += 1
+    return done
+
+
+def _run_one(
+    run: TurnRun,
+    state: TurnState,
+    done: Delegation,
+    step: Step,
+    sources: dict[int, str],
+    rerouted: set[int],
+) -> bool:
+    """One step; False when it was rerouted and its replacement still has to run."""
+    source = sources.get(step.index, "classifier")
+    agent = run.agents.get(step.agent)
+    if agent is None:
+        outcome = Outcome(text="", success=False, error=f"agent {step.agent} is not enabled")
+        _keep(done, StepRun(step=step, outcome=outcome, label=step.agent, ran=False))
+        return True
+    if gated(agent, step):
+        result = yield_step(run, done.chain.language, agent, step, source)
+    else:
+        model = _model_side(run, state, run.stream.part(step.agent))
+        result = execute_step(
+            run, done.chain, agent, step, source, model=model, best_effort=_best_effort(state, step)
+        )
+    if not result.outcome.yielded:
+        _keep(done, result)
+        return True
+    # Reroute guard: one other agent may try; the second yield of a turn goes to a person.
+    done.yields += 1
+    if done.yields >= MAX_YIELDS:
+        done.handoff_ticket = handoff(run, done.chain, step, done.yields)
+        done.stopped = True
+        _keep(done, result)
+        return True
+    tried = {r.step.agent for r in done.runs if r.step.index == step.index} | {step.agent}
+    alternative = reroute(run, state, step, tried) if step.index not in rerouted else None
+    if alternative is None:
+        _keep(done, result)
+        return True
+    done.runs.append(result)
+    done.steps[step.index] = alternative
+    sources[step.index] = "reroute"
+    rerouted.add(step.index)
+    return False
+
+
+def _keep(done: Delegation, result: StepRun) -> None:
+    """A finished step: its mutations become context for the next ones."""
+    done.runs.append(result)
+    done.chain.absorb(result.outcome.mutations)
+    done.held.extend(result.outcome.pending_approvals)
+    if result.streamed:
+        done.shown.append(result.step.index)
+
+
+def _waits_on(done: Delegation, step: Step) -> list[int]:
+    """The approvals a step must wait for: those of earlier steps it depends on that create
+    what it works on (a booking for a customer whose registration is held has no customer yet),
+    or that are themselves waiting. A step that only follows another (moving the jobs of a
+    technician whose absence is held) goes on: the manager sees both requests at once."""
+    waits: set[int] = set()
+    for earlier in done.final_runs():
+        held = earlier.outcome.pending_approvals
+        if held and earlier.step.intent in CREATES and depends(step, earlier.step):
+            waits.update(held)
+    for waiting in done.waiting:
+        if depends(step, waiting.step):
+            waits.update(waiting.approvals)
+    return sorted(waits)
+
+
+def _run_together(
+    run: TurnRun, state: TurnState, done: Delegation, batch: list[Step], sources: dict[int, str]
+) -> None:
+    """Independent llm steps at once (O7): the first to write streams live, the others buffer
+    and flush after it; each works on its own copy of the chain."""
+
+    def task(step: Step) -> tuple[str, Callable[[Writer], StepRun]]:
+        agent = run.agents[step.agent]
+        source = sources.get(step.index, "model")
+
+        def go(writer: Writer) -> StepRun:
+            return execute_step(
+                run, done.chain.copy(), agent, step, source,
+                model=_model_side(run, state, writer), best_effort=_best_effort(state, step),
+            )  # fmt: skip
+
+        return step.agent, go
+
+    results, shown = run_concurrently([task(step) for step in batch], run.stream)
+    for result in results:
+        done.runs.append(result)
+        done.chain.absorb(result.outcome.mutations)
+        done.held.extend(result.outcome.pending_approvals)
+    done.shown.extend(batch[i].index for i in shown if results[i].streamed)
+
+
+def _batch(done: Delegation, agents: dict[str, Agent], cursor: int) -> list[Step]:
+    """The llm steps from the cursor on that may run together: none depends on another, none
+    waits for a manager."""
+    batch: list[Step] = []
+    for step in done.steps[cursor : cursor + concurrency_limit()]:
+        if step.engine != LLM or step.agent not in agents or _waits_on(done, step):
+            break
+        if any(depends(step, earlier) for earlier in batch):
+            break
+        batch.append(step)
+    return batch
+
+
+def depends(later: Step, earlier: Step) -> bool:
+    return earlier.intent in DEPENDS_ON.get(later.intent, frozenset())
+
+
+def _model_side(run: TurnRun, state: TurnState, writer: Writer) -> ModelSide | None:
+    if run.llm is None:
+        return None
+    return ModelSide(client=run.llm, history=state.get("history") or [], say=writer)
+
+
+def _best_effort(state: TurnState, step: Step) -> bool:
+    """The conversation already asked the limit in a row: the resumed step must not ask."""
+    pending = state["reading"].pending
+    return step.resumed and pending is not None and pending.exhausted
+
+
+# --- one step -------------------------------------------------------------------------------
+
+
+def _emit_start(run: TurnRun, step: Step, label: str) -> None:
+    run.ctx.emit(
         AgentStartEvent(
-            type="agent_start", turn_id=deps.turn_id, agent=step.agent, label=label,
+            type="agent_start", turn_id=run.ctx.turn_id, agent=step.agent, label=label,
             intent=step.intent, confidence=round(step.confidence, 4),
         )
     )  # fmt: skip
 
 
-def _emit_end(deps: TurnDeps, run: StepRun) -> None:
+def _emit_end(run: TurnRun, result: StepRun) -> None:
     event = AgentEndEvent(
-        type="agent_end", turn_id=deps.turn_id, agent=run.step.agent, intent=run.step.intent,
-        success=run.outcome.success, yielded=run.outcome.yielded,
-        latency_ms=round(run.latency_ms, 2),
+        type="agent_end", turn_id=run.ctx.turn_id, agent=result.step.agent,
+        intent=result.step.intent, success=result.outcome.success,
+        yielded=result.outcome.yielded, latency_ms=round(result.latency_ms, 2),
     )  # fmt: skip
-    if run.outcome.clarify is not None:
+    if result.outcome.clarify is not None:
         event["clarifying"] = True
-    deps.emit(event)
+    run.ctx.emit(event)
 
 
 def _record(
-    deps: TurnDeps, run: StepRun, *, permanent: bool = False, tokens: tuple[int, int] = (0, 0)
+    run: TurnRun, result: StepRun, *, permanent: bool = False, tokens: tuple[int, int] = (0, 0)
 ) -> None:
+    ctx = run.ctx
     agent_run_record(
-        organisation=deps.organisation,
-        conversation_id=deps.conversation.pk,
-        turn_id=deps.turn_id,
-        agent=run.step.agent,
-        intent=run.step.intent,
-        confidence=run.step.confidence,
-        tools=run.tools,
-        plan_steps=run.plan_steps,
-        latency_ms=run.latency_ms,
-        success=run.outcome.success,
-        yielded=run.outcome.yielded,
-        error=run.outcome.error,
+        organisation=ctx.organisation,
+        conversation_id=ctx.conversation_id,
+        turn_id=ctx.turn_id,
+        agent=result.step.agent,
+        intent=result.step.intent,
+        confidence=result.step.confidence,
+        tools=result.tools,
+        plan_steps=result.plan_steps,
+        latency_ms=result.latency_ms,
+        success=result.outcome.success,
+        yielded=result.outcome.yielded,
+        error=result.outcome.error,
         permanent=permanent,
         tokens_in=tokens[0],
         tokens_out=tokens[1],
@@ -92,18 +273,9 @@ def _invoke(step: Step, runner: Runner) -> tuple[Outcome, bool, bool]:
         )
 
 
-@dataclass
-class ModelSide:
-    """What an llm step needs besides the template: the client, the earlier turns, the writer."""
-
-    client: Any  # copilot.llm.client.ChatClient
-    history: list[dict[str, str]]
-    say: Callable[[str], None]
-
-
 def execute_step(
-    deps: TurnDeps,
-    ctx: TurnContext,
+    run: TurnRun,
+    chain: Chain,
     agent: Agent,
     step: Step,
     source: str,
@@ -117,48 +289,33 @@ def execute_step(
     unless the model had already written something (then re-running could do it twice: the
     reply says what was done and that the rest stopped).
     """
-    label = agent.label(ctx.language)
-    _emit_start(deps, step, label)
-    held: list[int] = []
-
-    def emit(event: dict[str, Any]) -> None:
-        if event.get("type") == "approval_requested":
-            held.append(int(event["approval_id"]))
-        deps.emit(event)
-
-    ctx.emit = emit  # approvals filed during this step are known from the runtime, not the text
-    runner = Runner(ctx, agent, step)
+    label = agent.label(chain.language)
+    _emit_start(run, step, label)
+    runner = Runner(run.ctx, chain, agent, step)
     runner.best_effort = best_effort
     started = time.perf_counter()
     streamed, fallback = False, ""
-    try:
-        if step.engine == "llm" and model is not None:
-            outcome, permanent, limited, streamed, fallback, runner = _invoke_llm(
-                step, runner, model
-            )
-        else:
-            outcome, permanent, limited = _invoke(step, runner)
-    finally:
-        ctx.emit = deps.emit
-    outcome.pending_approvals = sorted({*outcome.pending_approvals, *held})
-    run = StepRun(
+    if step.engine == LLM and model is not None:
+        outcome, permanent, limited, streamed, fallback, runner = _invoke_llm(step, runner, model)
+    else:
+        outcome, permanent, limited = _invoke(step, runner)
+    # Approvals filed during this step are known from the runtime, not from the text.
+    outcome.pending_approvals = sorted({*outcome.pending_approvals, *runner.held})
+    result = StepRun(
         step=step, outcome=outcome, label=label,
         latency_ms=(time.perf_counter() - started) * 1000, tools=list(runner.tools_invoked),
         plan_steps=runner.plan_steps, source=source, plan_limited=limited, streamed=streamed,
         fallback=fallback,
     )  # fmt: skip
-    _record(deps, run, permanent=permanent, tokens=(runner.tokens_in, runner.tokens_out))
-    _emit_end(deps, run)
-    return run
+    _record(run, result, permanent=permanent, tokens=(runner.tokens_in, runner.tokens_out))
+    _emit_end(run, result)
+    return result
 
 
 def _invoke_llm(
     step: Step, runner: Runner, model: ModelSide
 ) -> tuple[Outcome, bool, bool, bool, str, Runner]:
     """(outcome, permanent, plan limited, text streamed, fallback kind, the runner that ran)."""
-    from agents.llm_agent import run_llm_step
-    from copilot.llm.client import ModelFailure
-
     streamed = False
 
     def on_text(text: str) -> None:
@@ -174,14 +331,14 @@ def _invoke_llm(
     except ModelFailure as exc:
         kind = getattr(exc, "kind", "error")
         logger.warning("agent %s: model failed (%s); embedded handler answers", step.agent, kind)
-        if _wrote_something(runner):
+        if runner.wrote:
             text = runner.t(
                 es="Se cortó la conexión con el modelo a mitad de camino. Esto quedó hecho: ",
                 en="The connection to the model dropped halfway. This part got done: ",
             ) + "; ".join(runner.tools_invoked)
             outcome = Outcome(text=text + ".", success=False, error=f"model failed: {kind}")
             return outcome, False, False, False, kind, runner
-        fresh = Runner(runner.ctx, runner.agent, step)
+        fresh = Runner(runner.ctx, runner.chain, runner.agent, step)
         fresh.best_effort, fresh.tokens_in, fresh.tokens_out = (
             runner.best_effort, runner.tokens_in, runner.tokens_out,
         )  # fmt: skip
@@ -189,26 +346,20 @@ def _invoke_llm(
         return outcome, permanent, limited, False, kind, fresh
 
 
-def _wrote_something(runner: Runner) -> bool:
-    from agents.registry import Category, get_tool
-
-    return any(get_tool(name).category is not Category.SAFE for name in runner.tools_invoked)
-
-
-def yield_step(deps: TurnDeps, language: str, agent: Agent, step: Step, source: str) -> StepRun:
+def yield_step(run: TurnRun, language: str, agent: Agent, step: Step, source: str) -> StepRun:
     label = agent.label(language)
-    _emit_start(deps, step, label)
+    _emit_start(run, step, label)
     error = f"confidence {step.confidence:.2f} below {agent.min_confidence:.2f}"
-    run = StepRun(
+    result = StepRun(
         step=step, outcome=Outcome(text="", success=False, yielded=True, error=error),
         label=label, source=source, ran=False,
     )  # fmt: skip
-    _record(deps, run)
-    _emit_end(deps, run)
-    return run
+    _record(run, result)
+    _emit_end(run, result)
+    return result
 
 
-def reroute(state: TurnState, step: Step, tried: set[str]) -> Step | None:
+def reroute(run: TurnRun, state: TurnState, step: Step, tried: set[str]) -> Step | None:
     """The next candidate intent of a *different*, enabled agent, when it clears that agent's
     gate; None otherwise.
 
@@ -216,9 +367,10 @@ def reroute(state: TurnState, step: Step, tried: set[str]) -> Step | None:
     turn to a person because of one uncertain segment (a trailing "cargala con el cel…" read as
     update_customer at 0.29). Without a reroute, the step is reported as not done instead.
     """
-    agents = state["agents"]
+    agents = run.agents
+    intent_agents = state["reading"].intent_agents
     for intent, score in step.candidates:
-        name = state["intent_agents"].get(intent)
+        name = intent_agents.get(intent)
         if not name or name in tried or name not in agents:
             continue
         rerouted = Step(
@@ -234,25 +386,21 @@ def gated(agent: Agent, step: Step) -> bool:
     return step.intent != FALLBACK_INTENT and step.confidence < agent.min_confidence
 
 
-def handoff(deps: TurnDeps, state: TurnState, step: Step, yields: int) -> int:
+def handoff(run: TurnRun, chain: Chain, step: Step, yields: int) -> int:
     """Two yields in one turn: a person takes over through an escalation ticket."""
-    from business.models import Customer, Job
-    from business.selectors import scoped
-    from business.services import ticket_create
-
-    subject = state["ctx"].state
-    customer_id, job_id = subject.get(wm.CUSTOMER_ID), subject.get(wm.JOB_ID)
+    ctx = run.ctx
+    customer_id, job_id = chain.state.get("customer_id"), chain.state.get("job_id")
     customer = (
-        scoped(Customer, deps.organisation).filter(pk=customer_id).first() if customer_id else None
+        scoped(Customer, ctx.organisation).filter(pk=customer_id).first() if customer_id else None
     )
-    job = scoped(Job, deps.organisation).filter(pk=job_id).first() if job_id else None
+    job = scoped(Job, ctx.organisation).filter(pk=job_id).first() if job_id else None
     ticket = ticket_create(
-        organisation=deps.organisation,
+        organisation=ctx.organisation,
         reason="handoff",
-        summary=f"{deps.text}\n\n[copilot: {yields} yields; last {step.agent}.{step.intent}]",
+        summary=f"{ctx.text}\n\n[copilot: {yields} yields; last {step.agent}.{step.intent}]",
         customer=customer,
         job=job,
-        conversation_id=deps.conversation.pk,
-        actor=deps.user,
+        conversation_id=ctx.conversation_id,
+        actor=ctx.user,
     )
     return ticket.pk

@@ -1,8 +1,8 @@
 """Which engine reads a message, and the model's side of it (O3 llm, O4 hybrid).
 
-- *embedded*: the router (copilot/understanding) decides the chain; handlers answer.
+- *embedded*: the router (nlu) decides the chain; handlers answer.
 - *llm*: the orchestrator model calls one `ask_<agent>` tool per request
-  (copilot/llm/orchestrator.py); each call becomes a step whose agent runs its own model loop
+  (copilot/orchestrator.py); each call becomes a step whose agent runs its own model loop
   (agents/llm_agent.py).
 - *hybrid*: the embedded reading stands when every step clears its agent's confidence gate; the
   model is asked only when one does not.
@@ -14,42 +14,59 @@ always gets a complete answer, and the trace records why (`fallback`).
 
 from __future__ import annotations
 
-import datetime
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.conf import settings
 
 from agents.base import Step
-from copilot.delegate import FALLBACK_INTENT
+from agents.context import TurnContext
+from agents.models import Agent
+from business.models import Organisation
+from copilot.delegate import FALLBACK_INTENT, LLM
+from copilot.orchestrator import Plan, agent_tool_schemas, orchestrate
+from copilot.router_cache import registry_fingerprint
 from copilot.selectors import recent_messages
-from copilot.understanding.ordering import DEPENDS_ON, SMALL_TALK
-
-if TYPE_CHECKING:
-    from agents.models import Agent
-    from copilot.llm.orchestrator import Plan
-    from copilot.state import TurnDeps, TurnState
-    from copilot.understanding.values import Entities, Understanding
+from copilot.state import Reading, TurnRun, TurnState
+from llm.client import ChatClient
+from llm.provider import engine_for
+from nlu.ordering import DEPENDS_ON, SMALL_TALK
+from nlu.values import Entities, Understanding
 
 logger = logging.getLogger(__name__)
 
-EMBEDDED, LLM, HYBRID = "embedded", "llm", "hybrid"
+EMBEDDED, HYBRID = "embedded", "hybrid"
 COURTESY = SMALL_TALK | {"thanks"}
+__all__ = ["EMBEDDED", "HYBRID", "LLM"]
 
 
-def history_for(deps: TurnDeps) -> list[dict[str, str]]:
+def open_for(ctx: TurnContext) -> tuple[str, ChatClient | None]:
+    """The organisation's effective engine and, on a model engine, the turn's model client (its
+    ModelCall rows are written once, by `flush()`, when the turn ends)."""
+    engine, provider = engine_for(ctx.organisation)  # embedded without a key
+    if provider is None:
+        return engine, None
+    client = ChatClient(
+        provider, organisation=ctx.organisation, turn_id=ctx.turn_id,
+        conversation_id=ctx.conversation_id, deferred_records=True,
+    )  # fmt: skip
+    return engine, client
+
+
+def history_for(ctx: TurnContext) -> list[dict[str, str]]:
     """The bounded cross-turn history the models read: earlier messages only, oldest first."""
     limit = int(getattr(settings, "COPILOT_LLM_HISTORY", 10))
+    if ctx.conversation_id is None:
+        return []
     return [
         {"role": m.role, "content": m.text, "agent": m.agent}
-        for m in recent_messages(deps.conversation, limit, before_id=deps.message_id)
+        for m in recent_messages(ctx.conversation_id, limit, before_id=ctx.message_id)
     ]
 
 
-def needs_model(state: TurnState, understanding: Understanding) -> bool:
+def needs_model(agents: dict[str, Agent], understanding: Understanding) -> bool:
     """Hybrid: the model only where the embedded reading is below an agent's gate."""
-    agents = state["agents"]
     if not understanding.tasks:
         return True
     for task in understanding.tasks:
@@ -61,9 +78,9 @@ def needs_model(state: TurnState, understanding: Understanding) -> bool:
     return False
 
 
-def previous_question(state: TurnState) -> tuple[str, str] | None:
+def previous_question(history: list[dict[str, str]]) -> tuple[str, str] | None:
     """The agent whose question the last assistant message ended with (echo follow-up guard)."""
-    for message in reversed(state.get("history") or []):
+    for message in reversed(history):
         if message["role"] != "assistant":
             continue
         text = message["content"].strip()
@@ -74,45 +91,40 @@ def previous_question(state: TurnState) -> tuple[str, str] | None:
 
 
 def plan_with_model(
-    state: TurnState,
-    deps: TurnDeps,
-    understanding: Understanding,
-    entities_of: Callable[[str], Entities],
-    today: datetime.date,
+    state: TurnState, run: TurnRun, reading: Reading, entities_of: Callable[[str], Entities]
 ) -> tuple[Plan, list[Step]]:
     """Ask the orchestrator model; its calls become steps in dependency order.
 
-    Raises `copilot.llm.client.ModelFailure`; the caller falls back to the embedded reading.
+    Raises `llm.client.ModelFailure`; the caller falls back to the embedded reading.
     """
-    from copilot.llm.orchestrator import orchestrate
-
-    agents = state["agents"]
+    assert run.llm is not None  # only a model engine with a client gets here
+    agents = run.agents
+    understanding = reading.understanding
     small_talk = bool(understanding.tasks) and all(
         t.intent in COURTESY for t in understanding.tasks
     )
-    fallback_agent = _fallback_agent(understanding, agents)
-
-    emit_text = state["stream"].part("")  # the preamble streams the moment it arrives
+    history = state.get("history") or []
     plan = orchestrate(
-        tools=tool_schemas(deps.organisation, agents),
-        client=state["llm"],
+        tools=tool_schemas(run.ctx.organisation, agents),
+        client=run.llm,
         agents=agents,
-        text=deps.text,
-        history=state.get("history") or [],
+        text=run.ctx.text,
+        history=history,
         summary=state["memory"].summary,
-        language=state.get("language") or "es",
-        emit_text=emit_text,
+        language=reading.language,
+        emit_text=run.stream.part(""),  # the preamble streams the moment it arrives
         small_talk=small_talk,
-        fallback_agent=fallback_agent,
-        previous_question=previous_question(state),
-        today=today.isoformat(),
+        fallback_agent=_fallback_agent(understanding, agents),
+        previous_question=previous_question(history),
+        today=run.ctx.today.isoformat(),
     )
     steps = [
         Step(
             index=i, intent=call.intent
-            or best_intent_for(agents[call.agent], understanding, state["intent_agents"])[0],
+            or best_intent_for(agents[call.agent], understanding, reading.intent_agents)[0],
             agent=call.agent, confidence=1.0, text=call.query,
-            entities=understanding.entities if call.query == deps.text else entities_of(call.query),
+            entities=understanding.entities if call.query == run.ctx.text
+            else entities_of(call.query),
             engine=LLM, prior_context=call.prior_context,
         )
         for i, call in enumerate(plan.calls)
@@ -125,13 +137,9 @@ def plan_with_model(
 _schemas: dict[int, tuple[tuple[Any, ...], list[dict[str, Any]]]] = {}
 
 
-def tool_schemas(organisation: Any, agents: dict[str, Agent]) -> list[dict[str, Any]]:
+def tool_schemas(organisation: Organisation, agents: dict[str, Agent]) -> list[dict[str, Any]]:
     """The orchestrator's tools, rebuilt only when the registry changes (building them reads
     every intent and example: ~14 ms a turn otherwise)."""
-    from agents.models import Agent as AgentModel
-    from copilot.llm.orchestrator import agent_tool_schemas
-    from copilot.router_cache import registry_fingerprint
-
     key = (
         registry_fingerprint(organisation),
         tuple((a.pk, a.name, a.description, a.updated_at) for a in agents.values() if a.enabled),
@@ -139,7 +147,7 @@ def tool_schemas(organisation: Any, agents: dict[str, Agent]) -> list[dict[str, 
     cached = _schemas.get(organisation.pk)
     if cached is not None and cached[0] == key:
         return cached[1]
-    with_intents = AgentModel.objects.filter(pk__in=[a.pk for a in agents.values()])
+    with_intents = Agent.objects.filter(pk__in=[a.pk for a in agents.values()])
     ordered = {a.pk: a for a in with_intents.prefetch_related("intents")}
     schemas = agent_tool_schemas(ordered[a.pk] for a in agents.values() if a.pk in ordered)
     _schemas[organisation.pk] = (key, schemas)
@@ -185,10 +193,6 @@ def in_dependency_order(steps: list[Step]) -> list[Step]:
     for index, step in enumerate(ordered):
         step.index = index
     return ordered
-
-
-def depends(later: Step, earlier: Step) -> bool:
-    return earlier.intent in DEPENDS_ON.get(later.intent, frozenset())
 
 
 def fallback_record(stage: str, exc: Exception) -> dict[str, str]:

@@ -1,47 +1,53 @@
 """The orchestrator graph: wiring only. Nodes live in `copilot/nodes.py`.
 
-    intake → signals → understand → route ─┬─→ subagent ⇄ (reroute) ─→ advance ─┬─→ compose → END
-                                           ├─→ fanout (independent llm steps) ───┤
-                                           │          ↑______ steps remain ______│
-                                           └──────────── nothing to run ─────────┘
+    intake → signals → understand → route → delegate → compose → END
+
+and, for a turn whose steps filed actions for approval, the held-turn graph that picks up its
+final state and pauses with a checkpoint until each decision:
+
+    START → hold ⇄ resume → END
 
 `understand` picks the chain: a directive, the answer to a pending clarification, the embedded
 router, or the orchestrator model (llm / hybrid engines, copilot/engines.py), falling back to the
-embedded reading when the model fails. `fanout` runs independent llm steps concurrently.
+embedded reading when the model fails. `route` applies the signals (an emergency goes first) and
+the conversation's subject; `delegate` runs the chain step by step (copilot/delegate.py: gates,
+reroutes, hand-offs, concurrent llm steps); `compose` writes the reply and the trace.
 
-Compiled once per process and reused by every turn; a turn passes its `TurnDeps` as the run
-context. No checkpointer: a turn is short and its durable record is the message, its trace and
-the agent runs (a held action is persisted by the approval gate, not by the graph).
+Both are compiled once per process and reused; a turn passes its `TurnRun` as the run context.
+Only the held-turn graph has a checkpointer (copilot/checkpoints.py): a turn without approvals
+writes no checkpoint at all, and a paused one writes one when it pauses and one per decision.
 """
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
-from copilot import nodes
-from copilot.state import TurnDeps, TurnState
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+from langgraph.types import Command
 
-if TYPE_CHECKING:
-    from langgraph.graph.state import CompiledStateGraph
-    from langgraph.runtime import Runtime
+from agents.base import load_handlers
+from copilot import checkpoints, nodes
+from copilot.state import TurnRun, TurnState
 
-Node = Callable[[TurnState, "Runtime[TurnDeps]"], TurnState]
-# Every step is two supersteps (subagent, advance) plus one per reroute; generous but finite.
-RECURSION_LIMIT = 200
-logger = logging.getLogger(__name__)
+Node = Callable[[TurnState, Runtime[TurnRun]], TurnState]
+NODES = ("intake", "signals", "understand", "route", "delegate", "compose")
 
 _compiled: CompiledStateGraph[Any, Any, Any, Any] | None = None
+_held: tuple[BaseCheckpointSaver[Any], CompiledStateGraph[Any, Any, Any, Any]] | None = None
 _lock = threading.Lock()
 
 
 def _timed(name: str, node: Node) -> Node:
     """The node, adding its wall time to `timings` (the per-turn overhead shows in the trace)."""
 
-    def run(state: TurnState, runtime: Runtime[TurnDeps]) -> TurnState:
+    def run(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
         started = time.perf_counter()
         update = node(state, runtime)
         update["timings"] = {name: (time.perf_counter() - started) * 1000}
@@ -52,28 +58,20 @@ def _timed(name: str, node: Node) -> Node:
 
 
 def build_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
-    from langgraph.graph import END, START, StateGraph
-
-    nodes.load_handlers()
-    graph = StateGraph(TurnState, context_schema=TurnDeps)
-    names = ("intake", "signals", "understand", "route", "subagent", "fanout", "advance", "compose")
-    for name in names:
+    load_handlers()
+    graph = StateGraph(TurnState, context_schema=TurnRun)
+    for name in NODES:
         # LangGraph's overloads cannot see that a wrapper taking (state, runtime) is a node.
         graph.add_node(name, _timed(name, getattr(nodes, name)))  # type: ignore[call-overload]
-    graph.add_edge(START, "intake")
-    graph.add_edge("intake", "signals")
-    graph.add_edge("signals", "understand")
-    graph.add_edge("understand", "route")
-    graph.add_conditional_edges("route", nodes.after_route, ["subagent", "fanout", "compose"])
-    graph.add_conditional_edges("subagent", nodes.after_subagent, ["subagent", "advance"])
-    graph.add_conditional_edges("fanout", nodes.after_advance, ["subagent", "fanout", "compose"])
-    graph.add_conditional_edges("advance", nodes.after_advance, ["subagent", "fanout", "compose"])
-    graph.add_edge("compose", END)
+    graph.add_edge(START, NODES[0])
+    for before, after in zip(NODES, NODES[1:], strict=False):
+        graph.add_edge(before, after)
+    graph.add_edge(NODES[-1], END)
     return graph.compile()
 
 
 def get_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
-    """The process's compiled graph (built on first use: importing LangGraph costs ~1.7 s)."""
+    """The process's compiled graph, built on first use."""
     global _compiled
     if _compiled is None:
         with _lock:
@@ -82,18 +80,61 @@ def get_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
     return _compiled
 
 
-def run_graph(deps: TurnDeps) -> TurnState:
-    """Run one turn synchronously (in a worker thread: the ORM is sync). Events go to deps.emit.
+def build_hold_graph(saver: BaseCheckpointSaver[Any]) -> CompiledStateGraph[Any, Any, Any, Any]:
+    graph = StateGraph(TurnState, context_schema=TurnRun)
+    for name in ("hold", "resume"):
+        graph.add_node(name, _timed(name, getattr(nodes, name)))  # type: ignore[call-overload]
+    graph.add_edge(START, "hold")
+    graph.add_edge("hold", "resume")
+    graph.add_conditional_edges("resume", nodes.after_resume, ["hold", END])
+    return graph.compile(checkpointer=saver)
 
-    `deps.on_finish` runs afterwards whatever happened (the turn's ModelCall rows are written
-    there); a failure in it is logged, never raised over the turn's own outcome.
-    """
+
+def get_hold_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
+    """The held-turn graph on this database's checkpointer (rebuilt if the database changes)."""
+    global _held
+    saver = checkpoints.saver()
+    with _lock:
+        if _held is None or _held[0] is not saver:
+            _held = (saver, build_hold_graph(saver))
+        return _held[1]
+
+
+def _config(run: TurnRun, turn_id: str) -> RunnableConfig:
+    ctx = run.ctx
+    thread = checkpoints.thread_id(ctx.organisation.pk, ctx.conversation_id or 0, turn_id)
+    return {"configurable": {"thread_id": thread}}
+
+
+def pause(run: TurnRun, state: TurnState) -> None:
+    """Hand a turn that filed approvals to the held-turn graph: it checkpoints and waits."""
+    get_hold_graph().invoke(
+        dict(state), config=_config(run, run.ctx.turn_id), context=run, durability="exit"
+    )
+
+
+def resume(run: TurnRun, paused_turn_id: str, approval_id: int) -> TurnState | None:
+    """Resume a paused turn with one decision; None when there is nothing to resume (its
+    checkpoint is gone). Its `followup` says what the decision led to."""
+    graph = get_hold_graph()
+    config = _config(run, paused_turn_id)
+    if not graph.get_state(config).next:
+        return None
     try:
-        result = get_graph().invoke({}, context=deps, config={"recursion_limit": RECURSION_LIMIT})
+        decision: Command[Any] = Command(resume={"approval_id": approval_id})
+        return cast(
+            TurnState, graph.invoke(decision, config=config, context=run, durability="exit")
+        )
     finally:
-        for finish in deps.on_finish:
-            try:
-                finish()
-            except Exception:  # bookkeeping must not lose the answer
-                logger.exception("turn %s: a finishing step failed", deps.turn_id)
-    return cast(TurnState, result)
+        if run.llm is not None:
+            run.llm.flush()
+
+
+def run_graph(run: TurnRun) -> TurnState:
+    """Run one turn synchronously (in a worker thread: the ORM is sync). Events go to
+    `run.ctx.emit`; the model client's rows are written afterwards, whatever happened."""
+    try:
+        return cast(TurnState, get_graph().invoke({}, context=run))
+    finally:
+        if run.llm is not None:
+            run.llm.flush()

@@ -8,24 +8,17 @@ selectors. After the turn, the state absorbs the step mutations so the next mess
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from copilot.models import Message
+from agents.base import CUSTOMER_ID, CUSTOMER_LABEL, JOB_ID, JOB_LABEL
+from copilot.models import Conversation, Message
 from copilot.selectors import recent_messages
-
-if TYPE_CHECKING:
-    from agents.base import Mutation
-    from copilot.models import Conversation
 
 RECENT_MESSAGES = 3
 SUMMARY_LINES = 8
-# State keys the sub-agents read (ctx.state) and this module keeps up to date.
-CUSTOMER_ID = "customer_id"
-CUSTOMER_LABEL = "customer_label"
-JOB_ID = "job_id"
-JOB_LABEL = "job_label"
+# What the last turn did (the customer and job keys are the agents': agents/base.py).
 LAST_INTENTS = "last_intents"
 LAST_AGENT = "last_agent"
 
@@ -53,34 +46,11 @@ def load_working_memory(
     """Summary + last messages before this turn's own message + a copy of the state."""
     recent = [
         RecentMessage(role=m.role, text=m.text, agent=m.agent)
-        for m in recent_messages(conversation, RECENT_MESSAGES, before_id=before_message_id)
+        for m in recent_messages(conversation.pk, RECENT_MESSAGES, before_id=before_message_id)
     ]
     return WorkingMemory(
         summary=conversation.summary, recent=recent, state=dict(conversation.state or {})
     )
-
-
-def apply_mutations(state: dict[str, Any], mutations: Iterable[Mutation]) -> dict[str, Any]:
-    """The state with the latest customer / job of these mutations as the ones under discussion."""
-    updated = dict(state)
-    for mutation in mutations:
-        if mutation.kind == "customer":
-            if updated.get(CUSTOMER_ID) != mutation.id:
-                # Another customer: the job under discussion was theirs, not this one's.
-                updated.pop(JOB_ID, None)
-                updated.pop(JOB_LABEL, None)
-            updated[CUSTOMER_ID] = mutation.id
-            updated[CUSTOMER_LABEL] = mutation.label
-        elif mutation.kind == "job":
-            updated[JOB_ID] = mutation.id
-            updated[JOB_LABEL] = mutation.label
-            customer_id = mutation.data.get("customer_id")
-            if isinstance(customer_id, int):
-                updated[CUSTOMER_ID] = customer_id
-                customer = mutation.data.get("customer")
-                if isinstance(customer, str) and customer:
-                    updated[CUSTOMER_LABEL] = customer
-    return updated
 
 
 def remember_turn(

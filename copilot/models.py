@@ -1,10 +1,13 @@
-"""The chat: conversations, their messages, and one row per sub-agent run (the runtime trace)."""
+"""The chat: conversations, their messages, their turns and event log, and one row per sub-agent
+run (the runtime trace)."""
 
 from __future__ import annotations
 
+import uuid
+
 from django.conf import settings
-from django.core.validators import MinValueValidator
 from django.db import models
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
@@ -29,6 +32,12 @@ class Conversation(models.Model):
     # the job under discussion, ...). Raw history is read only where a node needs it.
     summary = models.TextField(blank=True)
     state = models.JSONField(default=dict, blank=True)
+    # The sequence number of the last event published to this conversation's log.
+    event_seq = models.BigIntegerField(default=0)
+    # The lease that lets one runner at a time work through its queued turns, in order, across
+    # every process; a holder that stops renewing it loses it at `lease_until`.
+    lease_owner = models.CharField(max_length=80, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
 
@@ -44,6 +53,7 @@ class Message(models.Model):
     class Role(models.TextChoices):
         USER = "user", _("User")
         ASSISTANT = "assistant", _("Assistant")
+        SYSTEM = "system", _("Note")  # what happened outside the chat: a manager's decision
 
     organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
     conversation = models.ForeignKey(
@@ -54,10 +64,97 @@ class Message(models.Model):
     language = models.CharField(max_length=2, blank=True)
     agent = models.CharField(max_length=40, blank=True)
     trace = models.JSONField(default=dict, blank=True)
+    # The sender's own id for the frame: a frame sent twice (a reconnecting client) is one message.
+    client_id = models.CharField(max_length=64, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         ordering = ["created_at", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["conversation", "client_id"],
+                condition=~Q(client_id=""),
+                name="message_client_id_once",
+            )
+        ]
+
+
+class Turn(models.Model):
+    """The job of answering one stored user message: queued, run once, finished.
+
+    A turn is claimed by a conditional update (queued → running), so two runners never run one
+    turn; a turn found running after its runner's lease expired is *interrupted*, never re-run
+    (its tools may have written)."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", _("Queued")
+        RUNNING = "running", _("Running")
+        DONE = "done", _("Done")
+        WAITING = "waiting", _("Waiting for approval")  # answered; paused for a decision
+        FAILED = "failed", _("Failed")
+        INTERRUPTED = "interrupted", _("Interrupted")
+
+    class Kind(models.TextChoices):
+        MESSAGE = "message", _("Message")  # answers a user's message
+        DECISION = "decision", _("Decision")  # resumes a paused turn with a manager's decision
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.MESSAGE)
+    # A decision turn: the turn it resumes and the held action that was decided.
+    resumes = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="continuations"
+    )
+    approval_id = models.BigIntegerField(null=True, blank=True)
+    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="turns")
+    message = models.OneToOneField(Message, on_delete=models.CASCADE, related_name="turn")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
+    runner = models.CharField(max_length=80, blank=True)  # who claimed it
+    # The chain as routed ({agent, intent, text} per step): what an interrupted turn had planned.
+    plan = models.JSONField(default=list, blank=True)
+    answer = models.ForeignKey(
+        Message, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at", "message_id"]
+        indexes = [
+            models.Index(fields=["conversation", "status", "message"]),
+            models.Index(fields=["status", "created_at"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.pk} ({self.status})"
+
+
+class ConversationEvent(models.Model):
+    """The conversation's event log: every event a turn published, with its sequence number.
+
+    A client that reconnects asks for what followed the last `seq` it saw (S4)."""
+
+    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="events")
+    seq = models.BigIntegerField()
+    turn_id = models.CharField(max_length=36, blank=True)
+    type = models.CharField(max_length=24)
+    payload = models.JSONField()
+    # The process that published it: a web process forwards only the others' events (the
+    # in-memory channel layer of the embedded default does not cross processes).
+    origin = models.CharField(max_length=80, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["conversation", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["conversation", "seq"], name="event_seq_once")
+        ]
 
 
 class AgentRun(models.Model):
@@ -85,121 +182,3 @@ class AgentRun(models.Model):
     class Meta:
         ordering = ["created_at", "pk"]
         indexes = [models.Index(fields=["organisation", "agent", "created_at"])]
-
-
-class ProviderSettings(models.Model):
-    """An organisation's own model endpoint. Blank fields take the server's OPENAI_* defaults.
-
-    The API key is kept encrypted (`copilot.llm.secrets`); with no key here the organisation uses
-    the server's environment key, if any, but never with this row's base URL (an organisation
-    must not be able to send the platform's key to an address of its choosing).
-    """
-
-    organisation = models.OneToOneField(
-        Organisation, on_delete=models.CASCADE, related_name="provider_settings"
-    )
-    base_url = models.URLField(
-        _("base URL"),
-        blank=True,
-        help_text=_("Blank: OpenAI. Any OpenAI-compatible server, e.g. http://host:8000/v1."),
-    )
-    api_key_encrypted = models.TextField(_("API key (encrypted)"), blank=True, editable=False)
-    default_model = models.CharField(_("default model"), max_length=100, blank=True)
-    timeout_s = models.FloatField(
-        _("timeout (seconds)"),
-        null=True,
-        blank=True,
-        validators=[MinValueValidator(0.1)],
-        help_text=_("To connect, and the longest silence between two streamed chunks."),
-    )
-    max_retries = models.PositiveSmallIntegerField(
-        _("retries"),
-        null=True,
-        blank=True,
-        help_text=_("After a rate limit, a server error or a refused connection."),
-    )
-    retry_budget_s = models.FloatField(
-        _("retry budget (seconds)"),
-        null=True,
-        blank=True,
-        validators=[MinValueValidator(0)],
-        help_text=_("The most time spent waiting between retries."),
-    )
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        verbose_name = _("model provider settings")
-        verbose_name_plural = _("model provider settings")
-
-    def __str__(self) -> str:
-        return f"{self.organisation} · {self.base_url or 'OpenAI'}"
-
-    @property
-    def has_api_key(self) -> bool:
-        return bool(self.api_key_encrypted)
-
-    @property
-    def api_key(self) -> str:
-        from copilot.llm.secrets import decrypt
-
-        return decrypt(self.api_key_encrypted)
-
-    def set_api_key(self, plain: str) -> None:
-        from copilot.llm.secrets import encrypt
-
-        self.api_key_encrypted = encrypt(plain.strip())
-
-
-class ModelPrice(models.Model):
-    """USD per million tokens for the models whose name starts with `model_prefix` (the longest
-    matching prefix wins, so "gpt-4o-mini" beats "gpt-4o")."""
-
-    model_prefix = models.CharField(_("model prefix"), max_length=100, unique=True)
-    input_per_million = models.DecimalField(
-        _("input USD / 1M tokens"), max_digits=12, decimal_places=6
-    )
-    output_per_million = models.DecimalField(
-        _("output USD / 1M tokens"), max_digits=12, decimal_places=6
-    )
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        ordering = ["model_prefix"]
-        verbose_name = _("model price")
-        verbose_name_plural = _("model prices")
-
-    def __str__(self) -> str:
-        return self.model_prefix
-
-
-class ModelCall(models.Model):
-    """One call to a language model, successful or not: tokens, cost and timing per turn/agent."""
-
-    class Purpose(models.TextChoices):
-        ORCHESTRATOR = "orchestrator", _("Orchestrator")
-        FAILSAFE = "failsafe", _("Failsafe retry")
-        AGENT = "agent", _("Agent")
-
-    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
-    conversation = models.ForeignKey(
-        Conversation, on_delete=models.SET_NULL, null=True, blank=True, related_name="model_calls"
-    )
-    turn_id = models.CharField(max_length=36, blank=True, db_index=True)
-    agent = models.CharField(max_length=40, blank=True)
-    purpose = models.CharField(max_length=16, choices=Purpose.choices)
-    model = models.CharField(max_length=100)
-    source = models.CharField(max_length=16, blank=True)
-    tokens_in = models.PositiveIntegerField(default=0)
-    tokens_out = models.PositiveIntegerField(default=0)
-    cost = models.DecimalField(_("cost (USD)"), max_digits=12, decimal_places=6, default=0)
-    latency_ms = models.FloatField(default=0.0)
-    first_token_ms = models.FloatField(null=True, blank=True)
-    ok = models.BooleanField(default=True)
-    error_kind = models.CharField(max_length=20, blank=True)
-    error = models.TextField(blank=True)
-    retries = models.PositiveSmallIntegerField(default=0)
-    created_at = models.DateTimeField(default=timezone.now)
-
-    class Meta:
-        ordering = ["created_at", "pk"]
-        indexes = [models.Index(fields=["organisation", "created_at"])]

@@ -1,54 +1,43 @@
 """The nodes of the orchestrator graph: small typed functions over the turn's state.
 
-`graph.build_graph()` wires them; each node reads what earlier nodes put in `TurnState` and
-returns only the keys it changes. What the turn runs *for* (organisation, user, conversation,
-the event sink) is the run's context (`TurnDeps`), not state.
+`graph.build_graph()` wires them; each node reads what earlier nodes wrote and returns only the
+keys it owns (the table in copilot/state.py). What the turn runs *for* — the organisation, the
+user, the conversation, the event sink — is the run's context (`TurnRun`), not state.
 
-Events go out through `TurnDeps.emit` the moment they happen: the turn runner forwards them to
-the websocket from its event loop. (LangGraph's custom stream would hold a synchronous node's
-writes until the node returns, so a long sub-agent step would reach the panel all at once.)
+Events go out through `TurnContext.emit` the moment they happen (LangGraph's custom stream would
+hold a synchronous node's writes until the node returns, so a long sub-agent step would reach the
+panel all at once).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import datetime
-import importlib
-import logging
 import re
-from collections.abc import Callable
 from typing import Any
-from zoneinfo import ZoneInfo
 
+from langgraph.graph import END
 from langgraph.runtime import Runtime
+from langgraph.types import interrupt
 
-from agents.base import Mutation, Outcome, Step, TurnContext
+from agents.base import CUSTOMER_ID, CUSTOMER_LABEL, JOB_ID, JOB_LABEL, Step
 from agents.models import Agent
-from agents.selectors import agents_for_org
-from business.models import Organisation
+from approvals.models import PendingAction
 from copilot import clarify, engines, replies
 from copilot import memory as wm
-from copilot.delegate import (
-    ModelSide,
-    execute_step,
-    gated,
-    handoff,
-    reroute,
-    yield_step,
-)
-from copilot.llm.provider import engine_for
+from copilot.delegate import gated, run_chain
+from copilot.resume import run_decision
 from copilot.router_cache import router_for, vocabulary_for
-from copilot.selectors import consulted_for_turn
-from copilot.signals import read_signals
-from copilot.state import StepRun, TurnDeps, TurnState
-from copilot.streaming import TextStream, concurrency_limit, run_concurrently
+from copilot.selectors import consulted_for_turn, get_conversation_for_org
+from copilot.services import turn_plan_record
+from copilot.state import Delegation, Reading, Route, StepRun, TurnRun, TurnState
+from copilot.streaming import TextStream
 from copilot.trace import build_trace
-from copilot.understanding.normalize import fold
-from copilot.understanding.values import Context, Entities, Task, Understanding
+from llm.client import ModelFailure
+from nlu import Router
+from nlu.normalize import fold
+from nlu.tone import read_signals
+from nlu.values import Context, Entities, Task, Understanding
 
-logger = logging.getLogger(__name__)
-
-MAX_YIELDS = 2
 # Intents a signal or a directive can put in the chain without the classifier.
 EMERGENCY = "emergency"
 FRUSTRATION = "frustration_detected"
@@ -67,120 +56,77 @@ _ANAPHORA = re.compile(
 )
 
 
-# --- handlers -------------------------------------------------------------------------------
+# --- intake, signals ------------------------------------------------------------------------
 
 
-def load_handlers() -> None:
-    """Import every agent package's `agent` module so its @handles handlers are registered."""
-    from agents.registry import AGENT_MODULES
-
-    for package in AGENT_MODULES.values():
-        name = f"{package}.agent"
-        try:
-            importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:  # a missing module *inside* the agent is a real error
-                raise
-
-
-# --- intake, signals, understand ----------------------------------------------------------
-
-
-def intake(state: TurnState, runtime: Runtime[TurnDeps]) -> TurnState:
-    deps = runtime.context
-    memory = wm.load_working_memory(deps.conversation, before_message_id=deps.message_id)
-    # Intents are only read on the rare directive fallback: no prefetch on every turn.
-    enabled = agents_for_org(deps.organisation).prefetch_related(None)
-    agents = {agent.name: agent for agent in enabled}
-    engine, provider = engine_for(deps.organisation)  # embedded without a key
-    llm = None
-    if provider is not None:
-        from copilot.llm.client import ChatClient
-
-        llm = ChatClient(
-            provider, organisation=deps.organisation, turn_id=deps.turn_id,
-            conversation_id=deps.conversation.pk, deferred_records=True,
-        )  # fmt: skip
-        deps.on_finish.append(llm.flush)  # the turn's ModelCall rows, in one INSERT at its end
+def intake(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
+    """Working memory, and what the models read of earlier turns."""
+    run = runtime.context
+    ctx = run.ctx
+    conversation = get_conversation_for_org(ctx.organisation.pk, ctx.conversation_id or 0)
+    memory = wm.load_working_memory(conversation, before_message_id=ctx.message_id)
     return {
-        "engine": engine,
-        "llm": llm,
-        "history": engines.history_for(deps) if llm is not None else [],
-        "routed_by": "embedded",
-        "plan": {},
-        "fallback": {},
-        "pending": clarify.pending_from_state(memory.state, deps.now),
-        "resumed": False,
-        "shown": [],
-        "stream": TextStream(deps.emit, deps.turn_id),
         "memory": memory,
-        "agents": agents,
-        "cursor": 0,
-        "runs": [],
-        "steps": [],
-        "sources": {},
-        "yields": 0,
-        "rerouted": [],
-        "stopped": False,
-        "handoff_ticket": None,
-        "current": None,
-        "notice": "",
-        "direct_agent": "",
+        "history": engines.history_for(ctx) if run.llm is not None else [],
+        "pending": clarify.pending_from_state(memory.state, ctx.now),
     }
 
 
-def signals(state: TurnState, runtime: Runtime[TurnDeps]) -> TurnState:
+def signals(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
     earlier = state["memory"].earlier_user_texts()
-    return {"signals": read_signals(runtime.context.text, earlier_user_texts=earlier)}
+    return {"signals": read_signals(runtime.context.ctx.text, earlier_user_texts=earlier)}
 
 
-def _context(deps: TurnDeps) -> Context:
-    local_now = deps.now.astimezone(_tz(deps.organisation))
+# --- understand -----------------------------------------------------------------------------
+
+
+def _context(run: TurnRun) -> Context:
+    ctx = run.ctx
     return Context(
-        today=local_now.date(),
-        now=local_now,
-        tz=deps.organisation.timezone,
-        vocabulary=vocabulary_for(deps.organisation),
+        today=ctx.today,
+        now=ctx.local_now,
+        tz=ctx.organisation.timezone,
+        vocabulary=vocabulary_for(ctx.organisation),
     )
 
 
-def _tz(organisation: Organisation) -> datetime.tzinfo:
-    return ZoneInfo(organisation.timezone)
-
-
-def understand(state: TurnState, runtime: Runtime[TurnDeps]) -> TurnState:
+def understand(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
     """Decide the chain: a directive, the answer to a pending question, or an engine's reading."""
-    deps = runtime.context
-    router = router_for(deps.organisation)
-    context = _context(deps)
-    understanding = router.understand(deps.text, context)
-    update: TurnState = {
-        "understanding": understanding,
-        "language": understanding.language,
-        "intent_agents": dict(router.intents),
-    }
+    run = runtime.context
+    router = router_for(run.ctx.organisation)
+    context = _context(run)
+    understanding = router.understand(run.ctx.text, context)
+    reading = Reading(
+        understanding=understanding,
+        language=understanding.language,
+        intent_agents=dict(router.intents),
+        pending=state.get("pending"),
+    )
     if understanding.directive is not None:
-        update.update(_directive(state, understanding, router, context))
-        return update
-    if (resumed := _resume(state, deps, understanding, router, context)) is not None:
-        update.update(resumed)
-        return update
-    engine = state["engine"]
-    if engine == engines.EMBEDDED or (
-        engine == engines.HYBRID and not engines.needs_model(state, understanding)
-    ):
-        return update
-    from copilot.llm.client import ModelFailure
+        _directive(state, run, reading, router, context)
+    elif not _resume(state, run, reading, router, context) and _model_reads(state, run, reading):
+        _plan_with_model(state, run, reading, router, context)
+    return {"reading": reading}
 
+
+def _model_reads(state: TurnState, run: TurnRun, reading: Reading) -> bool:
+    """Whether the orchestrator model reads this message (llm; hybrid below a gate)."""
+    if run.llm is None or run.engine == engines.EMBEDDED:
+        return False
+    return run.engine == engines.LLM or engines.needs_model(run.agents, reading.understanding)
+
+
+def _plan_with_model(
+    state: TurnState, run: TurnRun, reading: Reading, router: Router, context: Context
+) -> None:
     try:
         plan, steps = engines.plan_with_model(
-            {**state, **update}, deps, understanding,
-            lambda query: router.understand(query, context).entities, context.today,
-        )  # fmt: skip
+            state, run, reading, lambda query: router.understand(query, context).entities
+        )
     except ModelFailure as exc:
-        update["fallback"] = engines.fallback_record("orchestrator", exc)
-        return update
-    update["plan"] = {
+        reading.fallback = engines.fallback_record("orchestrator", exc)
+        return
+    reading.plan = {
         "calls": [
             {"agent": c.agent, "intent": c.intent, "query": c.query, "model_query": c.model_query}
             for c in plan.calls
@@ -190,82 +136,77 @@ def understand(state: TurnState, runtime: Runtime[TurnDeps]) -> TurnState:
         "preamble": plan.preamble,
         "direct_reply": plan.direct_reply,
     }
-    update["routed_by"] = "model"
-    update["steps"] = steps
-    update["sources"] = dict.fromkeys(range(len(steps)), "model")
+    reading.routed_by = "model"
+    reading.steps = steps
     if plan.direct_reply and not steps:
-        update["notice"] = plan.direct_reply  # the fast path: already streamed as it came
-    return update
+        reading.notice = plan.direct_reply  # the fast path: already streamed as it came
 
 
 def _directive(
-    state: TurnState, understanding: Understanding, router: Any, context: Context
-) -> TurnState:
+    state: TurnState, run: TurnRun, reading: Reading, router: Router, context: Context
+) -> None:
     """`#agent text`: that agent, verbatim in and out; an unknown name gets a choice."""
-    directive = understanding.directive
+    directive = reading.understanding.directive
     assert directive is not None
-    agents = state["agents"]
+    agents = run.agents
     agent, matches = resolve_agent(directive.agent, agents)
-    language = understanding.language
+    language = reading.language
     if agent is None:
         options = [(a.name, a.label(language)) for a in (matches or list(agents.values()))]
-        notice = replies.agent_choice(directive.agent, options, language, ambiguous=bool(matches))
-        return {"notice": notice}
+        reading.notice = replies.agent_choice(
+            directive.agent, options, language, ambiguous=bool(matches)
+        )
+        return
     if not directive.text:
-        return {"notice": replies.directive_usage(agent.name, language)}
+        reading.notice = replies.directive_usage(agent.name, language)
+        return
     inner = router.understand(directive.text, context)
-    intent, entities = engines.best_intent_for(agent, inner, dict(router.intents))
+    intent, entities = engines.best_intent_for(agent, inner, reading.intent_agents)
     # The model's engine runs the agent's own loop; hybrid keeps the deterministic handler.
-    engine = engines.LLM if state["engine"] == engines.LLM else engines.EMBEDDED
-    step = Step(
-        index=0, intent=intent, agent=agent.name, confidence=1.0, text=directive.text,
-        entities=entities, candidates=[], engine=engine,
-    )  # fmt: skip
-    return {
-        "direct_agent": agent.name,
-        "steps": [step],
-        "sources": {0: "directive"},
-        "routed_by": "directive",
-    }
+    engine = engines.LLM if run.engine == engines.LLM else engines.EMBEDDED
+    reading.steps = [
+        Step(
+            index=0, intent=intent, agent=agent.name, confidence=1.0, text=directive.text,
+            entities=entities, candidates=[], engine=engine,
+        )
+    ]  # fmt: skip
+    reading.direct_agent = agent.name
+    reading.routed_by = "directive"
 
 
 def _resume(
-    state: TurnState,
-    deps: TurnDeps,
-    understanding: Understanding,
-    router: Any,
-    context: Context,
-) -> TurnState | None:
+    state: TurnState, run: TurnRun, reading: Reading, router: Router, context: Context
+) -> bool:
     """The message answers the pending question: resume that intent, without reclassifying."""
-    pending = state.get("pending")
+    pending = reading.pending
     if pending is None:
-        return None
-    agent = state["agents"].get(pending.agent)
+        return False
+    agent = run.agents.get(pending.agent)
     answer = clarify.is_answer(
-        deps.text, pending, new_request=_confident_intent(state, understanding),
+        run.ctx.text, pending, new_request=_confident_intent(run.agents, reading.understanding),
         emergency=state["signals"].emergency,
     )  # fmt: skip
     if agent is None or not answer:
-        return {"pending": None}
-    text = clarify.resumed_text(pending, deps.text)
+        reading.pending = None
+        return True
+    text = clarify.resumed_text(pending, run.ctx.text)
     entities = router.understand(text, context).entities  # entity extraction, no classification
-    engine = pending.engine if state["llm"] is not None else engines.EMBEDDED
-    step = Step(
-        index=0, intent=pending.intent, agent=pending.agent, confidence=1.0, text=text,
-        entities=entities, engine=engine, resumed=True,
-    )  # fmt: skip
-    return {
-        "steps": [step],
-        "sources": {0: "clarification"},
-        "routed_by": "clarification",
-        "resumed": True,
-    }
+    engine = pending.engine if run.llm is not None else engines.EMBEDDED
+    reading.steps = [
+        Step(
+            index=0, intent=pending.intent, agent=pending.agent, confidence=1.0, text=text,
+            entities=entities, engine=engine, resumed=True,
+        )
+    ]  # fmt: skip
+    reading.routed_by = "clarification"
+    reading.resumed = True
+    return True
 
 
-def _confident_intent(state: TurnState, understanding: Understanding) -> str | None:
+def _confident_intent(agents: dict[str, Agent], understanding: Understanding) -> str | None:
     """The first request the embedded reading is sure of (above its agent's gate), if any."""
     for task in understanding.tasks:
-        gate = state["agents"].get(task.agent)
+        gate = agents.get(task.agent)
         if gate is not None and task.intent not in NOTHING_TO_DO:
             return task.intent if task.confidence >= gate.min_confidence else None
     return None
@@ -307,20 +248,19 @@ def _step(index: int, task: Task) -> Step:
     )
 
 
-def _forced(intent: str, state: TurnState, text: str) -> Step | None:
-    agent = state["intent_agents"].get(intent)
-    if agent is None or agent not in state["agents"]:
+def _forced(intent: str, state: TurnState, agents: dict[str, Agent], text: str) -> Step | None:
+    reading = state["reading"]
+    agent = reading.intent_agents.get(intent)
+    if agent is None or agent not in agents:
         return None  # the organisation disabled the agent that would handle it
-    understanding = state["understanding"]
-    entities = understanding.entities if understanding else Entities()
+    entities = reading.understanding.entities if reading.understanding else Entities()
     # A deterministic signal, not a guess: it passes any confidence gate.
     return Step(index=0, intent=intent, agent=agent, confidence=1.0, text=text, entities=entities)
 
 
-def _chain(state: TurnState, text: str) -> tuple[list[Step], list[str]]:
+def _chain(state: TurnState, agents: dict[str, Agent], text: str) -> tuple[list[Step], list[str]]:
     """Steps in dependency order (the router's), with the signals applied; and their sources."""
-    understanding = state["understanding"]
-    tasks = understanding.tasks if understanding else []
+    tasks = state["reading"].understanding.tasks
     steps = [_step(i, task) for i, task in enumerate(tasks)]
     sources = ["classifier"] * len(steps)
     sig = state["signals"]
@@ -330,12 +270,12 @@ def _chain(state: TurnState, text: str) -> tuple[list[Step], list[str]]:
         if found:
             steps.insert(0, steps.pop(found[0]))
             sources.insert(0, sources.pop(found[0]))
-        elif (forced := _forced(EMERGENCY, state, text)) is not None:
+        elif (forced := _forced(EMERGENCY, state, agents, text)) is not None:
             steps.insert(0, forced)
             sources.insert(0, "signals")
     elif sig.frustrated and all(s.intent in NOTHING_TO_DO for s in steps):
         # Anger with nothing else to act on: a person should hear it (TAXONOMY.md).
-        forced = _forced(FRUSTRATION, state, text)
+        forced = _forced(FRUSTRATION, state, agents, text)
         if forced is not None:
             steps, sources = [forced], ["signals"]
     for index, step in enumerate(steps):
@@ -343,18 +283,17 @@ def _chain(state: TurnState, text: str) -> tuple[list[Step], list[str]]:
     return steps, sources
 
 
-def _scoped_state(state: TurnState) -> dict[str, Any]:
+def _subject(state: TurnState) -> dict[str, Any]:
     """The conversation state the sub-agents read, minus a subject the message moved away from.
 
     "Cancelalo" continues the job under discussion; "agendale a Marta Díaz…" is about Marta, so
     the previous customer's job must not leak into it.
     """
     scoped = dict(state["memory"].state)
-    understanding = state["understanding"]
-    named = understanding.entities.customer if understanding else None
-    current = scoped.get(wm.CUSTOMER_LABEL)
+    named = state["reading"].understanding.entities.customer
+    current = scoped.get(CUSTOMER_LABEL)
     if named and current and _fold(named) != _fold(str(current)):
-        for key in (wm.CUSTOMER_ID, wm.CUSTOMER_LABEL, wm.JOB_ID, wm.JOB_LABEL):
+        for key in (CUSTOMER_ID, CUSTOMER_LABEL, JOB_ID, JOB_LABEL):
             scoped.pop(key, None)
     return scoped
 
@@ -369,7 +308,12 @@ def _elliptical(text: str) -> bool:
 
 
 def _continue_subject(
-    steps: list[Step], sources: dict[int, str], state: TurnState, subject: dict[str, Any], text: str
+    steps: list[Step],
+    sources: dict[int, str],
+    state: TurnState,
+    agents: dict[str, Agent],
+    subject: dict[str, Any],
+    text: str,
 ) -> None:
     """Below its gate, an elliptical step continues the job / customer under discussion.
 
@@ -378,12 +322,12 @@ def _continue_subject(
     subject the conversation is about, that candidate runs, lifted to its agent's threshold;
     the trace marks the step "continuation" and keeps the classifier's own scores.
     """
-    allowed = (JOB_SUBJECT if subject.get(wm.JOB_ID) else frozenset()) | (
-        CUSTOMER_SUBJECT if subject.get(wm.CUSTOMER_ID) else frozenset()
+    allowed = (JOB_SUBJECT if subject.get(JOB_ID) else frozenset()) | (
+        CUSTOMER_SUBJECT if subject.get(CUSTOMER_ID) else frozenset()
     )
     if not allowed or not _elliptical(text):
         return
-    agents, intent_agents = state["agents"], state["intent_agents"]
+    intent_agents = state["reading"].intent_agents
     for i, step in enumerate(steps):
         agent = agents.get(step.agent)
         if sources.get(i) != "classifier" or agent is None or not gated(agent, step):
@@ -398,12 +342,14 @@ def _continue_subject(
         sources[i] = "continuation"
 
 
-def _with_emergency(state: TurnState, text: str) -> tuple[list[Step], dict[int, str]]:
+def _with_emergency(
+    state: TurnState, agents: dict[str, Agent], text: str
+) -> tuple[list[Step], dict[int, str]]:
     """The model's steps; a danger the signals saw goes first even if the model missed it."""
-    steps = list(state["steps"])
+    steps = list(state["reading"].steps)
     sources = ["model"] * len(steps)
     if state["signals"].emergency and not any(s.intent == EMERGENCY for s in steps):
-        forced = _forced(EMERGENCY, state, text)
+        forced = _forced(EMERGENCY, state, agents, text)
         if forced is not None:
             steps.insert(0, forced)
             sources.insert(0, "signals")
@@ -412,180 +358,37 @@ def _with_emergency(state: TurnState, text: str) -> tuple[list[Step], dict[int, 
     return steps, dict(enumerate(sources))
 
 
-def route(state: TurnState, runtime: Runtime[TurnDeps]) -> TurnState:
-    deps = runtime.context
-    subject = _scoped_state(state)
-    if state.get("notice"):
+def route(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
+    text, agents = runtime.context.ctx.text, runtime.context.agents
+    reading = state["reading"]
+    subject = _subject(state)
+    if reading.notice:
         steps: list[Step] = []
         sources: dict[int, str] = {}
-    elif state.get("routed_by") in ("directive", "clarification"):
-        steps, sources = state["steps"], state["sources"]
-    elif state.get("routed_by") == "model":
-        steps, sources = _with_emergency(state, deps.text)
+    elif reading.routed_by in ("directive", "clarification"):
+        steps, sources = reading.steps, {0: reading.routed_by}
+    elif reading.routed_by == "model":
+        steps, sources = _with_emergency(state, agents, text)
     else:
-        chain, origin = _chain(state, deps.text)
+        chain, origin = _chain(state, agents, text)
         steps, sources = chain, dict(enumerate(origin))
-        _continue_subject(steps, sources, state, subject, deps.text)
-    language = state.get("language") or "es"
-    ctx = TurnContext(
-        organisation=deps.organisation,
-        user=deps.user,
-        conversation_id=deps.conversation.pk,
-        turn_id=deps.turn_id,
-        now=deps.now,
-        language=language,
-        state=subject,
-        emit=deps.emit,
-    )
-    return {"steps": steps, "sources": sources, "ctx": ctx, "language": language}
+        _continue_subject(steps, sources, state, agents, subject, text)
+    return {"route": Route(steps=steps, sources=sources, subject=subject)}
 
 
-def after_route(state: TurnState) -> str:
-    return _next_step_node(state) if state["steps"] else "compose"
+# --- delegate, compose ------------------------------------------------------------------------
 
 
-def _batch(state: TurnState) -> list[Step]:
-    """The llm steps from the cursor on that may run together: none depends on another."""
-    steps, cursor = state["steps"], state["cursor"]
-    batch: list[Step] = []
-    for step in steps[cursor : cursor + concurrency_limit()]:
-        if step.engine != engines.LLM or step.agent not in state["agents"]:
-            break
-        if any(engines.depends(step, earlier) for earlier in batch):
-            break
-        batch.append(step)
-    return batch
-
-
-def _next_step_node(state: TurnState) -> str:
-    return "fanout" if len(_batch(state)) > 1 else "subagent"
-
-
-# --- subagent, fanout -----------------------------------------------------------------------
-
-
-def _model_side(state: TurnState, writer: Callable[[str], None]) -> ModelSide | None:
-    if state.get("llm") is None:
-        return None
-    return ModelSide(client=state["llm"], history=state.get("history") or [], say=writer)
-
-
-def _best_effort(state: TurnState, step: Step) -> bool:
-    """The conversation already asked the limit in a row: the resumed step must not ask."""
-    pending = state.get("pending")
-    return step.resumed and pending is not None and pending.exhausted
-
-
-def subagent(state: TurnState, runtime: Runtime[TurnDeps]) -> TurnState:
-    """One sub-agent run for the current step: confidence gate, then the handler (or a yield)."""
-    deps = runtime.context
-    step = state["steps"][state["cursor"]]
-    source = state["sources"].get(step.index, "classifier")
-    agent = state["agents"].get(step.agent)
-    if agent is None:
-        outcome = Outcome(text="", success=False, error=f"agent {step.agent} is not enabled")
-        return {"current": StepRun(step=step, outcome=outcome, label=step.agent, ran=False)}
-    if gated(agent, step):
-        run = yield_step(deps, state["ctx"].language, agent, step, source)
-    else:
-        model = _model_side(state, state["stream"].part(step.agent))
-        run = execute_step(
-            deps, state["ctx"], agent, step, source, model=model,
-            best_effort=_best_effort(state, step),
-        )  # fmt: skip
-    if not run.outcome.yielded:
-        return {"current": run}
-    return _after_yield(state, deps, run)
-
-
-def fanout(state: TurnState, runtime: Runtime[TurnDeps]) -> TurnState:
-    """Independent llm steps at once (O7): the first to write streams live, the others buffer
-    and flush after it; each works on its own copy of the turn context."""
-    deps = runtime.context
-    batch = _batch(state)
-    ctx = state["ctx"]
-
-    def task(step: Step) -> tuple[str, Callable[[Callable[[str], None]], StepRun]]:
-        agent = state["agents"][step.agent]
-        source = state["sources"].get(step.index, "model")
-
-        def run(writer: Callable[[str], None]) -> StepRun:
-            own = dataclasses.replace(ctx, mutations=list(ctx.mutations), state=dict(ctx.state))
-            return execute_step(
-                deps, own, agent, step, source, model=_model_side(state, writer),
-                best_effort=_best_effort(state, step),
-            )  # fmt: skip
-
-        return step.agent, run
-
-    runs, shown = run_concurrently([task(step) for step in batch], state["stream"])
-    for run in runs:
-        ctx.mutations.extend(run.outcome.mutations)
-        ctx.state = wm.apply_mutations(ctx.state, run.outcome.mutations)
-    return {
-        "runs": [*state["runs"], *runs],
-        "cursor": state["cursor"] + len(batch),
-        "shown": [*state["shown"], *(batch[i].index for i in shown if runs[i].streamed)],
-    }
-
-
-def _after_yield(state: TurnState, deps: TurnDeps, run: StepRun) -> TurnState:
-    """Reroute guard: one other agent may try; the second yield of a turn goes to a person."""
-    step, index = run.step, run.step.index
-    yields = state["yields"] + 1
-    if yields >= MAX_YIELDS:
-        ticket = handoff(deps, state, step, yields)
-        return {"current": run, "yields": yields, "stopped": True, "handoff_ticket": ticket}
-    tried = {r.step.agent for r in state["runs"] if r.step.index == index} | {step.agent}
-    alternative = reroute(state, step, tried) if index not in state["rerouted"] else None
-    if alternative is None:
-        return {"current": run, "yields": yields}
-    return {
-        "current": None,
-        "yields": yields,
-        "steps": [*state["steps"][:index], alternative, *state["steps"][index + 1 :]],
-        "sources": {**state["sources"], index: "reroute"},
-        "rerouted": [*state["rerouted"], index],
-        "runs": [*state["runs"], run],
-    }
-
-
-def after_subagent(state: TurnState) -> str:
-    return "subagent" if state.get("current") is None else "advance"
-
-
-# --- advance, compose -----------------------------------------------------------------------
-
-
-def advance(state: TurnState, runtime: Runtime[TurnDeps]) -> TurnState:
-    """Keep the finished step; its mutations become context for the next ones."""
-    run = state["current"]
-    assert run is not None  # after_subagent only routes here with a finished run
-    ctx = state["ctx"]
-    mutations: list[Mutation] = list(run.outcome.mutations)
-    ctx.mutations.extend(mutations)
-    ctx.state = wm.apply_mutations(ctx.state, mutations)
-    shown = [*state["shown"], run.step.index] if run.streamed else state["shown"]
-    return {
-        "runs": [*state["runs"], run],
-        "cursor": state["cursor"] + 1,
-        "current": None,
-        "shown": shown,
-    }
-
-
-def after_advance(state: TurnState) -> str:
-    if state.get("stopped") or state["cursor"] >= len(state["steps"]):
-        return "compose"
-    return _next_step_node(state)
-
-
-def _final_runs(state: TurnState) -> list[StepRun]:
-    """The last run of each step index (a rerouted step's yield is superseded by its reroute)."""
-    last: dict[int, StepRun] = {}
-    for run in state["runs"]:
-        last[run.step.index] = run
-    return [last[i] for i in sorted(last)]
+def delegate(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
+    """Run the chain: each step through its agent (copilot/delegate.py). The plan is recorded
+    first, so a turn cut short by a restart can say what it did not get to."""
+    plan = [
+        {"agent": step.agent, "intent": step.intent, "text": step.text}
+        for step in state["route"].steps
+    ]
+    if plan:
+        turn_plan_record(turn_id=runtime.context.ctx.turn_id, plan=plan)
+    return {"delegation": run_chain(runtime.context, state)}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -608,42 +411,49 @@ def _summary(step: Step, run: StepRun | None) -> replies.StepSummary:
     )  # fmt: skip
 
 
-def _display_order(state: TurnState) -> list[Step]:
-    """Steps whose text streamed, in the order it was shown; then the others in chain order."""
-    shown = state.get("shown") or []
-    rank = {index: position for position, index in enumerate(shown)}
-    return sorted(state["steps"], key=lambda s: (s.index not in rank, rank.get(s.index, s.index)))
+def _display_order(delegation: Delegation) -> list[Step]:
+    """Steps whose text streamed, in the order it was shown; then the others in chain order
+    (not the ones waiting for a manager: they have a line of their own)."""
+    rank = {index: position for position, index in enumerate(delegation.shown)}
+    waiting = {item.step.index for item in delegation.waiting}
+    steps = [step for step in delegation.steps if step.index not in waiting]
+    return sorted(steps, key=lambda s: (s.index not in rank, rank.get(s.index, s.index)))
 
 
 def compose_parts(state: TurnState) -> list[Part]:
     """The reply, piece by piece: preamble, each agent's answer, the orchestrator's lines."""
-    language = state.get("language") or "es"
-    if state.get("notice"):
-        return [Part("", state["notice"], streamed=bool(state.get("plan", {}).get("direct_reply")))]
-    final = {run.step.index: run for run in _final_runs(state)}
-    steps = _display_order(state)
+    reading, delegation = state["reading"], state["delegation"]
+    language = reading.language
+    if reading.notice:
+        return [Part("", reading.notice, streamed=bool(reading.plan.get("direct_reply")))]
+    final = {run.step.index: run for run in delegation.final_runs()}
+    steps = _display_order(delegation)
     summaries = [_summary(step, final.get(step.index)) for step in steps]
-    if state.get("direct_agent"):
+    if reading.direct_agent:
         # Direct line: the agent's words, verbatim; only a failure gets the orchestrator's line.
         return [
             _agent_part(step, final.get(step.index), s.text or replies.failure_line(s, language))
             for step, s in zip(steps, summaries, strict=True)
         ]
     parts: list[Part] = []
-    plan = state.get("plan") or {}
+    plan = reading.plan
     if plan.get("preamble") and "not_small_talk" not in plan.get("guards", []):
         parts.append(Part("", plan["preamble"], streamed=True))
-    if state["signals"].frustrated and not state.get("handoff_ticket"):
+    if state["signals"].frustrated and not delegation.handoff_ticket:
         parts.append(Part("", replies.frustration_preface(language)))
     for step, summary in zip(steps, summaries, strict=True):
         if summary.text:
             parts.append(_agent_part(step, final.get(step.index), summary.text))
         elif summary.ran or summary.yielded:
             parts.append(Part(step.agent, replies.failure_line(summary, language)))
+    if delegation.waiting:
+        intents = [item.step.intent for item in delegation.waiting]
+        approvals = sorted({a for item in delegation.waiting for a in item.approvals})
+        parts.append(Part("", replies.waiting_line(intents, approvals, language)))
     if line := replies.partial_success_line(summaries, language):
         parts.append(Part("", line))
-    if state.get("stopped"):
-        parts.append(Part("", replies.handoff_line(state.get("handoff_ticket"), language)))
+    if delegation.stopped:
+        parts.append(Part("", replies.handoff_line(delegation.handoff_ticket, language)))
     return parts or [Part("", replies.empty_reply(language))]
 
 
@@ -652,14 +462,8 @@ def _agent_part(step: Step, run: StepRun | None, text: str) -> Part:
     return Part(step.agent, text, streamed=streamed)
 
 
-def compose(state: TurnState, runtime: Runtime[TurnDeps]) -> TurnState:
-    deps = runtime.context
-    language = state.get("language") or "es"
-    parts = compose_parts(state)
-    stream: TextStream = state["stream"]
-    # Agent names on text events where an agent speaks for itself (direct line, llm engine).
-    named = bool(state.get("direct_agent")) or state.get("routed_by") == "model"
-    # What did not stream yet goes out now, a few chunks per run of consecutive parts.
+def _stream_rest(stream: TextStream, parts: list[Part], *, named: bool) -> None:
+    """What did not stream yet goes out now, a few chunks per run of consecutive parts."""
     pending: list[Part] = []
     for part in [*parts, Part("", "", streamed=True)]:
         agent = part.agent if named else ""
@@ -670,16 +474,54 @@ def compose(state: TurnState, runtime: Runtime[TurnDeps]) -> TurnState:
             pending = []
         if not part.streamed:
             pending.append(part)
-    reply = "\n\n".join(part.text for part in parts)
-    labels = {name: a.label(language) for name, a in state["agents"].items()}
-    consulted = consulted_for_turn(deps.organisation, deps.turn_id, labels)
-    asked = {(r.step.agent, r.step.intent) for r in state["runs"] if r.outcome.clarify is not None}
+
+
+def compose(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
+    run = runtime.context
+    reading = state["reading"]
+    delegation = state["delegation"]
+    language = reading.language
+    parts = compose_parts(state)
+    # Agent names on text events where an agent speaks for itself (direct line, llm engine).
+    named = bool(reading.direct_agent) or reading.routed_by == "model"
+    _stream_rest(run.stream, parts, named=named)
+    labels = {name: a.label(language) for name, a in run.agents.items()}
+    consulted = consulted_for_turn(run.ctx.organisation, run.ctx.turn_id, labels)
+    asked = {(r.step.agent, r.step.intent) for r in delegation.runs if r.outcome.clarify}
     for row in consulted:
         if (row["agent"], row["intent"]) in asked:
             row["clarifying"] = True
     return {
-        "reply": reply,
+        "reply": "\n\n".join(part.text for part in parts),
         "parts": [(part.agent, part.text) for part in parts],
         "consulted": consulted,
-        "trace": build_trace(state, consulted),
+        "trace": build_trace(run, state, consulted),
     }
+
+
+# --- the held-turn graph: pause, then one decision at a time ----------------------------------
+
+
+def hold(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
+    """Pause until a decision on one of the turn's held actions resumes it (nothing before the
+    interrupt has effects: the node runs again from its start when it resumes)."""
+    pending = pending_approvals(state)
+    return {"decision": interrupt({"approvals": pending})}
+
+
+def resume(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
+    approval_id = int(state["decision"]["approval_id"])
+    return {"followup": run_decision(runtime.context, state, approval_id)}
+
+
+def after_resume(state: TurnState) -> str:
+    """Wait again while a held action of the turn still waits for its decision."""
+    return "hold" if pending_approvals(state) else END
+
+
+def pending_approvals(state: TurnState) -> list[int]:
+    """The turn's held actions still to be settled: waiting for a decision, or approved and
+    waiting for their own resumption to run them."""
+    open_ = (PendingAction.Status.PENDING, PendingAction.Status.APPROVED)
+    waiting = PendingAction.objects.filter(pk__in=state["delegation"].held, status__in=open_)
+    return sorted(waiting.values_list("pk", flat=True))

@@ -186,6 +186,151 @@ def turn_failed(language: str) -> str:
     )
 
 
+@dataclass(frozen=True)
+class Decision:
+    """A manager's decision on a held action, as the conversation tells it."""
+
+    approval_id: int
+    status: str  # the action's status now: executed, rejected, expired, stale, failed…
+    summary: str  # what it was, in the request's language
+    decided_by: str = ""
+    reason: str = ""
+
+
+def decision_line(decision: Decision, problem: str, language: str) -> str:
+    """ "Roberto aprobó la acción #12 (Cancelar el trabajo #221 …): hecho." and the other ends."""
+    who = decision.decided_by or t(language, es="Un gerente", en="A manager")
+    what = f"#{decision.approval_id} ({decision.summary})"
+    reason = (
+        f" {t(language, es='Motivo', en='Reason')}: {decision.reason}." if decision.reason else ""
+    )
+    status = decision.status
+    if status == "executed":
+        return t(language, es=f"{who} aprobó la acción {what}: hecho.",
+                 en=f"{who} approved action {what}: done.")  # fmt: skip
+    if status == "stale":
+        return t(
+            language,
+            es=f"{who} aprobó la acción {what}, pero no la hice: {problem}. "
+            "Si sigue haciendo falta, pedímela de nuevo.",
+            en=f"{who} approved action {what}, but I did not run it: {problem}. "
+            "Ask again if it is still needed.",
+        )
+    if status == "failed":
+        return t(language, es=f"{who} aprobó la acción {what}, pero falló: {problem}.",
+                 en=f"{who} approved action {what}, but it failed: {problem}.")  # fmt: skip
+    if status == "rejected":
+        return t(language, es=f"{who} rechazó la acción {what}: no se hizo.{reason}",
+                 en=f"{who} rejected action {what}: it was not done.{reason}")  # fmt: skip
+    if status == "expired":
+        return t(language, es=f"Venció el plazo para aprobar la acción {what}: no se hizo.",
+                 en=f"The time to approve action {what} ran out: it was not done.")  # fmt: skip
+    return t(language, es=f"La acción {what} está en curso.", en=f"Action {what} is under way.")
+
+
+def decision_note(
+    *, status: str, approval_id: int, summary: str, decided_by: str, language: str
+) -> str:
+    """The note a decision leaves in the conversation that asked for the action."""
+    who = decided_by or t(language, es="Un gerente", en="A manager")
+    if status == "approved":
+        return t(language, es=f"{who} aprobó la acción #{approval_id}: {summary}.",
+                 en=f"{who} approved action #{approval_id}: {summary}.")  # fmt: skip
+    if status == "rejected":
+        return t(language, es=f"{who} rechazó la acción #{approval_id}: {summary}.",
+                 en=f"{who} rejected action #{approval_id}: {summary}.")  # fmt: skip
+    return t(language, es=f"Venció sin decisión la acción #{approval_id}: {summary}.",
+             en=f"Action #{approval_id} expired without a decision: {summary}.")  # fmt: skip
+
+
+# What changed in the records a held action relied on, by the part that changed.
+_CHANGED_PARTS: dict[str, tuple[str, str]] = {
+    "status": ("el estado", "the status"),
+    "start": ("el horario", "the time"),
+    "end": ("el horario", "the time"),
+    "technician_id": ("el técnico", "the technician"),
+    "customer_id": ("el cliente", "the customer"),
+    "moves": ("los trabajos a mover", "the jobs to move"),
+    "not_moved": ("los trabajos a mover", "the jobs to move"),
+    "affected_jobs": ("los trabajos afectados", "the affected jobs"),
+    "active": ("si el técnico está activo", "whether the technician is active"),
+    "lines": ("las líneas a facturar", "the lines to invoice"),
+    "total": ("el importe", "the amount"),
+    "letter": ("el tipo de factura", "the invoice letter"),
+}
+
+
+def changed_line(changed: Sequence[str], language: str) -> str:
+    """ "cambió el horario y el técnico" / "ya no se puede: …" from the changed keys."""
+    gone = [item[len("gone: ") :] for item in changed if item.startswith("gone: ")]
+    if gone:
+        return t(language, es="ya no se puede: ", en="it can no longer be done: ") + gone[0]
+    parts: list[str] = []
+    for key in changed:
+        es, en = _CHANGED_PARTS.get(key.rsplit(".", 1)[-1], ("los datos", "the records"))
+        part = t(language, es=es, en=en)
+        if part not in parts:
+            parts.append(part)
+    return t(language, es="cambió ", en="changed: ") + _join(parts, language)
+
+
+def waiting_line(intents: Sequence[str], approvals: Sequence[int], language: str) -> str:
+    """The steps that wait for a manager's decision before they run."""
+    phrases = _join([intent_phrase(intent, language) for intent in intents], language)
+    ids = ", ".join(f"#{approval}" for approval in approvals)
+    return t(language, es=f"Cuando se apruebe {ids} sigo con: {phrases}.",
+             en=f"Once {ids} is approved I will go on to {phrases}.")  # fmt: skip
+
+
+def dropped_line(intents: Sequence[str], language: str) -> str:
+    phrases = _join([intent_phrase(intent, language) for intent in intents], language)
+    return t(language, es=f"Por eso tampoco voy a {phrases}.",
+             en=f"So I will not {phrases} either.")  # fmt: skip
+
+
+def interrupted(
+    *, asked: str, done: Sequence[str], held: Sequence[str], missing: Sequence[str], language: str
+) -> str:
+    """A turn cut short by a restart: what its tools did, what waits, what was not done."""
+    quoted = " ".join(asked.split())
+    quoted = quoted if len(quoted) <= 80 else quoted[:79] + "…"
+    lines = [
+        t(
+            language,
+            es=f"Se cortó mi respuesta a «{quoted}» (se reinició el servicio).",
+            en=f"My answer to “{quoted}” was cut short (the service restarted).",
+        )
+    ]
+    if done:
+        lines.append(
+            t(language, es="Alcancé a hacer: ", en="Done before it stopped: ")
+            + "; ".join(done)
+            + "."
+        )
+    if held:
+        lines.append(
+            t(language, es="Quedó esperando aprobación: ", en="Waiting for approval: ")
+            + ", ".join(held)
+            + "."
+        )
+    if missing:
+        lines.append(
+            t(language, es="No llegué a: ", en="Not done: ") + _join(missing, language) + "."
+        )
+    elif not done and not held:
+        lines.append(t(language, es="No llegué a hacer nada.", en="Nothing was done yet."))
+    lines.append(
+        t(
+            language,
+            es="No lo repito por mi cuenta para no hacer nada dos veces: "
+            "si falta algo, pedímelo de nuevo.",
+            en="I won't redo it on my own, so nothing happens twice: "
+            "ask again for whatever is missing.",
+        )
+    )
+    return "\n".join(lines)
+
+
 def chunks(text: str, target: int = 3) -> list[str]:
     """A few pieces of the reply for progressive rendering; joined, they give back the text.
 

@@ -17,17 +17,11 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-from django.db import connection
 
 from agents.selectors import agents_for_org, examples_fingerprint, training_examples
-from business.models import Customer, Technician
-from copilot.understanding.values import Example, Vocabulary
-
-if TYPE_CHECKING:
-    from business.models import Organisation
-    from copilot.understanding import Router
+from business.models import Customer, Organisation, Technician
+from nlu import Router, build_router
+from nlu.values import Example, Vocabulary
 
 logger = logging.getLogger(__name__)
 
@@ -57,8 +51,6 @@ def _lock_for(organisation_id: int) -> threading.Lock:
 
 
 def _train(organisation: Organisation) -> Router:
-    from copilot.understanding import build_router  # sklearn is imported on first training
-
     examples = [
         Example(text=text, intent=intent, agent=agent, lang=lang)
         for text, intent, agent, lang in training_examples(organisation)
@@ -122,39 +114,3 @@ def vocabulary_for(organisation: Organisation) -> Vocabulary:
         "name", flat=True
     )
     return Vocabulary(customers=tuple(customers), technicians=tuple(technicians))
-
-
-def _warm_model_side(organisation: Organisation) -> None:
-    """On a model engine: import the SDK, open its client and build the orchestrator's tools."""
-    from copilot.engines import tool_schemas
-    from copilot.llm.provider import engine_for
-
-    _engine, provider = engine_for(organisation)
-    if provider is None:
-        return
-    from copilot.llm.client import sdk_client
-
-    sdk_client(provider)
-    agents = {a.name: a for a in agents_for_org(organisation).prefetch_related(None)}
-    tool_schemas(organisation, agents)
-
-
-def warm_up(organisation_id: int) -> None:
-    """Import the graph and train the organisation's router before its first turn.
-
-    The panel calls this when a socket opens, so the one-off cost (LangGraph and scikit-learn
-    imports, training) is paid while the operator is still typing, not by the first answer.
-    """
-    from business.models import Organisation
-    from copilot.graph import get_graph
-
-    try:
-        get_graph()
-        organisation = Organisation.objects.filter(pk=organisation_id).first()
-        if organisation is not None:
-            router_for(organisation)
-            _warm_model_side(organisation)
-    except Exception:  # a failed warm-up only means the first turn pays; the turn reports errors
-        logger.exception("warm-up failed for organisation %s", organisation_id)
-    finally:
-        connection.close()  # a pool thread of its own: keep no connection open behind it

@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import Min, QuerySet
 
-from django.db.models import QuerySet
+from agents.events import ConsultedAgent
+from business.models import Organisation
+from copilot.models import AgentRun, Conversation, ConversationEvent, Message, Turn
 
-from copilot.events import ConsultedAgent
-from copilot.models import AgentRun, Conversation, Message
-
-if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-
-    from business.models import Organisation
-
-    AnyUser = AbstractBaseUser | AnonymousUser
+AnyUser = AbstractBaseUser | AnonymousUser
 
 
 def get_conversation_for_user(user: AnyUser, pk: int | str) -> Conversation:
@@ -29,6 +24,19 @@ def get_conversation_for_user(user: AnyUser, pk: int | str) -> Conversation:
     )
 
 
+def replay_from(conversation: Conversation) -> int:
+    """Where a freshly rendered page starts listening: just before the first event of a turn
+    still queued or running (its stored messages are on the page, its answer is not yet), else
+    after the last event. The panel drops what it already shows by message id."""
+    unfinished = Turn.objects.filter(
+        conversation=conversation, status__in=(Turn.Status.QUEUED, Turn.Status.RUNNING)
+    ).values_list("pk", flat=True)
+    first = ConversationEvent.objects.filter(
+        conversation=conversation, turn_id__in=[str(pk) for pk in unfinished]
+    ).aggregate(first=Min("seq"))["first"]
+    return int(first) - 1 if first is not None else conversation.event_seq
+
+
 def get_conversation_for_org(organisation_id: int, pk: int | str) -> Conversation:
     return Conversation.objects.select_related("organisation").get(
         pk=pk, organisation_id=organisation_id
@@ -36,10 +44,10 @@ def get_conversation_for_org(organisation_id: int, pk: int | str) -> Conversatio
 
 
 def recent_messages(
-    conversation: Conversation, limit: int = 3, before_id: int | None = None
+    conversation_id: int, limit: int = 3, before_id: int | None = None
 ) -> list[Message]:
     """The last `limit` messages, oldest first (optionally only those before a message)."""
-    messages = Message.objects.filter(conversation=conversation)
+    messages = Message.objects.filter(conversation_id=conversation_id)
     if before_id is not None:
         messages = messages.filter(pk__lt=before_id)
     latest = list(messages.order_by("-created_at", "-pk")[:limit])

@@ -1,17 +1,15 @@
-"""Writes of the chat: conversations, their messages, their working state and agent runs."""
+"""Writes of the chat: conversations, their messages, working state, turns and agent runs."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from copilot.models import AgentRun, Conversation, Message
-
-if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser
-
-    from business.models import Organisation
+from business.models import Organisation
+from copilot.models import AgentRun, Conversation, Message, Turn
 
 TITLE_LENGTH = 60
 
@@ -44,6 +42,7 @@ def message_add(
     language: str = "",
     agent: str = "",
     trace: dict[str, Any] | None = None,
+    client_id: str = "",
 ) -> Message:
     """Store one message and touch the conversation (its first user message names it)."""
     now = timezone.now()
@@ -55,6 +54,7 @@ def message_add(
         language=language,
         agent=agent,
         trace=trace or {},
+        client_id=client_id,
         created_at=now,
     )
     fields: dict[str, Any] = {"updated_at": now}
@@ -77,6 +77,24 @@ def conversation_state_update(
     for key, value in fields.items():
         setattr(conversation, key, value)
     return conversation
+
+
+def turn_plan_record(*, turn_id: str, plan: list[dict[str, str]]) -> None:
+    """What the turn is about to run, step by step: what an interruption would have left undone.
+    (A graph run without a stored turn — a benchmark, a dry run — has nothing to record.)"""
+    try:
+        Turn.objects.filter(pk=turn_id).update(plan=plan)
+    except ValidationError:  # not a turn's id
+        return
+
+
+def turn_finish(*, turn: Turn, status: str, answer: Message | None = None, error: str = "") -> None:
+    fields = {
+        "status": status, "answer": answer, "error": error[:2000], "finished_at": timezone.now(),
+    }  # fmt: skip
+    Turn.objects.filter(pk=turn.pk).update(**fields)
+    for key, value in fields.items():
+        setattr(turn, key, value)
 
 
 def agent_run_record(

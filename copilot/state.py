@@ -1,44 +1,53 @@
-"""The state of one turn through the orchestrator graph, and the context it runs for.
+"""The state of one turn through the orchestrator graph, and the run it belongs to.
 
-`TurnState` is what the nodes pass along (each returns only the keys it changes); `TurnDeps` is
-the LangGraph run context (`context_schema`): the organisation, user, conversation and the event
-sink, which never become state.
+`TurnRun` is LangGraph's run context (`context_schema`): the turn's one `TurnContext`
+(agents/context.py) plus the live things this process uses to answer it — the engine, the model
+client, the text stream. It never becomes state.
+
+`TurnState` holds what the nodes produce. Each key has exactly one writer:
+
+| node        | writes                                       |
+|-------------|----------------------------------------------|
+| intake      | `memory`, `history`, `pending`               |
+| signals     | `signals`                                    |
+| understand  | `reading`                                    |
+| route       | `route`                                      |
+| delegate    | `delegation`                                 |
+| compose     | `reply`, `parts`, `consulted`, `trace`       |
+| hold        | `decision` (what resumed the paused turn)    |
+| resume      | `followup` (what the decision led to)        |
+| every node  | `timings` (merged by its reducer)            |
+
+Everything in the state is plain data (the classes are in copilot/checkpoints.py's allowlist):
+a turn that pauses for an approval is checkpointed and may resume in another process.
 """
 
 from __future__ import annotations
 
-import datetime
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any, TypedDict
 
-from agents.base import Outcome, Step, TurnContext
+from agents.base import Chain, Outcome, Step
+from agents.context import TurnContext
+from agents.events import ConsultedAgent
 from agents.models import Agent
-from business.models import Organisation
-from copilot.events import ConsultedAgent
+from copilot.clarify import Pending
 from copilot.memory import WorkingMemory
-from copilot.models import Conversation
-from copilot.signals import Signals
-from copilot.understanding.values import Understanding
-
-# Takes any event of copilot/events.py (TypedDicts) and the dicts agents.base emits.
-EventSink = Callable[[Mapping[str, object]], None]
+from copilot.streaming import TextStream
+from llm.client import ChatClient
+from nlu.tone import Signals
+from nlu.values import Understanding
 
 
-@dataclass
-class TurnDeps:
-    """What one turn runs for: the LangGraph run context, never part of the state."""
+@dataclass(frozen=True)
+class TurnRun:
+    """What a graph run uses besides its state: the turn's context and its live resources."""
 
-    organisation: Organisation
-    user: Any
-    conversation: Conversation
-    turn_id: str
-    text: str
-    message_id: int  # the user's message of this turn
-    now: datetime.datetime  # aware
-    emit: EventSink
-    # Run once the turn is over, whatever happened (e.g. writing the turn's ModelCall rows).
-    on_finish: list[Callable[[], object]] = field(default_factory=list)
+    ctx: TurnContext
+    engine: str  # the organisation's effective engine: embedded, llm or hybrid
+    llm: ChatClient | None  # the model client, on a model engine with a key
+    stream: TextStream  # the turn's one writer of `text` events
+    agents: dict[str, Agent] = field(default_factory=dict)  # the enabled agents by name
 
 
 @dataclass
@@ -60,6 +69,83 @@ class StepRun:
     fallback: str = ""
 
 
+@dataclass
+class Reading:
+    """What `understand` made of the message, and who decided the chain."""
+
+    understanding: Understanding
+    language: str
+    intent_agents: dict[str, str]  # every intent the router knows → its agent
+    # "embedded", "model", "directive" or "clarification"
+    routed_by: str = "embedded"
+    # The chain when a directive, a clarification answer or the model decided it (the embedded
+    # reading's chain is `understanding.tasks`, which `route` turns into steps).
+    steps: list[Step] = field(default_factory=list)
+    notice: str = ""  # a reply that replaces the chain (a choice of agents, a usage hint)
+    direct_agent: str = ""  # `#agent text`: that agent's reply goes out verbatim
+    plan: dict[str, Any] = field(default_factory=dict)  # the orchestrator model's plan
+    fallback: dict[str, str] = field(default_factory=dict)  # where and why the model failed
+    pending: Pending | None = None  # the open question, unless this message dropped it
+    resumed: bool = False  # this message answered it
+
+
+@dataclass
+class Route:
+    """The chain to run: steps in dependency order with the signals applied, each step's source
+    (classifier, signals, directive, clarification, model, continuation), and the conversation's
+    subject as the steps start from it."""
+
+    steps: list[Step]
+    sources: dict[int, str]
+    subject: dict[str, Any]
+
+
+@dataclass
+class Waiting:
+    """A step that depends on a held one: it runs when those approvals have run, or not at all."""
+
+    step: Step
+    approvals: list[int]
+    source: str = "classifier"
+
+
+@dataclass
+class Delegation:
+    """What running the chain did."""
+
+    steps: list[Step]  # the chain as it ran (a rerouted step replaced)
+    runs: list[StepRun]  # every run, yields included, in order
+    chain: Chain  # language, the subject at the end, every step's mutations
+    yields: int = 0
+    handoff_ticket: int | None = None
+    stopped: bool = False  # handed to a person: the rest of the chain did not run
+    shown: list[int] = field(default_factory=list)  # step indexes in the order their text showed
+    held: list[int] = field(default_factory=list)  # approvals the steps filed
+    waiting: list[Waiting] = field(default_factory=list)  # steps that wait for them
+
+    def final_runs(self) -> list[StepRun]:
+        """The last run of each step (a rerouted step's yield is superseded by its reroute)."""
+        last: dict[int, StepRun] = {}
+        for run in self.runs:
+            last[run.step.index] = run
+        return [last[i] for i in sorted(last)]
+
+
+@dataclass
+class Followup:
+    """What one decision on a paused turn led to: its line, the approved call's outcome, the
+    waiting steps that ran or were dropped, and the reply built from them."""
+
+    approval_id: int
+    status: str  # the action's status after the decision ran: executed, rejected, stale…
+    runs: list[StepRun] = field(default_factory=list)
+    dropped: list[Step] = field(default_factory=list)
+    reply: str = ""
+    parts: list[tuple[str, str]] = field(default_factory=list)
+    consulted: list[ConsultedAgent] = field(default_factory=list)
+    trace: dict[str, Any] = field(default_factory=dict)
+
+
 def add_timings(left: dict[str, float], right: dict[str, float]) -> dict[str, float]:
     merged = dict(left)
     for name, ms in right.items():
@@ -69,38 +155,16 @@ def add_timings(left: dict[str, float], right: dict[str, float]) -> dict[str, fl
 
 class TurnState(TypedDict, total=False):
     memory: WorkingMemory
+    history: list[dict[str, str]]  # earlier messages the models read (model engines only)
+    pending: Pending | None  # the question this message may answer
     signals: Signals
-    agents: dict[str, Agent]  # the organisation's enabled agents by name
-    understanding: Understanding | None
-    intent_agents: dict[str, str]  # every intent the router knows → its agent
-    language: str
-    notice: str  # a reply that replaces the chain (a choice of agents, a usage hint)
-    direct_agent: str  # `#agent text`: that agent's reply goes out verbatim
-    steps: list[Step]
-    sources: dict[int, str]  # step index → classifier / signals / directive / reroute
-    cursor: int
-    current: StepRun | None  # the step run waiting for `advance`
-    runs: list[StepRun]
-    ctx: TurnContext
-    yields: int
-    rerouted: list[int]  # step indexes already rerouted once
-    handoff_ticket: int | None
-    stopped: bool
+    reading: Reading
+    route: Route
+    delegation: Delegation
     reply: str
+    parts: list[tuple[str, str]]  # (agent or "", text) of the reply, in order
     consulted: list[ConsultedAgent]
     trace: dict[str, Any]
+    decision: dict[str, Any]  # {"approval_id": …} handed to the paused turn when it resumes
+    followup: Followup
     timings: Annotated[dict[str, float], add_timings]
-    # Engines (O2-O4): the organisation's effective engine, the model client when it has one,
-    # the cross-turn history the model reads, and who decided the chain: "embedded", "model",
-    # "directive" or "clarification".
-    engine: str
-    llm: Any  # copilot.llm.client.ChatClient | None
-    history: list[dict[str, str]]
-    routed_by: str
-    plan: dict[str, Any]  # the orchestrator model's plan, for the trace
-    fallback: dict[str, str]  # {"stage", "kind", "detail"} when the model failed
-    pending: Any  # copilot.clarify.Pending | None: the question this message may answer
-    resumed: bool
-    shown: list[int]  # step indexes in the order their text reached the panel
-    stream: Any  # copilot.streaming.TextStream: the turn's one writer of text events
-    parts: list[tuple[str, str]]  # (agent or "", text) of the reply, in order

@@ -19,15 +19,12 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import connections
 
-from copilot.events import TextEvent
-
-if TYPE_CHECKING:
-    from copilot.state import EventSink
+from agents.context import EventSink
+from agents.events import TextEvent
 
 Writer = Callable[[str], None]
 

@@ -7,38 +7,37 @@ from __future__ import annotations
 
 from typing import Any
 
-from copilot import memory as wm
-from copilot.events import ConsultedAgent
-from copilot.state import StepRun, TurnState
-from copilot.understanding.values import Understanding
+from agents.base import CUSTOMER_ID, JOB_ID
+from agents.events import ConsultedAgent
+from copilot.state import StepRun, TurnRun, TurnState
+from nlu.values import Understanding
 
 
-def build_trace(state: TurnState, consulted: list[ConsultedAgent]) -> dict[str, Any]:
+def build_trace(run: TurnRun, state: TurnState, consulted: list[ConsultedAgent]) -> dict[str, Any]:
     """The runtime trace stored with the reply (T1): what was understood and what ran."""
-    understanding = state.get("understanding")
-    ctx = state["ctx"]
-    pending = state.get("pending")
+    reading, delegation = state["reading"], state["delegation"]
+    chain = delegation.chain
     return {
         # The organisation's engine, who decided the chain, and why the model was left out.
-        "engine": state.get("engine", "embedded"),
-        "routed_by": state.get("routed_by", "embedded"),
-        "plan": _jsonable(state.get("plan") or {}),
-        "fallback": state.get("fallback") or None,
+        "engine": run.engine,
+        "routed_by": reading.routed_by,
+        "plan": _jsonable(reading.plan),
+        "fallback": reading.fallback or None,
         "clarification": {
-            "resumed": bool(state.get("resumed")),
-            "pending": pending.as_state() if pending is not None else None,
+            "resumed": reading.resumed,
+            "pending": reading.pending.as_state() if reading.pending is not None else None,
         },
-        "language": state.get("language", ""),
+        "language": reading.language,
         "signals": state["signals"].as_trace(),
-        "understanding": _understanding_trace(understanding),
-        "directive": state.get("direct_agent") or None,
-        "notice": bool(state.get("notice")),
-        "steps": [_run_trace(run) for run in state["runs"]],
-        "mutations": [{"kind": m.kind, "id": m.id, "label": m.label} for m in ctx.mutations],
-        "yields": state["yields"],
-        "handoff_ticket": state.get("handoff_ticket"),
+        "understanding": _understanding_trace(reading.understanding),
+        "directive": reading.direct_agent or None,
+        "notice": bool(reading.notice),
+        "steps": [_run_trace(step_run) for step_run in delegation.runs],
+        "mutations": [{"kind": m.kind, "id": m.id, "label": m.label} for m in chain.mutations],
+        "yields": delegation.yields,
+        "handoff_ticket": delegation.handoff_ticket,
         "consulted": [dict(c) for c in consulted],
-        "state": {k: v for k, v in ctx.state.items() if k in (wm.CUSTOMER_ID, wm.JOB_ID)},
+        "state": {k: v for k, v in chain.state.items() if k in (CUSTOMER_ID, JOB_ID)},
     }
 
 

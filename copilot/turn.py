@@ -1,34 +1,40 @@
-"""One copilot turn, end to end, as a plain async service every channel calls.
+"""The turn service: a message is stored before anything else, then answered as a job.
 
-The panel's consumer awaits it with a `send` that writes to the websocket; the WhatsApp task calls
-it through `async_to_sync` with a `send` that buffers. The graph and every ORM call run in one
-worker thread (the ORM is sync); events cross back to the event loop through an asyncio queue fed
-with `loop.call_soon_threadsafe`, so each one reaches `send` while the turn is still running.
+Every entry point — the panel's socket, the WhatsApp webhook, a schedule, a manager's decision —
+goes the same way:
 
-Order (copilot/events.py): `thinking` (right after the user's message is stored, before any heavy
-work), the step events and `text` chunks as they happen, then `consulted` and `completed` — or
-`error` then `completed`. The user's message is stored first and is never lost.
+1. `accept_message` stores the user's message and its queued `Turn` and publishes `accepted`, all
+   in one transaction. Nothing accepted lives only in memory; a frame sent twice with the same
+   `client_id` is one message.
+2. The runner (copilot/runner.py) hands the conversation to a job — a Celery task in production,
+   a worker thread of this process on the embedded default — which claims the conversation's
+   queued turns one at a time, in order, and calls `run_turn` for each.
+3. `run_turn` answers a claimed turn: `thinking`, the graph (its events as they happen), the
+   reply stored, then `consulted` and `completed` — or `error` and `completed`. Every event goes
+   through the conversation's event log and channel-layer group (copilot/eventlog.py).
+
+A turn found *running* after its runner died is never re-run: `interrupt_turn` says what was done
+(from the tool and agent rows) and what was not.
 """
 
 from __future__ import annotations
 
-import asyncio
 import datetime
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from asgiref.sync import sync_to_async
-from django.contrib.auth import get_user_model
-from django.db import close_old_connections, transaction
+from django.db import IntegrityError, close_old_connections, transaction
+from django.db.models import Sum
 from django.utils import timezone
 
-from copilot import clarify, replies
-from copilot import memory as wm
-from copilot.events import (
+from agents.base import load_handlers
+from agents.context import TurnContext
+from agents.events import (
+    AcceptedEvent,
+    ApprovalDecidedEvent,
     CompletedEvent,
     ConsultedEvent,
     ErrorEvent,
@@ -36,17 +42,42 @@ from copilot.events import (
     ThinkingEvent,
     UsageEvent,
 )
-from copilot.locks import LockUnavailable, conversation_lock
-from copilot.models import Conversation, Message
-from copilot.selectors import get_conversation_for_org
-from copilot.services import conversation_state_update, message_add
-from copilot.understanding.language import detect_language
+from agents.models import ToolCall
+from agents.selectors import agents_for_org
+from approvals.models import PendingAction
+from business.hygiene import text_problem
+from business.models import Organisation
+from copilot import checkpoints, clarify, engines, eventlog, replies
+from copilot import memory as wm
+from copilot.graph import get_graph, pause, resume, run_graph
+from copilot.models import AgentRun, Conversation, ConversationEvent, Message, Turn
+from copilot.resume import run_decision_alone
+from copilot.router_cache import router_for
+from copilot.services import conversation_state_update, message_add, turn_finish
+from copilot.state import Followup, TurnRun, TurnState
+from copilot.streaming import TextStream
+from llm.client import sdk_client
+from llm.models import ModelCall
+from llm.provider import engine_for
+from nlu.language import detect_language
 
 logger = logging.getLogger(__name__)
 
-Send = Callable[[Event], Awaitable[None]]
-Emit = Callable[[Any], None]
-_DONE = object()
+
+class MessageRefused(ValueError):
+    """The text cannot be stored (`code`: "nul" or "surrogate")."""
+
+    def __init__(self, code: str) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class Accepted:
+    turn_id: str
+    message_id: int
+    event: Event  # `accepted` (or `approval_decided`) as published, with its seq
+    duplicate: bool = False  # the same client_id was accepted before: nothing new was stored
 
 
 @dataclass
@@ -61,209 +92,284 @@ class TurnResult:
     timings: dict[str, float] = field(default_factory=dict)
 
 
-class _Sender:
-    """`send`, except that a closed socket stops the sending, not the turn (S4: the answer is
-    stored and the client gets it on reconnect)."""
-
-    def __init__(self, send: Send) -> None:
-        self._send = send
-        self.broken = False
-
-    async def __call__(self, event: Event) -> None:
-        if self.broken:
-            return
-        try:
-            await self._send(event)
-        except Exception:
-            logger.warning("turn %s: send failed; the turn goes on", event.get("turn_id"))
-            self.broken = True
+# --- 1. stored first ------------------------------------------------------------------------
 
 
-async def run_turn(
+def accept_message(
     *,
-    organisation_id: int,
-    conversation_id: int,
+    conversation: Conversation,
     user_id: int | None,
     text: str,
-    send: Send,
-) -> TurnResult:
-    """Store the message, answer it, store the answer; stream every event to `send`.
-
-    Turns of one conversation run one at a time, in arrival order (S5, copilot/locks.py).
-    """
-    sender = _Sender(send)
+    client_id: str = "",
+) -> Accepted:
+    """Store the user's message and its queued turn, and publish `accepted`, in one commit."""
+    problem = text_problem(text)
+    if problem is not None:
+        raise MessageRefused(problem)
+    if client_id and (earlier := _accepted_before(conversation, client_id)) is not None:
+        return earlier
     try:
-        async with conversation_lock(organisation_id, conversation_id):
-            return await _run(organisation_id, conversation_id, user_id, text, sender)
-    except LockUnavailable:
-        # Another turn held the conversation too long: keep the message, say so, end the turn.
-        keep = sync_to_async(_keep_unanswered, thread_sensitive=False)
-        result = await keep(organisation_id, conversation_id, text)
-        await sender(_error(result.turn_id, result.error_code, result.text))
-        await sender(_completed(result))
-        return result
+        with transaction.atomic():
+            message = message_add(
+                conversation=conversation, role=Message.Role.USER, text=text,
+                language=detect_language(text), client_id=client_id,
+            )  # fmt: skip
+            turn = Turn.objects.create(
+                organisation_id=conversation.organisation_id, conversation=conversation,
+                message=message, user_id=user_id, created_at=message.created_at,
+            )  # fmt: skip
+            event = eventlog.publish(
+                conversation.organisation_id,
+                conversation.pk,
+                AcceptedEvent(
+                    type="accepted", turn_id=str(turn.pk), message_id=message.pk, text=text,
+                    client_id=client_id,
+                ),
+            )  # fmt: skip
+    except IntegrityError:
+        # The same frame from two sockets at once: the other one stored it.
+        earlier = _accepted_before(conversation, client_id) if client_id else None
+        if earlier is None:
+            raise
+        return earlier
+    return Accepted(turn_id=str(turn.pk), message_id=message.pk, event=event)
 
 
-async def _run(
-    organisation_id: int, conversation_id: int, user_id: int | None, text: str, sender: _Sender
-) -> TurnResult:
-    turn_id = str(uuid.uuid4())
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[Any] = asyncio.Queue()
-
-    def emit(event: Any) -> None:
-        loop.call_soon_threadsafe(queue.put_nowait, event)
-
-    work = sync_to_async(_work, thread_sensitive=False)
-    task = asyncio.ensure_future(
-        work(organisation_id, conversation_id, user_id, text, turn_id, emit)
+def _accepted_before(conversation: Conversation, client_id: str) -> Accepted | None:
+    message = (
+        Message.objects.filter(conversation=conversation, client_id=client_id)
+        .select_related("turn")
+        .first()
     )
-    # Runs on the loop after every event the thread scheduled, so the queue ends with _DONE.
-    task.add_done_callback(lambda _task: queue.put_nowait(_DONE))
-    try:
-        while (event := await queue.get()) is not _DONE:
-            await sender(event)
-    except asyncio.CancelledError:
-        # The caller went away; the thread cannot be stopped, so let it finish and store the
-        # answer (S4) while this turn still holds the conversation.
-        sender.broken = True
-        await asyncio.wait({task})
-        raise
-    try:
-        result = task.result()
-    except Exception:  # _work reports its own failures; this is the last line of defence
-        logger.exception("turn %s failed outside the graph", turn_id)
-        language = detect_language(text)
-        result = TurnResult(turn_id, False, replies.turn_failed(language), language,
-                            error_code="internal")  # fmt: skip
-        await sender(_error(turn_id, result.error_code, result.text))
-    await sender(_completed(result))
-    return result
-
-
-def _error(turn_id: str, code: str, message: str) -> ErrorEvent:
-    return ErrorEvent(type="error", turn_id=turn_id, code=code, message=message)
-
-
-def _completed(result: TurnResult) -> CompletedEvent:
-    return CompletedEvent(
-        type="completed",
-        turn_id=result.turn_id,
-        message_id=result.assistant_message_id,
-        text=result.text,
-    )
-
-
-def _keep_unanswered(organisation_id: int, conversation_id: int, text: str) -> TurnResult:
-    """The conversation stayed busy: store the message anyway (it is never lost) and say so."""
-    close_old_connections()
-    language = detect_language(text)
-    busy = replies.t(
-        language,
-        es="Sigo con tu mensaje anterior; guardé este, mandámelo de nuevo en un momento.",
-        en="I'm still on your previous message; this one is saved, send it again in a moment.",
-    )
-    result = TurnResult(str(uuid.uuid4()), False, busy, language, error_code="conversation_busy")
-    try:
-        conversation = get_conversation_for_org(organisation_id, conversation_id)
-        asked = message_add(
-            conversation=conversation, role=Message.Role.USER, text=text, language=language
-        )
-        result.user_message_id = asked.pk
-    except Conversation.DoesNotExist:
-        result.error_code = "conversation_not_found"
-    finally:
-        close_old_connections()
-    return result
-
-
-def _user(user_id: int | None) -> Any:
-    if user_id is None:
+    if message is None:
         return None
-    return get_user_model().objects.filter(pk=user_id).first()
+    turn_id = str(message.turn.pk)
+    row = ConversationEvent.objects.filter(
+        conversation=conversation, turn_id=turn_id, type="accepted"
+    ).first()
+    event = AcceptedEvent(
+        type="accepted", turn_id=turn_id, message_id=message.pk, text=message.text,
+        client_id=client_id,
+    )  # fmt: skip
+    if row is not None:
+        event["seq"] = row.seq
+    return Accepted(turn_id=turn_id, message_id=message.pk, event=event, duplicate=True)
 
 
-def _work(
-    organisation_id: int,
-    conversation_id: int,
-    user_id: int | None,
-    text: str,
-    turn_id: str,
-    emit: Emit,
-) -> TurnResult:
-    """The whole turn in one worker thread, with its own database connection."""
-    close_old_connections()
-    language = detect_language(text)
+def accept_decision(action: PendingAction) -> Accepted | None:
+    """A manager's decision (or the expiry) on a held action enters its conversation like a
+    message: a note, a queued turn that will resume the paused one, and `approval_decided`.
+    None when the action belongs to no conversation."""
+    if action.conversation_id is None:
+        return None
+    conversation = Conversation.objects.filter(
+        pk=action.conversation_id, organisation_id=action.organisation_id
+    ).first()
+    if conversation is None:
+        return None
+    paused = Turn.objects.filter(pk=action.turn_id).first() if _is_uuid(action.turn_id) else None
+    language = (paused.message.language if paused is not None else "") or "es"
+    decider = action.decided_by
+    name = (decider.get_full_name() or decider.get_username()) if decider is not None else ""
+    note = replies.decision_note(
+        status=str(action.status), approval_id=action.pk, summary=action.summary_in(language),
+        decided_by=name, language=language,
+    )  # fmt: skip
+    with transaction.atomic():
+        message = message_add(
+            conversation=conversation, role=Message.Role.SYSTEM, text=note, language=language,
+        )  # fmt: skip
+        turn = Turn.objects.create(
+            organisation_id=conversation.organisation_id, conversation=conversation,
+            message=message, kind=Turn.Kind.DECISION, resumes=paused, approval_id=action.pk,
+            created_at=message.created_at,
+        )  # fmt: skip
+        event = eventlog.publish(
+            conversation.organisation_id, conversation.pk,
+            ApprovalDecidedEvent(
+                type="approval_decided", turn_id=str(turn.pk), approval_id=action.pk,
+                status=str(action.status), summary=action.summary_in(language),
+                decided_by=name, reason=action.decision_reason, message_id=message.pk,
+                text=note,
+            ),
+        )  # fmt: skip
+    return Accepted(turn_id=str(turn.pk), message_id=message.pk, event=event)
+
+
+def _is_uuid(value: str) -> bool:
     try:
-        try:
-            conversation = get_conversation_for_org(organisation_id, conversation_id)
-        except Conversation.DoesNotExist:
-            message = replies.t(
-                language,
-                es="No encontré esa conversación.",
-                en="That conversation was not found.",
-            )
-            emit(_error(turn_id, "conversation_not_found", message))
-            return TurnResult(
-                turn_id, False, message, language, error_code="conversation_not_found"
-            )
-        user = _user(user_id)
-        with transaction.atomic():  # one commit for the message and the conversation's touch
-            asked = message_add(
-                conversation=conversation, role=Message.Role.USER, text=text, language=language
-            )
-        emit(ThinkingEvent(type="thinking", turn_id=turn_id, message_id=asked.pk))
-        return _answer(conversation, user, asked, turn_id, emit)
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
+
+
+# --- 3. a claimed turn, answered --------------------------------------------------------------
+
+
+def run_turn(turn_id: str) -> TurnResult:
+    """Answer a turn the runner has claimed; every event goes to the conversation's log and
+    group. Never raises: a failure is stored and published as the turn's answer."""
+    close_old_connections()
+    try:
+        turn = Turn.objects.select_related("conversation__organisation", "message", "user").get(
+            pk=turn_id
+        )
+        return _run(turn)
     finally:
         close_old_connections()
 
 
-def _answer(
-    conversation: Conversation, user: Any, asked: Message, turn_id: str, emit: Emit
-) -> TurnResult:
-    from copilot.graph import run_graph  # LangGraph is imported on the first turn only
-    from copilot.state import TurnDeps
+def _emitter(turn: Turn) -> Any:
+    organisation_id, conversation_id = turn.organisation_id, turn.conversation_id
 
+    def emit(event: Event) -> None:
+        eventlog.publish(organisation_id, conversation_id, event)
+
+    return emit
+
+
+def _run(turn: Turn) -> TurnResult:
+    if turn.kind == Turn.Kind.DECISION:
+        return _run_decision(turn)
+    turn_id, asked, conversation = str(turn.pk), turn.message, turn.conversation
+    emit = _emitter(turn)
+    emit(ThinkingEvent(type="thinking", turn_id=turn_id, message_id=asked.pk))
     started, cpu_started = time.perf_counter(), time.thread_time()
-    deps = TurnDeps(
-        organisation=conversation.organisation, user=user, conversation=conversation,
-        turn_id=turn_id, text=asked.text, message_id=asked.pk, now=timezone.now(), emit=emit,
-    )  # fmt: skip
     try:
-        state = run_graph(deps)
+        run = _open_run(turn, emit)
+        state = run_graph(run)
+        language = state["reading"].language or asked.language or "es"
+        # Wall time per node and for the graph, and the graph's CPU time in this thread (what
+        # the turn costs when the machine is not busy with anything else).
+        timings = {
+            **state.get("timings", {}),
+            "graph": (time.perf_counter() - started) * 1000,
+            "graph_cpu": (time.thread_time() - cpu_started) * 1000,
+        }
+        trace = {**state.get("trace", {}), "turn_id": turn_id, "timings_ms": _rounded(timings)}
+        held = bool(state["delegation"].held)
+        if held:  # it waits for a manager: checkpointed before anyone can decide
+            pause(run, state)
+        with transaction.atomic():
+            answer = _store_reply(conversation, state, language, trace)
+            _remember(conversation, state, asked.text, run.ctx.now)
+            status = Turn.Status.WAITING if held else Turn.Status.DONE
+            turn_finish(turn=turn, status=status, answer=answer)
+            _finish_events(run, turn_id, answer.pk, state["reply"], state.get("consulted", []))
     except Exception as exc:
-        logger.exception("turn %s failed in the graph", turn_id)
-        return _fail(conversation, asked, turn_id, emit, exc)
-    language = state.get("language") or asked.language or "es"
-    # Wall time per node and for the graph, and the graph's CPU time in this thread (what the
-    # turn costs when the machine is not busy with anything else).
-    timings = {
-        **state.get("timings", {}),
-        "graph": (time.perf_counter() - started) * 1000,
-        "graph_cpu": (time.thread_time() - cpu_started) * 1000,
-    }
-    trace = {**state.get("trace", {}), "turn_id": turn_id, "timings_ms": _rounded(timings)}
-    with transaction.atomic():
-        answer = _store_reply(conversation, state, language, trace)
-        _remember(conversation, state, asked.text, deps.now)
-    if state.get("llm") is not None:
-        tokens_in, tokens_out = _turn_tokens(conversation, turn_id)
-        emit(UsageEvent(type="usage", turn_id=turn_id, tokens_in=tokens_in, tokens_out=tokens_out))
-    emit(ConsultedEvent(type="consulted", turn_id=turn_id, agents=state.get("consulted", [])))
+        logger.exception("turn %s failed", turn_id)
+        return _fail(turn, emit, exc)
     return TurnResult(
         turn_id, True, state["reply"], language, user_message_id=asked.pk,
         assistant_message_id=answer.pk, timings=timings,
     )  # fmt: skip
 
 
+def _open_run(turn: Turn, emit: Any) -> TurnRun:
+    """The turn's context, its engine and model client, and the enabled agents."""
+    conversation = turn.conversation
+    ctx = TurnContext(
+        organisation=conversation.organisation, user=turn.user, conversation_id=conversation.pk,
+        now=timezone.now(), turn_id=str(turn.pk), message_id=turn.message_id,
+        text=turn.message.text, emit=emit,
+    )  # fmt: skip
+    engine, client = engines.open_for(ctx)
+    # Intents are only read on the rare directive fallback: no prefetch on every turn.
+    enabled = agents_for_org(conversation.organisation).prefetch_related(None)
+    return TurnRun(
+        ctx=ctx, engine=engine, llm=client, stream=TextStream(emit, ctx.turn_id),
+        agents={agent.name: agent for agent in enabled},
+    )  # fmt: skip
+
+
+def _finish_events(
+    run: TurnRun, turn_id: str, answer_id: int, reply: str, consulted: list[Any]
+) -> None:
+    """`usage`, `consulted`, `completed`: logged with the reply they close (one commit), so a
+    page rendered after the commit replays nothing of a finished turn."""
+    if run.llm is not None:
+        tokens_in, tokens_out = _turn_tokens(run.ctx.organisation.pk, turn_id)
+        run.ctx.emit(
+            UsageEvent(type="usage", turn_id=turn_id, tokens_in=tokens_in, tokens_out=tokens_out)
+        )
+    run.ctx.emit(ConsultedEvent(type="consulted", turn_id=turn_id, agents=consulted))
+    run.ctx.emit(_completed(turn_id, answer_id, reply))
+
+
+def _run_decision(turn: Turn) -> TurnResult:
+    """A manager's decision resumes the paused turn that filed the action."""
+    turn_id, note, conversation = str(turn.pk), turn.message, turn.conversation
+    emit = _emitter(turn)
+    emit(ThinkingEvent(type="thinking", turn_id=turn_id, message_id=note.pk))
+    language = note.language or "es"
+    try:
+        run = _open_run(turn, emit)
+        followup = _followup(run, turn)
+        with transaction.atomic():
+            answer = message_add(
+                conversation=conversation, role=Message.Role.ASSISTANT, text=followup.reply,
+                language=language, trace={**followup.trace, "turn_id": turn_id},
+            )  # fmt: skip
+            turn_finish(turn=turn, status=Turn.Status.DONE, answer=answer)
+            _settle_paused(turn)
+            _finish_events(run, turn_id, answer.pk, followup.reply, followup.consulted)
+    except Exception as exc:
+        logger.exception("decision turn %s failed", turn_id)
+        return _fail(turn, emit, exc)
+    return TurnResult(
+        turn_id, True, followup.reply, language, user_message_id=note.pk,
+        assistant_message_id=answer.pk,
+    )  # fmt: skip
+
+
+def _followup(run: TurnRun, turn: Turn) -> Followup:
+    paused = turn.resumes
+    assert turn.approval_id is not None
+    if paused is not None:
+        state = resume(run, str(paused.pk), turn.approval_id)
+        if state is not None and "followup" in state:
+            return state["followup"]
+    # No paused turn to resume (its checkpoint is gone): the decision alone.
+    return run_decision_alone(run, turn.approval_id, turn.message.language or "es")
+
+
+def _settle_paused(turn: Turn) -> None:
+    """The paused turn is done once none of its held actions waits any more."""
+    paused = turn.resumes
+    if paused is None or paused.status != Turn.Status.WAITING:
+        return
+    waiting = PendingAction.objects.filter(
+        turn_id=str(paused.pk),
+        status__in=(PendingAction.Status.PENDING, PendingAction.Status.APPROVED),
+    )
+    if not waiting.exists():
+        Turn.objects.filter(pk=paused.pk, status=Turn.Status.WAITING).update(
+            status=Turn.Status.DONE
+        )
+        transaction.on_commit(
+            lambda: checkpoints.forget(
+                paused.organisation_id, paused.conversation_id, str(paused.pk)
+            )
+        )
+
+
+def _completed(turn_id: str, message_id: int | None, text: str) -> CompletedEvent:
+    return CompletedEvent(type="completed", turn_id=turn_id, message_id=message_id, text=text)
+
+
+def _error(turn_id: str, code: str, message: str) -> ErrorEvent:
+    return ErrorEvent(type="error", turn_id=turn_id, code=code, message=message)
+
+
 def _store_reply(
-    conversation: Conversation, state: Any, language: str, trace: dict[str, Any]
+    conversation: Conversation, state: TurnState, language: str, trace: dict[str, Any]
 ) -> Message:
     """The reply as stored history. When the model's agents answered, each agent's answer is its
     own message (history stays separated per agent); the trace goes with the last one."""
     parts: list[tuple[str, str]] = state.get("parts") or []
-    direct = state.get("direct_agent") or ""
-    per_agent = state.get("routed_by") == "model" and len(parts) > 1
+    direct = state["reading"].direct_agent
+    per_agent = state["reading"].routed_by == "model" and len(parts) > 1
     if not per_agent:
         return message_add(
             conversation=conversation, role=Message.Role.ASSISTANT, text=state["reply"],
@@ -286,26 +392,23 @@ def _store_reply(
     return stored
 
 
-def _turn_tokens(conversation: Conversation, turn_id: str) -> tuple[int, int]:
-    from django.db.models import Sum
-
-    from copilot.models import ModelCall
-
-    totals = ModelCall.objects.filter(
-        organisation_id=conversation.organisation_id, turn_id=turn_id
-    ).aggregate(tokens_in=Sum("tokens_in"), tokens_out=Sum("tokens_out"))
+def _turn_tokens(organisation_id: int, turn_id: str) -> tuple[int, int]:
+    totals = ModelCall.objects.filter(organisation_id=organisation_id, turn_id=turn_id).aggregate(
+        tokens_in=Sum("tokens_in"), tokens_out=Sum("tokens_out")
+    )
     return int(totals["tokens_in"] or 0), int(totals["tokens_out"] or 0)
 
 
 def _remember(
-    conversation: Conversation, state: Any, user_text: str, now: datetime.datetime
+    conversation: Conversation, state: TurnState, user_text: str, now: datetime.datetime
 ) -> None:
     """The next turn's working memory: the subject under discussion, a compact summary and the
     question this turn left open (O8)."""
-    runs = state.get("runs", [])
+    delegation, reading = state["delegation"], state["reading"]
+    runs = delegation.runs
     done = [run.step for run in runs if not run.outcome.yielded]
     updated = wm.remember_turn(
-        state["ctx"].state if "ctx" in state else dict(conversation.state),
+        delegation.chain.state,
         intents=[step.intent for step in done],
         agents=[step.agent for step in done],
     )
@@ -314,9 +417,7 @@ def _remember(
     if asking is not None and asking.outcome.clarify is not None:
         step, question = asking.step, asking.outcome.clarify
         asked = (step.intent, step.agent, step.engine, step.text, question.question, question.slot)
-    pending = clarify.next_pending(
-        asked, state.get("pending"), resumed=bool(state.get("resumed")), now=now
-    )
+    pending = clarify.next_pending(asked, reading.pending, resumed=reading.resumed, now=now)
     updated.pop(clarify.PENDING, None)
     if pending is not None:
         updated[clarify.PENDING] = pending.as_state()
@@ -324,20 +425,23 @@ def _remember(
     conversation_state_update(conversation=conversation, state=updated, summary=summary)
 
 
-def _fail(
-    conversation: Conversation, asked: Message, turn_id: str, emit: Emit, exc: Exception
-) -> TurnResult:
+def _fail(turn: Turn, emit: Any, exc: Exception) -> TurnResult:
     """Say it failed, in the message's language, and keep the failure in the history."""
+    turn_id, asked = str(turn.pk), turn.message
     language = asked.language or "es"
     text = replies.turn_failed(language)
-    emit(_error(turn_id, "turn_failed", text))
+    error = f"{type(exc).__name__}: {exc}"
     answer_id: int | None = None
     try:
-        answer = message_add(
-            conversation=conversation, role=Message.Role.ASSISTANT, text=text, language=language,
-            trace={"turn_id": turn_id, "error": f"{type(exc).__name__}: {exc}"},
-        )  # fmt: skip
+        emit(_error(turn_id, "turn_failed", text))
+        with transaction.atomic():
+            answer = message_add(
+                conversation=turn.conversation, role=Message.Role.ASSISTANT, text=text,
+                language=language, trace={"turn_id": turn_id, "error": error},
+            )  # fmt: skip
+            turn_finish(turn=turn, status=Turn.Status.FAILED, answer=answer, error=error)
         answer_id = answer.pk
+        emit(_completed(turn_id, answer_id, text))
     except Exception:
         logger.exception("turn %s: could not store the failure", turn_id)
     return TurnResult(
@@ -348,3 +452,78 @@ def _fail(
 
 def _rounded(timings: dict[str, float]) -> dict[str, float]:
     return {name: round(ms, 2) for name, ms in timings.items()}
+
+
+# --- a turn whose runner died ---------------------------------------------------------------
+
+
+def interrupt_turn(turn: Turn) -> bool:
+    """Close a turn that was running when its runner died, without running it again: say what
+    its tools did and what it had still planned. False when someone else closed it first."""
+    claimed = Turn.objects.filter(pk=turn.pk, status=Turn.Status.RUNNING).update(
+        status=Turn.Status.INTERRUPTED, finished_at=timezone.now()
+    )
+    if claimed != 1:
+        return False
+    turn_id, asked = str(turn.pk), turn.message
+    language = asked.language or detect_language(asked.text)
+    text = _interruption_text(turn, language)
+    with transaction.atomic():
+        answer = message_add(
+            conversation=turn.conversation, role=Message.Role.ASSISTANT, text=text,
+            language=language, trace={"turn_id": turn_id, "interrupted": True},
+        )  # fmt: skip
+        Turn.objects.filter(pk=turn.pk).update(answer=answer, error="runner died mid-turn")
+        emit = _emitter(turn)
+        emit(_error(turn_id, "interrupted", text))
+        emit(_completed(turn_id, answer.pk, text))
+    return True
+
+
+def _interruption_text(turn: Turn, language: str) -> str:
+    turn_id = str(turn.pk)
+    calls = ToolCall.objects.filter(organisation_id=turn.organisation_id, turn_id=turn_id)
+    done = [
+        call.summary or call.tool
+        for call in calls
+        if call.ok and (call.approval_id is None or call.approved) and call.category != "safe"
+    ]
+    held = [f"#{call.approval_id}" for call in calls if call.approval_id and not call.approved]
+    finished = set(
+        AgentRun.objects.filter(
+            organisation_id=turn.organisation_id, turn_id=turn_id, yielded=False
+        ).values_list("intent", flat=True)
+    )
+    missing = [
+        replies.intent_phrase(step.get("intent", ""), language)
+        for step in turn.plan
+        if step.get("intent") not in finished
+    ]
+    return replies.interrupted(
+        asked=turn.message.text, done=done, held=held, missing=missing, language=language
+    )
+
+
+# --- before the first turn ------------------------------------------------------------------
+
+
+def warm_up(organisation_id: int) -> None:
+    """Build the graph and train the organisation's router before its first turn (and, on a
+    model engine, open the SDK client and build the orchestrator's tools): the one-off cost is
+    paid while the operator is still typing, not by the first answer."""
+    try:
+        load_handlers()
+        get_graph()
+        organisation = Organisation.objects.filter(pk=organisation_id).first()
+        if organisation is None:
+            return
+        router_for(organisation)
+        _engine, provider = engine_for(organisation)
+        if provider is not None:
+            sdk_client(provider)
+            agents = {a.name: a for a in agents_for_org(organisation).prefetch_related(None)}
+            engines.tool_schemas(organisation, agents)
+    except Exception:  # a failed warm-up only means the first turn pays; the turn reports errors
+        logger.exception("warm-up failed for organisation %s", organisation_id)
+    finally:
+        close_old_connections()

@@ -9,7 +9,7 @@ from django.views.decorators.http import require_POST
 
 from business.roles import permission_required
 from copilot.models import Conversation
-from copilot.selectors import conversations_for_user, get_conversation_for_user
+from copilot.selectors import conversations_for_user, get_conversation_for_user, replay_from
 from copilot.services import conversation_create
 
 
@@ -43,5 +43,6 @@ def chat_detail(request: HttpRequest, conversation_id: int) -> HttpResponse:
         # Not "messages": that name is Django's flash messages, which base.html renders.
         "chat_messages": conversation.messages.all(),
         "max_chars": settings.COPILOT_MAX_MESSAGE_CHARS,
+        "replay_from": replay_from(conversation),
     }
     return render(request, "copilot/chat.html", context)

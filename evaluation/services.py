@@ -24,9 +24,10 @@ from django.utils.text import slugify
 from agents.models import Agent, AgentIntent
 from agents.services import agents_install_defaults
 from business.models import Organisation
-from copilot.router_cache import vocabulary_for
-from copilot.understanding import Context, Example, Router, Vocabulary, build_router
+from copilot.router_cache import router_for, vocabulary_for
 from evaluation.metrics import Case, Prediction, case_from_json, compute_metrics
+from nlu import Context, Example, Router, Vocabulary, build_router
+from nlu.training import examples_from_labelled
 
 
 class EvaluationError(Exception):
@@ -74,15 +75,11 @@ def reference_context(tz: str, day: datetime.date, vocabulary: Vocabulary) -> Co
 
 
 def _router_for_org(organisation: Organisation) -> Router:
-    from copilot.router_cache import router_for
-
     return router_for(organisation)
 
 
 def _training_agents(organisation: Organisation, train_path: Path) -> None:
     """One agent per intent of the training file; multi-intent lines are cut into examples."""
-    from copilot.understanding.training import examples_from_labelled
-
     lines = [(case.input, case.expected_intents) for case in load_cases(train_path)]
     by_intent: dict[str, list[str]] = defaultdict(list)
     for example in examples_from_labelled(lines, lambda intent: intent):

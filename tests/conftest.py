@@ -58,3 +58,48 @@ def _default_language() -> Iterator[None]:
     translation.activate(django_settings.LANGUAGE_CODE)
     yield
     translation.activate(django_settings.LANGUAGE_CODE)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _celery_tasks_run_inline() -> Iterator[None]:
+    # With REDIS_URL set (the PostgreSQL + Redis run) turns go to Celery: in tests its tasks run
+    # inline, in the process that sends them (one test starts a real worker instead).
+    from capataz.celery import app
+
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = False
+
+
+@pytest.fixture(autouse=True)
+def _no_event_tail(settings: Any) -> None:
+    # The embedded default's log tail polls the database from the event loop; a test that needs
+    # it turns it on.
+    settings.COPILOT_EVENT_TAIL = False
+
+
+@pytest.fixture(autouse=True)
+def _local_runners_finish_within_the_test() -> Iterator[None]:
+    # Turns a test handed to this process's runner threads end before its database goes away.
+    from copilot import tasks
+
+    yield
+    executor, tasks._executor = tasks._executor, None
+    if executor is not None:
+        executor.shutdown(wait=True)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_lingering_connections(django_db_setup: None, django_db_blocker: Any) -> Iterator[None]:
+    # Sockets, runners and async tests query from worker threads, whose connections outlive the
+    # tests; PostgreSQL refuses to drop a database others are connected to. End them first.
+    yield
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )

@@ -29,6 +29,13 @@ from business.models import (
 _seq = itertools.count(1)
 
 
+def next_monday() -> datetime.date:
+    """A Monday at least a day ahead on the organisation's clock: a booking there is never in
+    the past, whatever day and hour the suite runs."""
+    today = timezone.localdate()
+    return today + datetime.timedelta(days=7 - today.weekday())
+
+
 def make_org(name: str = "Clima Sur", **kwargs: Any) -> Organisation:
     n = next(_seq)
     return Organisation.objects.create(name=name, slug=kwargs.pop("slug", f"org-{n}"), **kwargs)

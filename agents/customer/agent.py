@@ -35,7 +35,7 @@ from agents.registry import ToolResult
 from agents.subjects import CustomerRef, customer_ref
 from business.models import Customer
 from business.selectors import scoped
-from copilot.understanding.cuit import find_cuit
+from nlu.cuit import find_cuit
 
 LISTED = 5  # customers listed when a search matches several
 OPEN = ("scheduled", "in_progress")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from agents.context import TurnContext
 from agents.lookups import resolve_customer
 from agents.payloads import (
     customer_data,
@@ -12,14 +13,7 @@ from agents.payloads import (
     invoice_data,
     job_data,
 )
-from agents.registry import (
-    Category,
-    ToolContext,
-    ToolError,
-    ToolResult,
-    success,
-    tool,
-)
+from agents.registry import Category, ToolError, ToolResult, success, tool
 from business import services
 from business.cuit import cuit_digits, cuit_problem, expected_check_digit, format_cuit
 from business.models import Customer, Job
@@ -39,7 +33,7 @@ CustomerKind = Literal["person", "company"]
     ),
     param_docs={"cuit": "The CUIT as written, with or without dashes (e.g. 20-12345678-6)."},
 )
-def cuit_check(ctx: ToolContext, *, cuit: str) -> ToolResult:
+def cuit_check(ctx: TurnContext, *, cuit: str) -> ToolResult:
     digits = cuit_digits(cuit)
     problem = cuit_problem(cuit)
     expected = expected_check_digit(cuit)
@@ -77,13 +71,13 @@ def _kind(prefix: str) -> str:
     },
 )
 def customer_history(
-    ctx: ToolContext, *, customer_id: int | None = None, customer: str | None = None
+    ctx: TurnContext, *, customer_id: int | None = None, customer: str | None = None
 ) -> ToolResult:
     customer_row = resolve_customer(ctx, customer_id, customer)
     return _history(ctx, customer_row)
 
 
-def _history(ctx: ToolContext, customer: Customer) -> ToolResult:
+def _history(ctx: TurnContext, customer: Customer) -> ToolResult:
     file = customer_file(customer, recent_jobs=HISTORY_LIMIT)
     upcoming = [
         job.pk
@@ -109,7 +103,7 @@ def _history(ctx: ToolContext, customer: Customer) -> ToolResult:
     ),
     param_docs={"query": "What to look for, e.g. 'Pérez', '4567-8901' or '20-12345678-6'."},
 )
-def customers_find(ctx: ToolContext, *, query: str) -> ToolResult:
+def customers_find(ctx: TurnContext, *, query: str) -> ToolResult:
     found = customers_search(ctx.organisation, query, limit=FIND_LIMIT + 1)
     shown = found[:FIND_LIMIT]
     return success(
@@ -149,7 +143,7 @@ def _given(**fields: Any) -> dict[str, Any]:
     param_docs=_CONTACT_DOCS,
 )
 def customer_create(
-    ctx: ToolContext,
+    ctx: TurnContext,
     *,
     name: str,
     kind: CustomerKind | None = None,
@@ -191,7 +185,7 @@ def customer_create(
     },
 )
 def customer_update(
-    ctx: ToolContext,
+    ctx: TurnContext,
     *,
     customer_id: int | None = None,
     customer: str | None = None,

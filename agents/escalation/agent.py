@@ -27,7 +27,7 @@ from agents.phrasing import (
 )
 from agents.registry import ToolResult
 from agents.subjects import CustomerRef, customer_ref, job_ref
-from copilot.signals import read_signals
+from nlu.tone import read_signals
 
 SUMMARY_CHARS = 1000
 NEAREST_SHOWN = 3

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
+from agents.context import TurnContext
 from agents.lookups import resolve_customer
 from agents.payloads import local_iso
-from agents.registry import Category, ToolContext, ToolResult, get_scoped, success, tool
+from agents.registry import Category, ToolResult, get_scoped, success, tool
 from business import services
 from business.models import Customer, EscalationTicket, Job
 
@@ -39,7 +40,7 @@ DEFAULT_PRIORITY: dict[str, str] = {
     },
 )
 def ticket_create(
-    ctx: ToolContext,
+    ctx: TurnContext,
     *,
     reason: Reason,
     summary: str,
@@ -66,7 +67,7 @@ def ticket_create(
     return success(f"ticket #{ticket.pk} opened ({ticket.priority})", ticket=data)
 
 
-def _ticket_data(ctx: ToolContext, ticket: EscalationTicket) -> dict[str, object]:
+def _ticket_data(ctx: TurnContext, ticket: EscalationTicket) -> dict[str, object]:
     return {
         "id": ticket.pk,
         "reason": ticket.reason,

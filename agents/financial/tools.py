@@ -6,6 +6,9 @@ import re
 from decimal import Decimal
 from typing import Any, Literal
 
+from django.db import transaction
+
+from agents.context import TurnContext
 from agents.lookups import resolve_customer
 from agents.payloads import (
     customer_data,
@@ -15,12 +18,14 @@ from agents.payloads import (
     invoice_data,
     price_item_data,
 )
+from agents.phrasing import money
 from agents.registry import (
     Category,
-    ToolContext,
+    Preview,
     ToolError,
     ToolResult,
     get_scoped,
+    previews,
     success,
     tool,
 )
@@ -60,7 +65,7 @@ def _score(query: list[str], item: PriceItem) -> int:
     return sum(1 for q in query if any(_related(q, h) for h in haystack))
 
 
-def match_price_items(ctx: ToolContext, text: str) -> list[PriceItem]:
+def match_price_items(ctx: TurnContext, text: str) -> list[PriceItem]:
     """Price-list items ranked by how many words of `text` they share (best first)."""
     query = _tokens(text)
     if not query:
@@ -82,7 +87,7 @@ def match_price_items(ctx: ToolContext, text: str) -> list[PriceItem]:
     },
 )
 def price_list(
-    ctx: ToolContext, *, query: str | None = None, category: str | None = None
+    ctx: TurnContext, *, query: str | None = None, category: str | None = None
 ) -> ToolResult:
     items = match_price_items(ctx, query) if query else list(scoped(PriceItem, ctx.organisation))
     if category:
@@ -95,7 +100,7 @@ def price_list(
     )
 
 
-def _owed_data(ctx: ToolContext, row: InvoiceRow) -> dict[str, object]:
+def _owed_data(ctx: TurnContext, row: InvoiceRow) -> dict[str, object]:
     data = invoice_data(row)
     since = row.invoice.issued_on
     due = row.invoice.due_on
@@ -118,7 +123,7 @@ def _owed_data(ctx: ToolContext, row: InvoiceRow) -> dict[str, object]:
     },
 )
 def payment_status(
-    ctx: ToolContext,
+    ctx: TurnContext,
     *,
     customer_id: int | None = None,
     customer: str | None = None,
@@ -151,7 +156,7 @@ def payment_status(
 
 
 def _lines(
-    ctx: ToolContext,
+    ctx: TurnContext,
     services_wanted: list[str],
     items: list[str],
     price: Decimal | None,
@@ -221,7 +226,7 @@ _LINE_DOCS = {
     },
 )
 def quote_create(
-    ctx: ToolContext,
+    ctx: TurnContext,
     *,
     customer_id: int | None = None,
     customer: str | None = None,
@@ -277,7 +282,7 @@ def quote_create(
     },
 )
 def invoice_create(
-    ctx: ToolContext,
+    ctx: TurnContext,
     *,
     job_id: int | None = None,
     quote_id: int | None = None,
@@ -311,4 +316,40 @@ def invoice_create(
             "lines": _document_lines(invoice),
             **document_totals(invoice.totals()),
         },
+    )
+
+
+@previews(invoice_create)
+def _invoice_preview(ctx: TurnContext, **arguments: Any) -> Preview:
+    """The invoice as it would be issued — computed in a transaction that is rolled back."""
+    with transaction.atomic():
+        result = invoice_create(ctx, **arguments)
+        transaction.set_rollback(True)
+    invoice = result.data["invoice"]
+    total = Decimal(invoice["total"])
+    what_es = what_en = ""
+    if invoice.get("job_id"):
+        what_es, what_en = f" por el trabajo #{invoice['job_id']}", f" for job #{invoice['job_id']}"
+    customer_id = invoice["customer_id"]
+    return Preview(
+        summary_es=f"Emitir la factura {invoice['letter']} a {invoice['customer']}{what_es} "
+        f"por {money(total, 'es')} ({len(invoice['lines'])} línea(s))",
+        summary_en=f"Issue invoice {invoice['letter']} to {invoice['customer']}{what_en} for "
+        f"{money(total, 'en')} ({len(invoice['lines'])} line(s))",
+        relies_on={
+            "customer_id": customer_id,
+            "job_id": invoice.get("job_id"),
+            "letter": invoice["letter"],
+            "lines": [
+                [line["description"], line["quantity"], line["unit_price"]]
+                for line in invoice["lines"]
+            ],  # fmt: skip
+            "total": invoice["total"],
+        },
+        links=[{"kind": "customer", "id": customer_id, "label": invoice["customer"]}]
+        + (
+            [{"kind": "job", "id": invoice["job_id"], "label": f"#{invoice['job_id']}"}]
+            if invoice.get("job_id")
+            else []
+        ),  # fmt: skip
     )

@@ -39,8 +39,8 @@ from agents.phrasing import (
 from agents.registry import ToolResult
 from agents.subjects import CustomerRef, customer_ref, job_mutation, job_ref, same_person
 from business.scheduling import zone_for
-from copilot.understanding.dates import find_dates, target_date
-from copilot.understanding.normalize import fold_keep_length
+from nlu.dates import find_dates, target_date
+from nlu.normalize import fold_keep_length
 
 LISTED = 10  # jobs listed in one answer
 NEXT_JOB_DAYS = 14  # how far ahead "the technician's next job" is looked for

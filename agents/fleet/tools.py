@@ -9,14 +9,25 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import QuerySet
 
+from agents.context import TurnContext
 from agents.lookups import resolve_technician
-from agents.payloads import job_data, local_iso, technician_data, vehicle_data
+from agents.payloads import (
+    customer_link,
+    job_data,
+    job_link,
+    job_relied_on,
+    local_iso,
+    technician_data,
+    vehicle_data,
+)
+from agents.phrasing import day, when
 from agents.registry import (
     Category,
-    ToolContext,
+    Preview,
     ToolError,
     ToolResult,
     get_scoped,
+    previews,
     success,
     tool,
 )
@@ -31,7 +42,7 @@ DISPATCH_ROUNDING = 5  # minutes: "now" is the next 5-minute mark, not 07:03:17
 
 
 def _window(
-    ctx: ToolContext,
+    ctx: TurnContext,
     day: datetime.date | None,
     start: datetime.datetime | None,
     end: datetime.datetime | None,
@@ -57,7 +68,7 @@ def _window(
     },
 )
 def vehicles_available(
-    ctx: ToolContext,
+    ctx: TurnContext,
     *,
     date: datetime.date | None = None,
     start: datetime.datetime | None = None,
@@ -95,7 +106,7 @@ def _vehicle_row(vehicle: Vehicle) -> dict[str, object]:
 
 
 def _absence_range(
-    ctx: ToolContext, technician: Technician
+    ctx: TurnContext, technician: Technician
 ) -> tuple[datetime.date, datetime.date, Absence | None]:
     """The current or next absence of the technician; today alone when there is none."""
     absence = (
@@ -123,7 +134,7 @@ def _absence_range(
     },
 )
 def technician_jobs_affected(
-    ctx: ToolContext,
+    ctx: TurnContext,
     *,
     technician_id: int | None = None,
     technician: str | None = None,
@@ -167,7 +178,7 @@ def technician_jobs_affected(
     },
 )
 def technicians_nearest(
-    ctx: ToolContext,
+    ctx: TurnContext,
     *,
     job_id: int | None = None,
     zone: str | None = None,
@@ -199,7 +210,7 @@ def technicians_nearest(
     )
 
 
-def _report_data(ctx: ToolContext, report: services.MoveReport) -> dict[str, object]:
+def _report_data(ctx: TurnContext, report: services.MoveReport) -> dict[str, object]:
     moved = [
         {
             "job_id": move.job.pk,
@@ -245,7 +256,7 @@ def _report_summary(report: services.MoveReport) -> str:
     },
 )
 def vehicle_assign(
-    ctx: ToolContext, *, job_id: int, vehicle_id: int | None = None, plate: str | None = None
+    ctx: TurnContext, *, job_id: int, vehicle_id: int | None = None, plate: str | None = None
 ) -> ToolResult:
     job = get_scoped(Job, ctx, job_id, "job")
     if vehicle_id is not None or plate:
@@ -274,7 +285,7 @@ def vehicle_assign(
     raise ToolError("no vehicle is free for that job", refusals=refusals[:5])
 
 
-def _vehicle(ctx: ToolContext, vehicle_id: int | None, plate: str | None) -> Vehicle:
+def _vehicle(ctx: TurnContext, vehicle_id: int | None, plate: str | None) -> Vehicle:
     if vehicle_id is not None:
         return get_scoped(Vehicle, ctx, vehicle_id, "vehicle")
     wanted = "".join((plate or "").split()).upper()
@@ -299,7 +310,7 @@ def _vehicle(ctx: ToolContext, vehicle_id: int | None, plate: str | None) -> Veh
     },
 )
 def technician_absence_record(
-    ctx: ToolContext,
+    ctx: TurnContext,
     *,
     technician_id: int | None = None,
     technician: str | None = None,
@@ -330,7 +341,7 @@ def technician_absence_record(
 
 
 def _absence_for(
-    ctx: ToolContext,
+    ctx: TurnContext,
     absence_id: int | None,
     technician_id: int | None,
     technician: str | None,
@@ -372,7 +383,7 @@ def _absence_for(
     },
 )
 def jobs_redistribute(
-    ctx: ToolContext,
+    ctx: TurnContext,
     *,
     absence_id: int | None = None,
     technician_id: int | None = None,
@@ -395,7 +406,7 @@ def jobs_redistribute(
 
 
 def _jobs_to_move(
-    ctx: ToolContext,
+    ctx: TurnContext,
     job_ids: list[int] | None,
     day: datetime.date | None,
     date_to: datetime.date | None,
@@ -440,7 +451,7 @@ def _jobs_to_move(
     },
 )
 def jobs_bulk_reschedule(
-    ctx: ToolContext,
+    ctx: TurnContext,
     *,
     job_ids: list[int] | None = None,
     date: datetime.date | None = None,
@@ -485,7 +496,7 @@ def _round_up(moment: datetime.datetime, minutes: int = DISPATCH_ROUNDING) -> da
     },
 )
 def technician_dispatch(
-    ctx: ToolContext, *, job_id: int, technician_id: int | None = None
+    ctx: TurnContext, *, job_id: int, technician_id: int | None = None
 ) -> ToolResult:
     job = get_scoped(Job, ctx, job_id, "job")
     start = _round_up(ctx.local_now)
@@ -508,4 +519,124 @@ def technician_dispatch(
         f"technician #{chosen.pk} dispatched to job #{job.pk}",
         job=job_data(ctx, job),
         technician=technician_data(chosen, near=zone),
+    )
+
+
+# --- how a held call of these tools reads, and what it relies on ----------------------------
+
+
+@previews(technician_absence_record)
+def _absence_preview(
+    ctx: TurnContext,
+    *,
+    technician_id: int | None = None,
+    technician: str | None = None,
+    start_date: datetime.date | None = None,
+    end_date: datetime.date | None = None,
+    reason: str | None = None,
+) -> Preview:
+    tech = resolve_technician(ctx, technician_id, technician)
+    first = start_date or ctx.today
+    last = end_date or first
+    if last < first:
+        raise ToolError("end_date is before start_date")
+    affected = list(
+        open_jobs(ctx.organisation, day=first, day_to=last, technician=tech).values_list(
+            "pk", flat=True
+        )
+    )
+    why = f" ({reason.strip()})" if reason and reason.strip() else ""
+    span_es = day(first, "es") if first == last else f"del {day(first, 'es')} al {day(last, 'es')}"
+    span_en = day(first, "en") if first == last else f"from {day(first, 'en')} to {day(last, 'en')}"
+    return Preview(
+        summary_es=f"Registrar que {tech.name} falta {span_es}{why}: "
+        f"{len(affected)} trabajo(s) afectado(s)",
+        summary_en=f"Record {tech.name} as absent {span_en}{why}: {len(affected)} job(s) affected",
+        relies_on={
+            "technician": {"id": tech.pk, "active": tech.active},
+            "affected_jobs": sorted(affected),
+        },
+        links=[{"kind": "technician", "id": tech.pk, "label": tech.name}],
+    )
+
+
+def _plan_preview(result: ToolResult, *, es: str, en: str) -> Preview:
+    """A bulk tool's own dry run as the description of its held call."""
+    moved = result.data.get("moved", [])
+    if not moved:
+        raise ToolError(
+            "no job would move: "
+            + "; ".join(
+                f"#{item['job_id']} {item['reason']}" for item in result.data.get("not_moved", [])
+            )
+            if result.data.get("not_moved")
+            else "no job would move"
+        )
+    stuck = len(result.data.get("not_moved", []))
+    lines_es = [f"#{m['job_id']} {m['customer']}: {when(m['from_start'], 'es')} → "
+                f"{when(m['to_start'], 'es')}" for m in moved[:5]]  # fmt: skip
+    lines_en = [f"#{m['job_id']} {m['customer']}: {when(m['from_start'], 'en')} → "
+                f"{when(m['to_start'], 'en')}" for m in moved[:5]]  # fmt: skip
+    more_es = f" y {len(moved) - 5} más" if len(moved) > 5 else ""
+    more_en = f" and {len(moved) - 5} more" if len(moved) > 5 else ""
+    left_es = f"; {stuck} no se pueden mover" if stuck else ""
+    left_en = f"; {stuck} cannot move" if stuck else ""
+    return Preview(
+        summary_es=f"{es} {len(moved)} trabajo(s) ({'; '.join(lines_es)}{more_es}){left_es}",
+        summary_en=f"{en} {len(moved)} job(s) ({'; '.join(lines_en)}{more_en}){left_en}",
+        relies_on={
+            "moves": [
+                [
+                    m["job_id"],
+                    m["from_start"],
+                    m["from_technician_id"],
+                    m["to_start"],
+                    m["to_technician_id"],
+                ]
+                for m in moved
+            ],
+            "not_moved": sorted(item["job_id"] for item in result.data.get("not_moved", [])),
+        },  # fmt: skip
+        links=[{"kind": "job", "id": m["job_id"], "label": f"#{m['job_id']}"} for m in moved],
+    )
+
+
+@previews(jobs_redistribute)
+def _redistribute_preview(ctx: TurnContext, **arguments: object) -> Preview:
+    plan = jobs_redistribute(ctx, **{**arguments, "dry_run": True})  # type: ignore[arg-type]
+    if not plan.ok:
+        raise ToolError(plan.error)
+    return _plan_preview(plan, es="Repartir entre otros técnicos", en="Give to other technicians")
+
+
+@previews(jobs_bulk_reschedule)
+def _bulk_reschedule_preview(ctx: TurnContext, **arguments: object) -> Preview:
+    plan = jobs_bulk_reschedule(ctx, **{**arguments, "dry_run": True})  # type: ignore[arg-type]
+    if not plan.ok:
+        raise ToolError(plan.error)
+    return _plan_preview(plan, es="Mover", en="Move")
+
+
+@previews(technician_dispatch)
+def _dispatch_preview(
+    ctx: TurnContext, *, job_id: int, technician_id: int | None = None
+) -> Preview:
+    job = get_scoped(Job, ctx, job_id, "job")
+    if job.status not in Job.OPEN_STATUSES:
+        raise ToolError(f"job #{job.pk} is {job.status}: nothing to dispatch")
+    data = job_data(ctx, job)
+    who_es, who_en = "al técnico libre más cercano", "the nearest free technician"
+    links = [job_link(data), customer_link(data)]
+    if technician_id is not None:
+        chosen = resolve_technician(ctx, technician_id, None)
+        who_es, who_en = f"a {chosen.name}", chosen.name
+        links.append({"kind": "technician", "id": chosen.pk, "label": chosen.name})
+    where = f", {data['address']}" if data["address"] else ""
+    return Preview(
+        summary_es=f"Mandar ahora {who_es} al trabajo #{job.pk} de {data['customer']} "
+        f"({data['service']}{where})",
+        summary_en=f"Send {who_en} now to job #{job.pk} for {data['customer']} "
+        f"({data['service']}{where})",
+        relies_on={"job": job_relied_on(data), "technician_id": technician_id},
+        links=links,
     )

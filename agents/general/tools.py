@@ -5,7 +5,8 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-from agents.registry import Category, ToolContext, ToolResult, success, tool
+from agents.context import TurnContext
+from agents.registry import Category, ToolResult, success, tool
 
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
@@ -37,7 +38,7 @@ def _open_now(hours: list[dict[str, Any]], moment: datetime.datetime) -> bool:
         "email and address."
     ),
 )
-def org_info(ctx: ToolContext) -> ToolResult:
+def org_info(ctx: TurnContext) -> ToolResult:
     org = ctx.organisation
     hours = _hours(org.business_hours or {})
     return success(

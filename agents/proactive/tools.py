@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from agents.context import TurnContext
 from agents.payloads import customer_data, equipment_data, local_iso
-from agents.registry import Category, ToolContext, ToolError, ToolResult, success, tool
+from agents.registry import Category, ToolError, ToolResult, success, tool
 from business import selectors
 
 LIST_LIMIT = 50
@@ -20,7 +21,7 @@ MAX_FOLLOW_UP_DAYS = 90
     ),
     param_docs={"within_days": "Include what falls due within this many days (default 30)."},
 )
-def maintenance_due_list(ctx: ToolContext, *, within_days: int = 30) -> ToolResult:
+def maintenance_due_list(ctx: TurnContext, *, within_days: int = 30) -> ToolResult:
     if not 0 <= within_days <= MAX_WITHIN_DAYS:
         raise ToolError(f"within_days must be between 0 and {MAX_WITHIN_DAYS}")
     due = selectors.maintenance_due(ctx.organisation, on=ctx.today, within_days=within_days)
@@ -51,7 +52,7 @@ def maintenance_due_list(ctx: ToolContext, *, within_days: int = 30) -> ToolResu
     ),
     param_docs={"days": "How far back to look, in days (default 14)."},
 )
-def follow_up_list(ctx: ToolContext, *, days: int = 14) -> ToolResult:
+def follow_up_list(ctx: TurnContext, *, days: int = 14) -> ToolResult:
     if not 1 <= days <= MAX_FOLLOW_UP_DAYS:
         raise ToolError(f"days must be between 1 and {MAX_FOLLOW_UP_DAYS}")
     jobs = selectors.recently_completed_jobs(ctx.organisation, days=days, now=ctx.now)
@@ -80,7 +81,7 @@ def follow_up_list(ctx: ToolContext, *, days: int = 14) -> ToolResult:
         "equipment to offer a pre-season service to, never or least recently serviced first."
     ),
 )
-def seasonal_targets(ctx: ToolContext) -> ToolResult:
+def seasonal_targets(ctx: TurnContext) -> ToolResult:
     today = ctx.today
     campaign = selectors.seasonal_campaign(today)
     targets = selectors.seasonal_targets(ctx.organisation, today)

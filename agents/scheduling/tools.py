@@ -8,14 +8,24 @@ from typing import Literal
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 
+from agents.context import TurnContext
 from agents.lookups import resolve_customer, resolve_technician
-from agents.payloads import job_data, local_iso, technician_data
+from agents.payloads import (
+    customer_link,
+    job_data,
+    job_link,
+    job_relied_on,
+    local_iso,
+    technician_data,
+)
+from agents.phrasing import when
 from agents.registry import (
     Category,
-    ToolContext,
+    Preview,
     ToolError,
     ToolResult,
     get_scoped,
+    previews,
     success,
     tool,
 )
@@ -34,7 +44,7 @@ MAX_SLOTS = 20
 AVAILABILITY_CODES = frozenset({"no_technician_free", "technician_busy", "vehicle_busy", "past"})
 
 
-def _days(ctx: ToolContext, day: datetime.date | None, until: datetime.date | None) -> int:
+def _days(ctx: TurnContext, day: datetime.date | None, until: datetime.date | None) -> int:
     first = day or ctx.today
     last = until or first
     if last < first:
@@ -45,7 +55,7 @@ def _days(ctx: ToolContext, day: datetime.date | None, until: datetime.date | No
 
 
 def _job_queryset(
-    ctx: ToolContext, day: datetime.date | None, until: datetime.date | None, by_customer: bool
+    ctx: TurnContext, day: datetime.date | None, until: datetime.date | None, by_customer: bool
 ) -> QuerySet[Job]:
     if day is None and by_customer:
         # A customer's jobs without a date: their whole history, newest first.
@@ -76,7 +86,7 @@ def _job_queryset(
     },
 )
 def jobs_find(
-    ctx: ToolContext,
+    ctx: TurnContext,
     *,
     customer_id: int | None = None,
     customer: str | None = None,
@@ -112,7 +122,7 @@ def jobs_find(
     )
 
 
-def _slot_data(ctx: ToolContext, slot: scheduling.Slot) -> dict[str, object]:
+def _slot_data(ctx: TurnContext, slot: scheduling.Slot) -> dict[str, object]:
     return {
         "start": local_iso(ctx, slot.start),
         "end": local_iso(ctx, slot.end),
@@ -152,7 +162,7 @@ def _distinct_starts(slots: list[scheduling.Slot], count: int) -> list[schedulin
     },
 )
 def slots_find(
-    ctx: ToolContext,
+    ctx: TurnContext,
     *,
     date: datetime.date | None = None,
     date_to: datetime.date | None = None,
@@ -213,7 +223,7 @@ def slots_find(
     },
 )
 def technicians_free(
-    ctx: ToolContext,
+    ctx: TurnContext,
     *,
     start: datetime.datetime,
     end: datetime.datetime | None = None,
@@ -235,7 +245,7 @@ def technicians_free(
 
 
 def _alternatives(
-    ctx: ToolContext,
+    ctx: TurnContext,
     exc: ValidationError,
     *,
     after: datetime.datetime,
@@ -274,7 +284,7 @@ def _alternatives(
     },
 )
 def job_book(
-    ctx: ToolContext,
+    ctx: TurnContext,
     *,
     customer_id: int | None = None,
     customer: str | None = None,
@@ -308,7 +318,7 @@ def job_book(
 
 
 def _target_start(
-    ctx: ToolContext,
+    ctx: TurnContext,
     job: Job,
     start: datetime.datetime | None,
     day: datetime.date | None,
@@ -340,7 +350,7 @@ def _target_start(
     },
 )
 def job_reschedule(
-    ctx: ToolContext,
+    ctx: TurnContext,
     *,
     job_id: int,
     start: datetime.datetime | None = None,
@@ -372,7 +382,24 @@ def job_reschedule(
     description="Cancel an open job (needs a manager's approval).",
     param_docs={"job_id": "The job to cancel.", "reason": "Why it is cancelled."},
 )
-def job_cancel(ctx: ToolContext, *, job_id: int, reason: str | None = None) -> ToolResult:
+def job_cancel(ctx: TurnContext, *, job_id: int, reason: str | None = None) -> ToolResult:
     job = get_scoped(Job, ctx, job_id, "job")
     services.job_cancel(organisation=ctx.organisation, job=job, reason=reason or "", actor=ctx.user)
     return success(f"job #{job.pk} cancelled", job=job_data(ctx, job))
+
+
+@previews(job_cancel)
+def _job_cancel_preview(ctx: TurnContext, *, job_id: int, reason: str | None = None) -> Preview:
+    job = get_scoped(Job, ctx, job_id, "job")
+    if job.status not in Job.OPEN_STATUSES:
+        raise ToolError(f"job #{job.pk} is {job.status}: nothing to cancel")
+    data = job_data(ctx, job)
+    why = f" ({reason.strip()})" if reason and reason.strip() else ""
+    return Preview(
+        summary_es=f"Cancelar el trabajo #{job.pk} de {data['customer']} ({data['service']}, "
+        f"{when(data['start'], 'es')}){why}",
+        summary_en=f"Cancel job #{job.pk} for {data['customer']} ({data['service']}, "
+        f"{when(data['start'], 'en')}){why}",
+        relies_on={"job": job_relied_on(data)},
+        links=[job_link(data), customer_link(data)],
+    )

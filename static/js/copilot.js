@@ -1,6 +1,18 @@
-// CopilotPanel: renders the typed turn events (copilot/events.py) that arrive over the htmx
-// websocket extension. htmx owns the socket (connect, reconnect, ws-send of the form); this file
-// only turns each JSON event into DOM, so streamed text shows up as it arrives.
+// CopilotPanel: the chat's own websocket client and the renderer of the typed turn events
+// (agents/events.py).
+//
+// The server logs every event of a conversation with a consecutive `seq`; this client remembers
+// the last one it processed and reconnects with `?after=<seq>`, so it misses nothing and, since it
+// drops anything at or below that number, processes nothing twice. The page starts at its
+// `data-replay-from` (just before a turn still queued or running), which may replay things the
+// page already shows: a user message is shown once per message id, a turn once per turn id, and a
+// turn whose answer is already on the page (`data-turn` of a stored answer) is not drawn again.
+//
+// Sent messages go through an outbox kept in sessionStorage: each has its own `client_id`, shows
+// at once as a pending bubble and stays until the server's `accepted` with that id. Messages go out
+// one at a time — the next after the previous one is accepted or refused — so a refusal (which
+// carries no id) always belongs to the one in flight; on every (re)open the head is sent again (the
+// server stores a `client_id` once).
 (function () {
   "use strict";
   const panel = document.getElementById("copilot-panel");
@@ -8,15 +20,46 @@
   const form = document.getElementById("chat-form");
   const input = document.getElementById("chat-input");
   const status = document.getElementById("chat-status");
-  if (!panel || !thread || !form || !input) return;  // no conversation open: nothing to drive
+  const conversationId = panel && panel.dataset.conversationId;
+  if (!conversationId || !thread || !form || !input || !status) return;  // no conversation open
+
   const t = (key) => panel.dataset["i18n" + key] || key;
-  const turns = new Map();
+  const BACKOFF_FIRST_MS = 500;
+  const BACKOFF_CAP_MS = 10000;
+  const RESEND_UNAVAILABLE_MS = 3000;  // the server could not store it: try again, a bit later
+  const CLIENT_ID = /^[A-Za-z0-9_.:-]{1,64}$/;  // what the server accepts (copilot/consumers.py)
+  const OUTBOX_KEY = "capataz:outbox:" + conversationId;
+
+  let lastSeq = parseInt(panel.dataset.replayFrom, 10) || 0;
+  let socket = null;
+  let attempt = 0;  // failed connections in a row: the back-off's exponent
+  let reconnectTimer = null;
+  let resendTimer = null;
+  let inFlight = null;  // client_id of the outbox message sent on this socket, not yet answered
+
+  const turns = new Map();  // turn_id → its view while it is being answered
+  const doneTurns = new Set();  // turns whose answer is on the page: never drawn again
+  thread.querySelectorAll(".msg-assistant[data-turn]").forEach((li) => doneTurns.add(li.dataset.turn));
+
+  // --- DOM helpers ---------------------------------------------------------------------------
 
   function el(tag, cls, text) {
     const node = document.createElement(tag);
     if (cls) node.className = cls;
     if (text !== undefined) node.textContent = text;
     return node;
+  }
+
+  function messageEl(messageId) {
+    return messageId ? document.getElementById("message-" + messageId) : null;
+  }
+
+  function pendingEl(clientId) {
+    return thread.querySelector('.msg-pending[data-client-id="' + clientId + '"]');
+  }
+
+  function nearBottom() {
+    return thread.scrollHeight - thread.scrollTop - thread.clientHeight < 80;
   }
 
   function scrollDown() {
@@ -28,10 +71,136 @@
     if (empty) empty.remove();
   }
 
+  // New content goes last, but before messages that are still only in the outbox: the server
+  // will place those after whatever it is answering now.
+  function place(li) {
+    dropEmpty();
+    thread.insertBefore(li, thread.querySelector(".msg-pending"));
+  }
+
+  function userBubble(text) {
+    const li = el("li", "msg msg-user");
+    li.append(el("div", "msg-text", text));
+    return li;
+  }
+
+  // A small line under a user message (deferred, refused); one per message and kind.
+  function noteUnder(bubble, kind, text, cls) {
+    const key = kind + ":" + (bubble ? bubble.id || bubble.dataset.clientId : "");
+    let note = thread.querySelector('.msg-note[data-note="' + key + '"]');
+    if (!note) {
+      note = el("li", "msg-note" + (cls ? " " + cls : ""));
+      note.dataset.note = key;
+      note.setAttribute("role", "status");
+      if (bubble) bubble.after(note); else place(note);
+    }
+    note.textContent = text;
+    return note;
+  }
+
+  function dropNotes(bubble, kind) {
+    if (!bubble) return;
+    const key = kind + ":" + (bubble.id || bubble.dataset.clientId);
+    thread.querySelectorAll('.msg-note[data-note="' + key + '"]').forEach((n) => n.remove());
+  }
+
+  // --- the outbox ----------------------------------------------------------------------------
+
+  function loadOutbox() {
+    try {
+      const stored = JSON.parse(sessionStorage.getItem(OUTBOX_KEY) || "[]");
+      if (!Array.isArray(stored)) return [];
+      return stored.filter((m) => m && typeof m.text === "string" && CLIENT_ID.test(m.client_id));
+    } catch (_) {
+      return [];  // storage disabled or garbled: start empty
+    }
+  }
+
+  function saveOutbox() {
+    try {
+      if (outbox.length) sessionStorage.setItem(OUTBOX_KEY, JSON.stringify(outbox));
+      else sessionStorage.removeItem(OUTBOX_KEY);
+    } catch (_) { /* storage full or disabled: the outbox still lives in this page */ }
+  }
+
+  function newClientId() {
+    const c = window.crypto;
+    if (c && typeof c.randomUUID === "function") return c.randomUUID();  // secure contexts only
+    if (c && typeof c.getRandomValues === "function") {
+      return Array.from(c.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
+    }
+    return Date.now().toString(36) + "-" + Math.random().toString(36).slice(2, 12);
+  }
+
+  function pendingBubble(item) {
+    const li = userBubble(item.text);
+    li.classList.add("msg-pending");
+    li.dataset.clientId = item.client_id;
+    // Which line shows depends on the connection (CSS: .is-offline on the panel).
+    const meta = el("div", "msg-meta");
+    meta.append(el("span", "msg-meta-online", t("Sending")), el("span", "msg-meta-offline", t("Waiting")));
+    li.append(meta);
+    dropEmpty();
+    thread.append(li);
+    return li;
+  }
+
+  function isOpen() {
+    return socket !== null && socket.readyState === WebSocket.OPEN;
+  }
+
+  function pump() {
+    if (inFlight || resendTimer || !outbox.length || !isOpen()) return;
+    const item = outbox[0];
+    inFlight = item.client_id;
+    socket.send(JSON.stringify({ type: "message", text: item.text, client_id: item.client_id }));
+  }
+
+  function submit() {
+    const text = input.value.trim();
+    if (!text) return;
+    const item = { client_id: newClientId(), text: text };
+    outbox.push(item);
+    saveOutbox();
+    pendingBubble(item);
+    input.value = "";
+    input.focus();
+    scrollDown();
+    pump();
+  }
+
+  // A refused frame (no seq, no turn) answers the message in flight, if there is one.
+  function refused(ev) {
+    const item = inFlight && outbox.find((m) => m.client_id === inFlight);
+    inFlight = null;
+    if (!item) {
+      place(el("li", "msg msg-error", t("Error") + ": " + ev.message));
+      return;
+    }
+    const bubble = pendingEl(item.client_id);
+    if (ev.code === "unavailable") {  // not stored, but nothing wrong with it: keep it, retry
+      noteUnder(bubble, "refused", ev.message, "msg-note-bad");
+      resendTimer = setTimeout(() => { resendTimer = null; pump(); }, RESEND_UNAVAILABLE_MS);
+      return;
+    }
+    // Refused for what it is: sending it again would be refused again. Give it back to fix.
+    outbox = outbox.filter((m) => m !== item);
+    saveOutbox();
+    if (bubble) {
+      bubble.classList.replace("msg-pending", "msg-refused");
+      const meta = bubble.querySelector(".msg-meta");
+      if (meta) meta.remove();
+    }
+    noteUnder(bubble, "refused", t("Error") + ": " + ev.message, "msg-note-bad");
+    if (!input.value.trim()) input.value = item.text;
+    pump();
+  }
+
+  // --- turn views ----------------------------------------------------------------------------
+
   function turnView(turnId) {
     let view = turns.get(turnId);
     if (view) return view;
-    dropEmpty();
     const li = el("li", "msg msg-assistant msg-streaming");
     li.dataset.turn = turnId;
     const agents = el("div", "msg-agents");
@@ -39,22 +208,53 @@
     const text = el("div", "msg-text");
     const thinking = el("div", "msg-thinking", t("Thinking"));
     li.append(agents, thinking, tools, text);
-    thread.append(li);
-    view = { li, agents, tools, text, thinking, pills: new Map(), toolRows: [] };
+    place(li);
+    view = { li, agents, tools, text, thinking, pills: new Map(), toolRows: [], problem: null };
     turns.set(turnId, view);
     return view;
   }
 
-  function addUserBubble(text) {
-    dropEmpty();
-    const li = el("li", "msg msg-user");
-    li.append(el("div", "msg-text", text));
-    thread.append(li);
-    scrollDown();
+  function lastToolRow(ev) {
+    const view = turns.get(ev.turn_id);
+    if (!view) return null;
+    for (let i = view.toolRows.length - 1; i >= 0; i--) {
+      if (view.toolRows[i].dataset.tool === ev.tool) return view.toolRows[i];
+    }
+    return null;
   }
 
   const handlers = {
-    thinking(ev) { turnView(ev.turn_id); },
+    accepted(ev) {
+      const own = ev.client_id ? outbox.findIndex((m) => m.client_id === ev.client_id) : -1;
+      if (own >= 0) {
+        outbox.splice(own, 1);
+        saveOutbox();
+      }
+      if (ev.client_id && ev.client_id === inFlight) inFlight = null;
+      const pending = ev.client_id ? pendingEl(ev.client_id) : null;
+      const shown = messageEl(ev.message_id);
+      if (pending && shown) {
+        pending.remove();  // the page already had it (rendered from the server)
+      } else if (pending) {
+        dropNotes(pending, "refused");
+        pending.classList.remove("msg-pending");
+        pending.id = "message-" + ev.message_id;
+        const meta = pending.querySelector(".msg-meta");
+        if (meta) meta.remove();
+      } else if (!shown) {  // another tab's message
+        const li = userBubble(ev.text);
+        li.id = "message-" + ev.message_id;
+        place(li);
+      }
+      pump();
+    },
+    deferred(ev) {
+      noteUnder(messageEl(ev.message_id), "deferred", ev.message, "");
+    },
+    thinking(ev) {
+      dropNotes(messageEl(ev.message_id), "deferred");
+      turnView(ev.turn_id);
+    },
     agent_start(ev) {
       const view = turnView(ev.turn_id);
       const pill = el("span", "pill pill-running", ev.label || ev.agent);
@@ -91,7 +291,6 @@
       const view = turnView(ev.turn_id);
       view.thinking.remove();
       view.text.textContent += ev.text;
-      scrollDown();
     },
     approval_requested(ev) {
       const view = turnView(ev.turn_id);
@@ -100,77 +299,142 @@
       view.li.append(note);
     },
     consulted(ev) {
-      const view = turnView(ev.turn_id);
       if (!ev.agents.length) return;
+      const view = turnView(ev.turn_id);
       const footer = el("div", "msg-consulted", t("Consulted") + ": ");
       ev.agents.forEach((a) => footer.append(
         el("span", "pill" + (a.clarifying ? " pill-ask" : a.success ? "" : " pill-bad"), a.label)));
       view.li.append(footer);
     },
     error(ev) {
-      if (!ev.turn_id) {  // a refused frame: not part of a turn
-        const li = el("li", "msg msg-error", t("Error") + ": " + ev.message);
-        thread.append(li);
-        scrollDown();
-        return;
-      }
-      const view = turnView(ev.turn_id);
-      view.li.append(el("div", "msg-error", ev.message));
-    },
-    completed(ev) {
+      if (!ev.turn_id) { refused(ev); return; }
       const view = turnView(ev.turn_id);
       view.thinking.remove();
-      if (ev.text && view.text.textContent.trim() !== ev.text.trim()) view.text.textContent = ev.text;
-      if (ev.message_id) view.li.id = "message-" + ev.message_id;
-      view.li.classList.remove("msg-streaming");
-      view.tools.querySelectorAll(".tool-running").forEach((r) => r.classList.remove("tool-running"));
+      // Cut short by a restart: the text says what was done, so it reads as a note, not a failure.
+      const cls = ev.code === "interrupted" ? "msg-interrupted" : "msg-error";
+      view.problem = el("div", cls, ev.message);
+      view.li.append(view.problem);
+    },
+    completed(ev) {
+      const view = turns.get(ev.turn_id);
       turns.delete(ev.turn_id);
-      scrollDown();
+      doneTurns.add(ev.turn_id);
+      if (messageEl(ev.message_id)) {  // the page already shows this answer
+        if (view) view.li.remove();
+        return;
+      }
+      const done = view || turnView(ev.turn_id);
+      turns.delete(ev.turn_id);
+      done.thinking.remove();
+      if (done.problem && done.problem.textContent.trim() === (ev.text || "").trim()) {
+        done.text.textContent = "";  // the error already says it; a half-streamed reply is void
+      } else if (ev.text && done.text.textContent.trim() !== ev.text.trim()) {
+        done.text.textContent = ev.text;
+      }
+      if (ev.message_id) done.li.id = "message-" + ev.message_id;
+      done.li.classList.remove("msg-streaming");
+      done.tools.querySelectorAll(".tool-running").forEach((r) => r.classList.remove("tool-running"));
     },
   };
 
-  function lastToolRow(ev) {
-    const view = turns.get(ev.turn_id);
-    if (!view) return null;
-    for (let i = view.toolRows.length - 1; i >= 0; i--) {
-      if (view.toolRows[i].dataset.tool === ev.tool) return view.toolRows[i];
+  function handle(ev) {
+    if (typeof ev.seq === "number") {
+      if (ev.seq <= lastSeq) return;  // already processed (a replay, or a late duplicate)
+      lastSeq = ev.seq;
     }
-    return null;
+    const handler = handlers[ev.type];
+    if (!handler) return;  // usage, reasoning, approval_decided: nothing to draw here
+    if (ev.turn_id && ev.type !== "accepted" && doneTurns.has(ev.turn_id)) return;
+    const follow = nearBottom();
+    try {
+      handler(ev);
+    } catch (err) {  // one bad event must not stop the ones after it
+      console.error("copilot: could not render", ev.type, err);
+    }
+    if (follow) scrollDown();
   }
 
-  panel.addEventListener("htmx:wsBeforeMessage", (e) => {
-    let event;
-    try { event = JSON.parse(e.detail.message); } catch (_) { return; }  // HTML: let htmx swap it
+  // --- the connection ------------------------------------------------------------------------
+
+  function showOnline(online) {
+    status.textContent = online ? "" : t("Offline");
+    status.className = online ? "chat-status" : "chat-status chat-status-offline";
+    panel.classList.toggle("is-offline", !online);
+  }
+
+  function connect() {
+    clearTimeout(reconnectTimer);
+    reconnectTimer = null;
+    if (socket !== null) return;
+    const scheme = location.protocol === "https:" ? "wss://" : "ws://";
+    const url = scheme + location.host + "/ws/chat/" + encodeURIComponent(conversationId) + "/?after=" + lastSeq;
+    let ws;
+    try {
+      ws = new WebSocket(url);
+    } catch (_) {
+      scheduleReconnect();
+      return;
+    }
+    socket = ws;
+    ws.onopen = () => {
+      if (socket !== ws) return;
+      attempt = 0;
+      showOnline(true);
+      pump();
+    };
+    ws.onmessage = (e) => {
+      if (socket !== ws) return;
+      let ev;
+      try { ev = JSON.parse(e.data); } catch (_) { return; }
+      if (ev && typeof ev.type === "string") handle(ev);
+    };
+    ws.onclose = () => {
+      if (socket !== ws) return;
+      socket = null;
+      inFlight = null;  // unanswered: the head goes out again on the next open
+      showOnline(false);
+      scheduleReconnect();
+    };
+  }
+
+  // Exponential back-off with jitter (half to all of the step), so that a restarted server is
+  // not hit by every open tab at the same instant.
+  function scheduleReconnect() {
+    if (reconnectTimer) return;
+    const step = Math.min(BACKOFF_CAP_MS, BACKOFF_FIRST_MS * 2 ** attempt);
+    attempt += 1;
+    reconnectTimer = setTimeout(connect, step / 2 + Math.random() * step / 2);
+  }
+
+  // The browser says the network is back, or the tab is visible again: try now, not at the end
+  // of a long back-off.
+  function reconnectNow() {
+    if (socket !== null) return;
+    attempt = 0;
+    connect();
+  }
+
+  let outbox = loadOutbox().filter(
+    (m) => !thread.querySelector('[data-client-id="' + m.client_id + '"]'));  // stored already
+  saveOutbox();
+  outbox.forEach(pendingBubble);
+
+  form.addEventListener("submit", (e) => {
     e.preventDefault();
-    const handle = handlers[event.type];
-    if (handle) handle(event);
-    scrollDown();
+    submit();
   });
-
-  panel.addEventListener("htmx:wsConfigSend", (e) => {
-    // Send exactly the protocol frame; htmx would add its HEADERS object otherwise.
-    const text = (e.detail.parameters.text || "").trim();
-    if (!text) { e.preventDefault(); return; }
-    e.detail.messageBody = JSON.stringify({ type: "message", text: text });
-  });
-
-  panel.addEventListener("htmx:wsAfterSend", () => {
-    addUserBubble(input.value.trim());
-    input.value = "";
-    input.focus();
-  });
-
-  panel.addEventListener("htmx:wsOpen", () => { status.textContent = ""; status.className = "chat-status"; });
-  panel.addEventListener("htmx:wsClose", () => {
-    status.textContent = t("Offline");
-    status.className = "chat-status chat-status-offline";
-  });
-
   input.addEventListener("keydown", (e) => {
-    if (e.key === "Enter" && !e.shiftKey) {
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
       e.preventDefault();
-      if (input.value.trim()) form.requestSubmit ? form.requestSubmit() : form.dispatchEvent(new Event("submit"));
+      submit();
     }
   });
+  window.addEventListener("online", reconnectNow);
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "visible") reconnectNow();
+  });
+  window.addEventListener("pageshow", (e) => { if (e.persisted) reconnectNow(); });
+
   scrollDown();
+  connect();
 })();

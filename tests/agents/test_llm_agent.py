@@ -18,7 +18,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from agents.base import Mutation, Outcome, Runner, Step, TurnContext
+from agents.base import Chain, Mutation, Outcome, Runner, Step
+from agents.context import TurnContext
 from agents.llm_agent import (
     CLARIFY_TOOL,
     agent_system_prompt,
@@ -33,10 +34,10 @@ from agents.services import agents_install_defaults
 from agents.subjects import job_mutation
 from approvals.models import PendingAction
 from business.models import Customer, Job
-from copilot.llm import scripted
-from copilot.llm.fencing import fence
-from copilot.llm.scripted import ScriptedServer
-from copilot.understanding.values import Entities
+from llm import scripted
+from llm.fencing import fence
+from llm.scripted import ScriptedServer
+from nlu.values import Entities
 from tests import factories
 from tests.conftest import Cast
 
@@ -65,14 +66,14 @@ class Desk:
     ) -> Runner:
         ctx = TurnContext(
             organisation=self.cast.org, user=self.cast.operator, conversation_id=None,
-            turn_id=uuid.uuid4().hex, now=NOW, language=language, state=dict(state or {}),
-            emit=self.events.append, mutations=list(earlier or []),
+            now=NOW, turn_id=uuid.uuid4().hex, emit=self.events.append,
         )  # fmt: skip
+        chain = Chain(language, dict(state or {}), list(earlier or []))
         step = Step(
             index=0, intent="", agent=agent, confidence=1.0, text=text, entities=Entities(),
             engine="llm", prior_context=prior_context,
         )  # fmt: skip
-        return Runner(ctx, self.agents[agent], step)
+        return Runner(ctx, chain, self.agents[agent], step)
 
 
 @pytest.fixture
@@ -248,8 +249,8 @@ class Live:
 
 @pytest.fixture
 def run(desk: Desk, server: ScriptedServer) -> Callable[..., Live]:
-    from copilot.llm.client import ChatClient
-    from copilot.llm.provider import Provider
+    from llm.client import ChatClient
+    from llm.provider import Provider
 
     provider = Provider(
         base_url=server.base_url, api_key="test", default_model="scripted-default",
@@ -515,7 +516,7 @@ def test_english_turn_says_so_to_the_model(
 def test_a_model_failure_reaches_the_caller(
     desk: Desk, server: ScriptedServer, run: Callable[..., Live]
 ) -> None:
-    from copilot.llm.client import ModelFailure
+    from llm.client import ModelFailure
 
     server.add(scripted.status(500, body={"error": {"message": "boom"}}))
     with pytest.raises(ModelFailure) as failure:

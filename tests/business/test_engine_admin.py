@@ -10,7 +10,7 @@ from django.test import Client
 from django.urls import reverse
 
 from business.models import Organisation
-from copilot.models import ProviderSettings
+from llm.models import ProviderSettings
 from tests.conftest import Cast
 
 pytestmark = pytest.mark.django_db

@@ -2,14 +2,13 @@
 
 The graph's mechanics (gates, reroutes, hand-offs, partial success) are tested against a router
 whose answers the test writes down, so a confidence is exactly what the test needs; the real
-embedded router is exercised end to end in its own tests here and in tests/understanding.
+embedded router is exercised end to end in its own tests here and in tests/nlu.
 The handlers are test doubles registered for the duration of one test; every tool they call is
 the real one, over real rows.
 """
 
 from __future__ import annotations
 
-import datetime
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -18,15 +17,18 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from agents.base import HANDLERS, Mutation, Outcome, Runner, Step
+from agents.base import HANDLERS, Mutation, Outcome, Runner, Step, load_handlers
+from agents.context import TurnContext
 from agents.models import Agent
+from agents.selectors import agents_for_org
 from agents.services import agents_install_defaults
 from business.models import Organisation
 from copilot import nodes, router_cache
 from copilot.models import Conversation
 from copilot.services import conversation_create, message_add
-from copilot.state import TurnDeps
-from copilot.understanding.values import Context, Directive, Entities, Task, Understanding
+from copilot.state import TurnRun
+from copilot.streaming import TextStream
+from nlu.values import Context, Directive, Entities, Task, Understanding
 from tests import factories
 from tests.conftest import Cast
 
@@ -152,8 +154,8 @@ def _create_customer(step: Step, runner: Runner) -> Outcome:
 
 def _book_job(step: Step, runner: Runner) -> Outcome:
     earlier = runner.earlier("customer")
-    customer_id = earlier.id if earlier else runner.ctx.state.get("customer_id")
-    day = step.entities.date or datetime.date(2026, 11, 23)
+    customer_id = earlier.id if earlier else runner.state.get("customer_id")
+    day = step.entities.date or factories.next_monday()
     start = f"{day.isoformat()}T{step.entities.time or '10:00'}"
     result = runner.call(
         "job_book", customer_id=customer_id, service=step.entities.service or "service", start=start
@@ -169,12 +171,12 @@ def _book_job(step: Step, runner: Runner) -> Outcome:
 
 def _cancel_job(step: Step, runner: Runner) -> Outcome:
     # Deliberately does not report the approval id: the runtime must know it anyway.
-    runner.call("job_cancel", job_id=runner.ctx.state["job_id"])
+    runner.call("job_cancel", job_id=runner.state["job_id"])
     return Outcome(text="La cancelación necesita aprobación.")
 
 
 def _reschedule(step: Step, runner: Runner) -> Outcome:
-    return Outcome(text=f"Reprogramo el trabajo #{runner.ctx.state.get('job_id')}.")
+    return Outcome(text=f"Reprogramo el trabajo #{runner.state.get('job_id')}.")
 
 
 def _search_customer(step: Step, runner: Runner) -> Outcome:
@@ -218,7 +220,7 @@ TEST_HANDLERS = {
 @pytest.fixture
 def handlers() -> Iterator[dict[str, Any]]:
     """The test handlers in HANDLERS for one test; whatever was there before comes back."""
-    nodes.load_handlers()  # the real ones first, so a later import cannot collide with ours
+    load_handlers()  # the real ones first, so a later import cannot collide with ours
     saved = dict(HANDLERS)
     HANDLERS.update(TEST_HANDLERS)
     yield HANDLERS
@@ -250,17 +252,16 @@ class Emitted:
         return [event["type"] for event in self.events]
 
 
-def make_deps(
+def make_run(
     org: Organisation, user: Any, conversation: Conversation, text: str, emitted: Emitted
-) -> TurnDeps:
+) -> TurnRun:
+    """The graph's run context for `text`, stored as the user's message first."""
     message = message_add(conversation=conversation, role="user", text=text)
-    return TurnDeps(
-        organisation=org,
-        user=user,
-        conversation=conversation,
-        turn_id=str(uuid.uuid4()),
-        text=text,
-        message_id=message.pk,
-        now=timezone.now(),
-        emit=emitted,
+    ctx = TurnContext(
+        organisation=org, user=user, conversation_id=conversation.pk, now=timezone.now(),
+        turn_id=str(uuid.uuid4()), message_id=message.pk, text=text, emit=emitted,
+    )  # fmt: skip
+    agents = {agent.name: agent for agent in agents_for_org(org)}
+    return TurnRun(
+        ctx=ctx, engine="embedded", llm=None, stream=TextStream(emitted, ctx.turn_id), agents=agents
     )

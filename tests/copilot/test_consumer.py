@@ -1,22 +1,27 @@
-"""The CopilotPanel websocket on the real ASGI app (copilot.asgi.application)."""
+"""The CopilotPanel websocket on the real ASGI app (capataz.asgi.application): a subscriber of
+the conversation's events; messages stored before they are acknowledged; bad frames refused."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.sessions.backends.db import SessionStore
+from django.db import transaction
 
+from agents.events import EVENT_TYPES
 from agents.services import agents_install_defaults
-from copilot.asgi import application
-from copilot.events import EVENT_TYPES
-from copilot.models import Conversation, Message
+from capataz.asgi import application
+from copilot import eventlog, tasks
+from copilot.models import Conversation, ConversationEvent, Message, Turn
 from copilot.services import conversation_create
 from tests.conftest import Cast
 
@@ -35,23 +40,44 @@ def _session_cookie(user: Any) -> bytes:
 
 
 async def _connect(
-    user: Any, conversation_id: int, origin: bytes = ORIGIN
+    user: Any, conversation_id: int, origin: bytes = ORIGIN, after: int | None = None
 ) -> WebsocketCommunicator:
     headers = [(b"origin", origin)]
     if user is not None:
         headers.append((b"cookie", await sync_to_async(_session_cookie)(user)))
-    return WebsocketCommunicator(application, f"/ws/chat/{conversation_id}/", headers=headers)
+    path = f"/ws/chat/{conversation_id}/" + (f"?after={after}" if after is not None else "")
+    return WebsocketCommunicator(application, path, headers=headers)
+
+
+async def _open(user: Any, conversation_id: int, after: int | None = None) -> WebsocketCommunicator:
+    communicator = await _connect(user, conversation_id, after=after)
+    connected, _ = await communicator.connect()
+    assert connected
+    return communicator
+
+
+async def _receive(communicator: WebsocketCommunicator, timeout: float = 30) -> dict[str, Any]:
+    event: dict[str, Any] = json.loads(await communicator.receive_from(timeout=timeout))
+    return event
 
 
 async def _turn_events(
     communicator: WebsocketCommunicator, timeout: float = 30
 ) -> list[dict[str, Any]]:
+    """The events of the next turn that runs, `thinking` to `completed` (the `accepted` of
+    messages queued meanwhile are not part of it)."""
     events = []
     while True:
-        event = json.loads(await communicator.receive_from(timeout=timeout))
+        event = await _receive(communicator, timeout)
+        if event["type"] == "accepted":
+            continue
         events.append(event)
         if event["type"] == "completed":
             return events
+
+
+def _send(text: str, **extra: Any) -> str:
+    return json.dumps({"type": "message", "text": text, **extra})
 
 
 @pytest.fixture
@@ -60,18 +86,21 @@ def conversation(cast: Cast) -> Conversation:
     return conversation_create(organisation=cast.org, user=cast.operator)
 
 
+def _messages(conversation: Conversation) -> list[tuple[str, str]]:
+    return list(conversation.messages.order_by("pk").values_list("role", "text"))
+
+
 async def test_a_turn_streams_thinking_first_and_completed_last(
     cast: Cast, conversation: Conversation
 ) -> None:
-    communicator = await _connect(cast.operator, conversation.pk)
-    connected, _ = await communicator.connect()
-    assert connected
-    await communicator.send_to(
-        text_data=json.dumps({"type": "message", "text": "¿cuál es el horario?"})
-    )
+    communicator = await _open(cast.operator, conversation.pk)
+    await communicator.send_to(text_data=_send("¿cuál es el horario?", client_id="m-1"))
+    accepted = await _receive(communicator)
     events = await _turn_events(communicator)
     await communicator.disconnect()
 
+    assert accepted["type"] == "accepted" and accepted["client_id"] == "m-1"
+    assert accepted["text"] == "¿cuál es el horario?"
     types = [event["type"] for event in events]
     assert types[0] == "thinking"
     assert types[-1] == "completed"
@@ -79,12 +108,72 @@ async def test_a_turn_streams_thinking_first_and_completed_last(
     assert types.index("agent_start") < types.index("agent_end") < types.index("consulted")
     assert "text" in types
     assert len({event["turn_id"] for event in events}) == 1
+    assert events[0]["turn_id"] == accepted["turn_id"]
+    assert [e["seq"] for e in [accepted, *events]] == list(
+        range(accepted["seq"], accepted["seq"] + len(events) + 1)
+    )
     consulted = next(e for e in events if e["type"] == "consulted")
     assert [a["agent"] for a in consulted["agents"]] == ["general"]
     streamed = "".join(e["text"] for e in events if e["type"] == "text")
     assert streamed.strip() == events[-1]["text"].strip()
     roles = await sync_to_async(list)(conversation.messages.values_list("role", flat=True))
     assert roles == ["user", "assistant"]
+
+
+async def test_two_tabs_of_one_conversation_both_see_the_turn_live(
+    cast: Cast, conversation: Conversation
+) -> None:
+    sender = await _open(cast.operator, conversation.pk)
+    watcher = await _open(cast.operator, conversation.pk)
+
+    await sender.send_to(text_data=_send("hola"))
+    seen_by_sender = [await _receive(sender), *await _turn_events(sender)]
+    seen_by_watcher = [await _receive(watcher), *await _turn_events(watcher)]
+    await sender.disconnect()
+    await watcher.disconnect()
+
+    assert seen_by_watcher == seen_by_sender
+    assert seen_by_watcher[0]["type"] == "accepted" and seen_by_watcher[0]["text"] == "hola"
+    assert seen_by_watcher[-1]["type"] == "completed"
+
+
+async def test_a_reconnecting_client_gets_exactly_what_followed_its_last_seq(
+    cast: Cast, conversation: Conversation
+) -> None:
+    first = await _open(cast.operator, conversation.pk)
+    await first.send_to(text_data=_send("hola"))
+    events = [await _receive(first), *await _turn_events(first)]
+    await first.disconnect()
+    seen = events[3]["seq"]  # the client saw the first four events, then its network dropped
+
+    again = await _open(cast.operator, conversation.pk, after=seen)
+    replayed = [await _receive(again) for _ in range(len(events) - 4)]
+    assert await again.receive_nothing(timeout=0.3)
+    await again.disconnect()
+
+    assert replayed == events[4:]
+    assert [e["seq"] for e in replayed] == list(range(seen + 1, seen + 1 + len(replayed)))
+
+
+async def test_a_reload_mid_turn_shows_the_finished_part_and_streams_the_rest(
+    cast: Cast, conversation: Conversation, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The page rendered the stored history up to `before`; the turn is still running.
+    before = await sync_to_async(eventlog.last_seq)(conversation.pk)
+    first = await _open(cast.operator, conversation.pk)
+    await first.send_to(text_data=_send("hola"))
+    partial = [await _receive(first), await _receive(first)]  # accepted, thinking
+    await first.disconnect()
+
+    reloaded = await _open(cast.operator, conversation.pk, after=before)
+    shown = [await _receive(reloaded) for _ in range(2)]
+    rest = await _turn_events(reloaded)
+    await reloaded.disconnect()
+
+    assert shown == partial
+    assert rest[-1]["type"] == "completed"
+    seqs = [e["seq"] for e in [*shown, *rest]]
+    assert seqs == sorted(set(seqs))  # nothing twice, nothing out of order
 
 
 @pytest.mark.parametrize(
@@ -94,28 +183,36 @@ async def test_a_turn_streams_thinking_first_and_completed_last(
         (json.dumps({"type": "subscribe"}), "unknown_type"),
         (json.dumps({"type": "message", "text": "   "}), "empty"),
         (json.dumps([1, 2, 3]), "unknown_type"),
+        ("[" * 1500 + "]" * 1500, "malformed"),
+        ('{"type": "message", "text": "x", "deep": ' + "[" * 5000 + "]" * 5000 + "}", "malformed"),
+        (json.dumps({"type": "message", "text": "hola\u0000mundo"}), "invalid_characters"),
+        ('{"type": "message", "text": "\\ud800"}', "invalid_characters"),
+        (json.dumps({"type": "message", "text": "hola", "client_id": "<script>"}), "malformed"),
     ],
 )
 async def test_a_bad_frame_gets_a_clear_error_and_the_connection_survives(
     cast: Cast, conversation: Conversation, frame: str, code: str
 ) -> None:
-    communicator = await _connect(cast.operator, conversation.pk)
-    assert (await communicator.connect())[0]
+    communicator = await _open(cast.operator, conversation.pk)
     await communicator.send_to(text_data=frame)
-    error = json.loads(await communicator.receive_from(timeout=10))
+    error = await _receive(communicator, 10)
     assert error["type"] == "error" and error["code"] == code and error["message"]
+    assert "seq" not in error  # a refused frame is not part of the conversation
+    assert await sync_to_async(_messages)(conversation) == []
     # Still connected, and the next good message is answered.
-    await communicator.send_to(text_data=json.dumps({"type": "message", "text": "hola"}))
+    await communicator.send_to(text_data=_send("hola"))
     events = await _turn_events(communicator)
     assert events[-1]["type"] == "completed"
     await communicator.disconnect()
+    assert [role for role, _ in await sync_to_async(_messages)(conversation)] == [
+        "user", "assistant",
+    ]  # fmt: skip
 
 
 async def test_a_binary_frame_is_refused(cast: Cast, conversation: Conversation) -> None:
-    communicator = await _connect(cast.operator, conversation.pk)
-    assert (await communicator.connect())[0]
+    communicator = await _open(cast.operator, conversation.pk)
     await communicator.send_to(bytes_data=b"\x00\x01")
-    error = json.loads(await communicator.receive_from(timeout=10))
+    error = await _receive(communicator, 10)
     assert error["code"] == "binary"
     await communicator.disconnect()
 
@@ -123,23 +220,44 @@ async def test_a_binary_frame_is_refused(cast: Cast, conversation: Conversation)
 async def test_an_oversized_message_is_refused_and_history_is_intact(
     cast: Cast, conversation: Conversation
 ) -> None:
-    communicator = await _connect(cast.operator, conversation.pk)
-    assert (await communicator.connect())[0]
-    await communicator.send_to(text_data=json.dumps({"type": "message", "text": "hola"}))
+    communicator = await _open(cast.operator, conversation.pk)
+    await communicator.send_to(text_data=_send("hola"))
     await _turn_events(communicator)
     before = await sync_to_async(Message.objects.filter(conversation=conversation).count)()
 
     huge = "a" * (settings.COPILOT_MAX_MESSAGE_CHARS + 1)
-    await communicator.send_to(text_data=json.dumps({"type": "message", "text": huge}))
-    error = json.loads(await communicator.receive_from(timeout=10))
+    await communicator.send_to(text_data=_send(huge))
+    error = await _receive(communicator, 10)
     assert error["type"] == "error" and error["code"] == "too_long"
     assert str(settings.COPILOT_MAX_MESSAGE_CHARS) in error["message"]
 
     after = await sync_to_async(Message.objects.filter(conversation=conversation).count)()
     assert after == before == 2
-    await communicator.send_to(text_data=json.dumps({"type": "message", "text": "gracias, chau"}))
+    await communicator.send_to(text_data=_send("gracias, chau"))
     assert (await _turn_events(communicator))[-1]["type"] == "completed"
     await communicator.disconnect()
+
+
+async def test_a_frame_sent_twice_is_stored_and_answered_once(
+    cast: Cast, conversation: Conversation
+) -> None:
+    communicator = await _open(cast.operator, conversation.pk)
+    await communicator.send_to(text_data=_send("hola", client_id="retry-7"))
+    accepted = await _receive(communicator)
+    await _turn_events(communicator)
+    # The client did not see the ack (its socket dropped) and sends the same frame again.
+    again = await _open(cast.operator, conversation.pk, after=accepted["seq"] - 1)
+    replay = [await _receive(again)]
+    await again.send_to(text_data=_send("hola", client_id="retry-7"))
+    await _turn_events(again)  # the rest of the replayed turn
+    assert await again.receive_nothing(timeout=0.5)
+    await communicator.disconnect()
+    await again.disconnect()
+
+    assert replay[0] == accepted
+    messages = await sync_to_async(_messages)(conversation)
+    assert [role for role, _ in messages] == ["user", "assistant"] and messages[0][1] == "hola"
+    assert await sync_to_async(Turn.objects.filter(conversation=conversation).count)() == 1
 
 
 async def test_an_anonymous_visitor_is_refused(cast: Cast, conversation: Conversation) -> None:
@@ -159,6 +277,26 @@ async def test_an_outsider_cannot_open_another_orgs_conversation(
     assert count == 0
 
 
+async def test_an_outsider_joins_no_group_of_another_organisation(
+    cast: Cast, conversation: Conversation
+) -> None:
+    foreign = await sync_to_async(conversation_create)(
+        organisation=cast.other_org, user=cast.outsider
+    )
+    insider = await _open(cast.operator, conversation.pk)
+    outsider = await _open(cast.outsider, foreign.pk)
+
+    await insider.send_to(text_data=_send("hola"))
+    await _turn_events(insider)
+
+    assert await outsider.receive_nothing(timeout=0.5)
+    assert eventlog.group_name(cast.org.pk, conversation.pk) != eventlog.group_name(
+        cast.other_org.pk, conversation.pk
+    )
+    await insider.disconnect()
+    await outsider.disconnect()
+
+
 async def test_a_foreign_origin_is_refused(cast: Cast, conversation: Conversation) -> None:
     communicator = await _connect(cast.operator, conversation.pk, origin=b"http://evil.example")
     connected, _ = await communicator.connect()
@@ -168,12 +306,9 @@ async def test_a_foreign_origin_is_refused(cast: Cast, conversation: Conversatio
 async def test_two_quick_messages_get_two_answers_in_order(
     cast: Cast, conversation: Conversation
 ) -> None:
-    communicator = await _connect(cast.operator, conversation.pk)
-    assert (await communicator.connect())[0]
-    await communicator.send_to(text_data=json.dumps({"type": "message", "text": "hola"}))
-    await communicator.send_to(
-        text_data=json.dumps({"type": "message", "text": "¿a qué hora abren?"})
-    )
+    communicator = await _open(cast.operator, conversation.pk)
+    await communicator.send_to(text_data=_send("hola"))
+    await communicator.send_to(text_data=_send("¿a qué hora abren?"))
     first = await _turn_events(communicator)
     second = await _turn_events(communicator)
     await communicator.disconnect()
@@ -185,22 +320,142 @@ async def test_two_quick_messages_get_two_answers_in_order(
     texts = await sync_to_async(list)(
         conversation.messages.order_by("created_at", "pk").values_list("role", "text")
     )
-    assert [role for role, _ in texts] == ["user", "assistant", "user", "assistant"]
-    assert texts[0][1] == "hola" and texts[2][1] == "¿a qué hora abren?"
+    asked = [text for role, text in texts if role == "user"]
+    answered = [text for role, text in texts if role == "assistant"]
+    assert asked == ["hola", "¿a qué hora abren?"]
+    assert answered == [first[-1]["text"], second[-1]["text"]]
 
 
-async def test_turns_of_one_conversation_never_overlap(
-    cast: Cast, conversation: Conversation
+async def test_with_the_channel_layer_down_the_socket_stays_open_and_reads_the_log(
+    cast: Cast, conversation: Conversation, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from copilot.locks import conversation_lock
+    layer = get_channel_layer()
 
-    order: list[str] = []
+    async def down(*args: Any, **kwargs: Any) -> None:
+        raise ConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
 
-    async def hold(name: str, delay: float) -> None:
-        async with conversation_lock(cast.org.pk, conversation.pk):
-            order.append(f"{name}-in")
-            await asyncio.sleep(delay)
-            order.append(f"{name}-out")
+    monkeypatch.setattr(layer, "group_add", down)
+    monkeypatch.setattr(layer, "group_send", down)
+    monkeypatch.setattr("copilot.consumers.RECOVER_EVERY_S", 0.05)
+    communicator = await _open(cast.operator, conversation.pk)
 
-    await asyncio.gather(hold("a", 0.05), hold("b", 0), hold("c", 0))
-    assert order == ["a-in", "a-out", "b-in", "b-out", "c-in", "c-out"]
+    await communicator.send_to(text_data=_send("hola"))
+    accepted = await _receive(communicator)
+    events = await _turn_events(communicator)  # delivered from the log, no live channel
+    await communicator.disconnect()
+
+    assert accepted["type"] == "accepted"
+    assert events[0]["type"] == "thinking" and events[-1]["type"] == "completed"
+    assert [role for role, _ in await sync_to_async(_messages)(conversation)] == [
+        "user", "assistant",
+    ]  # fmt: skip
+
+
+async def test_a_socket_whose_live_channel_fails_stays_open_and_rejoins_when_it_is_back(
+    cast: Cast, conversation: Conversation, monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    """Redis going away fails the socket's own channel too (not only group_add/group_send);
+    when it comes back empty, the socket's group membership is gone and must be made again.
+    The outage is simulated on the in-memory layer, whose groups the test can empty."""
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    layer = get_channel_layer()
+    real_receive, real_add = layer.receive, layer.group_add
+    redis = {"up": True}
+
+    async def receive(channel: str) -> Any:
+        while redis["up"]:  # the live socket blocks on its channel, as on Redis
+            with contextlib.suppress(TimeoutError):
+                return await asyncio.wait_for(real_receive(channel), 0.05)
+        raise ConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    async def group_add(group: str, channel: str) -> None:
+        if not redis["up"]:
+            raise ConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+        await real_add(group, channel)
+
+    monkeypatch.setattr(layer, "receive", receive)
+    monkeypatch.setattr(layer, "group_add", group_add)
+    monkeypatch.setattr("copilot.consumers.RECOVER_EVERY_S", 0.05)
+    group = eventlog.group_name(cast.org.pk, conversation.pk)
+    communicator = await _open(cast.operator, conversation.pk)
+
+    redis["up"] = False
+    await asyncio.sleep(0.2)
+    layer.groups.pop(group, None)  # Redis came back without its data
+    await communicator.send_to(text_data=_send("hola"))
+    while_down = [await _receive(communicator), *await _turn_events(communicator)]
+    redis["up"] = True
+    for _ in range(100):  # the socket joins its group again
+        if layer.groups.get(group):
+            break
+        await asyncio.sleep(0.02)
+    rejoined = bool(layer.groups.get(group))
+    await communicator.send_to(text_data=_send("¿a qué hora abren?"))
+    after = [await _receive(communicator), *await _turn_events(communicator)]
+    await communicator.disconnect()
+
+    assert while_down[0]["type"] == "accepted" and while_down[-1]["type"] == "completed"
+    assert rejoined
+    assert after[0]["type"] == "accepted" and after[-1]["type"] == "completed"
+    seqs = [e["seq"] for e in [*while_down, *after]]
+    assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))  # each once, in order
+
+
+async def test_with_the_job_queue_down_the_message_is_saved_and_answered_when_it_is_back(
+    cast: Cast, conversation: Conversation, monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    settings.COPILOT_TURN_RUNNER = "celery"
+    calls = {"n": 0}
+    real = tasks.drain_conversation.apply_async
+
+    def flaky(*args: Any, **kwargs: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise ConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tasks.drain_conversation, "apply_async", flaky)
+    monkeypatch.setattr("copilot.consumers.RECOVER_EVERY_S", 0.05)
+    communicator = await _open(cast.operator, conversation.pk)
+
+    await communicator.send_to(text_data=_send("hola"))
+    accepted = await _receive(communicator)
+    deferred = await _receive(communicator)
+    events = await _turn_events(communicator)  # the queue came back: the turn ran
+    await communicator.disconnect()
+
+    assert accepted["type"] == "accepted"
+    assert deferred["type"] == "deferred" and deferred["code"] == "queue_unavailable"
+    assert deferred["message_id"] == accepted["message_id"] and "guardado" in deferred["message"]
+    assert events[-1]["type"] == "completed"
+    deferred_rows = ConversationEvent.objects.filter(type="deferred").values_list("seq", flat=True)
+    logged = await sync_to_async(list)(deferred_rows)
+    assert logged == [deferred["seq"]]  # other tabs see it too
+
+
+async def test_turns_of_other_processes_reach_the_socket_through_the_log_tail(
+    cast: Cast, conversation: Conversation, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The embedded default: a Celery worker (another process) publishes into the log; the web
+    process forwards what it did not publish itself."""
+    if not eventlog.needs_tail():
+        pytest.skip("with Redis every process sends to the group directly")
+    settings.COPILOT_EVENT_TAIL = True
+    communicator = await _open(cast.operator, conversation.pk)
+
+    def from_another_process() -> None:
+        # The row another process would write: logged, never sent to this process's layer.
+        monkeypatch.setattr(eventlog, "broadcast", lambda *args: False)
+        with transaction.atomic():
+            event = eventlog.publish(
+                cast.org.pk, conversation.pk,
+                {"type": "error", "turn_id": "", "code": "probe", "message": "from the worker"},
+            )  # fmt: skip
+            ConversationEvent.objects.filter(seq=event["seq"]).update(origin="worker:4242:ab")
+
+    await sync_to_async(from_another_process)()
+    event = await _receive(communicator, 5)
+    await communicator.disconnect()
+
+    assert (event["code"], event["message"]) == ("probe", "from the worker")
+    await asyncio.sleep(0)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -16,21 +15,21 @@ from business.models import Customer, EscalationTicket, Job
 from copilot import router_cache
 from copilot.graph import build_graph, get_graph, run_graph
 from copilot.models import AgentRun, Conversation
-from copilot.signals import read_signals
-from copilot.understanding.values import Directive
+from nlu.tone import read_signals
+from nlu.values import Directive
 from tests import factories
 from tests.conftest import Cast
-from tests.copilot.conftest import Emitted, ScriptedRouter, make_deps, task
-from tests.understanding.training_examples import examples
+from tests.copilot.conftest import Emitted, ScriptedRouter, make_run, task
+from tests.nlu.training_examples import examples
 
 pytestmark = pytest.mark.usefixtures("registry", "handlers")
 
 
 def turn(cast: Cast, conversation: Conversation, text: str) -> tuple[dict[str, Any], Emitted]:
     emitted = Emitted()
-    deps = make_deps(cast.org, cast.operator, conversation, text, emitted)
-    state = run_graph(deps)
-    return {**state, "turn_id": deps.turn_id}, emitted
+    run = make_run(cast.org, cast.operator, conversation, text, emitted)
+    state = run_graph(run)
+    return {**state, "turn_id": run.ctx.turn_id}, emitted
 
 
 def runs(state: dict[str, Any]) -> list[AgentRun]:
@@ -40,7 +39,7 @@ def runs(state: dict[str, Any]) -> list[AgentRun]:
 def test_the_graph_is_compiled_once_and_reused() -> None:
     assert get_graph() is get_graph()
     assert set(build_graph().get_graph().nodes) >= {
-        "intake", "signals", "understand", "route", "subagent", "advance", "compose",
+        "intake", "signals", "understand", "route", "delegate", "compose",
     }  # fmt: skip
 
 
@@ -51,7 +50,7 @@ def test_a_chain_creates_the_customer_before_booking_the_job_for_them(
     router.script[text] = [
         task("create_customer", 0.9, "dale de alta a Marta Díaz", customer="Marta Díaz"),
         task("book_job", 0.8, "agendale un service el lunes a las 10",
-             date=datetime.date(2026, 11, 23), time="10:00", service="service"),
+             date=factories.next_monday(), time="10:00", service="service"),
     ]  # fmt: skip
     assert not Customer.objects.filter(organisation=cast.org, name="Marta Díaz").exists()
 
@@ -60,12 +59,12 @@ def test_a_chain_creates_the_customer_before_booking_the_job_for_them(
     marta = Customer.objects.get(organisation=cast.org, name="Marta Díaz")
     job = Job.objects.get(organisation=cast.org, customer=marta)
     assert [r.intent for r in runs(state)] == ["create_customer", "book_job"]
-    assert [(m.kind, m.id) for m in state["ctx"].mutations] == [
+    assert [(m.kind, m.id) for m in state["delegation"].chain.mutations] == [
         ("customer", marta.pk),
         ("job", job.pk),
     ]
-    assert state["ctx"].state["job_id"] == job.pk
-    assert state["ctx"].state["customer_id"] == marta.pk
+    assert state["delegation"].chain.state["job_id"] == job.pk
+    assert state["delegation"].chain.state["customer_id"] == marta.pk
     assert state["reply"].startswith("Di de alta a Marta Díaz.\n\nAgendé el trabajo")
     assert "Sin hacer" not in state["reply"]
 
@@ -123,7 +122,7 @@ def test_below_the_gate_the_agent_yields_and_another_agent_gets_one_try(
         ("scheduling", "book_job", True),
         ("customer", "search_customer", False),
     ]
-    assert state["yields"] == 1
+    assert state["delegation"].yields == 1
     assert state["reply"].startswith("Encontré")
     assert not EscalationTicket.objects.filter(organisation=cast.org).exists()
     assert [s["source"] for s in state["trace"]["steps"]] == ["classifier", "reroute"]
@@ -453,7 +452,7 @@ def test_the_trace_keeps_the_candidates_and_the_signals(
     ]  # fmt: skip
     assert trace["signals"]["reasons"] == ["exclamations"]
     assert set(state["timings"]) == {
-        "intake", "signals", "understand", "route", "subagent", "advance", "compose",
+        "intake", "signals", "understand", "route", "delegate", "compose",
     }  # fmt: skip
 
 

@@ -1,9 +1,10 @@
 """Every default intent end to end on the demo organisation (`manage.py load_demo`).
 
-Nothing is scripted: the message goes through `run_turn`, the compiled graph, the organisation's
-embedded router (trained from its registry), the real handlers and the real tools over the demo's
-records. Each case is an operator's message, in Spanish and in English, that names demo records —
-customers, technicians, plates and days of the coming week — and checks:
+Nothing is scripted: the message is stored and its turn run (`accept_message`, `run_turn`), the
+compiled graph, the organisation's embedded router (trained from its registry), the real handlers
+and the real tools over the demo's records. Each case is an operator's message, in Spanish and
+in English, that names demo records — customers, technicians, plates and days of the coming
+week — and checks:
 
 - what the router chose: the AgentRun rows of the turn (and the stored trace);
 - what the turn did to the records: a booked or moved job, a new customer, quote or ticket with
@@ -27,7 +28,6 @@ Cases the product gets wrong are kept, marked `xfail(strict=True)` with what is 
 
 from __future__ import annotations
 
-import asyncio
 import datetime
 import io
 import json
@@ -46,6 +46,7 @@ from django.db import connection
 from django.utils import timezone
 
 from agents.defaults import DEFAULTS_FILE
+from agents.events import EVENT_TYPES
 from agents.services import agents_sync_defaults
 from approvals.models import PendingAction
 from business.cuit import check_digit
@@ -67,12 +68,12 @@ from business.scheduling import technicians_free
 from business.services import jobs_bulk_reschedule as bulk_move
 from copilot import router_cache
 from copilot import turn as turn_module
-from copilot.events import EVENT_TYPES
 from copilot.models import AgentRun, Conversation, Message
 from copilot.services import conversation_create
-from copilot.turn import TurnResult, run_turn
-from copilot.understanding.normalize import fold
+from copilot.turn import TurnResult
+from nlu.normalize import fold
 from tests.copilot.conftest import INTENTS
+from tests.copilot.turns import answer as answer_message
 
 DEMO_SLUG = "demo"
 OPEN = (Job.Status.SCHEDULED, Job.Status.IN_PROGRESS)
@@ -234,6 +235,23 @@ class Demo:
         return picked
 
 
+def _uninvoiced_customers(demo: Demo) -> list[str]:
+    """Customers (one of their name) whose latest finished job has no invoice yet: "invoice the
+    last job" can be done for them (the demo bills most finished jobs at random)."""
+    names = []
+    for customer in Customer.objects.filter(organisation=demo.org).order_by("name"):
+        if Customer.objects.filter(organisation=demo.org, name=customer.name).count() != 1:
+            continue
+        latest = (
+            Job.objects.filter(customer=customer, status=Job.Status.DONE)
+            .order_by("-scheduled_start")
+            .first()
+        )
+        if latest is not None and not Invoice.objects.filter(job=latest).exists():
+            names.append(customer.name)
+    return names
+
+
 def _facts(demo: Demo) -> dict[str, Any]:
     """The records and days the messages name (computed once, after the load)."""
     day_a, day_b, day_c = demo.working_days(2, 3)
@@ -253,6 +271,9 @@ def _facts(demo: Demo) -> dict[str, Any]:
     )
     facts.update(absence_facts(demo))
     facts.update(_bulk_facts(demo))
+    uninvoiced = _uninvoiced_customers(demo)
+    assert len(uninvoiced) >= 2, "the demo has no customers whose last finished job is unbilled"
+    facts["invoice_es"], facts["invoice_en"] = uninvoiced[0], uninvoiced[-1]
     facts["book_es_hour"] = bookable_hour(demo, day_a, "ac")
     facts["book_en_hour"] = bookable_hour(demo, day_b, "heating")
     return facts
@@ -375,21 +396,9 @@ class Turn:
 
 
 def ask(demo: Demo, conversation: Conversation, text: str) -> Turn:
-    """One turn through `run_turn`, as the panel and WhatsApp run it, with a sink for `send`."""
-    events: list[dict[str, Any]] = []
-
-    async def send(event: Any) -> None:
-        events.append(dict(event))
-
-    result = asyncio.run(
-        run_turn(
-            organisation_id=demo.org.pk,
-            conversation_id=conversation.pk,
-            user_id=demo.operator.pk,
-            text=text,
-            send=send,
-        )
-    )
+    """One turn as the panel and WhatsApp run it: stored, then run; its events from the log."""
+    answered = answer_message(conversation, demo.operator.pk, text)
+    result, events = answered.result, answered.events
     runs = list(AgentRun.objects.filter(turn_id=result.turn_id).order_by("created_at", "pk"))
     answer = Message.objects.filter(pk=result.assistant_message_id).first()
     return Turn(text, result, events, runs, answer.trace if answer else {})
@@ -728,12 +737,12 @@ def _held_on_job(key: str, tool: str) -> Callable[..., None]:
     return check
 
 
-def _invoice_held(customer: str) -> Callable[..., None]:
+def _invoice_held(key: str) -> Callable[..., None]:
     def check(demo: Demo, turn: Turn, diff: Diff) -> None:
         [action] = assert_held(turn, diff, ["invoice_create"])
         invoiced = Job.objects.get(pk=action.arguments["job_id"])
         latest = (
-            Job.objects.filter(customer=demo.customer(customer), status=Job.Status.DONE)
+            Job.objects.filter(customer=demo.customer(demo.facts[key]), status=Job.Status.DONE)
             .order_by("-scheduled_start")
             .first()
         )
@@ -988,13 +997,13 @@ CASES = [
          id="por-la-instalacion"),
     case("generate_quote", "en", "Can you quote Hotel Plaza Castelar for a boiler service?",
          _quoted("Hotel Plaza Castelar SA", "Service de caldera")),
-    case("generate_invoice", "es", "Hacele la factura a Jorge Cabrera por el último trabajo",
-         _invoice_held("Jorge Cabrera")),
-    case("generate_invoice", "es", "Facturale a Jorge Cabrera el último trabajo que le hicimos",
-         _invoice_held("Jorge Cabrera"),
+    case("generate_invoice", "es", "Hacele la factura a {invoice_es} por el último trabajo",
+         _invoice_held("invoice_es"), names=_facts_names("invoice_es")),
+    case("generate_invoice", "es", "Facturale a {invoice_es} el último trabajo que le hicimos",
+         _invoice_held("invoice_es"), names=_facts_names("invoice_es"),
          id="que-le-hicimos"),
-    case("generate_invoice", "en", "Please invoice Lavadero Burbujas for the job we finished last "
-         "week", _invoice_held("Lavadero Burbujas SRL")),
+    case("generate_invoice", "en", "Please invoice {invoice_en} for the last job we finished",
+         _invoice_held("invoice_en"), names=_facts_names("invoice_en")),
     case("payment_status", "es", "¿Cuánto nos debe Gimnasio Fuerza Sur?",
          _owed("Gimnasio Fuerza Sur SRL", ("debe", "está al día"))),
     case("payment_status", "en", "Has Marcelo Suárez paid his invoices?",

@@ -1,52 +1,36 @@
-"""run_turn: the event order, what is stored, and every failure a user can hit."""
+"""The turn as a job: stored first, run from its id, every event logged and published; the
+runner's lease, claims, recovery of queued turns and interruption of cut-short ones."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import datetime
 import threading
-from collections.abc import AsyncIterator
+import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
+from django.db import connection
+from django.utils import timezone
 
-from copilot import nodes
-from copilot import turn as turn_module
-from copilot.events import EVENT_TYPES
-from copilot.locks import LockUnavailable
-from copilot.models import AgentRun, Conversation, Message
-from copilot.turn import run_turn
+from agents.base import Outcome
+from agents.events import EVENT_TYPES
+from agents.models import ToolCall
+from copilot import eventlog, nodes, runner, tasks
+from copilot.models import AgentRun, Conversation, ConversationEvent, Message, Turn
+from copilot.services import conversation_create
+from copilot.turn import MessageRefused, accept_message
 from tests.conftest import Cast
 from tests.copilot.conftest import ScriptedRouter, task
+from tests.copilot.turns import answer
 
 pytestmark = [
-    pytest.mark.django_db(transaction=True),  # the turn runs in a worker thread
+    pytest.mark.django_db(transaction=True),  # runners work in threads with their own connections
     pytest.mark.usefixtures("registry", "handlers"),
 ]
-
-
-class Sink:
-    """A `send` that appends, and notes which thread the loop ran it on."""
-
-    def __init__(self) -> None:
-        self.events: list[dict[str, Any]] = []
-
-    async def __call__(self, event: Any) -> None:
-        self.events.append(dict(event))
-
-    def types(self) -> list[str]:
-        return [event["type"] for event in self.events]
-
-
-async def ask(cast: Cast, conversation: Conversation, text: str, send: Any) -> Any:
-    return await run_turn(
-        organisation_id=cast.org.pk,
-        conversation_id=conversation.pk,
-        user_id=cast.operator.pk,
-        text=text,
-        send=send,
-    )
 
 
 def stored(conversation: Conversation) -> list[tuple[str, str]]:
@@ -55,184 +39,385 @@ def stored(conversation: Conversation) -> list[tuple[str, str]]:
     )
 
 
-async def test_a_turn_streams_thinking_first_and_completed_last(
+def test_a_turn_streams_thinking_first_and_completed_last(
     cast: Cast, conversation: Conversation, router: ScriptedRouter
 ) -> None:
     router.script["buscá a Juan"] = [task("search_customer", 0.9, customer="Juan")]
-    sink = Sink()
 
-    result = await ask(cast, conversation, "buscá a Juan", sink)
+    turn = answer(conversation, cast.operator.pk, "buscá a Juan")
+    result, events = turn.result, turn.events
 
-    assert sink.types() == [
+    assert turn.types() == [
         "thinking", "agent_start", "tool_start", "tool_result", "tool_end", "agent_end",
         "text", "consulted", "completed",
     ]  # fmt: skip
-    assert set(sink.types()) <= EVENT_TYPES
-    assert {e["turn_id"] for e in sink.events} == {result.turn_id}
-    user, answer = await sync_to_async(list)(
-        Message.objects.filter(conversation=conversation).order_by("pk")
-    )
-    assert sink.events[0]["message_id"] == user.pk and user.text == "buscá a Juan"
-    completed = sink.events[-1]
-    assert completed["message_id"] == answer.pk == result.assistant_message_id
-    assert completed["text"] == answer.text == result.text == "Encontré 0 clientes."
-    assert sink.events[-2]["agents"][0]["agent"] == "customer"
-    assert answer.trace["turn_id"] == result.turn_id
-    assert answer.trace["steps"][0]["intent"] == "search_customer"
+    assert set(turn.types()) <= EVENT_TYPES
+    assert {e["turn_id"] for e in events} == {result.turn_id}
+    user, reply = list(Message.objects.filter(conversation=conversation).order_by("pk"))
+    assert events[0]["message_id"] == user.pk and user.text == "buscá a Juan"
+    completed = events[-1]
+    assert completed["message_id"] == reply.pk == result.assistant_message_id
+    assert completed["text"] == reply.text == result.text == "Encontré 0 clientes."
+    assert events[-2]["agents"][0]["agent"] == "customer"
+    assert reply.trace["turn_id"] == result.turn_id
 
 
-async def test_the_conversation_remembers_the_job_for_the_next_turn(
-    cast: Cast, conversation: Conversation, router: ScriptedRouter, technician: Any
+def test_the_message_is_stored_and_acknowledged_before_its_turn_runs(
+    cast: Cast, conversation: Conversation
 ) -> None:
-    router.script["alta a Marta Díaz y agendala el lunes"] = [
-        task("create_customer", 0.9, customer="Marta Díaz"),
-        task("book_job", 0.9, service="service de split"),
-    ]
-    router.script["pasalo al viernes"] = [task("reschedule", 0.9)]
+    accepted = accept_message(conversation=conversation, user_id=cast.operator.pk, text="hola")
 
-    await ask(cast, conversation, "alta a Marta Díaz y agendala el lunes", Sink())
-    second = await ask(cast, conversation, "pasalo al viernes", Sink())
-
-    await sync_to_async(conversation.refresh_from_db)()
-    job_id = conversation.state["job_id"]
-    assert second.text == f"Reprogramo el trabajo #{job_id}."
-    assert conversation.state["customer_label"] == "Marta Díaz"
-    assert conversation.state["last_intents"] == ["reschedule"]
-    assert "customer: Marta Díaz" in conversation.summary
-    assert "asked: pasalo al viernes [reschedule]" in conversation.summary
-    assert conversation.title == "alta a Marta Díaz y agendala el lunes"
+    turn = Turn.objects.get(pk=accepted.turn_id)
+    assert turn.status == Turn.Status.QUEUED and turn.message_id == accepted.message_id
+    assert stored(conversation) == [("user", "hola")]
+    assert accepted.event["type"] == "accepted" and accepted.event["seq"] == 1
+    assert accepted.event["message_id"] == accepted.message_id
+    logged = ConversationEvent.objects.get(conversation=conversation)
+    assert (logged.seq, logged.type, logged.turn_id) == (1, "accepted", accepted.turn_id)
 
 
-async def test_events_reach_send_while_the_turn_is_still_running(
+def test_every_event_of_a_turn_is_logged_with_consecutive_sequence_numbers(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    router.script["buscá a Juan"] = [task("search_customer", 0.9)]
+    answer(conversation, cast.operator.pk, "buscá a Juan")
+    answer(conversation, cast.operator.pk, "buscá a Juan")
+
+    seqs = list(
+        ConversationEvent.objects.filter(conversation=conversation).values_list("seq", flat=True)
+    )
+    assert seqs == list(range(1, len(seqs) + 1))
+    assert Conversation.objects.get(pk=conversation.pk).event_seq == len(seqs)
+    after = eventlog.events_after(conversation.pk, 5)
+    assert [e["seq"] for e in after] == seqs[5:]
+
+
+def test_the_same_frame_sent_twice_is_one_message(cast: Cast, conversation: Conversation) -> None:
+    first = accept_message(
+        conversation=conversation, user_id=cast.operator.pk, text="hola", client_id="c-1"
+    )
+    again = accept_message(
+        conversation=conversation, user_id=cast.operator.pk, text="hola", client_id="c-1"
+    )
+
+    assert again.duplicate and not first.duplicate
+    assert (again.turn_id, again.message_id) == (first.turn_id, first.message_id)
+    assert again.event["seq"] == first.event["seq"]
+    assert Message.objects.filter(conversation=conversation).count() == 1
+    assert Turn.objects.filter(conversation=conversation).count() == 1
+
+
+@pytest.mark.parametrize(("text", "code"), [("hola\x00mundo", "nul"), ("\ud800", "surrogate")])
+def test_text_that_cannot_be_stored_is_refused_and_nothing_is_kept(
+    cast: Cast, conversation: Conversation, text: str, code: str
+) -> None:
+    with pytest.raises(MessageRefused) as refused:
+        accept_message(conversation=conversation, user_id=cast.operator.pk, text=text)
+
+    assert refused.value.code == code
+    assert stored(conversation) == []
+    assert not ConversationEvent.objects.filter(conversation=conversation).exists()
+
+
+async def test_events_reach_a_subscriber_while_the_turn_is_still_running(
     cast: Cast, conversation: Conversation, router: ScriptedRouter, handlers: dict[str, Any]
 ) -> None:
     release = threading.Event()
-    seen_before_release: list[str] = []
 
-    def slow(step: Any, runner: Any) -> Any:
+    def slow(step: Any, runner_: Any) -> Any:
         release.wait(5)
-        return handlers["greeting"](step, runner)
+        return handlers["greeting"](step, runner_)
 
     handlers["search_customer"] = slow
     router.script["buscá a Juan"] = [task("search_customer", 0.9)]
-    sink = Sink()
+    eventlog.use_loop(asyncio.get_running_loop())
+    layer = get_channel_layer()
+    channel = await layer.new_channel()
+    await layer.group_add(eventlog.group_name(cast.org.pk, conversation.pk), channel)
 
-    async def watch() -> None:
-        while "agent_start" not in sink.types():
-            await asyncio.sleep(0.005)
-        seen_before_release.extend(sink.types())
-        release.set()
+    running = asyncio.ensure_future(
+        sync_to_async(answer, thread_sensitive=False)(
+            conversation, cast.operator.pk, "buscá a Juan"
+        )
+    )
+    seen: list[str] = []
+    while "agent_start" not in seen:
+        message = await asyncio.wait_for(layer.receive(channel), 10)
+        seen.append(message["event"]["type"])
+    release.set()
+    await running
 
-    watcher = asyncio.create_task(watch())
-    await ask(cast, conversation, "buscá a Juan", sink)
-    await watcher
-
-    assert seen_before_release == ["thinking", "agent_start"]
+    assert seen == ["accepted", "thinking", "agent_start"]
+    assert running.result().result.ok
 
 
-async def test_a_failure_sends_error_then_completed_and_keeps_the_message(
+def test_a_failure_sends_error_then_completed_and_keeps_the_message(
     cast: Cast, conversation: Conversation, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def broken(organisation: Any) -> Any:
         raise RuntimeError("the classifier is gone")
 
     monkeypatch.setattr(nodes, "router_for", broken)
-    sink = Sink()
 
-    result = await ask(cast, conversation, "agendame a Juan el lunes", sink)
+    turn = answer(conversation, cast.operator.pk, "agendame a Juan el lunes")
 
-    assert sink.types() == ["thinking", "error", "completed"]
-    error = sink.events[1]
+    assert turn.types() == ["thinking", "error", "completed"]
+    error = turn.events[1]
     assert error["code"] == "turn_failed"
     assert error["message"].startswith("Algo falló de nuestro lado")
-    assert not result.ok and result.error_code == "turn_failed"
-    messages = await sync_to_async(stored)(conversation)
-    assert messages == [("user", "agendame a Juan el lunes"), ("assistant", error["message"])]
-    assert sink.events[-1]["message_id"] == result.assistant_message_id
+    assert not turn.result.ok and turn.result.error_code == "turn_failed"
+    assert stored(conversation) == [
+        ("user", "agendame a Juan el lunes"),
+        ("assistant", error["message"]),
+    ]
+    assert turn.events[-1]["message_id"] == turn.result.assistant_message_id
+    assert Turn.objects.get(pk=turn.result.turn_id).status == Turn.Status.FAILED
 
 
-async def test_the_error_is_in_the_language_of_the_message(
+def test_the_error_is_in_the_language_of_the_message(
     cast: Cast, conversation: Conversation, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(nodes, "router_for", lambda organisation: 1 / 0)
-    sink = Sink()
 
-    await ask(cast, conversation, "please book John for Monday at 10", sink)
+    turn = answer(conversation, cast.operator.pk, "please book John for Monday at 10")
 
-    assert sink.events[1]["message"].startswith("Something failed on our side")
+    assert turn.events[1]["message"].startswith("Something failed on our side")
 
 
-async def test_a_conversation_of_another_organisation_is_not_found(
-    cast: Cast, router: ScriptedRouter
+def test_a_runner_for_the_wrong_organisation_finds_nothing(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
 ) -> None:
-    foreign = await sync_to_async(Conversation.objects.create)(organisation=cast.other_org)
-    sink = Sink()
+    accepted = accept_message(conversation=conversation, user_id=cast.operator.pk, text="hola")
 
-    result = await run_turn(
-        organisation_id=cast.org.pk, conversation_id=foreign.pk, user_id=cast.operator.pk,
-        text="hola", send=sink,
-    )  # fmt: skip
+    drained = runner.drain(cast.other_org.pk, conversation.pk)
 
-    assert sink.types() == ["error", "completed"]
-    assert sink.events[0]["code"] == "conversation_not_found"
-    assert result.error_code == "conversation_not_found"
-    assert await sync_to_async(Message.objects.filter(conversation=foreign).count)() == 0
+    assert drained.results == [] and drained.retry_in is None
+    assert Turn.objects.get(pk=accepted.turn_id).status == Turn.Status.QUEUED
 
 
-async def test_a_closed_socket_does_not_lose_the_answer(
+def test_an_answer_with_nobody_listening_is_stored_and_logged(
     cast: Cast, conversation: Conversation, router: ScriptedRouter
 ) -> None:
     router.script["buscá a Juan"] = [task("search_customer", 0.9)]
-    calls: list[str] = []
 
-    async def closed(event: Any) -> None:
-        calls.append(event["type"])
-        raise ConnectionError("socket closed")
+    turn = answer(conversation, cast.operator.pk, "buscá a Juan")
 
-    result = await ask(cast, conversation, "buscá a Juan", closed)
-
-    assert calls == ["thinking"]  # it stopped sending after the first failure
-    assert result.ok and result.text == "Encontré 0 clientes."
-    assert await sync_to_async(stored)(conversation) == [
-        ("user", "buscá a Juan"),
-        ("assistant", "Encontré 0 clientes."),
-    ]
-    runs = await sync_to_async(AgentRun.objects.filter(turn_id=result.turn_id).count)()
-    assert runs == 1
+    assert turn.result.ok and turn.result.text == "Encontré 0 clientes."
+    assert stored(conversation) == [("user", "buscá a Juan"), ("assistant", "Encontré 0 clientes.")]
+    assert AgentRun.objects.filter(turn_id=turn.result.turn_id).count() == 1
+    assert turn.types()[-1] == "completed"
 
 
-async def test_two_turns_of_one_conversation_run_one_after_the_other(
+def test_queued_turns_run_in_arrival_order_one_at_a_time(
     cast: Cast, conversation: Conversation, router: ScriptedRouter
 ) -> None:
     router.script["buscá a Juan"] = [task("search_customer", 0.9)]
     router.script["hola"] = [task("greeting", 1.0)]
-    sink = Sink()
+    first = accept_message(conversation=conversation, user_id=cast.operator.pk, text="buscá a Juan")
+    second = accept_message(conversation=conversation, user_id=cast.operator.pk, text="hola")
 
-    first, second = await asyncio.gather(
-        ask(cast, conversation, "buscá a Juan", sink), ask(cast, conversation, "hola", sink)
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        drains = list(pool.map(lambda _: runner.drain(cast.org.pk, conversation.pk), range(3)))
+
+    assert sorted(len(d.results) for d in drains)[-1] >= 1
+    assert sum(len(d.results) for d in drains) == 2  # each turn ran exactly once
+    logged = [
+        (e["turn_id"], e["type"])
+        for e in eventlog.events_after(conversation.pk, 0)
+        if e["type"] != "accepted"
+    ]
+    boundary = [turn for turn, _ in logged].index(second.turn_id)
+    assert {turn for turn, _ in logged[:boundary]} == {first.turn_id}
+    assert {turn for turn, _ in logged[boundary:]} == {second.turn_id}
+    assert logged[boundary - 1][1] == "completed" and logged[boundary][1] == "thinking"
+
+
+def test_a_runner_that_finds_the_lease_taken_says_when_to_come_back(
+    cast: Cast, conversation: Conversation
+) -> None:
+    until = timezone.now() + datetime.timedelta(seconds=3)
+    Conversation.objects.filter(pk=conversation.pk).update(lease_owner="someone", lease_until=until)
+    accept_message(conversation=conversation, user_id=cast.operator.pk, text="hola")
+
+    drained = runner.drain(cast.org.pk, conversation.pk)
+
+    assert drained.results == []
+    assert drained.retry_in is not None and 2.5 < drained.retry_in < 4
+    assert Turn.objects.get(conversation=conversation).status == Turn.Status.QUEUED
+
+
+def test_a_dead_runners_lease_lapses_within_seconds_and_its_queue_runs(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    router.script["hola"] = [task("greeting", 1.0)]
+    lapsed = timezone.now() - datetime.timedelta(milliseconds=1)
+    Conversation.objects.filter(pk=conversation.pk).update(lease_owner="dead", lease_until=lapsed)
+    accept_message(conversation=conversation, user_id=cast.operator.pk, text="hola")
+
+    drained = runner.drain(cast.org.pk, conversation.pk)
+
+    assert [r.text for r in drained.results] == ["¡Hola! ¿En qué te ayudo?"]
+    released = Conversation.objects.get(pk=conversation.pk)
+    assert (released.lease_owner, released.lease_until) == ("", None)
+
+
+def test_a_message_survives_the_death_of_its_process_between_ack_and_turn(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    router.script["hola"] = [task("greeting", 1.0)]
+    # Acknowledged, then the process died before any runner took it.
+    accepted = accept_message(conversation=conversation, user_id=cast.operator.pk, text="hola")
+    Turn.objects.filter(pk=accepted.turn_id).update(
+        created_at=timezone.now() - datetime.timedelta(minutes=1)
     )
 
-    turns = [e["turn_id"] for e in sink.events]
-    boundary = turns.index(second.turn_id)
-    assert set(turns[:boundary]) == {first.turn_id} and set(turns[boundary:]) == {second.turn_id}
-    assert sink.events[boundary - 1]["type"] == "completed"
-    assert sink.events[boundary]["type"] == "thinking"
+    assert runner.stale_conversations() == [(cast.org.pk, conversation.pk)]
+    tasks._recover_now()
+
+    turn = Turn.objects.get(pk=accepted.turn_id)
+    assert turn.status == Turn.Status.DONE
+    assert stored(conversation) == [("user", "hola"), ("assistant", "¡Hola! ¿En qué te ayudo?")]
+    assert runner.stale_conversations() == []
 
 
-async def test_a_conversation_busy_for_too_long_keeps_the_message_and_says_so(
-    cast: Cast, conversation: Conversation, monkeypatch: pytest.MonkeyPatch
+def test_a_restart_quicker_than_a_lease_still_recovers_the_dead_runs_turns(
+    cast: Cast,
+    conversation: Conversation,
+    router: ScriptedRouter,
+    handlers: dict[str, Any],
+    settings: Any,
 ) -> None:
-    @contextlib.asynccontextmanager
-    async def busy(organisation_id: int, conversation_id: int) -> AsyncIterator[None]:
-        raise LockUnavailable("held")
-        yield
+    router.script["hola"] = [task("greeting", 1.0)]
+    settings.COPILOT_LEASE_SECONDS = 0.5
+    # Another conversation's queued turn, slower than the lease: recovery is still busy with it
+    # when the dead run's lease lapses.
+    router.script["lento"] = [task("complaint", 1.0)]
 
-    monkeypatch.setattr(turn_module, "conversation_lock", busy)
-    sink = Sink()
+    def slow(step: Any, run: Any) -> Outcome:
+        time.sleep(0.8)
+        return Outcome(text="Anotado.")
 
-    result = await ask(cast, conversation, "agendame a Juan", sink)
+    handlers["complaint"] = slow
+    other = conversation_create(organisation=cast.org, user=cast.operator)
+    accept_message(conversation=other, user_id=cast.operator.pk, text="lento")
+    cut = accept_message(conversation=conversation, user_id=cast.operator.pk, text="hola")
+    waiting = accept_message(conversation=conversation, user_id=cast.operator.pk, text="hola")
+    # The previous run of this process died mid-turn a moment ago: its lease has not lapsed.
+    Turn.objects.filter(pk=cut.turn_id).update(status=Turn.Status.RUNNING)
+    held = timezone.now() + datetime.timedelta(seconds=0.5)
+    Conversation.objects.filter(pk=conversation.pk).update(lease_owner="dead", lease_until=held)
 
-    assert sink.types() == ["error", "completed"]
-    assert sink.events[0]["code"] == "conversation_busy"
-    assert await sync_to_async(stored)(conversation) == [("user", "agendame a Juan")]
-    assert result.user_message_id is not None
+    tasks._recover_now()  # what the first socket of the new process starts
+    assert Turn.objects.get(pk=cut.turn_id).status == Turn.Status.RUNNING  # still leased
+
+    deadline = time.monotonic() + 10
+    while (
+        time.monotonic() < deadline
+        and Turn.objects.filter(
+            conversation=conversation, status__in=(Turn.Status.QUEUED, Turn.Status.RUNNING)
+        ).exists()
+    ):
+        time.sleep(0.05)
+    assert Turn.objects.get(pk=cut.turn_id).status == Turn.Status.INTERRUPTED
+    assert Turn.objects.get(pk=waiting.turn_id).status == Turn.Status.DONE
+    assert [role for role, _ in stored(conversation)] == ["user", "user", "assistant", "assistant"]
+
+
+def test_a_turn_cut_short_is_interrupted_not_rerun_and_says_what_was_done(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    router.script["hola"] = [task("greeting", 1.0)]
+    cut = accept_message(
+        conversation=conversation, user_id=cast.operator.pk,
+        text="dale de alta a Marta Díaz y agendale un service",
+    )  # fmt: skip
+    after = accept_message(conversation=conversation, user_id=cast.operator.pk, text="hola")
+    # Its runner claimed it, registered the customer, and died before booking.
+    Turn.objects.filter(pk=cut.turn_id).update(
+        status=Turn.Status.RUNNING,
+        plan=[
+            {"agent": "customer", "intent": "create_customer", "text": "alta"},
+            {"agent": "scheduling", "intent": "book_job", "text": "agendale"},
+        ],
+    )
+    ToolCall.objects.create(
+        organisation=cast.org, conversation_id=conversation.pk, turn_id=cut.turn_id,
+        agent="customer", intent="create_customer", tool="customer_create", category="suggest",
+        summary="customer #54 created",
+    )  # fmt: skip
+    AgentRun.objects.create(
+        organisation=cast.org, conversation=conversation, turn_id=cut.turn_id, agent="customer",
+        intent="create_customer",
+    )  # fmt: skip
+    lapsed = timezone.now() - datetime.timedelta(seconds=1)
+    Conversation.objects.filter(pk=conversation.pk).update(lease_owner="dead", lease_until=lapsed)
+
+    drained = runner.drain(cast.org.pk, conversation.pk)
+
+    assert drained.interrupted == 1
+    assert [r.turn_id for r in drained.results] == [after.turn_id]  # the next one ran
+    interrupted = Turn.objects.get(pk=cut.turn_id)
+    assert interrupted.status == Turn.Status.INTERRUPTED
+    text = interrupted.answer.text
+    assert "customer #54 created" in text and "agendar el trabajo" in text
+    assert "dar de alta" not in text  # done, so not listed as missing
+    events = [e for e in eventlog.events_after(conversation.pk, 0) if e["turn_id"] == cut.turn_id]
+    assert [e["type"] for e in events] == ["accepted", "error", "completed"]
+    assert events[1]["code"] == "interrupted" and events[2]["text"] == text
+    assert AgentRun.objects.filter(turn_id=cut.turn_id).count() == 1  # nothing ran again
+
+
+def test_without_a_reachable_queue_the_turn_stays_queued_and_recovery_hands_it_over(
+    cast: Cast,
+    conversation: Conversation,
+    router: ScriptedRouter,
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    router.script["hola"] = [task("greeting", 1.0)]
+    settings.COPILOT_TURN_RUNNER = "celery"
+
+    def broker_down(*args: Any, **kwargs: Any) -> Any:
+        raise ConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(tasks.drain_conversation, "apply_async", broker_down)
+    accepted = accept_message(conversation=conversation, user_id=cast.operator.pk, text="hola")
+
+    assert tasks.dispatch(cast.org.pk, conversation.pk) is False
+    assert Turn.objects.get(pk=accepted.turn_id).status == Turn.Status.QUEUED
+
+    monkeypatch.undo()  # the broker is back
+    settings.COPILOT_TURN_RUNNER = "celery"
+    Turn.objects.filter(pk=accepted.turn_id).update(
+        created_at=timezone.now() - datetime.timedelta(minutes=1)
+    )
+    with _eager():
+        assert tasks.recover_turns() == 1
+    assert Turn.objects.get(pk=accepted.turn_id).status == Turn.Status.DONE
+
+
+class _eager:
+    """Celery tasks run inline, as `CELERY_TASK_ALWAYS_EAGER` makes them."""
+
+    def __enter__(self) -> None:
+        from capataz.celery import app
+
+        self._was = app.conf.task_always_eager
+        app.conf.task_always_eager = True
+
+    def __exit__(self, *exc: object) -> None:
+        from capataz.celery import app
+
+        app.conf.task_always_eager = self._was
+
+
+def test_the_lease_is_scoped_to_the_conversations_organisation(
+    cast: Cast, conversation: Conversation
+) -> None:
+    token = "runner-x"
+    assert not runner._acquire(cast.other_org.pk, conversation.pk, token)
+    assert runner._acquire(cast.org.pk, conversation.pk, token)
+    assert not runner._acquire(cast.org.pk, conversation.pk, "runner-y")
+    runner._release(conversation.pk, token)
+    assert runner._acquire(cast.org.pk, conversation.pk, "runner-y")
+    connection.close()

@@ -19,12 +19,13 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from agents.base import Handler, Mutation, Outcome, Runner, Step, TurnContext
+from agents.base import Chain, Handler, Mutation, Outcome, Runner, Step
+from agents.context import TurnContext
 from agents.models import Agent
 from agents.registry import default_tool_names
 from agents.services import agents_install_defaults
 from business.models import Customer, Job, PriceItem, Technician
-from copilot.understanding.values import Entities
+from nlu.values import Entities
 from tests import factories
 from tests.conftest import Cast
 
@@ -173,12 +174,12 @@ class Desk:
         events: list[dict[str, Any]] = []
         ctx = TurnContext(
             organisation=self.cast.org, user=self.cast.operator, conversation_id=None,
-            turn_id=uuid.uuid4().hex, now=self.now, language=language, state=dict(state or {}),
-            emit=events.append, mutations=list(earlier or []),
+            now=self.now, turn_id=uuid.uuid4().hex, emit=events.append,
         )  # fmt: skip
+        chain = Chain(language, dict(state or {}), list(earlier or []))
         step = Step(index=0, intent=intent, agent=agent, confidence=0.9, text=text or intent,
                     entities=Entities(**entities), resumed=resumed)  # fmt: skip
-        runner = Runner(ctx, self.agents[agent], step)
+        runner = Runner(ctx, chain, self.agents[agent], step)
         runner.best_effort = best_effort
         return Turn(outcome=handler(step, runner), events=events, runner=runner)
 

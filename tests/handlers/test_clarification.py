@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from agents.base import Handler, Step, TurnContext
+from agents.base import Chain, Handler, Step
+from agents.context import TurnContext
 from agents.customer.agent import (
     create_customer,
     search_customer,
@@ -28,8 +29,9 @@ from business.models import Absence, Customer, Job, Technician, Vehicle
 from copilot.delegate import execute_step
 from copilot.selectors import consulted_for_turn
 from copilot.services import conversation_create
-from copilot.state import TurnDeps
-from copilot.understanding.values import Entities
+from copilot.state import TurnRun
+from copilot.streaming import TextStream
+from nlu.values import Entities
 from tests import factories
 from tests.conftest import Cast
 from tests.handlers.conftest import (
@@ -538,17 +540,17 @@ def test_a_question_ends_the_step_as_clarifying_and_the_footer_is_unchanged(
         events.append(dict(event))
 
     turn_id = uuid.uuid4().hex
-    deps = TurnDeps(organisation=cast.org, user=cast.operator, conversation=conversation,
-                    turn_id=turn_id, text="", message_id=0, now=NOW,
-                    emit=sink)  # fmt: skip
+    ctx = TurnContext(organisation=cast.org, user=cast.operator, conversation_id=conversation.pk,
+                      now=NOW, turn_id=turn_id, emit=sink)  # fmt: skip
+    run_of_turn = TurnRun(
+        ctx=ctx, engine="embedded", llm=None, stream=TextStream(ctx.emit, turn_id),
+        agents=desk.agents,
+    )  # fmt: skip
 
     def run(intent: str, handler_entities: dict[str, Any], index: int) -> None:
-        ctx = TurnContext(organisation=cast.org, user=cast.operator,
-                          conversation_id=conversation.pk, turn_id=turn_id, now=NOW,
-                          language="es", state={}, emit=events.append)  # fmt: skip
         step = Step(index=index, intent=intent, agent="scheduling", confidence=0.9,
                     text=intent, entities=Entities(**handler_entities))  # fmt: skip
-        execute_step(deps, ctx, desk.agents["scheduling"], step, "classifier")
+        execute_step(run_of_turn, Chain("es"), desk.agents["scheduling"], step, "classifier")
 
     run("book_job", {"date": TUESDAY, "time": "10:00"}, 0)  # asks for the customer
     run("check_availability", {"date": TUESDAY}, 1)  # answers

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.base import HANDLERS
+from agents.base import HANDLERS, load_handlers
 from agents.escalation.agent import (
     complaint,
     danger_in,
@@ -14,7 +14,6 @@ from agents.escalation.agent import (
     frustration_detected,
 )
 from business.models import EscalationTicket
-from copilot.nodes import load_handlers
 from tests import factories
 from tests.conftest import Cast
 from tests.handlers.conftest import MONDAY, TUESDAY, Shop, assert_no_foreign_data, at

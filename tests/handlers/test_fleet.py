@@ -8,11 +8,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from agents.base import HANDLERS, Mutation
+from agents.base import HANDLERS, Mutation, load_handlers
 from agents.fleet.agent import assign_vehicle, bulk_reschedule, dispatch, technician_sick
 from approvals.models import PendingAction
 from business.models import Absence, Job, Vehicle
-from copilot.nodes import load_handlers
 from tests import factories
 from tests.conftest import Cast
 from tests.handlers.conftest import (

@@ -8,11 +8,10 @@ from dataclasses import replace
 
 import pytest
 
-from agents.base import HANDLERS, Runner
+from agents.base import HANDLERS, Runner, load_handlers
 from agents.general.agent import farewell, greeting, opening_hours, pricing_info, unknown
 from agents.models import Agent
 from business.models import PriceItem
-from copilot.nodes import load_handlers
 from tests.conftest import Cast
 from tests.handlers.conftest import BA, MONDAY, Shop, assert_no_foreign_data, at
 from tests.handlers.office import Office, install_office_agents
@@ -203,5 +202,5 @@ def test_unknown_inside_a_chain_is_one_line(office: Office) -> None:
     runner = turn.runner
     assert runner is not None
     step = replace(runner.step, index=1)
-    outcome = unknown(step, Runner(runner.ctx, runner.agent, step))
+    outcome = unknown(step, Runner(runner.ctx, runner.chain, runner.agent, step))
     assert outcome.text == "Lo otro que me pediste queda fuera de lo que puedo hacer acá."

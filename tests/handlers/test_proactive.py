@@ -8,11 +8,10 @@ from typing import Any
 
 import pytest
 
-from agents.base import HANDLERS
+from agents.base import HANDLERS, load_handlers
 from agents.proactive.agent import follow_up, maintenance_due, seasonal_reminder
 from business import services
 from business.models import Job
-from copilot.nodes import load_handlers
 from tests import factories
 from tests.conftest import Cast
 from tests.handlers.conftest import BA, NOW, THURSDAY, Shop, assert_no_foreign_data, at

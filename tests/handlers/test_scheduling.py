@@ -6,11 +6,10 @@ from typing import Any
 
 import pytest
 
-from agents.base import HANDLERS, Mutation
+from agents.base import HANDLERS, Mutation, load_handlers
 from agents.scheduling.agent import book_job, cancel_job, check_availability, reschedule
 from approvals.models import PendingAction
 from business.models import Job
-from copilot.nodes import load_handlers
 from tests import factories
 from tests.handlers.conftest import (
     MONDAY,

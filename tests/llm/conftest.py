@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from copilot.llm import pricing
-from copilot.llm.provider import Provider
-from copilot.llm.scripted import ScriptedServer
+from llm import pricing
+from llm.provider import Provider
+from llm.scripted import ScriptedServer
 from tests.agents.test_admin import staff_admin, superuser  # noqa: F401 - the admin tests' users
 
 

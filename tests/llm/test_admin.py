@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from copilot.models import ModelCall, ModelPrice, ProviderSettings
+from llm.models import ModelCall, ModelPrice, ProviderSettings
 from tests.conftest import Cast
 
 pytestmark = pytest.mark.django_db
@@ -39,7 +39,7 @@ def _form(organisation: Any, **changes: str) -> dict[str, str]:
 
 
 def _change_url(row: ProviderSettings) -> str:
-    return reverse("admin:copilot_providersettings_change", args=[row.pk])
+    return reverse("admin:llm_providersettings_change", args=[row.pk])
 
 
 def test_pages_render_for_a_superuser(client: Client, superuser: Any, cast: Cast) -> None:
@@ -50,16 +50,16 @@ def test_pages_render_for_a_superuser(client: Client, superuser: Any, cast: Cast
     client.force_login(superuser)
 
     for name in ("providersettings", "modelprice", "modelcall"):
-        response = client.get(reverse(f"admin:copilot_{name}_changelist"))
+        response = client.get(reverse(f"admin:llm_{name}_changelist"))
         assert response.status_code == 200, name
-    assert client.get(reverse("admin:copilot_providersettings_add")).status_code == 200
+    assert client.get(reverse("admin:llm_providersettings_add")).status_code == 200
     page = client.get(_change_url(row)).content.decode()
     # The admin speaks es-AR by default.
     assert "clave cargada" in page and KEY not in page and row.api_key_encrypted not in page
-    call_page = client.get(reverse("admin:copilot_modelcall_change", args=[call.pk]))
+    call_page = client.get(reverse("admin:llm_modelcall_change", args=[call.pk]))
     assert call_page.status_code == 200
     assert 'name="_save"' not in call_page.content.decode()  # read-only
-    prices = client.get(reverse("admin:copilot_modelprice_changelist")).content.decode()
+    prices = client.get(reverse("admin:llm_modelprice_changelist")).content.decode()
     assert "gpt-4o-mini" in prices
 
 
@@ -84,7 +84,7 @@ def test_the_key_is_write_only(client: Client, staff_admin: Any, cast: Cast) -> 
     assert client.post(url, data).status_code == 302
     row.refresh_from_db()
     assert not row.has_api_key
-    listing = client.get(reverse("admin:copilot_providersettings_changelist"))
+    listing = client.get(reverse("admin:llm_providersettings_changelist"))
     assert "sin clave" in listing.content.decode()
 
 
@@ -92,7 +92,7 @@ def test_an_organisation_admin_adds_settings_only_for_their_organisation(
     client: Client, staff_admin: Any, cast: Cast
 ) -> None:
     client.force_login(staff_admin)
-    url = reverse("admin:copilot_providersettings_add")
+    url = reverse("admin:llm_providersettings_add")
     assert client.get(url).status_code == 200
     data = _form(cast.other_org, api_key=KEY, timeout_s="15")
 
@@ -115,10 +115,10 @@ def test_an_outsider_never_sees_another_organisations_settings_or_calls(
     cast.outsider.save()
     client.force_login(cast.outsider)
 
-    listing = client.get(reverse("admin:copilot_providersettings_changelist"))
+    listing = client.get(reverse("admin:llm_providersettings_changelist"))
     assert listing.status_code == 200 and list(listing.context["cl"].result_list) == []
     assert client.get(_change_url(row)).status_code == 302  # "does not exist" redirect
-    calls = client.get(reverse("admin:copilot_modelcall_changelist"))
+    calls = client.get(reverse("admin:llm_modelcall_changelist"))
     assert calls.status_code == 200 and list(calls.context["cl"].result_list) == []
 
 
@@ -130,14 +130,14 @@ def test_an_operator_with_staff_flag_cannot_open_the_provider_settings(
     cast.operator.save()
     client.force_login(cast.operator)
 
-    assert client.get(reverse("admin:copilot_providersettings_changelist")).status_code == 403
+    assert client.get(reverse("admin:llm_providersettings_changelist")).status_code == 403
     assert client.get(_change_url(row)).status_code in (302, 403)
 
 
 def test_prices_are_editable(client: Client, superuser: Any) -> None:
     price = ModelPrice.objects.get(model_prefix="gpt-4o-mini")
     client.force_login(superuser)
-    url = reverse("admin:copilot_modelprice_change", args=[price.pk])
+    url = reverse("admin:llm_modelprice_change", args=[price.pk])
     assert client.get(url).status_code == 200
     data = {"model_prefix": "gpt-4o-mini", "input_per_million": "0.2", "output_per_million": "0.6"}
 

@@ -16,11 +16,12 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from copilot.llm import scripted
-from copilot.llm.client import ChatClient, ModelFailure, ToolCall, sdk_client
-from copilot.llm.provider import Provider
-from copilot.llm.scripted import Reply, ScriptedServer
-from copilot.models import Conversation, ModelCall, ModelPrice
+from copilot.models import Conversation
+from llm import scripted
+from llm.client import ChatClient, ModelFailure, ToolCall, sdk_client
+from llm.models import ModelCall, ModelPrice
+from llm.provider import Provider
+from llm.scripted import Reply, ScriptedServer
 from tests.conftest import Cast
 from tests.llm.conftest import tuned
 
@@ -118,7 +119,7 @@ def test_usage_and_cost_are_recorded_per_call(
     assert completion.cost == expected
     assert completion.model == "gpt-4o-mini-2024-07-18"
     call = ModelCall.objects.get()
-    assert (call.organisation, call.conversation) == (cast.org, conversation)
+    assert (call.organisation, call.conversation_id) == (cast.org, conversation.pk)
     assert call.turn_id == "turn-1"
     assert (call.purpose, call.agent, call.model) == ("agent", "scheduling", completion.model)
     assert (call.tokens_in, call.tokens_out, call.cost) == (1000, 500, expected)
@@ -517,9 +518,9 @@ def test_deferred_rows_wait_for_flush_and_are_written_once_in_one_insert(
         "agent", "sales", False, "bad_request",
     )  # fmt: skip
     for row in (first, second):
-        assert (row.organisation, row.conversation, row.turn_id) == (
+        assert (row.organisation, row.conversation_id, row.turn_id) == (
             cast.org,
-            conversation,
+            conversation.pk,
             "turn-1",
         )
     assert first.created_at <= second.created_at  # when each call ended, not the flush
@@ -565,7 +566,7 @@ def test_when_the_bulk_insert_fails_each_row_is_written_on_its_own(
         raise RuntimeError("no bulk today")
 
     monkeypatch.setattr(ModelCall.objects, "bulk_create", refuse)
-    with caplog.at_level(logging.ERROR, logger="copilot.llm.client"):
+    with caplog.at_level(logging.ERROR, logger="llm.client"):
         assert client.flush() == 2
     assert sorted(ModelCall.objects.values_list("agent", flat=True)) == ["fleet", "sales"]
     assert "could not record 2 model calls at once" in caplog.text
@@ -580,7 +581,7 @@ def test_a_deferred_client_that_is_never_flushed_says_so(
     scripted_server.add(scripted.text("a"))
     client = _client(provider, cast, deferred_records=True)
     client.complete(MESSAGES, purpose="agent")
-    with caplog.at_level(logging.ERROR, logger="copilot.llm.client"):
+    with caplog.at_level(logging.ERROR, logger="llm.client"):
         del client
         gc.collect()
     assert "1 model call rows of turn turn-1 were never flushed" in caplog.text

@@ -1,4 +1,4 @@
-"""The llm and hybrid engines end to end: a real turn (`run_turn`, the graph, the sub-agents'
+"""The llm and hybrid engines end to end: a real turn (stored, then run: the graph, the sub-agents'
 tool loops, the real registry tools over real rows) against a scripted OpenAI-compatible server
 over real HTTP through the real `openai` SDK.
 
@@ -9,7 +9,6 @@ financial: `payment_status`, general: `org_info`).
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,14 +19,17 @@ import pytest
 from agents.models import Agent
 from agents.services import agents_install_defaults
 from business.models import Organisation
-from copilot import router_cache
-from copilot.llm import scripted
-from copilot.llm.scripted import ScriptedServer, for_tool, tool_calls
-from copilot.models import AgentRun, Conversation, Message, ModelCall
+from copilot import router_cache, runner
+from copilot.models import AgentRun, Conversation, Message
+from copilot.selectors import get_conversation_for_org
 from copilot.services import conversation_create
-from copilot.turn import TurnResult, run_turn
+from copilot.turn import TurnResult
+from llm import scripted
+from llm.models import ModelCall
+from llm.scripted import ScriptedServer, for_tool, tool_calls
 from tests import factories
 from tests.conftest import Cast
+from tests.copilot.turns import answer
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),  # the turn and its concurrent steps run in threads
@@ -91,21 +93,8 @@ class Turn:
 
 
 def ask(cast: Cast, conversation: Conversation, text: str) -> Turn:
-    events: list[dict[str, Any]] = []
-
-    async def send(event: Any) -> None:
-        events.append(dict(event))
-
-    result = asyncio.run(
-        run_turn(
-            organisation_id=conversation.organisation_id,
-            conversation_id=conversation.pk,
-            user_id=cast.operator.pk,
-            text=text,
-            send=send,
-        )
-    )
-    return Turn(result, events)
+    answered = answer(conversation, cast.operator.pk, text)
+    return Turn(answered.result, answered.events)
 
 
 @pytest.fixture
@@ -447,18 +436,12 @@ def test_an_outsider_organisation_never_reaches_this_conversation(
 ) -> None:
     other = Organisation.objects.create(name="Otra", slug="otra", engine="llm")
     agents_install_defaults(organisation=other)
-    events: list[dict[str, Any]] = []
 
-    async def send(event: Any) -> None:
-        events.append(dict(event))
-
-    result = asyncio.run(
-        run_turn(
-            organisation_id=other.pk, conversation_id=conversation.pk, user_id=None,
-            text="hola", send=send,
-        )
-    )  # fmt: skip
-    assert result.error_code == "conversation_not_found"
+    with pytest.raises(Conversation.DoesNotExist):
+        get_conversation_for_org(other.pk, conversation.pk)
+    # A runner handed this conversation under the other organisation finds nothing to do.
+    drained = runner.drain(other.pk, conversation.pk)
+    assert drained.results == [] and drained.retry_in is None
     assert server.requests == []
     assert Agent.objects.filter(organisation=other).count() == 7
 
@@ -467,7 +450,7 @@ def test_opening_the_panel_warms_the_model_side_without_calling_the_model(
     org: Organisation, server: ScriptedServer
 ) -> None:
     from copilot import engines
-    from copilot.router_cache import warm_up
+    from copilot.turn import warm_up
 
     engines._schemas.pop(org.pk, None)
 

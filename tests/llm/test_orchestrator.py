@@ -10,9 +10,7 @@ import pytest
 
 from agents.models import Agent, AgentIntent
 from agents.services import agents_install_defaults
-from copilot.llm import scripted
-from copilot.llm.client import ChatClient, ModelFailure
-from copilot.llm.orchestrator import (
+from copilot.orchestrator import (
     DESCRIPTION_LIMIT,
     AgentCall,
     Plan,
@@ -28,8 +26,10 @@ from copilot.llm.orchestrator import (
     tool_description,
     verbatim_query,
 )
-from copilot.llm.provider import Provider
-from copilot.models import ModelCall
+from llm import scripted
+from llm.client import ChatClient, ModelFailure
+from llm.models import ModelCall
+from llm.provider import Provider
 from tests.conftest import Cast
 from tests.llm.conftest import tuned
 

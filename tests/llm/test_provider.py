@@ -9,9 +9,9 @@ import pytest
 from cryptography.fernet import Fernet
 from django.db import connection
 
-from copilot.llm import secrets
-from copilot.llm.provider import effective_engine, provider_for
-from copilot.models import ProviderSettings
+from llm import secrets
+from llm.models import ProviderSettings
+from llm.provider import effective_engine, provider_for
 from tests.conftest import Cast
 
 pytestmark = pytest.mark.django_db

@@ -13,8 +13,8 @@ import httpx2
 import openai
 import pytest
 
-from copilot.llm import scripted
-from copilot.llm.scripted import ScriptedServer
+from llm import scripted
+from llm.scripted import ScriptedServer
 
 
 @pytest.fixture

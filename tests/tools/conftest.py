@@ -10,7 +10,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from agents.registry import ToolContext, ToolResult, get_tool
+from agents.context import TurnContext
+from agents.registry import ToolResult, get_tool
 from business.models import Customer, Job, PriceItem, Technician, Vehicle
 from tests import factories
 from tests.conftest import Cast
@@ -24,7 +25,7 @@ def at(day: datetime.date, hour: int, minute: int = 0) -> datetime.datetime:
     return datetime.datetime.combine(day, datetime.time(hour, minute), tzinfo=BA)
 
 
-def run(ctx: ToolContext, tool_name: str, /, **arguments: Any) -> ToolResult:
+def run(ctx: TurnContext, tool_name: str, /, **arguments: Any) -> ToolResult:
     return get_tool(tool_name).run(ctx, arguments)
 
 
@@ -35,13 +36,13 @@ def fast_passwords(settings: Any) -> None:
 
 
 @pytest.fixture
-def ctx(cast: Cast) -> ToolContext:
-    return ToolContext(organisation=cast.org, user=cast.operator, conversation_id=None, now=NOW)
+def ctx(cast: Cast) -> TurnContext:
+    return TurnContext(organisation=cast.org, user=cast.operator, conversation_id=None, now=NOW)
 
 
 @pytest.fixture
-def outsider_ctx(cast: Cast) -> ToolContext:
-    return ToolContext(
+def outsider_ctx(cast: Cast) -> TurnContext:
+    return TurnContext(
         organisation=cast.other_org, user=cast.outsider, conversation_id=None, now=NOW
     )
 

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from agents.registry import ToolContext
+from agents.context import TurnContext
 from business.models import Customer
 from tests import factories
 from tests.tools.conftest import MONDAY, Shop, at, run
@@ -15,7 +15,7 @@ from tests.tools.conftest import MONDAY, Shop, at, run
 pytestmark = pytest.mark.django_db
 
 
-def test_customers_find_matches_name_phone_and_cuit(ctx: ToolContext, shop: Shop) -> None:
+def test_customers_find_matches_name_phone_and_cuit(ctx: TurnContext, shop: Shop) -> None:
     # Accents and case do not matter: "perez" finds "Pérez".
     assert [c["id"] for c in run(ctx, "customers_find", query="perez").data["customers"]] == [
         shop.juan.pk
@@ -27,7 +27,7 @@ def test_customers_find_matches_name_phone_and_cuit(ctx: ToolContext, shop: Shop
 
 
 def test_customer_history_has_jobs_equipment_invoices_and_balance(
-    ctx: ToolContext, shop: Shop
+    ctx: TurnContext, shop: Shop
 ) -> None:
     org = ctx.organisation
     done = factories.make_job(
@@ -51,7 +51,7 @@ def test_customer_history_has_jobs_equipment_invoices_and_balance(
     assert data["balance"] == "12100.00"  # 10000 + 21 % IVA, the paid one counts nothing
 
 
-def test_customer_create_registers_and_warns_about_namesakes(ctx: ToolContext, shop: Shop) -> None:
+def test_customer_create_registers_and_warns_about_namesakes(ctx: TurnContext, shop: Shop) -> None:
     result = run(
         ctx,
         "customer_create",
@@ -70,7 +70,7 @@ def test_customer_create_registers_and_warns_about_namesakes(ctx: ToolContext, s
     assert [c["id"] for c in result.data["possible_duplicates"]] == [shop.juan.pk]
 
 
-def test_customer_create_with_a_bad_cuit_writes_nothing(ctx: ToolContext, shop: Shop) -> None:
+def test_customer_create_with_a_bad_cuit_writes_nothing(ctx: TurnContext, shop: Shop) -> None:
     before = Customer.objects.count()
     result = run(ctx, "customer_create", name="Ana Díaz", cuit="20-12345678-0")
     assert not result.ok
@@ -79,7 +79,7 @@ def test_customer_create_with_a_bad_cuit_writes_nothing(ctx: ToolContext, shop: 
     assert Customer.objects.count() == before
 
 
-def test_customer_update_changes_only_what_is_given(ctx: ToolContext, shop: Shop) -> None:
+def test_customer_update_changes_only_what_is_given(ctx: TurnContext, shop: Shop) -> None:
     result = run(ctx, "customer_update", customer_id=shop.juan.pk, email="JUAN@example.com")
     assert result.ok, result.error
     shop.juan.refresh_from_db()
@@ -92,7 +92,7 @@ def test_customer_update_changes_only_what_is_given(ctx: ToolContext, shop: Shop
     assert shop.juan.email == ""
 
 
-def test_customer_update_without_fields_is_an_error(ctx: ToolContext, shop: Shop) -> None:
+def test_customer_update_without_fields_is_an_error(ctx: TurnContext, shop: Shop) -> None:
     result = run(ctx, "customer_update", customer_id=shop.juan.pk)
     assert not result.ok
     assert result.error == "nothing to change: give at least one field"
@@ -110,7 +110,7 @@ def test_customer_update_without_fields_is_an_error(ctx: ToolContext, shop: Shop
     ],
 )
 def test_cuit_check_says_why(
-    ctx: ToolContext, cuit: str, valid: bool, problem: str | None, expected: int | None
+    ctx: TurnContext, cuit: str, valid: bool, problem: str | None, expected: int | None
 ) -> None:
     result = run(ctx, "cuit_check", cuit=cuit)
     assert result.ok
@@ -123,7 +123,7 @@ def test_cuit_check_says_why(
 
 
 def test_the_outsider_never_reaches_the_first_organisation(
-    ctx: ToolContext, outsider_ctx: ToolContext, shop: Shop
+    ctx: TurnContext, outsider_ctx: TurnContext, shop: Shop
 ) -> None:
     history = run(outsider_ctx, "customer_history", customer_id=shop.juan.pk)
     assert not history.ok and history.error == f"customer {shop.juan.pk} not found"
@@ -139,7 +139,7 @@ def test_the_outsider_never_reaches_the_first_organisation(
     assert created.data["possible_duplicates"] == []
 
 
-def test_customer_history_and_update_by_name(ctx: ToolContext, shop: Shop) -> None:
+def test_customer_history_and_update_by_name(ctx: TurnContext, shop: Shop) -> None:
     history = run(ctx, "customer_history", customer="maría gonzález")
     assert history.ok, history.error
     assert history.data["customer"]["id"] == shop.maria.pk

@@ -6,7 +6,7 @@ import datetime
 
 import pytest
 
-from agents.registry import ToolContext
+from agents.context import TurnContext
 from business.models import EscalationTicket
 from tests import factories
 from tests.tools.conftest import BA, MONDAY, Shop, at, run
@@ -14,7 +14,7 @@ from tests.tools.conftest import BA, MONDAY, Shop, at, run
 pytestmark = pytest.mark.django_db
 
 
-def test_ticket_create_takes_its_priority_from_the_reason(ctx: ToolContext, shop: Shop) -> None:
+def test_ticket_create_takes_its_priority_from_the_reason(ctx: TurnContext, shop: Shop) -> None:
     job = factories.make_job(ctx.organisation, shop.juan, at(MONDAY, 9))
     result = run(
         ctx, "ticket_create", reason="emergency", summary="Olor a gas en la cocina", job_id=job.pk
@@ -29,7 +29,7 @@ def test_ticket_create_takes_its_priority_from_the_reason(ctx: ToolContext, shop
 
 
 def test_ticket_create_with_an_explicit_priority_and_customer_name(
-    ctx: ToolContext, shop: Shop
+    ctx: TurnContext, shop: Shop
 ) -> None:
     result = run(
         ctx,
@@ -43,7 +43,7 @@ def test_ticket_create_with_an_explicit_priority_and_customer_name(
     assert result.data["ticket"]["customer_id"] == shop.maria.pk
 
 
-def test_ticket_create_validates_reason_and_summary(ctx: ToolContext) -> None:
+def test_ticket_create_validates_reason_and_summary(ctx: TurnContext) -> None:
     bad_reason = run(ctx, "ticket_create", reason="boredom", summary="x")
     assert not bad_reason.ok
     assert "argument 'reason' must be one of" in bad_reason.error
@@ -53,7 +53,7 @@ def test_ticket_create_validates_reason_and_summary(ctx: ToolContext) -> None:
 
 
 def test_ticket_create_never_links_another_organisations_rows(
-    outsider_ctx: ToolContext, shop: Shop
+    outsider_ctx: TurnContext, shop: Shop
 ) -> None:
     job = factories.make_job(shop.juan.organisation, shop.juan, at(MONDAY, 9))
     for arguments in ({"job_id": job.pk}, {"customer_id": shop.juan.pk}):
@@ -63,7 +63,7 @@ def test_ticket_create_never_links_another_organisations_rows(
     assert EscalationTicket.objects.count() == 0
 
 
-def test_org_info_gives_hours_per_weekday_and_whether_open(ctx: ToolContext) -> None:
+def test_org_info_gives_hours_per_weekday_and_whether_open(ctx: TurnContext) -> None:
     org = ctx.organisation
     org.phone, org.address = "+54 11 4000-0000", "Av. Mitre 100, Avellaneda"
     org.save()
@@ -75,9 +75,9 @@ def test_org_info_gives_hours_per_weekday_and_whether_open(ctx: ToolContext) -> 
     assert early.data["hours"][0] == monday
     assert early.data["hours"][6]["closed"] is True
     assert early.data["open_now"] is False
-    later = ToolContext(org, None, None, datetime.datetime(2026, 11, 23, 10, 0, tzinfo=BA))
+    later = TurnContext(org, None, None, datetime.datetime(2026, 11, 23, 10, 0, tzinfo=BA))
     assert run(later, "org_info").data["open_now"] is True
 
 
-def test_org_info_is_the_callers_organisation(outsider_ctx: ToolContext) -> None:
+def test_org_info_is_the_callers_organisation(outsider_ctx: TurnContext) -> None:
     assert run(outsider_ctx, "org_info").data["name"] == "Frío Norte"

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from agents.registry import ToolContext
+from agents.context import TurnContext
 from business.models import Invoice, Quote
 from tests import factories
 from tests.tools.conftest import MONDAY, Shop, at, run
@@ -15,7 +15,7 @@ from tests.tools.conftest import MONDAY, Shop, at, run
 pytestmark = pytest.mark.django_db
 
 
-def test_price_list_lists_everything_or_what_matches(ctx: ToolContext, shop: Shop) -> None:
+def test_price_list_lists_everything_or_what_matches(ctx: TurnContext, shop: Shop) -> None:
     everything = run(ctx, "price_list")
     assert everything.ok
     assert {i["code"] for i in everything.data["items"]} == {shop.split.code, shop.gas.code}
@@ -26,7 +26,7 @@ def test_price_list_lists_everything_or_what_matches(ctx: ToolContext, shop: Sho
     assert run(ctx, "price_list", category="heating").data["items"] == []
 
 
-def test_payment_status_lists_what_is_owed_since_when(ctx: ToolContext, shop: Shop) -> None:
+def test_payment_status_lists_what_is_owed_since_when(ctx: TurnContext, shop: Shop) -> None:
     org = ctx.organisation
     old = factories.make_invoice(
         org,
@@ -60,7 +60,7 @@ def test_payment_status_lists_what_is_owed_since_when(ctx: ToolContext, shop: Sh
     assert one.data["total_owed"] == "0.00"
 
 
-def test_quote_create_prices_services_from_the_list(ctx: ToolContext, shop: Shop) -> None:
+def test_quote_create_prices_services_from_the_list(ctx: TurnContext, shop: Shop) -> None:
     result = run(
         ctx,
         "quote_create",
@@ -77,7 +77,7 @@ def test_quote_create_prices_services_from_the_list(ctx: ToolContext, shop: Shop
     assert Quote.objects.get(pk=quote["id"]).organisation == ctx.organisation
 
 
-def test_quote_create_with_an_explicit_amount_and_reduced_iva(ctx: ToolContext, shop: Shop) -> None:
+def test_quote_create_with_an_explicit_amount_and_reduced_iva(ctx: TurnContext, shop: Shop) -> None:
     result = run(
         ctx,
         "quote_create",
@@ -92,7 +92,7 @@ def test_quote_create_with_an_explicit_amount_and_reduced_iva(ctx: ToolContext, 
     assert quote["total"] == "707200.00"
 
 
-def test_quote_create_without_a_match_asks_for_an_amount(ctx: ToolContext, shop: Shop) -> None:
+def test_quote_create_without_a_match_asks_for_an_amount(ctx: TurnContext, shop: Shop) -> None:
     before = Quote.objects.count()
     result = run(ctx, "quote_create", customer_id=shop.juan.pk, services=["pintar la casa"])
     assert not result.ok
@@ -100,13 +100,13 @@ def test_quote_create_without_a_match_asks_for_an_amount(ctx: ToolContext, shop:
     assert Quote.objects.count() == before
 
 
-def test_quote_create_rejects_an_unknown_iva_rate(ctx: ToolContext, shop: Shop) -> None:
+def test_quote_create_rejects_an_unknown_iva_rate(ctx: TurnContext, shop: Shop) -> None:
     result = run(ctx, "quote_create", customer_id=shop.juan.pk, amount="100", iva_rate="27")
     assert not result.ok
     assert "argument 'iva_rate' must be one of 21, 10.5" in result.error
 
 
-def test_invoice_create_invoices_a_job_from_its_quote(ctx: ToolContext, shop: Shop) -> None:
+def test_invoice_create_invoices_a_job_from_its_quote(ctx: TurnContext, shop: Shop) -> None:
     job = factories.make_job(ctx.organisation, shop.maria, at(MONDAY, 9), status="done")
     quoted = run(ctx, "quote_create", job_id=job.pk, items=[shop.split.code])
     assert quoted.ok, quoted.error
@@ -123,7 +123,7 @@ def test_invoice_create_invoices_a_job_from_its_quote(ctx: ToolContext, shop: Sh
 
 
 def test_the_outsider_never_reaches_the_first_organisation(
-    ctx: ToolContext, outsider_ctx: ToolContext, shop: Shop
+    ctx: TurnContext, outsider_ctx: TurnContext, shop: Shop
 ) -> None:
     job = factories.make_job(ctx.organisation, shop.juan, at(MONDAY, 9))
     factories.make_invoice(ctx.organisation, shop.juan, Decimal("1000"))

@@ -6,7 +6,7 @@ import datetime
 
 import pytest
 
-from agents.registry import ToolContext
+from agents.context import TurnContext
 from business.models import Absence, Job
 from tests import factories
 from tests.tools.conftest import MONDAY, NOW, Shop, at, run
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db
 TUESDAY = MONDAY + datetime.timedelta(days=1)
 
 
-def test_vehicles_available_shows_free_and_busy(ctx: ToolContext, shop: Shop) -> None:
+def test_vehicles_available_shows_free_and_busy(ctx: TurnContext, shop: Shop) -> None:
     job = factories.make_job(ctx.organisation, shop.juan, at(MONDAY, 9), vehicle=shop.van)
     result = run(ctx, "vehicles_available", date=MONDAY.isoformat())
     assert [v["plate"] for v in result.data["available"]] == ["BB222BB"]
@@ -27,7 +27,7 @@ def test_vehicles_available_shows_free_and_busy(ctx: ToolContext, shop: Shop) ->
     assert len(later.data["available"]) == 2
 
 
-def test_vehicle_assign_prefers_the_technicians_usual_vehicle(ctx: ToolContext, shop: Shop) -> None:
+def test_vehicle_assign_prefers_the_technicians_usual_vehicle(ctx: TurnContext, shop: Shop) -> None:
     job = factories.make_job(ctx.organisation, shop.juan, at(MONDAY, 9), technician=shop.carlos)
     result = run(ctx, "vehicle_assign", job_id=job.pk)
     assert result.ok, result.error
@@ -35,7 +35,7 @@ def test_vehicle_assign_prefers_the_technicians_usual_vehicle(ctx: ToolContext, 
     assert job.vehicle == shop.van
 
 
-def test_vehicle_assign_by_plate_refuses_a_busy_vehicle(ctx: ToolContext, shop: Shop) -> None:
+def test_vehicle_assign_by_plate_refuses_a_busy_vehicle(ctx: TurnContext, shop: Shop) -> None:
     factories.make_job(ctx.organisation, shop.maria, at(MONDAY, 9), vehicle=shop.pickup)
     job = factories.make_job(ctx.organisation, shop.juan, at(MONDAY, 10), technician=shop.carlos)
     result = run(ctx, "vehicle_assign", job_id=job.pk, plate="bb 222 bb")
@@ -45,7 +45,7 @@ def test_vehicle_assign_by_plate_refuses_a_busy_vehicle(ctx: ToolContext, shop: 
     assert job.vehicle is None
 
 
-def test_technician_absence_record_lists_the_affected_jobs(ctx: ToolContext, shop: Shop) -> None:
+def test_technician_absence_record_lists_the_affected_jobs(ctx: TurnContext, shop: Shop) -> None:
     job = factories.make_job(ctx.organisation, shop.juan, at(MONDAY, 9), technician=shop.carlos)
     factories.make_job(ctx.organisation, shop.juan, at(MONDAY, 14), technician=shop.lucia)
     result = run(ctx, "technician_absence_record", technician="Carlos", reason="enfermo")
@@ -58,7 +58,7 @@ def test_technician_absence_record_lists_the_affected_jobs(ctx: ToolContext, sho
     assert twice.data["codes"] == {"start_date": "already_absent"}
 
 
-def test_technician_jobs_affected_uses_the_recorded_absence(ctx: ToolContext, shop: Shop) -> None:
+def test_technician_jobs_affected_uses_the_recorded_absence(ctx: TurnContext, shop: Shop) -> None:
     factories.make_absence(ctx.organisation, shop.carlos, TUESDAY, TUESDAY)
     factories.make_job(ctx.organisation, shop.juan, at(MONDAY, 9), technician=shop.carlos)
     tuesday_job = factories.make_job(
@@ -69,7 +69,7 @@ def test_technician_jobs_affected_uses_the_recorded_absence(ctx: ToolContext, sh
     assert [j["id"] for j in result.data["jobs"]] == [tuesday_job.pk]
 
 
-def test_jobs_redistribute_previews_then_applies(ctx: ToolContext, shop: Shop) -> None:
+def test_jobs_redistribute_previews_then_applies(ctx: TurnContext, shop: Shop) -> None:
     ac_job = factories.make_job(ctx.organisation, shop.juan, at(MONDAY, 9), technician=shop.carlos)
     heating_job = factories.make_job(
         ctx.organisation, shop.juan, at(MONDAY, 14), technician=shop.carlos, skill="heating"
@@ -91,7 +91,7 @@ def test_jobs_redistribute_previews_then_applies(ctx: ToolContext, shop: Shop) -
     assert ac_job.technician == shop.lucia
 
 
-def test_jobs_bulk_reschedule_moves_a_day(ctx: ToolContext, shop: Shop) -> None:
+def test_jobs_bulk_reschedule_moves_a_day(ctx: TurnContext, shop: Shop) -> None:
     org = ctx.organisation
     first = factories.make_job(org, shop.juan, at(MONDAY, 9), technician=shop.carlos)
     second = factories.make_job(org, shop.maria, at(MONDAY, 14), technician=shop.lucia)
@@ -114,7 +114,7 @@ def test_jobs_bulk_reschedule_moves_a_day(ctx: ToolContext, shop: Shop) -> None:
     assert second.scheduled_start == at(TUESDAY, 14)
 
 
-def test_jobs_bulk_reschedule_by_zone(ctx: ToolContext, shop: Shop) -> None:
+def test_jobs_bulk_reschedule_by_zone(ctx: TurnContext, shop: Shop) -> None:
     factories.make_job(ctx.organisation, shop.juan, at(MONDAY, 9), technician=shop.carlos)
     factories.make_job(ctx.organisation, shop.maria, at(MONDAY, 14), technician=shop.lucia)
     result = run(
@@ -124,19 +124,19 @@ def test_jobs_bulk_reschedule_by_zone(ctx: ToolContext, shop: Shop) -> None:
     assert result.data["moved"][0]["customer"] == "Juan Pérez"
 
 
-def test_jobs_bulk_reschedule_needs_a_selection(ctx: ToolContext, shop: Shop) -> None:
+def test_jobs_bulk_reschedule_needs_a_selection(ctx: TurnContext, shop: Shop) -> None:
     result = run(ctx, "jobs_bulk_reschedule", shift_days=1)
     assert not result.ok
     assert "say which jobs" in result.error
 
 
-def test_technicians_nearest_and_dispatch(ctx: ToolContext, shop: Shop) -> None:
+def test_technicians_nearest_and_dispatch(ctx: TurnContext, shop: Shop) -> None:
     job = factories.make_job(
         ctx.organisation, shop.juan, at(TUESDAY, 15), hours=1, skill="gas", service="fuga de gas"
     )
     nearest = run(ctx, "technicians_nearest", job_id=job.pk, at=at(MONDAY, 9).isoformat())
     assert [t["name"] for t in nearest.data["technicians"]] == ["Lucía Fernández"]
-    dispatch_ctx = ToolContext(ctx.organisation, ctx.user, None, NOW.replace(hour=9, minute=2))
+    dispatch_ctx = TurnContext(ctx.organisation, ctx.user, None, NOW.replace(hour=9, minute=2))
     result = run(dispatch_ctx, "technician_dispatch", job_id=job.pk)
     assert result.ok, result.error
     job.refresh_from_db()
@@ -145,16 +145,16 @@ def test_technicians_nearest_and_dispatch(ctx: ToolContext, shop: Shop) -> None:
     assert job.scheduled_end == at(MONDAY, 10, 5)
 
 
-def test_dispatch_when_nobody_is_free(ctx: ToolContext, shop: Shop) -> None:
+def test_dispatch_when_nobody_is_free(ctx: TurnContext, shop: Shop) -> None:
     job = factories.make_job(ctx.organisation, shop.juan, at(TUESDAY, 15), skill="gas")
-    sunday_night = ToolContext(ctx.organisation, ctx.user, None, NOW.replace(hour=22))
+    sunday_night = TurnContext(ctx.organisation, ctx.user, None, NOW.replace(hour=22))
     result = run(sunday_night, "technician_dispatch", job_id=job.pk)
     assert not result.ok
     assert result.error == "no technician with skill gas is free now"
 
 
 def test_the_outsider_never_reaches_the_first_organisation(
-    ctx: ToolContext, outsider_ctx: ToolContext, shop: Shop
+    ctx: TurnContext, outsider_ctx: TurnContext, shop: Shop
 ) -> None:
     job = factories.make_job(ctx.organisation, shop.juan, at(MONDAY, 9), technician=shop.carlos)
     for name, arguments in [

@@ -6,7 +6,7 @@ import datetime
 
 import pytest
 
-from agents.registry import ToolContext
+from agents.context import TurnContext
 from business import services
 from tests import factories
 from tests.tools.conftest import BA, MONDAY, NOW, Shop, at, run
@@ -14,7 +14,7 @@ from tests.tools.conftest import BA, MONDAY, NOW, Shop, at, run
 pytestmark = pytest.mark.django_db
 
 
-def test_maintenance_due_list_most_overdue_first(ctx: ToolContext, shop: Shop) -> None:
+def test_maintenance_due_list_most_overdue_first(ctx: TurnContext, shop: Shop) -> None:
     org = ctx.organisation
     late = factories.make_equipment(org, shop.juan, last_service_on=datetime.date(2025, 9, 10))
     soon = factories.make_equipment(org, shop.maria, last_service_on=datetime.date(2025, 12, 10))
@@ -30,12 +30,12 @@ def test_maintenance_due_list_most_overdue_first(ctx: ToolContext, shop: Shop) -
     assert run(ctx, "maintenance_due_list", within_days=0).data["total"] == 1
 
 
-def test_maintenance_due_list_rejects_a_silly_window(ctx: ToolContext) -> None:
+def test_maintenance_due_list_rejects_a_silly_window(ctx: TurnContext) -> None:
     assert not run(ctx, "maintenance_due_list", within_days=-1).ok
 
 
 def test_follow_up_list_lists_finished_jobs_not_yet_followed_up(
-    ctx: ToolContext, shop: Shop
+    ctx: TurnContext, shop: Shop
 ) -> None:
     org = ctx.organisation
     last_week = at(MONDAY - datetime.timedelta(days=7), 10)
@@ -53,7 +53,7 @@ def test_follow_up_list_lists_finished_jobs_not_yet_followed_up(
     assert run(ctx, "follow_up_list", days=60).data["total"] == 2
 
 
-def test_seasonal_targets_in_spring_is_the_ac_campaign(ctx: ToolContext, shop: Shop) -> None:
+def test_seasonal_targets_in_spring_is_the_ac_campaign(ctx: TurnContext, shop: Shop) -> None:
     org = ctx.organisation
     never = factories.make_equipment(org, shop.juan, skill="ac")
     stale = factories.make_equipment(
@@ -69,13 +69,13 @@ def test_seasonal_targets_in_spring_is_the_ac_campaign(ctx: ToolContext, shop: S
     assert result.data["equipment"][0]["never_serviced"] is True
 
 
-def test_seasonal_targets_follow_the_organisations_today(ctx: ToolContext, shop: Shop) -> None:
+def test_seasonal_targets_follow_the_organisations_today(ctx: TurnContext, shop: Shop) -> None:
     factories.make_equipment(ctx.organisation, shop.juan, kind="Caldera", skill="heating")
-    april = ToolContext(ctx.organisation, None, None, datetime.datetime(2027, 4, 5, 9, tzinfo=BA))
+    april = TurnContext(ctx.organisation, None, None, datetime.datetime(2027, 4, 5, 9, tzinfo=BA))
     result = run(april, "seasonal_targets")
     assert (result.data["campaign"], result.data["season"]) == ("winter_heating", "autumn")
     assert result.data["total"] == 1
-    july = ToolContext(ctx.organisation, None, None, NOW.replace(year=2027, month=7))
+    july = TurnContext(ctx.organisation, None, None, NOW.replace(year=2027, month=7))
     assert run(july, "seasonal_targets").data == {
         **run(july, "seasonal_targets").data,
         "campaign": None,
@@ -85,7 +85,7 @@ def test_seasonal_targets_follow_the_organisations_today(ctx: ToolContext, shop:
 
 
 def test_the_outsider_sees_none_of_the_first_organisations_targets(
-    ctx: ToolContext, outsider_ctx: ToolContext, shop: Shop
+    ctx: TurnContext, outsider_ctx: TurnContext, shop: Shop
 ) -> None:
     org = ctx.organisation
     factories.make_equipment(org, shop.juan, last_service_on=datetime.date(2025, 1, 1))

@@ -10,11 +10,11 @@ from typing import Any, Literal
 import pytest
 from django.core.exceptions import ValidationError
 
+from agents.context import TurnContext
 from agents.defaults import load_default_agents
 from agents.registry import (
     AGENT_MODULES,
     Category,
-    ToolContext,
     ToolError,
     ToolResult,
     all_tools,
@@ -110,7 +110,7 @@ def test_schema_is_a_valid_openai_function_definition(name: str) -> None:
 
 
 def _sample(
-    ctx: ToolContext,
+    ctx: TurnContext,
     *,
     text: str,
     count: int = 1,
@@ -155,7 +155,7 @@ def test_schema_follows_the_type_hints() -> None:
     assert props["tags"] == {"type": "array", "items": {"type": "string"}, "description": "g"}
 
 
-def test_arguments_are_coerced_to_the_declared_types(ctx: ToolContext) -> None:
+def test_arguments_are_coerced_to_the_declared_types(ctx: TurnContext) -> None:
     result = SAMPLE.run(
         ctx,
         {
@@ -205,41 +205,41 @@ def test_arguments_are_coerced_to_the_declared_types(ctx: ToolContext) -> None:
     ],
 )
 def test_bad_arguments_give_a_clear_error_not_an_exception(
-    ctx: ToolContext, arguments: dict[str, Any], message: str
+    ctx: TurnContext, arguments: dict[str, Any], message: str
 ) -> None:
     result = SAMPLE.run(ctx, arguments)
     assert result.ok is False
     assert message in result.error
 
 
-def test_every_problem_is_reported_at_once(ctx: ToolContext) -> None:
+def test_every_problem_is_reported_at_once(ctx: TurnContext) -> None:
     result = SAMPLE.run(ctx, {"count": "x", "other": 1})
     assert "unknown argument 'other'" in result.error
     assert "missing required argument 'text'" in result.error
     assert "argument 'count' must be an integer" in result.error
 
 
-def test_arguments_must_be_an_object(ctx: ToolContext) -> None:
+def test_arguments_must_be_an_object(ctx: TurnContext) -> None:
     result = SAMPLE.run(ctx, ["text"])  # type: ignore[arg-type]
     assert result.ok is False
     assert result.error == "arguments must be a JSON object"
 
 
-def test_arguments_may_come_as_json_text(ctx: ToolContext) -> None:
+def test_arguments_may_come_as_json_text(ctx: TurnContext) -> None:
     assert SAMPLE.run(ctx, '{"text": "hola", "count": 2}').data["count"] == 2
     broken = SAMPLE.run(ctx, '{"text": ')
     assert broken.ok is False
     assert broken.error == "arguments are not valid JSON"
 
 
-def test_null_leaves_an_optional_argument_at_its_default(ctx: ToolContext) -> None:
+def test_null_leaves_an_optional_argument_at_its_default(ctx: TurnContext) -> None:
     result = SAMPLE.run(ctx, {"text": "x", "count": None, "day": None})
     assert result.ok
     assert result.data["count"] == 1
     assert result.data["day"] is None
 
 
-def _raises(ctx: ToolContext, *, kind: str) -> ToolResult:
+def _raises(ctx: TurnContext, *, kind: str) -> ToolResult:
     if kind == "validation":
         raise ValidationError({"phone": ["Enter a valid phone."]})
     if kind == "missing":
@@ -259,14 +259,14 @@ RAISES = build_tool(_raises, category=Category.SUGGEST, description="x", param_d
         ("tool", "slot taken"),
     ],
 )
-def test_expected_failures_become_results(ctx: ToolContext, kind: str, error: str) -> None:
+def test_expected_failures_become_results(ctx: TurnContext, kind: str, error: str) -> None:
     result = RAISES.run(ctx, {"kind": kind})
     assert result.ok is False
     assert result.error == error
 
 
 @pytest.mark.django_db
-def test_a_tool_error_carries_its_data(ctx: ToolContext) -> None:
+def test_a_tool_error_carries_its_data(ctx: TurnContext) -> None:
     assert RAISES.run(ctx, {"kind": "tool"}).data == {"alternatives": [1, 2]}
 
 
@@ -276,7 +276,7 @@ def test_unknown_tool_is_a_key_error() -> None:
 
 
 def test_a_second_tool_with_a_taken_name_is_refused() -> None:
-    def cuit_check(ctx: ToolContext) -> ToolResult:
+    def cuit_check(ctx: TurnContext) -> ToolResult:
         return success("")
 
     with pytest.raises(ValueError, match="already defined"):
@@ -284,7 +284,7 @@ def test_a_second_tool_with_a_taken_name_is_refused() -> None:
 
 
 def test_every_parameter_needs_a_doc() -> None:
-    def undocumented(ctx: ToolContext, *, x: int) -> ToolResult:
+    def undocumented(ctx: TurnContext, *, x: int) -> ToolResult:
         return success("")
 
     with pytest.raises(TypeError, match="param_docs missing"):
@@ -303,13 +303,13 @@ def test_approval_follows_the_category() -> None:
 
 
 @pytest.mark.django_db
-def test_context_days_are_the_organisations(ctx: ToolContext) -> None:
+def test_context_days_are_the_organisations(ctx: TurnContext) -> None:
     utc = datetime.datetime(2026, 11, 23, 2, 30, tzinfo=datetime.UTC)
-    late = ToolContext(ctx.organisation, None, None, utc)
+    late = TurnContext(ctx.organisation, None, None, utc)
     assert late.today == datetime.date(2026, 11, 22)  # still Sunday night in Buenos Aires
     assert ctx.today == NOW.date()
     with pytest.raises(ValueError, match="aware"):
-        ToolContext(ctx.organisation, None, None, datetime.datetime(2026, 11, 23, 9, 0))
+        TurnContext(ctx.organisation, None, None, datetime.datetime(2026, 11, 23, 9, 0))
 
 
 def test_tools_for_agent_lists_owned_then_shared() -> None:

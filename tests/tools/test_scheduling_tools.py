@@ -6,7 +6,7 @@ import datetime
 
 import pytest
 
-from agents.registry import ToolContext
+from agents.context import TurnContext
 from business.models import Job, JobEvent
 from tests import factories
 from tests.tools.conftest import MONDAY, Shop, at, run
@@ -17,7 +17,7 @@ TUESDAY = MONDAY + datetime.timedelta(days=1)
 
 
 def test_slots_find_offers_concrete_slots_nearest_technician_first(
-    ctx: ToolContext, shop: Shop
+    ctx: TurnContext, shop: Shop
 ) -> None:
     result = run(ctx, "slots_find", date=MONDAY.isoformat(), skill="ac", zone="Lanús")
     assert result.ok, result.error
@@ -33,12 +33,12 @@ def test_slots_find_offers_concrete_slots_nearest_technician_first(
     assert result.summary == "3 slots"
 
 
-def test_slots_find_respects_time_from_and_count(ctx: ToolContext, shop: Shop) -> None:
+def test_slots_find_respects_time_from_and_count(ctx: TurnContext, shop: Shop) -> None:
     result = run(ctx, "slots_find", date=MONDAY.isoformat(), time_from="14:00", count=2)
     assert [s["start"][11:16] for s in result.data["slots"]] == ["14:00", "15:00"]
 
 
-def test_a_full_day_gives_the_next_slots_as_alternatives(ctx: ToolContext, shop: Shop) -> None:
+def test_a_full_day_gives_the_next_slots_as_alternatives(ctx: TurnContext, shop: Shop) -> None:
     for tech in (shop.carlos, shop.lucia):
         factories.make_absence(ctx.organisation, tech, MONDAY)
     result = run(ctx, "slots_find", date=MONDAY.isoformat(), skill="ac")
@@ -48,20 +48,20 @@ def test_a_full_day_gives_the_next_slots_as_alternatives(ctx: ToolContext, shop:
     assert result.summary == "3 slots (alternatives)"
 
 
-def test_slots_find_without_a_date_looks_from_now(ctx: ToolContext, shop: Shop) -> None:
+def test_slots_find_without_a_date_looks_from_now(ctx: TurnContext, shop: Shop) -> None:
     result = run(ctx, "slots_find", skill="electrical")
     assert result.data["slots"][0]["start"] == "2026-11-23T08:00-03:00"
     assert result.data["slots"][0]["technician"] == "Pedro Ruiz"
 
 
-def test_slots_find_rejects_an_absurd_duration(ctx: ToolContext, shop: Shop) -> None:
+def test_slots_find_rejects_an_absurd_duration(ctx: TurnContext, shop: Shop) -> None:
     result = run(ctx, "slots_find", duration_minutes=5)
     assert not result.ok
     assert "duration_minutes" in result.error
 
 
 def test_jobs_find_filters_by_customer_name_date_status_and_technician(
-    ctx: ToolContext, shop: Shop
+    ctx: TurnContext, shop: Shop
 ) -> None:
     org = ctx.organisation
     mine = factories.make_job(org, shop.juan, at(MONDAY, 9), technician=shop.carlos)
@@ -82,13 +82,13 @@ def test_jobs_find_filters_by_customer_name_date_status_and_technician(
     assert week.data["jobs"][0]["zone"] == "Sur"
 
 
-def test_jobs_find_reports_an_unknown_customer(ctx: ToolContext, shop: Shop) -> None:
+def test_jobs_find_reports_an_unknown_customer(ctx: TurnContext, shop: Shop) -> None:
     result = run(ctx, "jobs_find", customer="Nadie Nunca")
     assert not result.ok
     assert result.error == "customer 'Nadie Nunca' not found"
 
 
-def test_an_ambiguous_name_lists_the_candidates(ctx: ToolContext, shop: Shop) -> None:
+def test_an_ambiguous_name_lists_the_candidates(ctx: TurnContext, shop: Shop) -> None:
     factories.make_customer(ctx.organisation, "Juan Pérez Gil")
     factories.make_customer(ctx.organisation, "Juana Pérez")
     result = run(ctx, "jobs_find", customer="Pérez")
@@ -97,7 +97,7 @@ def test_an_ambiguous_name_lists_the_candidates(ctx: ToolContext, shop: Shop) ->
     assert len(result.data["candidates"]) == 3
 
 
-def test_technicians_free_leaves_out_the_busy_and_absent(ctx: ToolContext, shop: Shop) -> None:
+def test_technicians_free_leaves_out_the_busy_and_absent(ctx: TurnContext, shop: Shop) -> None:
     factories.make_job(ctx.organisation, shop.juan, at(MONDAY, 10), technician=shop.carlos)
     factories.make_absence(ctx.organisation, shop.pedro, MONDAY)
     result = run(ctx, "technicians_free", start=at(MONDAY, 10).isoformat(), zone="Sur")
@@ -106,7 +106,7 @@ def test_technicians_free_leaves_out_the_busy_and_absent(ctx: ToolContext, shop:
 
 
 def test_job_book_creates_the_job_with_the_nearest_free_technician(
-    ctx: ToolContext, shop: Shop
+    ctx: TurnContext, shop: Shop
 ) -> None:
     result = run(
         ctx,
@@ -125,7 +125,7 @@ def test_job_book_creates_the_job_with_the_nearest_free_technician(
     assert result.summary == f"job #{job.pk} booked"
 
 
-def test_job_book_with_a_busy_technician_offers_alternatives(ctx: ToolContext, shop: Shop) -> None:
+def test_job_book_with_a_busy_technician_offers_alternatives(ctx: TurnContext, shop: Shop) -> None:
     factories.make_job(ctx.organisation, shop.maria, at(TUESDAY, 10), technician=shop.carlos)
     before = Job.objects.count()
     result = run(
@@ -142,7 +142,7 @@ def test_job_book_with_a_busy_technician_offers_alternatives(ctx: ToolContext, s
     assert Job.objects.count() == before
 
 
-def test_job_book_refuses_the_past(ctx: ToolContext, shop: Shop) -> None:
+def test_job_book_refuses_the_past(ctx: TurnContext, shop: Shop) -> None:
     result = run(
         ctx, "job_book", customer_id=shop.juan.pk, service="service", start="2026-11-20T10:00"
     )
@@ -150,7 +150,7 @@ def test_job_book_refuses_the_past(ctx: ToolContext, shop: Shop) -> None:
     assert "past" in result.data["codes"]
 
 
-def test_job_reschedule_with_a_date_keeps_the_time(ctx: ToolContext, shop: Shop) -> None:
+def test_job_reschedule_with_a_date_keeps_the_time(ctx: TurnContext, shop: Shop) -> None:
     job = factories.make_job(ctx.organisation, shop.juan, at(MONDAY, 15), technician=shop.carlos)
     result = run(ctx, "job_reschedule", job_id=job.pk, date=TUESDAY.isoformat())
     assert result.ok, result.error
@@ -160,21 +160,21 @@ def test_job_reschedule_with_a_date_keeps_the_time(ctx: ToolContext, shop: Shop)
     assert result.data["before"]["start"] == "2026-11-23T15:00-03:00"
 
 
-def test_job_reschedule_with_a_time_keeps_the_day(ctx: ToolContext, shop: Shop) -> None:
+def test_job_reschedule_with_a_time_keeps_the_day(ctx: TurnContext, shop: Shop) -> None:
     job = factories.make_job(ctx.organisation, shop.juan, at(MONDAY, 15), technician=shop.carlos)
     assert run(ctx, "job_reschedule", job_id=job.pk, time="09:30").ok
     job.refresh_from_db()
     assert job.scheduled_start == at(MONDAY, 9, 30)
 
 
-def test_job_reschedule_needs_a_target(ctx: ToolContext, shop: Shop) -> None:
+def test_job_reschedule_needs_a_target(ctx: TurnContext, shop: Shop) -> None:
     job = factories.make_job(ctx.organisation, shop.juan, at(MONDAY, 15), technician=shop.carlos)
     result = run(ctx, "job_reschedule", job_id=job.pk)
     assert not result.ok
     assert result.error == "give start, or date and/or time"
 
 
-def test_job_cancel_cancels(ctx: ToolContext, shop: Shop) -> None:
+def test_job_cancel_cancels(ctx: TurnContext, shop: Shop) -> None:
     job = factories.make_job(ctx.organisation, shop.juan, at(MONDAY, 15), technician=shop.carlos)
     result = run(ctx, "job_cancel", job_id=job.pk, reason="el cliente viaja")
     assert result.ok
@@ -186,7 +186,7 @@ def test_job_cancel_cancels(ctx: ToolContext, shop: Shop) -> None:
 
 
 def test_the_outsider_never_reaches_the_first_organisation(
-    ctx: ToolContext, outsider_ctx: ToolContext, shop: Shop
+    ctx: TurnContext, outsider_ctx: TurnContext, shop: Shop
 ) -> None:
     job = factories.make_job(ctx.organisation, shop.juan, at(MONDAY, 15), technician=shop.carlos)
     outsider_runs = [

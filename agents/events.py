@@ -1,0 +1,222 @@
+"""The typed event protocol of a copilot turn (S2).
+
+One module defines every event a turn publishes: the tools and the approval gate emit theirs
+through `TurnContext.emit` (this is the lowest floor that emits, so it lives here), the turn
+service and the graph the rest; the consumer, the panel's script and the tests read the same
+names. Each event is a JSON object with a `type`; events of one turn share its `turn_id`.
+
+Every event is published to the conversation's channel-layer group and appended to its event log
+(copilot/models.py `ConversationEvent`) with a per-conversation sequence number, `seq`, which the
+subscriber adds to the frame it sends: a client that reconnects says the last `seq` it saw and
+gets exactly what followed (S4).
+
+Order for one message: `accepted` as soon as it is stored (every tab shows it), then — when its
+turn runs — `thinking` (S3), for each sub-agent step `agent_start`, its
+`tool_start`/`tool_result`/`tool_end`, `text` chunks, `approval_requested` when an action is
+held, `agent_end`; then `consulted` (from the execution rows, never from generated text), and
+last `completed` — or `error` followed by `completed` when the turn failed or was interrupted.
+`deferred` says a stored message waits for the service to come back.
+
+Frames the client sends: `{"type": "message", "text": "...", "client_id": "..."}`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, NotRequired, TypedDict
+
+
+class Sequenced(TypedDict):
+    # Set by the event log when the event is published; absent on a refused frame's error.
+    seq: NotRequired[int]
+
+
+class AcceptedEvent(Sequenced):
+    """The user's message is stored (and its turn queued): every open tab shows it."""
+
+    type: Literal["accepted"]
+    turn_id: str
+    message_id: int
+    text: str
+    client_id: str  # the sender's own id for the frame ("" when it sent none)
+
+
+class DeferredEvent(Sequenced):
+    """The message is stored but its turn cannot start now (the job queue is unreachable)."""
+
+    type: Literal["deferred"]
+    turn_id: str
+    message_id: int
+    code: str
+    message: str
+
+
+class ThinkingEvent(Sequenced):
+    type: Literal["thinking"]
+    turn_id: str
+    message_id: int
+
+
+class AgentStartEvent(Sequenced):
+    type: Literal["agent_start"]
+    turn_id: str
+    agent: str
+    label: str
+    intent: str
+    confidence: float
+
+
+class AgentEndEvent(Sequenced):
+    type: Literal["agent_end"]
+    turn_id: str
+    agent: str
+    intent: str
+    success: bool
+    yielded: bool
+    latency_ms: float
+    # The step asked the operator something (O8): not done, and not a failure either.
+    clarifying: NotRequired[bool]
+
+
+class ToolStartEvent(Sequenced):
+    type: Literal["tool_start"]
+    turn_id: str
+    agent: str
+    tool: str
+    arguments: dict[str, object]
+
+
+class ToolResultEvent(Sequenced):
+    type: Literal["tool_result"]
+    turn_id: str
+    agent: str
+    tool: str
+    ok: bool
+    summary: str
+
+
+class ToolEndEvent(Sequenced):
+    type: Literal["tool_end"]
+    turn_id: str
+    agent: str
+    tool: str
+    latency_ms: float
+
+
+class TextEvent(Sequenced):
+    type: Literal["text"]
+    turn_id: str
+    text: str
+    agent: NotRequired[str]
+
+
+class ReasoningEvent(Sequenced):
+    type: Literal["reasoning"]
+    turn_id: str
+    text: str
+
+
+class ApprovalRequestedEvent(Sequenced):
+    type: Literal["approval_requested"]
+    turn_id: str
+    approval_id: int
+    agent: str
+    tool: str
+    summary: str
+
+
+class ApprovalDecidedEvent(Sequenced):
+    """A manager decided (or the time ran out on) an action this conversation asked for; the
+    turn it names resumes the paused one."""
+
+    type: Literal["approval_decided"]
+    turn_id: str
+    approval_id: int
+    status: str  # approved, rejected or expired
+    summary: str
+    decided_by: str
+    reason: str
+    message_id: int  # the note stored in the conversation
+    text: str  # that note
+
+
+class UsageEvent(Sequenced):
+    type: Literal["usage"]
+    turn_id: str
+    tokens_in: int
+    tokens_out: int
+
+
+class ConsultedAgent(TypedDict):
+    agent: str
+    label: str
+    intent: str
+    success: bool
+    tools: int
+    clarifying: NotRequired[bool]  # it asked the operator something (not a failure)
+
+
+class ConsultedEvent(Sequenced):
+    type: Literal["consulted"]
+    turn_id: str
+    agents: list[ConsultedAgent]
+
+
+class ErrorEvent(Sequenced):
+    type: Literal["error"]
+    turn_id: str
+    code: str
+    message: str
+
+
+class CompletedEvent(Sequenced):
+    type: Literal["completed"]
+    turn_id: str
+    message_id: int | None
+    text: str
+
+
+Event = (
+    AcceptedEvent
+    | DeferredEvent
+    | ThinkingEvent
+    | AgentStartEvent
+    | AgentEndEvent
+    | ToolStartEvent
+    | ToolResultEvent
+    | ToolEndEvent
+    | TextEvent
+    | ReasoningEvent
+    | ApprovalRequestedEvent
+    | ApprovalDecidedEvent
+    | UsageEvent
+    | ConsultedEvent
+    | ErrorEvent
+    | CompletedEvent
+)
+
+EVENT_TYPES = frozenset(
+    {
+        "accepted",
+        "deferred",
+        "thinking",
+        "agent_start",
+        "agent_end",
+        "tool_start",
+        "tool_result",
+        "tool_end",
+        "text",
+        "reasoning",
+        "approval_requested",
+        "approval_decided",
+        "usage",
+        "consulted",
+        "error",
+        "completed",
+    }
+)
+
+
+class ClientMessage(TypedDict):
+    type: Literal["message"]
+    text: str
+    client_id: NotRequired[str]

@@ -1,0 +1,57 @@
+"""The organisation's own admin page: tenancy, members, the engine — and its set-up.
+
+It sits in the configuration package because creating an organisation installs its agent
+registry and the page shows the engine its turns really run on (the model seam): both are
+floors below this one, and the records app at the bottom must not reach up to them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.db.models import Model, QuerySet
+from django.http import HttpRequest
+from django.utils.translation import gettext_lazy as _
+
+from agents.services import agents_install_defaults
+from business.admin import admin_organisation_ids
+from business.models import Membership, Organisation
+from llm.provider import effective_engine
+
+
+class MembershipInline(admin.TabularInline):  # type: ignore[type-arg]
+    model = Membership
+    extra = 0
+    autocomplete_fields = ("user",)
+
+
+@admin.register(Organisation)
+class OrganisationAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    list_display = ("name", "slug", "timezone", "language", "engine", "engine_in_use")
+    prepopulated_fields = {"slug": ("name",)}
+    inlines = (MembershipInline,)
+    readonly_fields = ("engine_in_use",)
+
+    @admin.display(description=_("engine in use"))
+    def engine_in_use(self, obj: Organisation) -> str:
+        """The engine turns really run: llm and hybrid need an API key (the organisation's
+        provider settings or the server's OPENAI_API_KEY); without one it is embedded."""
+        if obj.pk is None:
+            return "-"
+        used = effective_engine(obj)
+        label = str(Organisation.Engine(used).label)
+        if used != obj.engine:
+            return str(_("%(engine)s (no API key is set)") % {"engine": label})
+        return label
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        ids = admin_organisation_ids(request)
+        queryset = super().get_queryset(request)
+        return queryset if ids is None else queryset.filter(pk__in=ids)
+
+    def save_model(self, request: HttpRequest, obj: Model, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        if not change:
+            # A new organisation gets its own copy of the default agent registry.
+            agents_install_defaults(organisation=obj)  # type: ignore[arg-type]

@@ -1,0 +1,37 @@
+"""The ASGI application daphne serves: HTTP through Django, the panel's socket through Channels."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any
+
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "capataz.settings")
+# Django must be set up before the consumers (and their models) are imported.
+django_asgi_app = get_asgi_application()
+
+from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+
+from copilot import eventlog  # noqa: E402
+from copilot.routing import websocket_urlpatterns  # noqa: E402
+
+
+async def http(scope: Any, receive: Any, send: Any) -> None:
+    # A view may publish events (a webhook accepting a message): their live sends belong on this
+    # process's loop, where the in-memory channel layer of the embedded default lives.
+    eventlog.use_loop(asyncio.get_running_loop())
+    await django_asgi_app(scope, receive, send)
+
+
+application = ProtocolTypeRouter(
+    {
+        "http": http,
+        "websocket": AllowedHostsOriginValidator(
+            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
+        ),
+    }
+)

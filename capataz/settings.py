@@ -1,0 +1,318 @@
+"""Capataz settings: the one place that reads the environment.
+
+Every environment variable goes through the helpers below, which fail loudly with
+ImproperlyConfigured on a bad value. With nothing set, Capataz runs on the embedded default:
+SQLite, the in-memory channel layer, Celery over the filesystem broker and the embedded engine.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import dj_database_url
+from celery.schedules import crontab
+from django.core.exceptions import ImproperlyConfigured
+from django.utils.translation import gettext_lazy as _
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def _env_file(path: Path) -> dict[str, str]:
+    """Read KEY=VALUE lines from .env (if present); the real environment wins."""
+    if not path.exists():
+        return {}
+    values: dict[str, str] = {}
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, _sep, value = line.partition("=")
+        values[key.strip()] = value.strip().strip("'\"")
+    return values
+
+
+_DOTENV = _env_file(BASE_DIR / ".env")
+
+
+def env_str(name: str, default: str = "") -> str:
+    """The variable's value; unset and empty (`DATABASE_URL=`) both mean the default."""
+    return os.environ.get(name) or _DOTENV.get(name) or default
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = env_str(name, "")
+    if raw == "":
+        return default
+    lowered = raw.lower()
+    if lowered in {"1", "true", "yes", "on"}:
+        return True
+    if lowered in {"0", "false", "no", "off"}:
+        return False
+    raise ImproperlyConfigured(f"{name} must be a boolean (true/false), got {raw!r}")
+
+
+def env_int(name: str, default: int) -> int:
+    raw = env_str(name, "")
+    if raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be an integer, got {raw!r}") from exc
+
+
+def env_float(name: str, default: float) -> float:
+    raw = env_str(name, "")
+    if raw == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be a number, got {raw!r}") from exc
+
+
+def env_choice(name: str, default: str, choices: set[str]) -> str:
+    raw = env_str(name, default)
+    if raw not in choices:
+        raise ImproperlyConfigured(f"{name} must be one of {sorted(choices)}, got {raw!r}")
+    return raw
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    raw = env_str(name, "")
+    if raw == "":
+        return default
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+DEBUG = env_bool("DEBUG", True)
+SECRET_KEY = env_str("SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is false")
+    SECRET_KEY = "capataz-insecure-development-key-do-not-use-in-production"
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000")
+VAR_DIR = Path(env_str("CAPATAZ_VAR_DIR", str(BASE_DIR / "var")))
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.humanize",
+    "channels",
+    "django_htmx",
+    "django_celery_beat",
+    "business",
+    "agents",
+    "llm",
+    "approvals",
+    "evaluation",
+    "copilot",
+    "capataz",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+    "business.middleware.OrganisationMiddleware",
+]
+
+ROOT_URLCONF = "capataz.urls"
+ASGI_APPLICATION = "capataz.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.template.context_processors.i18n",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "business.context_processors.organisation",
+            ],
+        },
+    },
+]
+
+# --- Database: SQLite by default, anything dj-database-url understands otherwise ---
+DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'capataz.sqlite3'}")
+try:
+    DATABASES: dict[str, Any] = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+except ValueError as exc:
+    raise ImproperlyConfigured(f"DATABASE_URL is not a database URL: {exc}") from exc
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Several processes (daphne, the worker, beat) share one file: wait for locks instead of
+    # failing, and let readers run during writes.
+    DATABASES["default"]["OPTIONS"] = {
+        "timeout": 20,
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    # Tests use a file too: an in-memory database shares one cache between connections, where a
+    # write from another thread (a turn's runner) fails at once instead of waiting its turn.
+    # One file per test process, so two suites can run side by side.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-{os.getpid()}.sqlite3")}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Redis: channels, Celery, cache and locks when REDIS_URL is set ---
+REDIS_URL = env_str("REDIS_URL", "")
+if REDIS_URL and not REDIS_URL.startswith(("redis://", "rediss://", "unix://")):
+    raise ImproperlyConfigured(f"REDIS_URL must start with redis://, got {REDIS_URL!r}")
+
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            # redis-py 8 reads with a 5 s socket timeout by default, the same as channels-redis's
+            # 5 s blocking pop: an idle socket would time out and kill the consumer. Read longer.
+            "CONFIG": {
+                "hosts": [
+                    {"address": REDIS_URL, "socket_timeout": 15, "socket_connect_timeout": 5}
+                ],
+                "prefix": "capataz:channels",
+            },
+        }
+    }
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "capataz",
+        }
+    }
+    CELERY_BROKER_URL = REDIS_URL
+    CELERY_RESULT_BACKEND = REDIS_URL
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    _broker_dir = VAR_DIR / "celery" / "queue"
+    _processed_dir = VAR_DIR / "celery" / "processed"
+    _results_dir = VAR_DIR / "celery" / "results"
+    for _folder in (_broker_dir, _processed_dir, _results_dir):
+        _folder.mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_broker_dir),
+        "data_folder_out": str(_broker_dir),
+        "processed_folder": str(_processed_dir),
+        "store_processed": False,
+        "polling_interval": 0.1,
+    }
+    CELERY_RESULT_BACKEND = f"file://{_results_dir}"
+
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+CELERY_TIMEZONE = "America/Argentina/Buenos_Aires"
+# The beat schedule, in one place. django-celery-beat copies these entries into its tables when
+# beat starts; admins see and edit them under "Periodic tasks".
+CELERY_BEAT_SCHEDULE = {
+    # Every 10 seconds: a conversation whose runner died (its lease lapsed) or whose queued turns
+    # nobody picked up (the job queue was unreachable when they arrived) gets a runner.
+    "copilot-recover-turns": {"task": "copilot.recover_turns", "schedule": 10.0},
+    # Every day at 03:30 (CELERY_TIMEZONE): event-log rows older than COPILOT_EVENT_LOG_DAYS go.
+    "copilot-purge-event-log": {
+        "task": "copilot.purge_event_log",
+        "schedule": crontab(hour=3, minute=30),
+    },
+}
+
+# --- Turns as jobs (copilot/turn.py, copilot/runner.py, copilot/tasks.py) ---
+# "celery": turns run on Celery workers consuming COPILOT_TURN_QUEUE (the default with Redis);
+# "local": on worker threads of the process that accepted the message (the embedded default).
+COPILOT_TURN_RUNNER = env_choice(
+    "COPILOT_TURN_RUNNER", "celery" if REDIS_URL else "local", {"celery", "local"}
+)
+COPILOT_TURN_QUEUE = env_str("COPILOT_TURN_QUEUE", "turns")
+CELERY_TASK_ROUTES = {"copilot.drain_conversation": {"queue": COPILOT_TURN_QUEUE}}
+# Worker threads per process for the "local" runner.
+COPILOT_LOCAL_RUNNERS = env_int("COPILOT_LOCAL_RUNNERS", 4)
+# A runner renews its conversation's lease every third of this; one that died loses it after it.
+COPILOT_LEASE_SECONDS = env_float("COPILOT_LEASE_SECONDS", 6.0)
+# On the embedded default (in-memory channel layer), the web process forwards to its sockets the
+# events other processes (the Celery worker) wrote to the log, polling it four times a second.
+COPILOT_EVENT_TAIL = env_bool("COPILOT_EVENT_TAIL", True)
+# How long the event log keeps events for reconnecting clients.
+COPILOT_EVENT_LOG_DAYS = env_int("COPILOT_EVENT_LOG_DAYS", 7)
+
+# --- Models (the llm engine; without a key the embedded engine answers) ---
+OPENAI_API_KEY = env_str("OPENAI_API_KEY", "")
+OPENAI_BASE_URL = env_str("OPENAI_BASE_URL", "")
+OPENAI_MODEL = env_str("OPENAI_MODEL", "gpt-4o-mini")
+# Seconds to connect, and the longest silence allowed between two streamed chunks.
+OPENAI_TIMEOUT = env_float("OPENAI_TIMEOUT", 20.0)
+# Retries of a 429/5xx/refused connection before any output, within a budget of seconds of waiting.
+OPENAI_MAX_RETRIES = env_int("OPENAI_MAX_RETRIES", 2)
+OPENAI_RETRY_BUDGET = env_float("OPENAI_RETRY_BUDGET", 10.0)
+# Fernet key for secrets stored in the database (organisations' API keys); empty: derived from
+# SECRET_KEY. Keys stored under the derived key stay readable after setting this one.
+FIELD_ENCRYPTION_KEY = env_str("FIELD_ENCRYPTION_KEY", "")
+
+# --- Chat limits ---
+COPILOT_MAX_MESSAGE_CHARS = env_int("COPILOT_MAX_MESSAGE_CHARS", 4000)
+
+# --- The turn (copilot/nodes.py) ---
+# Clarifying questions in a row before a step must make its best choice (O8).
+COPILOT_MAX_CLARIFICATIONS = env_int("COPILOT_MAX_CLARIFICATIONS", 2)
+# Earlier messages the models read (llm and hybrid engines).
+COPILOT_LLM_HISTORY = env_int("COPILOT_LLM_HISTORY", 10)
+# Independent llm steps run at once (1: one after the other), and the simulated streaming delay
+# between chunks of an answer that waited for the live slot (O7).
+COPILOT_LLM_CONCURRENCY = env_int("COPILOT_LLM_CONCURRENCY", 4)
+COPILOT_BUFFER_FLUSH_DELAY_MS = env_int("COPILOT_BUFFER_FLUSH_DELAY_MS", 15)
+
+# --- Auth, i18n, static ---
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "dashboard"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "es-ar"
+LANGUAGES = [("es-ar", _("Spanish (Argentina)")), ("en", _("English"))]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+TIME_ZONE = "America/Argentina/Buenos_Aires"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "staticfiles"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+WHITENOISE_USE_FINDERS = True
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+}

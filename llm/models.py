@@ -1,0 +1,124 @@
+"""The model seam's rows: each organisation's endpoint, the price table, one row per model call."""
+
+from __future__ import annotations
+
+from django.core.validators import MinValueValidator
+from django.db import models
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from business.models import Organisation
+from llm.secrets import decrypt, encrypt
+
+
+class ProviderSettings(models.Model):
+    """An organisation's own model endpoint. Blank fields take the server's OPENAI_* defaults.
+
+    The API key is kept encrypted (`llm.secrets`); with no key here the organisation uses
+    the server's environment key, if any, but never with this row's base URL (an organisation
+    must not be able to send the platform's key to an address of its choosing).
+    """
+
+    organisation = models.OneToOneField(
+        Organisation, on_delete=models.CASCADE, related_name="provider_settings"
+    )
+    base_url = models.URLField(
+        _("base URL"),
+        blank=True,
+        help_text=_("Blank: OpenAI. Any OpenAI-compatible server, e.g. http://host:8000/v1."),
+    )
+    api_key_encrypted = models.TextField(_("API key (encrypted)"), blank=True, editable=False)
+    default_model = models.CharField(_("default model"), max_length=100, blank=True)
+    timeout_s = models.FloatField(
+        _("timeout (seconds)"),
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0.1)],
+        help_text=_("To connect, and the longest silence between two streamed chunks."),
+    )
+    max_retries = models.PositiveSmallIntegerField(
+        _("retries"),
+        null=True,
+        blank=True,
+        help_text=_("After a rate limit, a server error or a refused connection."),
+    )
+    retry_budget_s = models.FloatField(
+        _("retry budget (seconds)"),
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+        help_text=_("The most time spent waiting between retries."),
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = _("model provider settings")
+        verbose_name_plural = _("model provider settings")
+
+    def __str__(self) -> str:
+        return f"{self.organisation} · {self.base_url or 'OpenAI'}"
+
+    @property
+    def has_api_key(self) -> bool:
+        return bool(self.api_key_encrypted)
+
+    @property
+    def api_key(self) -> str:
+        return decrypt(self.api_key_encrypted)
+
+    def set_api_key(self, plain: str) -> None:
+        self.api_key_encrypted = encrypt(plain.strip())
+
+
+class ModelPrice(models.Model):
+    """USD per million tokens for the models whose name starts with `model_prefix` (the longest
+    matching prefix wins, so "gpt-4o-mini" beats "gpt-4o")."""
+
+    model_prefix = models.CharField(_("model prefix"), max_length=100, unique=True)
+    input_per_million = models.DecimalField(
+        _("input USD / 1M tokens"), max_digits=12, decimal_places=6
+    )
+    output_per_million = models.DecimalField(
+        _("output USD / 1M tokens"), max_digits=12, decimal_places=6
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["model_prefix"]
+        verbose_name = _("model price")
+        verbose_name_plural = _("model prices")
+
+    def __str__(self) -> str:
+        return self.model_prefix
+
+
+class ModelCall(models.Model):
+    """One call to a language model, successful or not: tokens, cost and timing per turn/agent."""
+
+    class Purpose(models.TextChoices):
+        ORCHESTRATOR = "orchestrator", _("Orchestrator")
+        FAILSAFE = "failsafe", _("Failsafe retry")
+        AGENT = "agent", _("Agent")
+
+    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
+    # A plain id: the chat sits above this package and owns its conversations.
+    conversation_id = models.BigIntegerField(null=True, blank=True, db_index=True)
+    turn_id = models.CharField(max_length=36, blank=True, db_index=True)
+    agent = models.CharField(max_length=40, blank=True)
+    purpose = models.CharField(max_length=16, choices=Purpose.choices)
+    model = models.CharField(max_length=100)
+    source = models.CharField(max_length=16, blank=True)
+    tokens_in = models.PositiveIntegerField(default=0)
+    tokens_out = models.PositiveIntegerField(default=0)
+    cost = models.DecimalField(_("cost (USD)"), max_digits=12, decimal_places=6, default=0)
+    latency_ms = models.FloatField(default=0.0)
+    first_token_ms = models.FloatField(null=True, blank=True)
+    ok = models.BooleanField(default=True)
+    error_kind = models.CharField(max_length=20, blank=True)
+    error = models.TextField(blank=True)
+    retries = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+        indexes = [models.Index(fields=["organisation", "created_at"])]

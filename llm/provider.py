@@ -1,0 +1,77 @@
+"""Which model endpoint an organisation talks to, and the engine it effectively runs.
+
+Precedence: the organisation's own settings when they hold an API key; else the server's
+environment (OPENAI_API_KEY and friends); else none, and the organisation runs embedded. An
+organisation without its own key may still tune the model and timeouts, but the environment key
+only ever goes to the environment's base URL.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from business.models import Organisation
+from llm.models import ProviderSettings
+
+
+@dataclass(frozen=True)
+class Provider:
+    base_url: str  # "" = the SDK default (OpenAI)
+    api_key: str
+    default_model: str
+    timeout_s: float  # connect, and the longest silence between two chunks
+    max_retries: int  # 429 / 5xx / connection refused, before any output was delivered
+    retry_budget_s: float  # total seconds we may wait (Retry-After honoured within it)
+    source: str  # "organisation" | "environment"
+
+    def __repr__(self) -> str:  # never print the key (logs, tracebacks, the trace)
+        return (
+            f"Provider(base_url={self.base_url!r}, model={self.default_model!r}, "
+            f"source={self.source!r}, key={'set' if self.api_key else 'none'})"
+        )
+
+
+def _organisation_settings(organisation: Organisation) -> ProviderSettings | None:
+    return ProviderSettings.objects.filter(organisation=organisation).first()
+
+
+def provider_for(organisation: Organisation | None) -> Provider | None:
+    """The organisation's provider, or None when there is no API key anywhere."""
+    own = _organisation_settings(organisation) if organisation is not None else None
+    key = own.api_key if own is not None else ""
+    if own is not None and key:
+        source, base_url = "organisation", own.base_url
+    elif settings.OPENAI_API_KEY:
+        source, base_url, key = "environment", settings.OPENAI_BASE_URL, settings.OPENAI_API_KEY
+    else:
+        return None
+    return Provider(
+        base_url=base_url.rstrip("/"),
+        api_key=key,
+        default_model=(own.default_model if own else "") or settings.OPENAI_MODEL,
+        timeout_s=_pick(own.timeout_s if own else None, settings.OPENAI_TIMEOUT),
+        max_retries=int(_pick(own.max_retries if own else None, settings.OPENAI_MAX_RETRIES)),
+        retry_budget_s=_pick(own.retry_budget_s if own else None, settings.OPENAI_RETRY_BUDGET),
+        source=source,
+    )
+
+
+def _pick(value: float | None, default: float) -> float:
+    return float(default if value is None else value)
+
+
+def engine_for(organisation: Organisation) -> tuple[str, Provider | None]:
+    """(the engine turns really run, its provider): `organisation.engine`, except "embedded"
+    when no provider is configured: an organisation set to llm or hybrid without a key still
+    gets answers. An embedded organisation costs no query."""
+    engine = str(organisation.engine or "embedded")
+    if engine == "embedded":
+        return engine, None
+    provider = provider_for(organisation)
+    return (engine, provider) if provider is not None else ("embedded", None)
+
+
+def effective_engine(organisation: Organisation) -> str:
+    return engine_for(organisation)[0]

@@ -1,0 +1,107 @@
+"""Money amounts in es-AR/en text → Decimal.
+
+Argentine writing mixes formats: "$640.000 más IVA", "$ 12.500,50", "15 lucas" (luca = 1.000),
+"1,5 palos" (palo = 1.000.000), "210k", "50 mil". A bare number is an amount only when it is
+formatted like one (thousands separators) or when the message talks about money.
+"""
+
+from __future__ import annotations
+
+import decimal
+import re
+
+from nlu.normalize import fold_keep_length
+
+_NUMBER = r"\d{1,3}(?:[.,]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?"
+_MULTIPLIERS: dict[str, int] = {
+    "k": 1_000, "mil": 1_000, "luca": 1_000, "lucas": 1_000, "lks": 1_000, "grand": 1_000,
+    "palo": 1_000_000, "palos": 1_000_000, "millon": 1_000_000, "millones": 1_000_000,
+    "million": 1_000_000, "millions": 1_000_000, "mill": 1_000_000,
+}  # fmt: skip
+_MULT = "|".join(sorted(_MULTIPLIERS, key=len, reverse=True))
+_CURRENCY_BEFORE = r"(?:\$|ars|usd|u\$s|us\$|u\$d)"
+_CURRENCY_AFTER = r"(?:pesos|dolares|dollars|ars|usd|mangos)"
+_WITH_MULTIPLIER = re.compile(
+    rf"(?<![\w.,])(?:{_CURRENCY_BEFORE}\s*)?({_NUMBER}|un|una|uno|one|a)\s*({_MULT})\b"
+    r"(\s+y\s+medio|\s+and\s+a\s+half)?"
+)
+# Phone numbers ("cel 11 4567 8901", "555-0134", "4781-2233") are never amounts.
+_PHONE = re.compile(r"(?<![\w$])(?:\+?\d{1,4}[\s-])?\d{2,4}[\s-]\d{4}(?:[\s-]\d{4})?(?!\w)")
+_WITH_CURRENCY = re.compile(
+    rf"{_CURRENCY_BEFORE}\s*({_NUMBER})(?![\d])|(?<![\w.,/])({_NUMBER})\s*{_CURRENCY_AFTER}\b"
+)
+_THOUSANDS = re.compile(r"(?<![\w.,/$-])(\d{1,3}(?:\.\d{3})+(?:,\d{1,2})?)(?![\d.,/-])")
+_UNITS = (
+    r"frigorias|frigorias/h|btu|kcal|w|kw|watts?|m2|m3|m|mts?|metros?|cm|mm|km|kg|kilos?|litros?|"
+    r"lts?|l|pulgadas?|hs|h|horas?|min|minutos?|dias?|anos?|personas|equipos?|unidades|u|"
+    r"years?|days?|hours?|people|units?|sq|ft|feet|meters?"
+)
+_BARE = re.compile(rf"(?<![\w.,/:$-])(\d{{3,9}}(?:,\d{{1,2}})?)(?![\d.,/:-])(?!\s*(?:{_UNITS})\b)")
+_MONEY_CUE = re.compile(
+    r"\b(?:presupuest\w*|cotiz\w*|factur\w*|cobr\w*|pag\w*|monto|importe|total|sale|cuesta|"
+    r"precio|debe|deuda|saldo|seña|sena|quote|invoice|bill\w*|charge|price|cost\w*|owes?|paid|"
+    r"pay\w*|amount|iva|vat)\b"
+)
+
+
+def parse_number(text: str) -> decimal.Decimal | None:
+    """ "640.000" → 640000, "12.500,50" → 12500.50, "1,5" → 1.5, "12,500.50" → 12500.50."""
+    text = text.strip()
+    if "," in text and "." in text:
+        decimal_sep = "," if text.rfind(",") > text.rfind(".") else "."
+        thousands = "." if decimal_sep == "," else ","
+        text = text.replace(thousands, "").replace(decimal_sep, ".")
+    elif "," in text or "." in text:
+        sep = "," if "," in text else "."
+        groups = text.split(sep)
+        # Every group after the first has three digits → thousands ("640.000", "15,000").
+        if len(groups) > 1 and all(len(g) == 3 for g in groups[1:]):
+            text = "".join(groups)
+        else:
+            text = text.replace(",", ".")
+    try:
+        return decimal.Decimal(text)
+    except decimal.InvalidOperation:
+        return None
+
+
+def _scaled(number: str, multiplier: str, half: str | None = None) -> decimal.Decimal | None:
+    """ "15 lucas" → 15000, "un palo y medio" → 1500000."""
+    value = (
+        decimal.Decimal(1) if number in ("un", "una", "uno", "one", "a") else parse_number(number)
+    )
+    if value is None:
+        return None
+    return (value + (decimal.Decimal("0.5") if half else 0)) * _MULTIPLIERS[multiplier]
+
+
+def _after_a_name(text: str, start: int) -> bool:
+    """ "Thames 820", "Corrientes 1234": a number after a capitalised word is a street number."""
+    before = re.search(r"([^\W\d_][\w.]*)\s+$", text[:start])
+    return bool(before and before[1][:1].isupper())
+
+
+def find_amount(text: str) -> decimal.Decimal | None:
+    """The first amount in text (dates, times and CUITs should already be blanked out)."""
+    text = _PHONE.sub(lambda m: " " * len(m[0]), text)
+    folded = fold_keep_length(text)
+    candidates: list[tuple[int, decimal.Decimal | None]] = []
+    for m in _WITH_MULTIPLIER.finditer(folded):
+        if m[1] == "a" and m[2] not in ("grand", "million"):
+            continue  # "a m..." is not "one"
+        candidates.append((m.start(), _scaled(m[1], m[2], m[3])))
+    for m in _WITH_CURRENCY.finditer(folded):
+        candidates.append((m.start(), parse_number(m[1] or m[2])))
+    for m in _THOUSANDS.finditer(folded):
+        candidates.append((m.start(), parse_number(m[1])))
+    if not candidates and _MONEY_CUE.search(folded):
+        for m in _BARE.finditer(folded):
+            if not _after_a_name(text, m.start()):
+                candidates.append((m.start(), parse_number(m[1])))
+    values = [(start, value) for start, value in sorted(candidates, key=lambda c: c[0]) if value]
+    return _normalised(values[0][1]) if values else None
+
+
+def _normalised(value: decimal.Decimal) -> decimal.Decimal:
+    """Drop float-like noise: 1.5 * 1000000 → 1500000, keep cents when they exist."""
+    return value.quantize(decimal.Decimal("0.01")).normalize() if value % 1 else value.quantize(1)

@@ -1,0 +1,120 @@
+"""Entity extraction over one text: CUIT, date, time, amount, names, service.
+
+Two readings of the same finders:
+- a *segment* (one request) takes the first value of each key, or a move's target date;
+- the *message* (`whole_message=True`) leaves a key out when the text names two different values
+  of it (two customers, two dates), except for a move's target date: one value per key or none,
+  as the labelling rules say, so a later step never acts on the wrong one.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Sequence
+
+from nlu.amounts import find_amount
+from nlu.cuit import _DOTTED_CUIT, CUIT_IN_TEXT, format_cuit
+from nlu.dates import Mention, find_dates, pick_date, target_date
+from nlu.language import detect_language
+from nlu.names import NameHit, find_names
+from nlu.normalize import fold
+from nlu.service_lexicon import find_service
+from nlu.times import TimeMention, find_times
+from nlu.values import Context, Entities
+
+MOVE_INTENTS = frozenset({"reschedule", "bulk_reschedule"})
+# Intents that carry a date of their own: next to a move, two dates may belong to two requests.
+DATED_INTENTS = frozenset({"book_job", "cancel_job", "check_availability"})
+_MOVE_VERB = re.compile(
+    r"\b(?:pas[aeá]\w*|mov[eé]\w*|move\w*|corr[eé]\w*|reprogram\w*|cambi\w*|push\w*|"
+    r"reschedul\w*|shift\w*|posterg\w*|adelant\w*)"
+)
+
+
+def _blank(text: str, spans: Sequence[tuple[int, int]]) -> str:
+    """Spaces over already-understood spans, keeping offsets, so later finders skip them."""
+    chars = list(text)
+    for start, end in spans:
+        chars[start:end] = " " * (end - start)
+    return "".join(chars)
+
+
+def _cuits(text: str) -> list[tuple[int, int, str]]:
+    found: list[tuple[int, int, str]] = []
+    for pattern in (CUIT_IN_TEXT, _DOTTED_CUIT):
+        for m in pattern.finditer(text):
+            if not any(s < m.end() and m.start() < e for s, e, _ in found):
+                found.append((m.start(), m.end(), format_cuit("".join(m.groups())) or ""))
+    return sorted(found)
+
+
+def _one(values: Sequence[str], whole_message: bool) -> str | None:
+    distinct = list(dict.fromkeys(values))
+    if not distinct or (whole_message and len(distinct) > 1):
+        return None
+    return distinct[0]
+
+
+def _date(
+    text: str, dates: list[Mention], whole_message: bool, intents: Sequence[str]
+) -> datetime.date | None:
+    distinct = {m.value for m in dates}
+    if len(distinct) <= 1 or not whole_message:
+        return pick_date(text, dates)
+    if set(intents) & DATED_INTENTS:
+        return None
+    moving = bool(set(intents) & MOVE_INTENTS) or (not intents and _MOVE_VERB.search(fold(text)))
+    return target_date(text, dates) if moving else None
+
+
+def _time(
+    times: list[TimeMention], dates: list[Mention], date: datetime.date | None, whole: bool
+) -> str | None:
+    """The time that goes with the chosen date: the nearest one after it, else the only one."""
+    distinct = list(dict.fromkeys(t.value for t in times))
+    if len(distinct) <= 1:
+        return distinct[0] if distinct else None
+    chosen = [m for m in dates if m.value == date]
+    if chosen:
+        after = [t for t in times if t.start >= chosen[0].end]
+        if after:
+            return after[0].value
+    return None if whole else times[0].value
+
+
+def _names(hits: list[NameHit], role: str, whole_message: bool) -> NameHit | None:
+    of_role = [hit for hit in hits if hit.role == role]
+    distinct = list(dict.fromkeys(fold(hit.name) for hit in of_role))
+    if not of_role or (whole_message and len(distinct) > 1):
+        return None
+    return of_role[0]
+
+
+def extract_entities(
+    text: str,
+    ctx: Context,
+    lang: str | None = None,
+    *,
+    whole_message: bool = False,
+    intents: Sequence[str] = (),
+) -> Entities:
+    lang = lang or detect_language(text)
+    cuits = _cuits(text)
+    entities = Entities(cuit=_one([c for _, _, c in cuits], whole_message))
+    without_cuit = _blank(text, [(s, e) for s, e, _ in cuits])
+    dates = find_dates(without_cuit, ctx.today, lang)
+    entities.date = _date(without_cuit, dates, whole_message, intents)
+    without_dates = _blank(without_cuit, [(m.start, m.end) for m in dates])
+    times = find_times(without_dates)
+    entities.time = _time(times, dates, entities.date, whole_message)
+    entities.amount = find_amount(_blank(without_dates, [(t.start, t.end) for t in times]))
+    hits = find_names(text, ctx.vocabulary)
+    customer = _names(hits, "customer", whole_message)
+    technician = _names(hits, "technician", whole_message)
+    if customer:
+        entities.customer, entities.customer_matched = customer.name, customer.matched
+    if technician:
+        entities.technician, entities.technician_matched = technician.name, technician.matched
+    entities.service = find_service(text)
+    return entities

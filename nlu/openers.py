@@ -1,0 +1,154 @@
+"""Does a text start like a request? Learned from how the training examples start.
+
+After a bare "y"/"and" a new request starts with a verb or a question ("y agendale", "and book",
+"y cuánto debe"), while the second half of a name or a service does not ("y María Pérez",
+"y termotanque"). The words the organisation's examples start with are the best list of such
+openers; Spanish imperative morphology (voseo "agendá", clitics "hacele", "pasalo") covers the rest.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from typing import Literal
+
+from nlu.normalize import fold, word_set
+
+# Words that may precede the real opener: clitics, negation, "si"/"que" clauses, politeness.
+_LEAD = word_set(
+    """
+    me te le lo la les los nos se no ya si que q porfa please pls just also then tambien
+    despues luego ademas ahi aca bueno ah oh ok okay dale che if so and but pero igual entonces
+    well hey y e tmb aparte encima
+    """
+)
+_ARTICLES = word_set(
+    """
+    el la los las un una unos unas the a an this that my your our
+    """
+)
+# Office verbs whose imperative takes clitics: "agendale", "hacele", "decime", "pásenlo", "dalo".
+_STEMS = (
+    r"agend|cancel|pas|mand|arm|hac|factur|cotiz|cobr|registr|carg|asign|reasign|dej|pon|busc|"
+    r"fij|avis|llam|reprogram|program|corr|mov|cambi|actualiz|valid|verific|cheque|revis|dec|"
+    r"mostr|tra|emit|gener|envi|despach|anot|reserv|confirm|suspend|anul|borr|elimin|agreg|cre|"
+    r"d|pregunt|record|inform|escrib|contest|respond|averigu|consegu|comunic|coordin|organiz|"
+    r"prepar|calcul|sac|baj|ped|traspas|fich|pidel|ofrec|arregl|visit|list|pas|notific"
+)
+_CLITIC_IMPERATIVE = re.compile(
+    rf"^(?:{_STEMS})(?:a|e|i|en|an)?(?:me|te|le|lo|la|les|los|las|nos|selo|sela|selos|selas|"
+    r"melo|mela|melos|melas|telo|tela)$"
+)
+# English has no imperative morphology: the office verbs, which are often nouns too ("invoice").
+_ENGLISH_VERBS = word_set(
+    """
+    book schedule reschedule move push cancel call create add register find search look pull
+    show update change edit fix validate verify check quote invoice bill charge send dispatch
+    assign reassign give put set make issue generate follow remind start kick list tell let get
+    mark email text notify contact escalate transfer connect please
+    """
+)
+# Fields of a customer record: "CUIT 2012...", "cel 11 4567..." after a request are its details.
+ATTRIBUTES = word_set(
+    """
+    cuit cuil dni tel telefono cel celular movil direccion domicilio mail email correo address
+    phone number numero
+    """
+)
+# Questions start requests too, typed with or without their accents.
+_QUESTION = word_set(
+    """
+    cuanto cuanta cuantos cuantas cuando donde como quien quienes cual cuales tenes tienen hay
+    what which who when where how why is are do does did can could will would has have should
+    """
+)
+# Words ending in a stressed vowel that are not voseo imperatives.
+_ACCENTED_NOT_VERBS = frozenset(
+    ["está", "acá", "allá", "ahí", "así", "aquí", "sí", "mamá", "papá", "bebé", "café", "sofá"]
+)
+_WORD = re.compile(r"[^\W\d_][\w']*")
+
+
+def _real_words(text: str) -> list[str]:
+    """Lowercased words (accents kept) after the clitics/connectors that may lead a request."""
+    return [w for w in _WORD.findall(text.lower()) if fold(w) not in _LEAD]
+
+
+def opener_words(texts: Iterable[str]) -> frozenset[str]:
+    """Words the training examples typically start with, accents kept ("cargá" is not "carga").
+
+    A word counts when it starts at least two examples, starts a fair share (a fifth) of the
+    examples that contain it, and is written in lowercase somewhere: "agendá" or "necesito" do,
+    while "está" or "todo" appear mostly elsewhere and "Ann" (a name) is always capitalised.
+    """
+    first: Counter[str] = Counter()
+    anywhere: Counter[str] = Counter()
+    lowercase: set[str] = set()
+    for text in texts:
+        words = _real_words(text)
+        if words and fold(words[0]) not in _ARTICLES:
+            first[words[0]] += 1
+        anywhere.update(set(words))
+        lowercase.update(w for w in _WORD.findall(text) if w.islower())
+    learned = {w for w, n in first.items() if n >= 2 and n / anywhere[w] >= 0.2 and w in lowercase}
+    return frozenset(learned | _ENGLISH_VERBS)
+
+
+def _imperative(word: str) -> bool:
+    if word[-1:] in ("á", "é", "í") and word not in _ACCENTED_NOT_VERBS:
+        return True  # voseo: "agendá", "cancelá", "pedí"
+    return bool(_CLITIC_IMPERATIVE.match(fold(word)))
+
+
+Opening = Literal["request", "detail", "other"]
+
+
+def how_it_starts(text: str, openers: frozenset[str]) -> Opening:
+    """ "request" when the first real word is one the examples start with, or an imperative comes
+    early; "detail" when it starts with a field of a record ("CUIT ...", "cel ...", "dirección
+    ..."), which belongs to the request before it; "other" otherwise.
+
+    "si está, agendale..." starts a request too: a Spanish imperative among the first five
+    words counts (voseo with its accent, or a verb with clitics: "agendale", "pasalo").
+    Openers keep their accents: "cargá una visita" starts a request, "carga de gas" does not.
+    """
+    words = _real_words(text)
+    if not words:
+        return "other"
+    if fold(words[0]) in ATTRIBUTES:
+        return "detail"
+    if words[0] in openers or fold(words[0]) in _QUESTION:
+        return "request"
+    return "request" if any(_imperative(w) for w in words[:5]) else "other"
+
+
+def starts_like_request(text: str, openers: frozenset[str]) -> bool:
+    return how_it_starts(text, openers) == "request"
+
+
+def verb_intents(
+    texts: Iterable[str], intents: Iterable[str], *, min_examples: int = 3, share: float = 0.85
+) -> dict[str, str]:
+    """Opening verbs that (nearly) always start one intent in the examples: "facturale" →
+    generate_invoice, "invoice" → generate_invoice, while "pasá" (reschedule, bulk_reschedule,
+    escalate...) says nothing. Keys are folded: "facturá" and "factura" are one word typed two ways.
+    """
+    counts: dict[str, Counter[str]] = {}
+    for text, intent in zip(texts, intents, strict=True):
+        words = _real_words(text)
+        if words and fold(words[0]) not in _ARTICLES:
+            counts.setdefault(fold(words[0]), Counter())[intent] += 1
+    learned: dict[str, str] = {}
+    for word, by_intent in counts.items():
+        intent, n = by_intent.most_common(1)[0]
+        verb = bool(_CLITIC_IMPERATIVE.match(word)) or word in _ENGLISH_VERBS
+        if verb and n >= min_examples and n / sum(by_intent.values()) >= share:
+            learned[word] = intent
+    return learned
+
+
+def opening_word(text: str) -> str:
+    """The folded first real word ("Y facturale a Juan..." → "facturale"), or ""."""
+    words = _real_words(text)
+    return fold(words[0]) if words else ""

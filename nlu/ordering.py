@@ -1,0 +1,167 @@
+"""From classified segments to the executed chain (TAXONOMY.md labelling rules).
+
+- Small talk inside a request is courtesy, not an intent: greeting/farewell only stand alone.
+- frustration_detected only when nothing actionable is asked (the anger is a signal).
+- emergency covers the danger *and* sending someone (dispatch is absorbed) and goes first.
+- Duplicates collapse unless they clearly target different entities.
+- Dependencies first (an entity exists before it is used), otherwise the order of the text.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from nlu.normalize import fold
+from nlu.values import Task
+
+SMALL_TALK = frozenset({"greeting", "farewell"})
+# intent → intents that must run *before* it when both are in the chain.
+DEPENDS_ON: dict[str, frozenset[str]] = {
+    "book_job": frozenset({"create_customer"}),
+    "generate_quote": frozenset({"create_customer"}),
+    "generate_invoice": frozenset({"create_customer", "book_job"}),
+    "update_customer": frozenset({"create_customer"}),
+    "payment_status": frozenset({"create_customer"}),
+    "assign_vehicle": frozenset({"create_customer", "book_job"}),
+    "reschedule": frozenset({"create_customer"}),
+    "cancel_job": frozenset({"create_customer"}),
+    "follow_up": frozenset({"create_customer"}),
+    "bulk_reschedule": frozenset({"technician_sick"}),
+    "dispatch": frozenset({"technician_sick"}),
+}
+FIRST = frozenset({"emergency"})
+ABSORBED_BY_EMERGENCY = frozenset({"dispatch"})
+
+
+def _distinct_targets(a: Task, b: Task) -> bool:
+    """Two tasks with one intent are two requests when they name different customers/dates."""
+    for key in ("customer", "date"):
+        left, right = getattr(a.entities, key), getattr(b.entities, key)
+        if left and right and left != right:
+            return True
+    return False
+
+
+def _collapse(tasks: Sequence[Task]) -> list[Task]:
+    kept: list[Task] = []
+    for task in tasks:
+        same = [k for k in kept if k.intent == task.intent]
+        if same and not any(_distinct_targets(k, task) for k in same):
+            continue
+        kept.append(task)
+    return kept
+
+
+# Anger about the work done (the technician, the equipment, a visit, a bill) is a complaint;
+# anger about the conversation itself ("nadie contesta", "this thing keeps failing") is frustration.
+_ABOUT_THE_SERVICE = re.compile(
+    r"\b(?:tecnic\w*|tech|technician|guy|plomero|gasista|electricista|visit\w*|vinieron|vino|"
+    r"came|showed\s+up|instal\w*|arregl\w*|repar\w*|repair\w*|fix\w*|trabajo|job|cobr\w*|"
+    r"charg\w*|factur\w*|bill\w*|split|aire|ac|calefon|caldera|termotanque|estufa|boiler|heater|"
+    r"equipo|unit|ruido|noise|gotea\w*|leak\w*|perdida|roto|rompi\w*|broke\w*|mancha\w*|"
+    r"sucio|mess|dirty|tarde|late|plata|money|refund|devuelvan)\b"
+)
+
+
+# Moving *the jobs* (plural) of someone or of a day is a bulk move, with or without "todos":
+# "pasá los trabajos de Leandro al jueves", "move Kevin's jobs to Friday".
+_MANY_JOBS = re.compile(
+    r"\b(?:(?:los|sus)\s+(?:trabajos|turnos|servicios|services)|(?:las|sus)\s+visitas|"
+    r"(?:the|his|her|their|\w+'s)\s+(?:jobs|appointments|visits|bookings))\b"
+)
+
+
+def _retarget(task: Task, today: datetime.date | None) -> Task:
+    """Relabel by the taxonomy's definitions where the classifier's neighbour is the right one."""
+    if task.intent == "frustration_detected" and _ABOUT_THE_SERVICE.search(fold(task.text)):
+        return replace(task, intent="complaint")
+    if (
+        task.intent == "reschedule"
+        and any(label == "bulk_reschedule" for label, _p in task.candidates)
+        and _MANY_JOBS.search(fold(task.text))
+    ):
+        return replace(task, intent="bulk_reschedule")
+    if task.intent == "dispatch" and today and task.entities.date and task.entities.date > today:
+        return replace(task, intent="book_job")  # sending someone on a later day is a booking
+    return task
+
+
+GRIEVANCES = frozenset({"complaint", "frustration_detected"})
+# Below this the classifier is unsure of a part (the segmenter's bar for a part without a verb).
+CLEAR = 0.9
+
+
+def _setting_of_a_grievance(
+    tasks: Sequence[Task], opens_request: Callable[[str], bool]
+) -> list[Task]:
+    """A part just before a grievance that neither opens like a request nor reads clearly as one
+    is how the grievance starts ("Jorge Cabrera está furioso, ¡el técnico llegó tarde!"), not
+    a request of its own."""
+    kept: list[Task] = []
+    for index, task in enumerate(tasks):
+        following = tasks[index + 1] if index + 1 < len(tasks) else None
+        setting = (
+            following is not None
+            and following.intent in GRIEVANCES
+            and task.intent not in GRIEVANCES
+            and task.confidence < CLEAR
+            and not opens_request(task.text)
+        )
+        if not setting:
+            kept.append(task)
+    return kept
+
+
+def apply_labelling_rules(
+    tasks: Sequence[Task],
+    today: datetime.date | None = None,
+    opens_request: Callable[[str], bool] | None = None,
+) -> tuple[list[Task], list[str]]:
+    """Drop what the rules say is not an intent here; returns (tasks, notes for the trace)."""
+    notes: list[str] = []
+    retargeted = [_retarget(t, today) for t in tasks]
+    if [t.intent for t in retargeted] != [t.intent for t in tasks]:
+        notes.append("relabelled: " + ", ".join(t.intent for t in retargeted))
+    tasks = retargeted
+    if opens_request is not None:
+        framed = _setting_of_a_grievance(tasks, opens_request)
+        if len(framed) != len(tasks):
+            dropped = [t.intent for t in tasks if t not in framed]
+            notes.append("setting of a grievance: " + ", ".join(dropped))
+        tasks = framed
+    intents = {t.intent for t in tasks}
+    actionable = intents - SMALL_TALK - {"frustration_detected", "unknown"}
+    kept = list(tasks)
+    if intents - SMALL_TALK:
+        kept = [t for t in kept if t.intent not in SMALL_TALK]
+    if actionable:
+        kept = [t for t in kept if t.intent != "frustration_detected"]
+    if "emergency" in intents:
+        kept = [t for t in kept if t.intent not in ABSORBED_BY_EMERGENCY]
+    if len(kept) != len(tasks):
+        notes.append("dropped: " + ", ".join(t.intent for t in tasks if t not in kept))
+    collapsed = _collapse(kept)
+    if len(collapsed) != len(kept):
+        notes.append("collapsed duplicates")
+    return collapsed, notes
+
+
+def order_chain(tasks: Sequence[Task]) -> tuple[list[Task], bool]:
+    """Dependency order, stable otherwise; returns (ordered, whether anything moved)."""
+    remaining = list(tasks)
+    ordered: list[Task] = []
+    while remaining:
+        present = {t.intent for t in remaining}
+        ready = [
+            t
+            for t in remaining
+            if not (DEPENDS_ON.get(t.intent, frozenset()) & (present - {t.intent}))
+        ]
+        first = [t for t in ready if t.intent in FIRST]
+        pick = (first or ready or remaining)[0]
+        ordered.append(pick)
+        remaining.remove(pick)
+    return ordered, [t.intent for t in ordered] != [t.intent for t in tasks]

@@ -1,0 +1,177 @@
+"""The embedded engine end to end: rules → segmentation + classifier → labelling rules → order.
+
+`build_router(examples)` trains once per organisation (cache it by `Router.fingerprint`);
+`Router.understand(text, ctx)` is pure and deterministic.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from nlu.classifier import IntentClassifier, train_classifier
+from nlu.entities import extract_entities
+from nlu.language import detect_language
+from nlu.openers import how_it_starts, opener_words, opening_word, verb_intents
+from nlu.ordering import apply_labelling_rules, order_chain
+from nlu.rules import (
+    bare_cuit,
+    is_danger,
+    parse_directive,
+    small_talk,
+    strip_courtesy,
+)
+from nlu.segmentation import Segment, Tuning, segment
+from nlu.values import Context, Entities, Example, Task, Understanding
+
+# How likely the verb's intent must already be for the verb to decide (softmax scores).
+VERB_CANDIDATE_FLOOR = 0.25
+DEFAULT_AGENTS = {"greeting": "general", "farewell": "general", "validate_cuit": "customer"}
+
+
+@dataclass
+class Router:
+    fingerprint: str
+    intents: dict[str, str]  # intent → agent
+    classifier: IntentClassifier
+    openers: frozenset[str]
+    agent_names: tuple[str, ...] = ()
+    tuning: Tuning = field(default_factory=Tuning)
+    # Opening words that name one intent in the examples ("facturale" → generate_invoice).
+    verbs: dict[str, str] = field(default_factory=dict)
+
+    def agent_for(self, intent: str) -> str:
+        return self.intents.get(intent) or DEFAULT_AGENTS.get(intent, "")
+
+    def understand(self, text: str, ctx: Context) -> Understanding:
+        started = time.perf_counter()
+        known = ctx.vocabulary.customers + ctx.vocabulary.technicians
+        language = detect_language(text, known)
+        directive = parse_directive(text, self.agent_names)
+        if directive:
+            entities = extract_entities(directive.text, ctx, language)
+            return self._done([], entities, language, "rules", started, directive=directive)
+        rule_intent = small_talk(text) or ("validate_cuit" if bare_cuit(text) else None)
+        if rule_intent:
+            # Small talk carries no request, so "hasta mañana" is not a date to act on.
+            entities = Entities()
+            if rule_intent == "validate_cuit":
+                entities = extract_entities(text, ctx, language, whole_message=True)
+            task = Task(
+                rule_intent, self.agent_for(rule_intent), 1.0, text, entities, [(rule_intent, 1.0)]
+            )
+            return self._done([task], entities, language, "rules", started)
+        return self._classify(text, ctx, language, started)
+
+    def _classify(self, text: str, ctx: Context, language: str, started: float) -> Understanding:
+        request = strip_courtesy(text) or text
+        segments = segment(
+            request,
+            self.classifier.predict_spans,
+            lambda part: how_it_starts(part, self.openers),
+            self.tuning,
+        )
+        classified = time.perf_counter()
+        tasks = [self._task(seg, ctx, language) for seg in segments]
+        kept, notes = apply_labelling_rules(
+            tasks, ctx.today, lambda part: how_it_starts(part, self.openers) == "request"
+        )
+        for task in kept:
+            task.agent = self.agent_for(task.intent)  # a relabelled task changes owner
+        ordered, reordered = order_chain(kept)
+        entities = extract_entities(
+            request, ctx, language, whole_message=True, intents=[t.intent for t in ordered]
+        )
+        entities = _people_by_intent(entities, [t.intent for t in ordered])
+        for task in ordered:
+            own = _people_by_intent(task.entities, [task.intent])
+            task.entities = own.merged_with(entities)
+        trace = {
+            "request": request,
+            "segments": [{"text": s.text, "candidates": self._top(s)} for s in segments],
+            "rules_applied": notes,
+            "reordered": reordered,
+            "classify_ms": round((classified - started) * 1000, 3),
+        }
+        return self._done(ordered, entities, language, "classifier", started, trace=trace)
+
+    def _task(self, seg: Segment, ctx: Context, language: str) -> Task:
+        candidates = self._top(seg)
+        intent, confidence = self._by_verb(seg.text, candidates)
+        if "emergency" in self.intents and is_danger(seg.text):
+            intent, confidence = "emergency", max(confidence, 0.9)
+        entities = extract_entities(seg.text, ctx, language)
+        return Task(intent, self.agent_for(intent), confidence, seg.text, entities, candidates)
+
+    def _by_verb(self, text: str, candidates: list[tuple[str, float]]) -> tuple[str, float]:
+        """The intent the request's own verb names, when the classifier hesitates between it and
+        another ("Facturale a Jorge el último trabajo": invoice, not the customer's file); a
+        verb that is a distant candidate does not overrule a confident reading."""
+        named = self.verbs.get(opening_word(text))
+        for intent, probability in candidates[1:]:
+            if intent == named and probability >= VERB_CANDIDATE_FLOOR:
+                return intent, probability
+        return candidates[0]
+
+    def _top(self, seg: Segment, k: int = 3) -> list[tuple[str, float]]:
+        ranked = sorted(zip(self.classifier.labels, seg.probs, strict=True), key=lambda p: -p[1])
+        return [(label, round(float(p), 4)) for label, p in ranked[:k]]
+
+    def _done(
+        self,
+        tasks: list[Task],
+        entities: Entities,
+        language: Any,
+        tier: Any,
+        started: float,
+        *,
+        directive: Any = None,
+        trace: dict[str, Any] | None = None,
+    ) -> Understanding:
+        trace = dict(trace or {})
+        trace["total_ms"] = round((time.perf_counter() - started) * 1000, 3)
+        trace["chain"] = [t.intent for t in tasks]
+        return Understanding(tasks, entities, language, directive, tier, trace)
+
+
+# In these requests the one person named is a technician ("mové todo lo de Leandro, se enfermó").
+_ABOUT_A_TECHNICIAN = frozenset({"technician_sick"})
+
+
+def _people_by_intent(entities: Entities, intents: Sequence[str]) -> Entities:
+    """Re-read an unsnapped "customer" as the technician when the request is about a technician."""
+    if not (set(intents) & _ABOUT_A_TECHNICIAN) or entities.technician or entities.customer_matched:
+        return entities
+    if not entities.customer:
+        return entities
+    moved = Entities(**entities.__dict__)
+    moved.technician, moved.customer = entities.customer, None
+    return moved
+
+
+def fingerprint_of(examples: Sequence[Example]) -> str:
+    """Stable hash of the training set (order-insensitive), to cache a router per organisation."""
+    lines = sorted(f"{e.intent}\t{e.agent}\t{e.lang}\t{e.text}" for e in examples)
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
+
+
+def build_router(examples: Sequence[Example], *, agent_names: Sequence[str] = ()) -> Router:
+    """Train the embedded engine from the registry's example utterances."""
+    usable = [e for e in examples if e.text.strip() and e.intent]
+    intents: dict[str, str] = {}
+    for example in usable:
+        intents.setdefault(example.intent, example.agent)
+    texts = [strip_courtesy(e.text) or e.text for e in usable]
+    classifier = train_classifier(texts, [e.intent for e in usable])
+    names = tuple(agent_names) or tuple(dict.fromkeys(intents.values()))
+    return Router(
+        fingerprint=fingerprint_of(usable),
+        intents=intents,
+        classifier=classifier,
+        openers=opener_words(texts),
+        agent_names=names,
+        verbs=verb_intents(texts, [e.intent for e in usable]),
+    )

@@ -1,0 +1,96 @@
+"""Explicit clock times in es/en text → "HH:MM" (24 h).
+
+Only explicit times count: "10hs", "a las 10", "3pm", "15:30", "9 y media", "mediodía".
+Day parts alone ("a la tarde", "in the morning") are not a time.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from nlu.normalize import fold_keep_length
+
+
+@dataclass(frozen=True)
+class TimeMention:
+    start: int
+    end: int
+    value: str
+
+
+_MINUTES = r"(?:[:.](?P<min>[0-5]\d))?"
+_FRACTION = r"(?:\s+y\s+(?P<frac>media|cuarto)|\s+menos\s+(?P<less>cuarto))?"
+_PART = (
+    r"(?:\s*(?P<ampm>a\.?\s?m\.?|p\.?\s?m\.?)(?![a-z])"
+    r"|\s+(?:de\s+la|in\s+the|por\s+la|at)\s+(?P<part>manana|tarde|noche|morning|afternoon|evening|night))?"
+)
+_UNIT = r"(?:\s*(?P<unit>hs|hrs|hr|h|horas|hours|o'?clock)\b\.?)?"
+_PATTERNS = [
+    # "a las 10", "a la 1 y media", "at 3", "tipo 10", "desde las 9"
+    re.compile(
+        r"\b(?:a\s+las?|a\s+eso\s+de\s+las?|tipo|desde\s+las?|para\s+las?|at|by|around|from)\s+"
+        rf"(?P<hour>\d{{1,2}}){_MINUTES}{_FRACTION}{_UNIT}{_PART}(?![\d/])"
+    ),
+    # "9 y media", "10 menos cuarto"
+    re.compile(
+        rf"(?<![\d/.,:$])(?P<hour>\d{{1,2}})(?=\s+(?:y|menos)\s+(?:media|cuarto)){_FRACTION}"
+    ),
+    # "15:30", "10.30hs", "3pm", "10 hs", "8 de la manana"
+    re.compile(
+        rf"(?<![\d/.,:$])(?P<hour>\d{{1,2}})(?:[:.](?P<min>[0-5]\d))?"
+        rf"(?=\s*(?:hs|hrs|hr|h\b|o'?clock|a\.?\s?m|p\.?\s?m"
+        rf"|de\s+la\s+(?:manana|tarde|noche)))"
+        rf"{_UNIT}{_PART}"
+    ),
+    re.compile(rf"(?<![\d/.,:$])(?P<hour>\d{{1,2}})[:.](?P<min>[0-5]\d){_UNIT}{_PART}(?![\d/.])"),
+]
+# "después del mediodía" / "after noon" is a range, not a time.
+_NAMED = re.compile(
+    r"(?<!despues del )(?<!antes del )(?<!after )(?<!before )"
+    r"\b(?:(?P<noon>mediodia|noon|midday)|(?P<midnight>medianoche|midnight))\b"
+)
+
+
+def _group(match: re.Match[str], name: str) -> str:
+    return match.groupdict().get(name) or ""
+
+
+def _to_24h(hour: int, minute: int, match: re.Match[str]) -> str | None:
+    ampm = _group(match, "ampm").replace(".", "").replace(" ", "")
+    part = _group(match, "part")
+    if ampm == "pm" or part in ("tarde", "noche", "afternoon", "evening", "night"):
+        hour = hour + 12 if hour < 12 else hour
+    elif ampm == "am":
+        hour = 0 if hour == 12 else hour
+    elif not part and 1 <= hour <= 6:
+        hour += 12  # field-service work: "a las 3" is the afternoon, never 3 a.m.
+    if hour > 23 or minute > 59:
+        return None
+    return f"{hour:02d}:{minute:02d}"
+
+
+def _from_match(match: re.Match[str]) -> str | None:
+    hour = int(match["hour"])
+    minute = int(_group(match, "min") or 0)
+    if _group(match, "frac"):
+        minute = 30 if match["frac"] == "media" else 15
+    if _group(match, "less"):
+        hour, minute = hour - 1, 45
+    return _to_24h(hour, minute, match)
+
+
+def find_times(text: str) -> list[TimeMention]:
+    """Explicit times in text order; overlapping matches keep the first (most specific) pattern."""
+    folded = fold_keep_length(text)
+    found: list[TimeMention] = []
+    for pattern in _PATTERNS:
+        for match in pattern.finditer(folded):
+            value = _from_match(match)
+            overlaps = any(t.start < match.end() and match.start() < t.end for t in found)
+            if value and not overlaps:
+                found.append(TimeMention(match.start(), match.end(), value))
+    for match in _NAMED.finditer(folded):
+        value = "12:00" if match["noon"] else "00:00"
+        found.append(TimeMention(match.start(), match.end(), value))
+    return sorted(found, key=lambda t: t.start)

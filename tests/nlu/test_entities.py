@@ -1,0 +1,196 @@
+"""Entity extraction in Spanish and English, against Wednesday 18 Nov 2026 (Buenos Aires)."""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+
+import pytest
+
+from nlu import Context, Entities, Vocabulary, extract_entities
+from tests.nlu.conftest import make_context
+
+D = datetime.date
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("agendalo para hoy", D(2026, 11, 18)),
+        ("mañana a la mañana", D(2026, 11, 19)),
+        ("pasado mañana", D(2026, 11, 20)),
+        ("el jueves", D(2026, 11, 19)),
+        ("el lunes que viene", D(2026, 11, 23)),
+        ("la semana que viene", D(2026, 11, 23)),
+        ("el martes de la semana que viene", D(2026, 11, 24)),
+        ("el 15/12", D(2026, 12, 15)),
+        ("el 15/1", D(2027, 1, 15)),
+        ("15 de diciembre", D(2026, 12, 15)),
+        ("el viernes 4", D(2026, 12, 4)),
+        ("martes 24 a las 14", D(2026, 11, 24)),
+        ("pasá la visita del jueves al lunes", D(2026, 11, 23)),
+    ],
+)
+def test_spanish_dates(ctx: Context, text: str, expected: datetime.date) -> None:
+    assert extract_entities(text, ctx).date == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("today", D(2026, 11, 18)),
+        ("tomorrow at 3pm", D(2026, 11, 19)),
+        ("next Friday", D(2026, 11, 20)),
+        ("next Friday the 4th", D(2026, 12, 4)),
+        ("Friday the 27th", D(2026, 11, 27)),
+        ("on Dec 2nd", D(2026, 12, 2)),
+        ("the 15th of December", D(2026, 12, 15)),
+        ("reschedule the visit from tomorrow to Saturday", D(2026, 11, 21)),
+    ],
+)
+def test_english_dates(ctx: Context, text: str, expected: datetime.date) -> None:
+    assert extract_entities(text, ctx).date == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("mañana 10hs", "10:00"),
+        ("a las 10 hs", "10:00"),
+        ("a las 10", "10:00"),
+        ("a las 3", "15:00"),
+        ("a las 15:30", "15:30"),
+        ("9 y media", "09:30"),
+        ("al mediodía", "12:00"),
+        ("a las 4 de la tarde", "16:00"),
+        ("mañana 8.30", "08:30"),
+        ("3pm", "15:00"),
+        ("at 10:30 am", "10:30"),
+        ("at noon", "12:00"),
+        ("a la tarde", None),
+        ("in the morning", None),
+        ("el 15/12 y el 16/12", None),
+    ],
+)
+def test_times(ctx: Context, text: str, expected: str | None) -> None:
+    assert extract_entities(text, ctx).time == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("ponele 15 lucas", "15000"),
+        ("un presupuesto de 210k", "210000"),
+        ("$640.000 más IVA", "640000"),
+        ("1,5 palos", "1500000"),
+        ("$ 12.500,50", "12500.50"),
+        ("facturale 8500", "8500"),
+        ("50 mil pesos", "50000"),
+        ("around $1,200", "1200"),
+        ("quote it at 640k", "640000"),
+        ("presupuesto x 3 equipos de 6000 frigorías", None),
+        ("vive en Corrientes 1234", None),
+    ],
+)
+def test_amounts(ctx: Context, text: str, expected: str | None) -> None:
+    amount = extract_entities(text, ctx).amount
+    assert (str(Entities(amount=amount).as_eval_dict().get("amount")) if amount else None) == (
+        expected
+    )
+
+
+def test_amount_is_a_decimal(ctx: Context) -> None:
+    assert extract_entities("$ 12.500,50", ctx).amount == decimal.Decimal("12500.50")
+
+
+@pytest.mark.parametrize(
+    ("text", "customer"),
+    [
+        ("agendá una visita para Marta Giménez el viernes", "Marta Giménez"),
+        ("hacele un presupuesto a la Sra. Ledesma", "Ledesma"),
+        ("facturale a Panadería La Espiga", "Panadería La Espiga"),
+        ("el cliente juan perez pide un turno", "juan perez"),
+        ("agendá a Gómez y Hnos. para mañana", "Gómez y Hnos."),
+        ("Book a boiler service for Mrs. Johnson", "Johnson"),
+        ("Update Greg Hall's email", "Greg Hall"),
+        ("pull up everything we have on Kevin O'Brien", "Kevin O'Brien"),
+        ("put Tom and Ann Walker down for Monday", "Tom and Ann Walker"),
+    ],
+)
+def test_customers_as_written(ctx: Context, text: str, customer: str) -> None:
+    entities = extract_entities(text, ctx)
+    assert entities.customer == customer
+    assert not entities.customer_matched
+
+
+@pytest.mark.parametrize(
+    ("text", "technician"),
+    [
+        ("Ramón está enfermo", "Ramón"),
+        ("fijate si Pablo está libre mañana", "Pablo"),
+        ("mandá al técnico Sergio", "Sergio"),
+        ("Carlos called in sick today", "Carlos"),
+        ("Is Pedro available tomorrow?", "Pedro"),
+        ("asignale la camioneta 3 a Leandro", "Leandro"),
+    ],
+)
+def test_technicians_as_written(ctx: Context, text: str, technician: str) -> None:
+    assert extract_entities(text, ctx).technician == technician
+
+
+def test_names_snap_to_the_vocabulary() -> None:
+    vocabulary = Vocabulary(
+        customers=("Juan Pérez", "María González", "Juan Gómez"),
+        technicians=("Pedro Ramírez",),
+    )
+    ctx = make_context(vocabulary)
+    entities = extract_entities("agendale a juan perez y que vaya Pedro", ctx)
+    assert (entities.customer, entities.customer_matched) == ("Juan Pérez", True)
+    assert (entities.technician, entities.technician_matched) == ("Pedro Ramírez", True)
+    # "Juan" alone could be two customers on file: not guessed.
+    assert not extract_entities("agendale a Juan", ctx).customer_matched
+    # A different person who shares a first name is not snapped to the record.
+    assert extract_entities("presupuesto para María Suárez", ctx).customer == "María Suárez"
+
+
+def test_a_small_typo_still_matches_the_vocabulary() -> None:
+    ctx = make_context(Vocabulary(customers=("Verónica Salas",)))
+    entities = extract_entities("agenda a Veronica Sallas el lunes", ctx)
+    assert (entities.customer, entities.customer_matched) == ("Verónica Salas", True)
+
+
+@pytest.mark.parametrize(
+    ("text", "service"),
+    [
+        ("instalación de split el viernes", "instalación de split"),
+        ("un service de caldera", "service de caldera"),
+        ("la carga de gas", "carga de gas"),
+        ("cambio de termotanque", "cambio de termotanque"),
+        ("Book a boiler service", "boiler service"),
+        ("schedule an AC installation", "ac installation"),
+        ("a drain cleaning on Friday", "drain cleaning"),
+    ],
+)
+def test_services(ctx: Context, text: str, service: str) -> None:
+    assert extract_entities(text, ctx).service == service
+
+
+def test_cuit_is_normalised(ctx: Context) -> None:
+    assert extract_entities("registralo con CUIT 30712345671", ctx).cuit == "30-71234567-1"
+
+
+def test_the_whole_message_leaves_out_a_key_with_two_values(ctx: Context) -> None:
+    text = "cancelá la visita del jueves y agendá una nueva para el 3/12"
+    assert extract_entities(text, ctx).date is not None  # one request reads its own date
+    assert extract_entities(text, ctx, whole_message=True).date is None
+
+
+def test_a_move_keeps_its_target_date_in_the_whole_message(ctx: Context) -> None:
+    text = "pasá el turno de Gómez del jueves al lunes"
+    entities = extract_entities(text, ctx, whole_message=True, intents=["reschedule"])
+    assert entities.date == D(2026, 11, 23)
+
+
+def test_eval_dict_has_only_values(ctx: Context) -> None:
+    entities = extract_entities("mañana 10hs, 15 lucas", ctx)
+    assert entities.as_eval_dict() == {"date": "2026-11-19", "time": "10:00", "amount": "15000"}

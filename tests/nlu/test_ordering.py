@@ -1,0 +1,142 @@
+"""Dependency ordering and the labelling rules that shape a chain."""
+
+from __future__ import annotations
+
+from nlu import Entities, Task
+from nlu.ordering import apply_labelling_rules, order_chain
+
+
+def _tasks(*intents: str) -> list[Task]:
+    return [Task(intent, "", 0.9, intent) for intent in intents]
+
+
+def _chain(*intents: str) -> list[str]:
+    kept, _notes = apply_labelling_rules(_tasks(*intents))
+    ordered, _moved = order_chain(kept)
+    return [t.intent for t in ordered]
+
+
+def test_a_customer_is_created_before_it_is_used() -> None:
+    assert _chain("book_job", "create_customer") == ["create_customer", "book_job"]
+    assert _chain("generate_quote", "create_customer") == ["create_customer", "generate_quote"]
+
+
+def test_a_job_is_booked_before_it_is_invoiced_or_given_a_vehicle() -> None:
+    assert _chain("generate_invoice", "book_job") == ["book_job", "generate_invoice"]
+    assert _chain("assign_vehicle", "book_job") == ["book_job", "assign_vehicle"]
+
+
+def test_a_sick_technician_comes_before_moving_their_jobs() -> None:
+    assert _chain("bulk_reschedule", "technician_sick") == ["technician_sick", "bulk_reschedule"]
+
+
+def test_emergency_goes_first_and_absorbs_dispatch() -> None:
+    assert _chain("payment_status", "emergency", "dispatch") == ["emergency", "payment_status"]
+
+
+def test_independent_intents_keep_the_text_order() -> None:
+    assert _chain("search_customer", "create_customer") == ["search_customer", "create_customer"]
+    assert _chain("validate_cuit", "create_customer") == ["validate_cuit", "create_customer"]
+    assert _chain("create_customer", "validate_cuit") == ["create_customer", "validate_cuit"]
+    assert _chain("cancel_job", "book_job") == ["cancel_job", "book_job"]
+
+
+def test_three_step_chain() -> None:
+    assert _chain("generate_invoice", "create_customer", "book_job") == [
+        "create_customer",
+        "book_job",
+        "generate_invoice",
+    ]
+
+
+def test_courtesy_and_anger_next_to_a_request_are_not_intents() -> None:
+    assert _chain("greeting", "book_job", "farewell") == ["book_job"]
+    assert _chain("frustration_detected", "reschedule") == ["reschedule"]
+    assert _chain("frustration_detected") == ["frustration_detected"]
+    assert _chain("unknown", "book_job") == ["unknown", "book_job"]
+
+
+def test_duplicates_collapse_unless_they_target_different_entities() -> None:
+    assert _chain("book_job", "book_job") == ["book_job"]
+    tasks = [
+        Task("book_job", "", 0.9, "a", Entities(customer="Gómez")),
+        Task("book_job", "", 0.9, "b", Entities(customer="Sosa")),
+    ]
+    kept, _ = apply_labelling_rules(tasks)
+    assert [t.entities.customer for t in kept] == ["Gómez", "Sosa"]
+
+
+def test_order_reports_whether_it_moved_anything() -> None:
+    assert order_chain(_tasks("book_job", "create_customer"))[1]
+    assert not order_chain(_tasks("create_customer", "book_job"))[1]
+
+
+def test_anger_about_the_work_done_is_a_complaint() -> None:
+    tasks = [
+        Task("frustration_detected", "escalation", 0.7, "ESTOY HARTA, el calefón sigue roto!!!")
+    ]
+    kept, notes = apply_labelling_rules(tasks)
+    assert [t.intent for t in kept] == ["complaint"]
+    assert notes
+
+
+def test_anger_about_the_conversation_stays_frustration() -> None:
+    tasks = [Task("frustration_detected", "escalation", 0.7, "NADIE CONTESTA!!! no doy más")]
+    kept, _ = apply_labelling_rules(tasks)
+    assert [t.intent for t in kept] == ["frustration_detected"]
+
+
+def test_sending_someone_on_a_later_day_is_a_booking() -> None:
+    import datetime
+
+    today = datetime.date(2026, 11, 18)
+    later = Task(
+        "dispatch", "fleet", 0.7, "mandá a alguien el lunes", Entities(date=today.replace(day=23))
+    )
+    now = Task("dispatch", "fleet", 0.7, "mandá a alguien ya", Entities(date=today))
+    assert [t.intent for t in apply_labelling_rules([later], today)[0]] == ["book_job"]
+    assert [t.intent for t in apply_labelling_rules([now], today)[0]] == ["dispatch"]
+
+
+def _relabelled(text: str, candidates: list[tuple[str, float]]) -> str:
+    task = Task("reschedule", "", 0.6, text, Entities(), candidates)
+    return apply_labelling_rules([task])[0][0].intent
+
+
+def test_moving_the_jobs_of_someone_is_a_bulk_move() -> None:
+    candidates = [("reschedule", 0.6), ("bulk_reschedule", 0.2)]
+    assert _relabelled("pasá los trabajos de Leandro al jueves", candidates) == "bulk_reschedule"
+    assert _relabelled("move Kevin's jobs to Friday", candidates) == "bulk_reschedule"
+    assert _relabelled("pasá el trabajo de Leandro al jueves", candidates) == "reschedule"
+
+
+def test_a_bulk_move_needs_the_registry_to_have_it() -> None:
+    assert _relabelled("pasá los turnos al jueves", [("reschedule", 0.6)]) == "reschedule"
+
+
+def _opens_request(text: str) -> bool:
+    return text.lower().startswith(("mandá", "agendá", "send"))
+
+
+def test_an_unclear_lead_into_a_grievance_is_its_setting() -> None:
+    lead = Task("technician_sick", "", 0.65, "Jorge Cabrera está furioso")
+    grievance = Task("frustration_detected", "", 0.97, "¡el técnico llegó tarde! UNA VERGÜENZA!!!")
+    kept, notes = apply_labelling_rules([lead, grievance], None, _opens_request)
+    assert [t.intent for t in kept] == ["complaint"]
+    assert any("setting" in note for note in notes)
+
+
+def test_a_clear_or_verb_led_part_before_a_grievance_stays() -> None:
+    clear = Task("technician_sick", "", 0.95, "Ramón está con fiebre")
+    asked = Task("dispatch", "", 0.6, "mandá a alguien a lo de Ana")
+    grievance = Task("complaint", "", 0.9, "el técnico dejó todo sucio")
+    for first in (clear, asked):
+        kept, _ = apply_labelling_rules([first, grievance], None, _opens_request)
+        assert [t.intent for t in kept] == [first.intent, "complaint"]
+
+
+def test_an_unclear_part_not_followed_by_a_grievance_stays() -> None:
+    lead = Task("technician_sick", "", 0.46, "Ramón se siente mal")
+    asked = Task("dispatch", "", 0.99, "mandá a alguien a lo de Ledesma")
+    kept, _ = apply_labelling_rules([lead, asked], None, _opens_request)
+    assert [t.intent for t in kept] == ["technician_sick", "dispatch"]

@@ -1,0 +1,167 @@
+"""Multi-intent segmentation: split between requests, never inside a name, a service or a list."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from nlu import Context, Router
+from nlu.openers import how_it_starts
+from nlu.segmentation import boundaries, joined, segment
+
+LABELS = ["book_job", "generate_invoice", "create_customer", "payment_status"]
+KEYWORDS = {
+    "book_job": ("agend", "book", "turno", "visita"),
+    "generate_invoice": ("factur", "invoice"),
+    "create_customer": ("alta", "registr", "nuevo", "customer"),
+    "payment_status": ("debe", "pag", "owe"),
+}
+OPENERS = frozenset(
+    {"agenda", "agendale", "book", "factura", "invoice", "da", "register", "cuanto"}
+)
+
+
+def keyword_classifier(texts: Sequence[str]) -> list[list[float]]:
+    """A stand-in for the trained model: confident when a keyword is present, unsure otherwise."""
+    rows = []
+    for text in texts:
+        hits = [sum(k in text.lower() for k in KEYWORDS[label]) for label in LABELS]
+        if not any(hits):
+            rows.append([1 / len(LABELS)] * len(LABELS))
+            continue
+        weights = [0.02 + h for h in hits]
+        rows.append([w / sum(weights) for w in weights])
+    return rows
+
+
+def _intents(text: str) -> list[str]:
+    segments = segment(text, joined(keyword_classifier), lambda part: how_it_starts(part, OPENERS))
+    return [LABELS[s.top] for s in segments]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "agendá a Juan y María Pérez para el viernes",
+        "agendá service y carga de gas para el martes",
+        "agendá instalación de calefón y termotanque en lo de Sosa",
+        "agendá visitas el 15/12 y 16/12",
+        "book Tom and Ann Walker for Monday",
+    ],
+)
+def test_it_does_not_split_inside_one_request(text: str) -> None:
+    assert len(_intents(text)) == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "agendale una visita a Sosa el 26 y facturale el trabajo",
+            ["book_job", "generate_invoice"],
+        ),
+        ("dá de alta a Juan Pérez, y después agendale una visita", ["create_customer", "book_job"]),
+        ("book Greg for Friday and then invoice him", ["book_job", "generate_invoice"]),
+        ("¿cuánto debe Ortiz? agendale una visita", ["payment_status", "book_job"]),
+        (
+            "register the new customer, also invoice the job",
+            ["create_customer", "generate_invoice"],
+        ),
+    ],
+)
+def test_it_splits_between_requests(text: str, expected: list[str]) -> None:
+    assert _intents(text) == expected
+
+
+def test_a_bare_and_needs_a_request_after_it() -> None:
+    # Both sides classify differently, but "María Pérez..." does not start like a request.
+    assert len(_intents("agendá a Juan y María debe dos facturas")) == 1
+
+
+def test_boundaries_skip_abbreviations_and_decimals() -> None:
+    text = "pasale a la Sra. Gómez 1.5 palos. Después facturá"
+    kinds = [(text[b.start : b.end].strip(), b.kind) for b in boundaries(text)]
+    assert kinds == [(". Después", "strong")]
+
+
+def test_the_router_splits_and_orders_a_chain(router: Router, ctx: Context) -> None:
+    result = router.understand(
+        "agendale una instalación de split para el martes y dá de alta al cliente Juan Pérez", ctx
+    )
+    assert result.intents == ["create_customer", "book_job"]
+    assert result.trace["reordered"] is True
+    # The customer named in one request is shared with the one that uses it.
+    assert result.tasks[1].entities.customer == "Juan Pérez"
+
+
+def test_the_router_keeps_a_service_pair_together(router: Router, ctx: Context) -> None:
+    result = router.understand("necesito un turno para service y carga de gas el martes", ctx)
+    assert result.intents == ["book_job"]
+    assert result.entities.service == "service y carga de gas"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "facturale a Juan después de agendarle un turno el lunes",
+        "invoice Juan once you book him for Monday",
+        "invoice Juan after you book him for Monday",
+    ],
+)
+def test_a_clause_about_doing_something_first_is_a_second_request(text: str) -> None:
+    assert sorted(_intents(text)) == ["book_job", "generate_invoice"]
+
+
+def test_after_a_time_is_not_a_second_request() -> None:
+    cuts = boundaries("agendale a Juan el lunes después de las 15")
+    assert not cuts
+
+
+def test_the_same_request_twice_with_its_own_verb_is_two_segments() -> None:
+    text = "agendale a Juan el lunes y agendale también a Pedro el martes"
+    assert _intents(text) == ["book_job", "book_job"]
+
+
+def test_a_repeated_intent_without_a_verb_of_its_own_stays_whole() -> None:
+    assert _intents("agendale a Juan el lunes y el martes un turno") == ["book_job"]
+
+
+def test_the_router_keeps_two_bookings_for_two_customers(router: Router, ctx: Context) -> None:
+    result = router.understand(
+        "Agendale a Graciela Ibarra un service el lunes a las 10 y agendale también a Ernesto "
+        "Zapata una carga de gas el martes a las 11",
+        ctx,
+    )
+    assert [t.intent for t in result.tasks] == ["book_job", "book_job"]
+    assert [t.entities.customer for t in result.tasks] == ["Graciela Ibarra", "Ernesto Zapata"]
+
+
+def test_a_verb_that_always_starts_one_intent_names_it() -> None:
+    from nlu.openers import verb_intents
+
+    texts = [
+        "facturale a Juan el service",
+        "facturale el trabajo a Ana",
+        "Facturale a Pedro la visita",
+        "pasá el turno al lunes",
+        "pasá los trabajos al martes",
+        "pasale la ficha a Ana",
+        "Gonzalo está enfermo",
+        "Gonzalo no viene",
+        "Gonzalo tiene fiebre",
+    ]
+    intents = ["inv", "inv", "inv", "move", "bulk", "file", "sick", "sick", "sick"]
+    learned = verb_intents(texts, intents)
+    assert learned == {"facturale": "inv"}  # "pasá" is ambiguous, "Gonzalo" is not a verb
+
+
+def test_the_request_verb_decides_between_close_readings(router: Router) -> None:
+    from dataclasses import replace
+
+    verbs = replace(router, verbs={"facturale": "generate_invoice"})
+    close = [("search_customer", 0.55), ("generate_invoice", 0.44)]
+    far = [("search_customer", 0.9), ("generate_invoice", 0.05)]
+    assert verbs._by_verb("Facturale a Jorge el último trabajo", close)[0] == "generate_invoice"
+    assert verbs._by_verb("Facturale a Jorge el último trabajo", far)[0] == "search_customer"
+    assert verbs._by_verb("Buscame a Jorge", close)[0] == "search_customer"
