@@ -244,8 +244,15 @@ class Tool:
                 raise ToolError(
                     f"{type(exc).__qualname__.split('.')[0].lower()} not found"
                 ) from exc
-        shown = ", ".join(f"{k}={v}" for k, v in arguments.items() if k != "dry_run")
-        return Preview(summary_es=f"{self.name}({shown})", summary_en=f"{self.name}({shown})")
+        # No preview of its own: the tool's description and what it was given, in words.
+        shown = "; ".join(
+            f"{key.replace('_', ' ')}: {value}"
+            for key, value in kwargs.items()
+            if key != "dry_run" and value not in (None, "", [], {})
+        )
+        given = f" ({shown})" if shown else ""
+        what = self.description.rstrip(".")
+        return Preview(summary_es=f"{what}{given}", summary_en=f"{what}{given}")
 
     @cached_property
     def _params(self) -> list[Param]:

@@ -12,20 +12,21 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from business.models import Organisation, Role
 
 
 class PendingAction(models.Model):
     class Status(models.TextChoices):
-        PENDING = "pending", _("Waiting for a decision")
-        APPROVED = "approved", _("Approved, about to run")
-        REJECTED = "rejected", _("Rejected")
-        EXPIRED = "expired", _("Expired")
-        EXECUTING = "executing", _("Running")
-        EXECUTED = "executed", _("Done")
-        FAILED = "failed", _("Failed")
-        STALE = "stale", _("Not run: the records changed")
+        PENDING = "pending", pgettext_lazy("held action", "Waiting for a decision")
+        APPROVED = "approved", pgettext_lazy("held action", "Approved, about to run")
+        REJECTED = "rejected", pgettext_lazy("held action", "Rejected")
+        EXPIRED = "expired", pgettext_lazy("held action", "Expired")
+        EXECUTING = "executing", pgettext_lazy("held action", "Running")
+        EXECUTED = "executed", pgettext_lazy("held action", "Done")
+        FAILED = "failed", pgettext_lazy("held action", "Failed")
+        STALE = "stale", pgettext_lazy("held action", "Not run: the records changed")
 
     organisation = models.ForeignKey(
         Organisation, on_delete=models.CASCADE, related_name="pending_actions"
@@ -88,14 +89,14 @@ class ApprovalEvent(models.Model):
     outcome. The actor's name is kept even after the account is gone."""
 
     class Kind(models.TextChoices):
-        REQUESTED = "requested", _("Requested")
-        APPROVED = "approved", _("Approved")
-        REJECTED = "rejected", _("Rejected")
-        REFUSED = "refused", _("Decision refused")
-        EXPIRED = "expired", _("Expired")
-        EXECUTED = "executed", _("Done")
-        FAILED = "failed", _("Failed")
-        STALE = "stale", _("Not run: the records changed")
+        REQUESTED = "requested", pgettext_lazy("held action", "Requested")
+        APPROVED = "approved", pgettext_lazy("held action", "Approved")
+        REJECTED = "rejected", pgettext_lazy("held action", "Rejected")
+        REFUSED = "refused", pgettext_lazy("held action", "Decision refused")
+        EXPIRED = "expired", pgettext_lazy("held action", "Expired")
+        EXECUTED = "executed", pgettext_lazy("held action", "Done")
+        FAILED = "failed", pgettext_lazy("held action", "Failed")
+        STALE = "stale", pgettext_lazy("held action", "Not run: the records changed")
 
     organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE, related_name="+")
     action = models.ForeignKey(PendingAction, on_delete=models.CASCADE, related_name="events")

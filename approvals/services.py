@@ -24,6 +24,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from approvals.models import ApprovalEvent, PendingAction
+from approvals.signals import action_changed
 from business.models import Membership, Role
 from business.roles import RANK
 
@@ -52,11 +53,13 @@ def audit(
     reason: str = "",
     detail: dict[str, Any] | None = None,
 ) -> ApprovalEvent:
-    return ApprovalEvent.objects.create(
+    line = ApprovalEvent.objects.create(
         organisation_id=action.organisation_id, action=action, kind=kind,
         actor_id=actor.pk if actor is not None else None, actor_name=_name(actor),
         reason=reason[:2000], detail=detail or {},
     )  # fmt: skip
+    action_changed.send(sender=PendingAction, action=action, kind=str(kind))
+    return line
 
 
 def _name(user: AbstractBaseUser | None) -> str:

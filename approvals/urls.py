@@ -6,4 +6,6 @@ from approvals import views
 
 urlpatterns = [
     path("", views.queue, name="approvals"),
+    path("<int:action_id>/", views.detail, name="approval_detail"),
+    path("<int:action_id>/decide/", views.decide, name="approval_decide"),
 ]

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import dj_database_url
-from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
@@ -149,6 +148,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "business.context_processors.organisation",
+                "approvals.context_processors.approvals",
             ],
         },
     },
@@ -228,18 +228,17 @@ CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = "America/Argentina/Buenos_Aires"
-# The beat schedule, in one place. django-celery-beat copies these entries into its tables when
-# beat starts; admins see and edit them under "Periodic tasks".
-CELERY_BEAT_SCHEDULE = {
-    # Every 10 seconds: a conversation whose runner died (its lease lapsed) or whose queued turns
-    # nobody picked up (the job queue was unreachable when they arrived) gets a runner.
-    "copilot-recover-turns": {"task": "copilot.recover_turns", "schedule": 10.0},
-    # Every day at 03:30 (CELERY_TIMEZONE): event-log rows older than COPILOT_EVENT_LOG_DAYS go.
-    "copilot-purge-event-log": {
-        "task": "copilot.purge_event_log",
-        "schedule": crontab(hour=3, minute=30),
-    },
-}
+# The beat schedule lives in the database (django-celery-beat): capataz/schedules.py installs
+# each entry once after migrate, with a description of when it runs; admins edit them under
+# "Periodic tasks". Entries here would be copied over the admins' edits on every start of beat.
+CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {}
+
+# --- Approvals (approvals/, copilot/receivers.py) ---
+# Decided actions and their audit trail are kept this long; paused turns' checkpoints this long.
+APPROVALS_RETENTION_DAYS = env_int("APPROVALS_RETENTION_DAYS", 180)
+COPILOT_CHECKPOINT_DAYS = env_int("COPILOT_CHECKPOINT_DAYS", 14)
+# An approved action whose run was cut off this long ago is failed (never run again).
+APPROVALS_ABANDONED_MINUTES = env_int("APPROVALS_ABANDONED_MINUTES", 15)
 
 # --- Turns as jobs (copilot/turn.py, copilot/runner.py, copilot/tasks.py) ---
 # "celery": turns run on Celery workers consuming COPILOT_TURN_QUEUE (the default with Redis);

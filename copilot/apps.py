@@ -14,6 +14,8 @@ class CopilotConfig(AppConfig):
         from django.db.models.signals import post_delete, post_save
 
         from agents.models import Agent, AgentIntent
+        from approvals.signals import action_changed
+        from copilot.receivers import on_action_changed
         from copilot.router_cache import registry_changed
 
         def agent_changed(sender: type, instance: Agent, **kwargs: object) -> None:
@@ -27,3 +29,5 @@ class CopilotConfig(AppConfig):
         for signal in (post_save, post_delete):
             signal.connect(agent_changed, sender=Agent, weak=False)
             signal.connect(intent_changed, sender=AgentIntent, weak=False)
+        # A decision on a held action resumes the turn that asked for it (copilot/receivers.py).
+        action_changed.connect(on_action_changed, dispatch_uid="copilot.on_action_changed")

@@ -119,3 +119,14 @@ def _open(target: str) -> BaseCheckpointSaver[Any]:
 def forget(organisation_id: int, conversation_id: int, turn_id: str) -> None:
     """A finished turn's checkpoints are of no further use."""
     saver().delete_thread(thread_id(organisation_id, conversation_id, turn_id))
+
+
+def reset() -> None:
+    """Drop this process's saver (its next use opens a new one), as a restart would."""
+    global _saver, _saver_for
+    with _lock:
+        old, _saver, _saver_for = _saver, None, ""
+    if isinstance(old, SqliteSaver) or (
+        isinstance(old, PostgresSaver) and isinstance(old.conn, ConnectionPool)
+    ):
+        old.conn.close()

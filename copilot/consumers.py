@@ -242,7 +242,7 @@ FRAME_ERRORS = {
         "Remove them and send it again."
     ),
     "unavailable": gettext_noop(
-        "Your message could not be saved right now. It was not sent: try again in a moment."
+        "Your message could not be saved right now. The panel sends it again by itself in a moment."
     ),
     "deferred": gettext_noop(
         "Your message is saved. The copilot will answer it as soon as the service is back."

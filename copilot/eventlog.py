@@ -88,14 +88,20 @@ def _next_seq(conversation_id: int) -> int:
 
 def broadcast(organisation_id: int, conversation_id: int, event: Event) -> bool:
     """Send a logged event to the conversation's group; False (logged) when the layer failed."""
+    message = {"type": GROUP_MESSAGE, "event": dict(event)}
+    return send_to_group(group_name(organisation_id, conversation_id), message)
+
+
+def send_to_group(group: str, message: dict[str, Any]) -> bool:
+    """A group send from a worker thread, on the web process's loop; False (logged) when the
+    channel layer failed — what is sent this way must also be readable from the database."""
     layer = get_channel_layer()
     if layer is None:
         return False
-    message = {"type": GROUP_MESSAGE, "event": dict(event)}
     try:
-        _run(layer.group_send(group_name(organisation_id, conversation_id), message))
-    except Exception as exc:  # the log has it; subscribers catch up from there
-        logger.warning("live send failed for conversation %s: %s", conversation_id, exc)
+        _run(layer.group_send(group, message))
+    except Exception as exc:
+        logger.warning("live send to %s failed: %s", group, exc)
         return False
     return True
 

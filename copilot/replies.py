@@ -95,6 +95,16 @@ def _join(phrases: Sequence[str], language: str) -> str:
     return ", ".join(phrases[:-1]) + conjunction + phrases[-1]
 
 
+def held_line(actions: Sequence[tuple[int, str]], language: str) -> str:
+    """What this turn asked a manager to approve, each by its number and in plain words."""
+    listed = "; ".join(f"#{number}: {summary}" for number, summary in actions)
+    return t(
+        language,
+        es=f"Pedí la aprobación de un gerente para {listed}. Te aviso acá cuando decida.",
+        en=f"I asked a manager to approve {listed}. I will tell you here when they decide.",
+    )
+
+
 def partial_success_line(steps: Sequence[StepSummary], language: str) -> str:
     """'Done / not done / waiting for approval' when the chain did not fully succeed; else ''."""
     done = [s for s in steps if s.ran and s.success and not s.pending]

@@ -146,8 +146,17 @@ def _json(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _mutations(data: dict[str, Any]) -> list[Mutation]:
-    job = data.get("job")
-    return [job_mutation(job)] if isinstance(job, dict) and "id" in job else []
+    """What the approved call made, for the steps that waited for it (the job it booked or
+    moved, the customer it registered)."""
+    made: list[Mutation] = []
+    job, customer = data.get("job"), data.get("customer")
+    if isinstance(job, dict) and "id" in job:
+        made.append(job_mutation(job))
+    if isinstance(customer, dict) and "id" in customer:
+        made.append(
+            Mutation(kind="customer", id=customer["id"], label=str(customer.get("name", "")))
+        )
+    return made
 
 
 def _sort_waiting(waiting: list[Waiting]) -> tuple[list[Waiting], list[Step]]:

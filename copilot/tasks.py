@@ -21,8 +21,8 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from copilot import runner
-from copilot.models import ConversationEvent
+from copilot import checkpoints, runner
+from copilot.models import ConversationEvent, Turn
 
 logger = logging.getLogger(__name__)
 
@@ -82,6 +82,23 @@ def purge_event_log() -> int:
     cutoff = timezone.now() - datetime.timedelta(days=days)
     deleted, _ = ConversationEvent.objects.filter(created_at__lt=cutoff).delete()
     return deleted
+
+
+@shared_task(name="copilot.purge_checkpoints", ignore_result=True)
+def purge_checkpoints() -> int:
+    """Paused turns nobody can resume any more (every action they hold has long expired): their
+    checkpoints go and they are done. A settled turn forgets its own checkpoint at once."""
+    days = int(getattr(settings, "COPILOT_CHECKPOINT_DAYS", 14))
+    cutoff = timezone.now() - datetime.timedelta(days=days)
+    stale = list(
+        Turn.objects.filter(status=Turn.Status.WAITING, created_at__lt=cutoff).values_list(
+            "pk", "organisation_id", "conversation_id"
+        )
+    )
+    for turn_id, organisation_id, conversation_id in stale:
+        checkpoints.forget(organisation_id, conversation_id, str(turn_id))
+        Turn.objects.filter(pk=turn_id, status=Turn.Status.WAITING).update(status=Turn.Status.DONE)
+    return len(stale)
 
 
 # --- the embedded default: this process runs its own turns ----------------------------------

@@ -49,6 +49,7 @@ from business.hygiene import text_problem
 from business.models import Organisation
 from copilot import checkpoints, clarify, engines, eventlog, replies
 from copilot import memory as wm
+from copilot.decisions import answer_order
 from copilot.graph import get_graph, pause, resume, run_graph
 from copilot.models import AgentRun, Conversation, ConversationEvent, Message, Turn
 from copilot.resume import run_decision_alone
@@ -59,6 +60,7 @@ from copilot.streaming import TextStream
 from llm.client import sdk_client
 from llm.models import ModelCall
 from llm.provider import engine_for
+from nlu.decisions import DecisionOrder, read_decision
 from nlu.language import detect_language
 
 logger = logging.getLogger(__name__)
@@ -235,6 +237,9 @@ def _run(turn: Turn) -> TurnResult:
     turn_id, asked, conversation = str(turn.pk), turn.message, turn.conversation
     emit = _emitter(turn)
     emit(ThinkingEvent(type="thinking", turn_id=turn_id, message_id=asked.pk))
+    order = read_decision(asked.text)
+    if order is not None:  # "aprobá la #12": decided here, not understood as a request
+        return _run_order(turn, order, emit)
     started, cpu_started = time.perf_counter(), time.thread_time()
     try:
         run = _open_run(turn, emit)
@@ -321,6 +326,28 @@ def _run_decision(turn: Turn) -> TurnResult:
         turn_id, True, followup.reply, language, user_message_id=note.pk,
         assistant_message_id=answer.pk,
     )  # fmt: skip
+
+
+def _run_order(turn: Turn, order: DecisionOrder, emit: Any) -> TurnResult:
+    """A decision ordered in the chat (copilot/decisions.py): decided, or refused, and said."""
+    turn_id, asked = str(turn.pk), turn.message
+    language = asked.language or detect_language(asked.text) or "es"
+    try:
+        with transaction.atomic():
+            reply, trace = answer_order(turn, order, language)
+            answer = message_add(
+                conversation=turn.conversation, role=Message.Role.ASSISTANT, text=reply,
+                language=language, trace={**trace, "turn_id": turn_id},
+            )  # fmt: skip
+            turn_finish(turn=turn, status=Turn.Status.DONE, answer=answer)
+            emit(ConsultedEvent(type="consulted", turn_id=turn_id, agents=[]))
+            emit(_completed(turn_id, answer.pk, reply))
+    except Exception as exc:
+        logger.exception("decision order in turn %s failed", turn_id)
+        return _fail(turn, emit, exc)
+    return TurnResult(
+        turn_id, True, reply, language, user_message_id=asked.pk, assistant_message_id=answer.pk
+    )
 
 
 def _followup(run: TurnRun, turn: Turn) -> Followup:

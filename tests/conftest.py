@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from channels.layers import channel_layers
 
 from business.models import Organisation
 from tests import factories
@@ -76,6 +77,16 @@ def _no_event_tail(settings: Any) -> None:
     # The embedded default's log tail polls the database from the event loop; a test that needs
     # it turns it on.
     settings.COPILOT_EVENT_TAIL = False
+
+
+@pytest.fixture(autouse=True)
+def _fresh_channel_layer() -> Iterator[None]:
+    # Each test gets its own channel layer instance. The Redis layer remembers the event loop
+    # of a receive in flight; a socket a failed test left open would make every later test's
+    # receive fail with "two event loops" (each async test has its own loop).
+    channel_layers.backends.clear()
+    yield
+    channel_layers.backends.clear()
 
 
 @pytest.fixture(autouse=True)

@@ -13,7 +13,7 @@ from agents.payloads import (
     invoice_data,
     job_data,
 )
-from agents.registry import Category, ToolError, ToolResult, success, tool
+from agents.registry import Category, Preview, ToolError, ToolResult, previews, success, tool
 from business import services
 from business.cuit import cuit_digits, cuit_problem, expected_check_digit, format_cuit
 from business.models import Customer, Job
@@ -169,6 +169,18 @@ def customer_create(
         f"customer #{customer.pk} created",
         customer=customer_data(customer),
         possible_duplicates=namesakes,
+    )
+
+
+@previews(customer_create)
+def _customer_create_preview(ctx: TurnContext, *, name: str, **fields: Any) -> Preview:
+    """Held only when an agent's approval rules ask for it; relies on no record (a namesake
+    created meanwhile does not stop it: the answer lists possible duplicates)."""
+    where = ", ".join(str(fields[key]) for key in ("street", "city", "zone") if fields.get(key))
+    extra = f" ({where})" if where else ""
+    return Preview(
+        summary_es=f"Dar de alta al cliente {name}{extra}",
+        summary_en=f"Register the customer {name}{extra}",
     )
 
 

@@ -298,6 +298,15 @@
       note.title = ev.summary;
       view.li.append(note);
     },
+    // A manager decided (or the time ran out) on an action this conversation asked for: the
+    // note shows at once; the resumed turn's events follow.
+    approval_decided(ev) {
+      if (messageEl(ev.message_id)) return;
+      const li = el("li", "msg msg-system");
+      li.append(el("div", "msg-text", ev.text || ev.summary));
+      li.id = "message-" + ev.message_id;
+      place(li);
+    },
     consulted(ev) {
       if (!ev.agents.length) return;
       const view = turnView(ev.turn_id);
@@ -343,7 +352,7 @@
       lastSeq = ev.seq;
     }
     const handler = handlers[ev.type];
-    if (!handler) return;  // usage, reasoning, approval_decided: nothing to draw here
+    if (!handler) return;  // usage, reasoning: nothing to draw here
     if (ev.turn_id && ev.type !== "accepted" && doneTurns.has(ev.turn_id)) return;
     const follow = nearBottom();
     try {

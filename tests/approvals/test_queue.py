@@ -1,4 +1,5 @@
-"""The read-only approvals queue: managers see their organisation's held actions, nobody else."""
+"""The approvals queue: managers see their organisation's held actions in plain words, filter them
+by state, decide them (with htmx or a plain form); nobody else sees or decides anything."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from tests.conftest import Cast
 def _held(cast: Cast, org: object, tool: str) -> PendingAction:
     return PendingAction.objects.create(
         organisation=org, agent="scheduling", intent="cancel_job", tool=tool,
-        category="execute", arguments={"job_id": 1}, summary=f"{tool}(job_id=1)",
+        category="execute", arguments={"job_id": 1}, summary=f"Acción {tool}",
         requested_by=cast.operator,
     )  # fmt: skip
 
@@ -48,5 +49,44 @@ def test_a_status_filter_shows_only_that_status(cast: Cast) -> None:
     done.status = PendingAction.Status.EXPIRED
     done.save()
     _held(cast, cast.org, "job_cancel")
-    body = _get(cast.manager, "/approvals/?status=expired").content.decode()
+    body = _get(cast.manager, "/approvals/?state=expired").content.decode()
     assert "technician_dispatch" in body and "job_cancel" not in body
+
+
+def test_a_decision_with_htmx_swaps_the_row_and_a_second_click_is_told_it_was_decided(
+    cast: Cast,
+) -> None:
+    action = _held(cast, cast.org, "job_cancel")
+    client = Client()
+    client.force_login(cast.manager)
+    url = f"/approvals/{action.pk}/decide/"
+    first = client.post(url, {"decision": "reject", "reason": "no"}, HTTP_HX_REQUEST="true")
+    second = client.post(url, {"decision": "approve"}, HTTP_HX_REQUEST="true")
+
+    action.refresh_from_db()
+    assert action.status == PendingAction.Status.REJECTED
+    assert first.status_code == 200 and f'id="approval-{action.pk}"' in first.content.decode()
+    assert "decide-form" not in first.content.decode()  # decided: no buttons any more
+    assert (
+        "ya fue decidida" in second.content.decode() or "already decided" in second.content.decode()
+    )
+    assert action.events.filter(kind="rejected").count() == 1
+
+
+def test_a_bad_decision_value_changes_nothing(cast: Cast) -> None:
+    action = _held(cast, cast.org, "job_cancel")
+    client = Client()
+    client.force_login(cast.manager)
+    response = client.post(f"/approvals/{action.pk}/decide/", {"decision": "maybe"})
+    assert response.status_code == 302
+    action.refresh_from_db()
+    assert action.status == PendingAction.Status.PENDING
+
+
+def test_the_sidebar_counts_what_waits_for_managers_only(cast: Cast) -> None:
+    _held(cast, cast.org, "job_cancel")
+    _held(cast, cast.org, "invoice_create")
+    manager_page = _get(cast.manager, "/jobs/").content.decode()
+    operator_page = _get(cast.operator, "/jobs/").content.decode()
+    assert "data-pending-count" in manager_page and ">2</span>" in manager_page
+    assert "data-pending-count" not in operator_page

@@ -1,0 +1,93 @@
+"""The project's schedules, installed as django-celery-beat entries after `migrate` (this module
+is imported from CapatazConfig.ready: it needs the models).
+
+Each entry is created once with its description (when it runs and what for); from then on it is
+the admins' to edit under "Periodic tasks" (time, interval, enabled) — a later `migrate` or a
+restart of beat never overwrites their changes. CELERY_BEAT_SCHEDULE stays empty for that
+reason: beat would copy it over the rows on every start.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django_celery_beat.models import CrontabSchedule, IntervalSchedule, PeriodicTask
+
+
+@dataclass(frozen=True)
+class Schedule:
+    name: str
+    task: str
+    description: str
+    every_seconds: int | None = None
+    cron: tuple[str, str] | None = None  # (minute, hour), in CELERY_TIMEZONE
+
+
+SCHEDULES = (
+    Schedule(
+        "copilot: recover stalled turns",
+        "copilot.recover_turns",
+        "Every 10 seconds: a conversation whose runner died (its lease lapsed) or whose queued "
+        "turns nobody picked up (the job queue was down) gets a runner.",
+        every_seconds=10,
+    ),
+    Schedule(
+        "copilot: purge the event log",
+        "copilot.purge_event_log",
+        "Every day at 03:30: conversation events older than COPILOT_EVENT_LOG_DAYS (what a "
+        "reconnecting panel could still ask for) are deleted.",
+        cron=("30", "3"),
+    ),
+    Schedule(
+        "copilot: purge old checkpoints",
+        "copilot.purge_checkpoints",
+        "Every day at 03:40: paused turns older than COPILOT_CHECKPOINT_DAYS, whose held "
+        "actions can no longer be decided, lose their checkpoints.",
+        cron=("40", "3"),
+    ),
+    Schedule(
+        "approvals: expire due actions",
+        "approvals.expire_due",
+        "Every minute: held actions past their expiry become expired, never run, and the "
+        "conversation that asked for them is told.",
+        every_seconds=60,
+    ),
+    Schedule(
+        "approvals: fail abandoned runs",
+        "approvals.fail_abandoned",
+        "Every 5 minutes: an approved action whose run was cut off (its process died) for "
+        "longer than APPROVALS_ABANDONED_MINUTES is marked failed; it is never run again.",
+        every_seconds=300,
+    ),
+    Schedule(
+        "approvals: purge decided actions",
+        "approvals.purge_decided",
+        "Every day at 03:50: decided actions and their audit trail older than "
+        "APPROVALS_RETENTION_DAYS are deleted.",
+        cron=("50", "3"),
+    ),
+)
+
+
+def install(**kwargs: Any) -> None:
+    """Create the entries that do not exist yet (a post_migrate receiver)."""
+    with transaction.atomic():
+        for entry in SCHEDULES:
+            if PeriodicTask.objects.filter(name=entry.name).exists():
+                continue
+            fields: dict[str, Any] = {"task": entry.task, "description": entry.description}
+            if entry.every_seconds is not None:
+                fields["interval"], _ = IntervalSchedule.objects.get_or_create(
+                    every=entry.every_seconds, period=IntervalSchedule.SECONDS
+                )
+            else:
+                assert entry.cron is not None
+                minute, hour = entry.cron
+                fields["crontab"], _ = CrontabSchedule.objects.get_or_create(
+                    minute=minute, hour=hour, day_of_week="*", day_of_month="*",
+                    month_of_year="*", timezone=settings.CELERY_TIMEZONE,
+                )  # fmt: skip
+            PeriodicTask.objects.create(name=entry.name, **fields)

@@ -1,0 +1,36 @@
+"""What the chat does when something happens elsewhere (connected in CopilotConfig.ready).
+
+`on_action_changed` hears every line of a held action's audit trail (approvals/signals.py):
+- an approval, a rejection or an expiry enters the action's conversation like a message — a
+  note, a queued decision turn that resumes the paused one, `approval_decided`
+  (`turn.accept_decision`) — in the transaction of the decision itself, and the conversation is
+  handed to a runner once that commits: the turn is a job like any other;
+- every change reaches the organisation's live approvals queue (approvals/live.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from approvals import live
+from approvals.models import ApprovalEvent, PendingAction
+from copilot import eventlog, tasks
+from copilot.turn import accept_decision
+
+Kind = ApprovalEvent.Kind
+DECISIONS = frozenset({Kind.APPROVED, Kind.REJECTED, Kind.EXPIRED})
+
+
+def on_action_changed(sender: Any, action: PendingAction, kind: str, **kwargs: Any) -> None:
+    organisation_id, action_id, status = action.organisation_id, action.pk, str(action.status)
+    message = {"type": live.GROUP_MESSAGE, "action": action_id, "status": status}
+    transaction.on_commit(lambda: eventlog.send_to_group(live.group_name(organisation_id), message))
+    if kind not in DECISIONS:
+        return
+    accepted = accept_decision(action)
+    if accepted is not None:
+        conversation_id = action.conversation_id
+        assert conversation_id is not None
+        transaction.on_commit(lambda: tasks.dispatch(organisation_id, conversation_id))
