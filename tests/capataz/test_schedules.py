@@ -1,0 +1,34 @@
+"""The schedules are database rows admins can edit; each names a task that exists."""
+
+from __future__ import annotations
+
+import pytest
+from django_celery_beat.models import PeriodicTask
+
+from capataz.celery import app
+from capataz.schedules import SCHEDULES, install
+
+pytestmark = pytest.mark.django_db
+
+
+def test_every_schedule_is_installed_with_a_description_and_a_real_task() -> None:
+    install()
+    rows = {row.name: row for row in PeriodicTask.objects.all()}
+    app.loader.import_default_modules()
+    for entry in SCHEDULES:
+        row = rows[entry.name]
+        assert row.task == entry.task and row.description and row.enabled
+        assert entry.task in app.tasks
+
+
+def test_an_admins_change_survives_the_next_install() -> None:
+    install()
+    row = PeriodicTask.objects.get(task="approvals.expire_due")
+    row.enabled = False
+    row.interval.every = 120
+    row.interval.save()
+    row.save()
+    install()
+    row.refresh_from_db()
+    assert not row.enabled and row.interval.every == 120
+    assert PeriodicTask.objects.filter(task="approvals.expire_due").count() == 1
