@@ -61,7 +61,10 @@ def customer_ref(step: Step, runner: Runner) -> CustomerRef | None:
 
 
 def job_ref(step: Step, runner: Runner) -> int | None:
-    """The job this turn produced or the one under discussion, when it fits a named customer."""
+    """The job the message names by its number; else the job this turn produced or the one
+    under discussion, when it fits a named customer."""
+    if step.entities.job_id is not None:
+        return step.entities.job_id
     named = (step.entities.customer or "").strip()
     booked = runner.earlier("job")
     if booked is not None:

@@ -6,6 +6,10 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django.urls import NoReverseMatch, reverse
+from django.utils.dateparse import parse_datetime
+from django.utils.formats import date_format
+from django.utils.timezone import localtime
+from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
 from approvals.models import PendingAction
@@ -62,3 +66,59 @@ def record_links(links: Any) -> list[dict[str, Any]]:
                 url = ""
         shown.append({"kind": str(kind or ""), "label": str(label or record_id or ""), "url": url})
     return shown
+
+
+# How the snapshot's records and fields read on the detail page.
+_RECORD_TITLES = {
+    "job": _("Job"), "jobs": _("Jobs"), "customer": _("Customer"), "technician": _("Technician"),
+    "invoice": _("Invoice"), "lines": _("Lines"),
+}  # fmt: skip
+_FIELD_LABELS = {
+    "id": _("Number"), "status": _("Status"), "start": _("Start"), "end": _("End"),
+    "technician_id": _("Technician (number)"), "customer_id": _("Customer (number)"),
+    "active": _("Active"), "name": _("Name"), "total": _("Total"), "moves": _("Jobs to move"),
+    "not_moved": _("Jobs that stay"), "affected_jobs": _("Affected jobs"),
+}  # fmt: skip
+
+
+def snapshot_view(snapshot: Any) -> list[dict[str, Any]]:
+    """The records a held action relies on as titled lists of (label, value) — never raw JSON;
+    whatever shape the snapshot has, it renders."""
+    if not isinstance(snapshot, dict):
+        return []
+    shown: list[dict[str, Any]] = []
+    for kind, value in snapshot.items():
+        title = _RECORD_TITLES.get(str(kind), str(kind).replace("_", " ").capitalize())
+        records = value if isinstance(value, list) else [value]
+        for record in records:
+            if isinstance(record, dict):
+                fields = [(_FIELD_LABELS.get(str(k), str(k).replace("_", " ")), _readable(v))
+                          for k, v in record.items()]  # fmt: skip
+            else:
+                fields = [("", _readable(record))]
+            shown.append({"title": title, "fields": fields})
+    return shown
+
+
+def _readable(value: Any) -> str:
+    if value is None or value == "":
+        return "—"
+    if isinstance(value, bool):
+        return str(_("yes") if value else _("no"))
+    if isinstance(value, str) and (moment := _moment(value)) is not None:
+        return moment
+    if isinstance(value, list):
+        return ", ".join(_readable(item) for item in value) or "—"
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {_readable(v)}" for k, v in value.items())
+    return str(value)
+
+
+def _moment(text: str) -> str | None:
+    try:
+        parsed = parse_datetime(text)
+    except ValueError:
+        return None
+    if parsed is None:
+        return None
+    return date_format(localtime(parsed) if parsed.tzinfo else parsed, "SHORT_DATETIME_FORMAT")

@@ -28,7 +28,13 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from approvals.models import PendingAction
-from approvals.selectors import STATE_FILTERS, action_for_org, actions_for_org, record_links
+from approvals.selectors import (
+    STATE_FILTERS,
+    action_for_org,
+    actions_for_org,
+    record_links,
+    snapshot_view,
+)
 from approvals.services import Decided, action_decide, may_decide
 from business.roles import permission_required
 
@@ -47,7 +53,7 @@ def queue(request: HttpRequest) -> HttpResponse:
         "page": page, "rows": rows, "state": state,
         "states": [(key, label) for key, (label, _statuses) in STATE_FILTERS.items()],
     }  # fmt: skip
-    template = "approvals/_rows.html" if request.htmx else "approvals/queue.html"  # type: ignore[attr-defined]
+    template = "approvals/_queue_rows.html" if request.htmx else "approvals/queue.html"  # type: ignore[attr-defined]
     return render(request, template, context)
 
 
@@ -57,7 +63,7 @@ def detail(request: HttpRequest, action_id: int) -> HttpResponse:
     context = {
         "row": _row(request, action),
         "audit": list(action.events.select_related(None).order_by("created_at", "pk")),
-        "snapshot": action.snapshot,
+        "snapshot": snapshot_view(action.snapshot),
         "arguments": action.arguments,
     }
     return render(request, "approvals/detail.html", context)
@@ -77,12 +83,16 @@ def decide(request: HttpRequest, action_id: int) -> HttpResponse:
         actor=request.user,  # type: ignore[arg-type]
         approve=choice == "approve", reason=reason,
     )  # fmt: skip
-    level = messages.SUCCESS if decided.ok else messages.WARNING
-    messages.add_message(request, level, _decision_message(decided, action))
+    note = _decision_message(decided, action)
     if request.htmx:  # type: ignore[attr-defined]
         action.refresh_from_db()
-        context = {"row": _row(request, action), "standalone": request.POST.get("view") == "detail"}
+        context = {
+            "row": _row(request, action), "note": note,
+            "level": "success" if decided.ok else "warning",
+            "standalone": request.POST.get("view") == "detail",
+        }  # fmt: skip
         return render(request, "approvals/_decided.html", context)
+    messages.add_message(request, messages.SUCCESS if decided.ok else messages.WARNING, note)
     return _back(request, action)
 
 

@@ -446,8 +446,10 @@ def compose_parts(state: TurnState) -> list[Part]:
             parts.append(_agent_part(step, final.get(step.index), summary.text))
         elif summary.ran or summary.yielded:
             parts.append(Part(step.agent, replies.failure_line(summary, language)))
-    if delegation.held:
-        held = PendingAction.objects.filter(pk__in=delegation.held).order_by("pk")
+    said = " ".join(part.text for part in parts)
+    unnamed = [number for number in delegation.held if f"#{number}" not in said]
+    if unnamed:  # an agent that already named its request is not repeated
+        held = PendingAction.objects.filter(pk__in=unnamed).order_by("pk")
         lines = [(action.pk, action.summary_in(language)) for action in held]
         parts.append(Part("", replies.held_line(lines, language)))
     if delegation.waiting:

@@ -112,6 +112,8 @@ def partial_success_line(steps: Sequence[StepSummary], language: str) -> str:
     not_done = [s for s in steps if not (s.ran and s.success) and not s.pending]
     if not waiting and not not_done:
         return ""
+    if not done and not not_done:
+        return ""  # everything waits: the held line already says what and for whom
     if len(steps) == 1 and not waiting:
         return ""  # the failure line already says it
     parts: list[str] = []
@@ -216,8 +218,8 @@ def decision_line(decision: Decision, problem: str, language: str) -> str:
     )
     status = decision.status
     if status == "executed":
-        return t(language, es=f"{who} aprobó la acción {what}: hecho.",
-                 en=f"{who} approved action {what}: done.")  # fmt: skip
+        return t(language, es=f"{who} aprobó la acción {what}: hecho.{reason}",
+                 en=f"{who} approved action {what}: done.{reason}")  # fmt: skip
     if status == "stale":
         return t(
             language,

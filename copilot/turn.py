@@ -184,6 +184,9 @@ def accept_decision(action: PendingAction) -> Accepted | None:
         turn = Turn.objects.create(
             organisation_id=conversation.organisation_id, conversation=conversation,
             message=message, kind=Turn.Kind.DECISION, resumes=paused, approval_id=action.pk,
+            # The approved call acts for the person who asked for it (the records' history
+            # names them); who decided is in the action's audit trail.
+            user_id=action.requested_by_id,
             created_at=message.created_at,
         )  # fmt: skip
         event = eventlog.publish(

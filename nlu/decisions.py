@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from nlu.normalize import fold, word_set
+from nlu.normalize import fold, fold_keep_length, word_set
 
 # Courtesy words an order may start with ("dale, aprobá la #12", "ok approve #12").
 _LEAD = r"(?:(?:dale|ok|okay|bueno|si|yes|che|please|por favor|porfa)[\s,.!:]+)*"
@@ -84,3 +84,16 @@ def summary_matches(order_words: tuple[str, ...], summary: str) -> bool:
         any(c.startswith(word[:6]) or word.startswith(c[:6]) for c in candidates)
         for word in order_words
     )
+
+
+_STATED_REASON = re.compile(r"\b(?:porque|ya que|debido a que|debido a|because|since|due to)\b\s*")
+
+
+def stated_reason(text: str) -> str:
+    """The reason a request gives for itself ("cancelá el de Bianchi porque viaja" → "viaja"),
+    as written; "" when it gives none. Never the request itself."""
+    folded = fold_keep_length(text)
+    found = _STATED_REASON.search(folded)
+    if found is None:
+        return ""
+    return " ".join(text[found.end() :].split())[:300].rstrip(" .")

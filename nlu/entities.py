@@ -18,7 +18,7 @@ from nlu.cuit import _DOTTED_CUIT, CUIT_IN_TEXT, format_cuit
 from nlu.dates import Mention, find_dates, pick_date, target_date
 from nlu.language import detect_language
 from nlu.names import NameHit, find_names
-from nlu.normalize import fold
+from nlu.normalize import fold, fold_keep_length
 from nlu.service_lexicon import find_service
 from nlu.times import TimeMention, find_times
 from nlu.values import Context, Entities
@@ -47,6 +47,21 @@ def _cuits(text: str) -> list[tuple[int, int, str]]:
             if not any(s < m.end() and m.start() < e for s, e, _ in found):
                 found.append((m.start(), m.end(), format_cuit("".join(m.groups())) or ""))
     return sorted(found)
+
+
+# A job by its number, as the copilot itself names them ("#265") or as people write it ("el
+# trabajo 265", "job no. 265", "la OT 265"). Folded text; the offsets are the original's.
+_JOB_NUMBER = re.compile(
+    r"(?:\b(?:trabajo|job|orden|ot)\s+(?:n[°º]\s*|nro\.?\s*|numero\s*|number\s*|no\.\s*)?#?\s*"
+    r"|#\s?)(\d{1,7})\b"
+    # not a date or a time: "el trabajo 10 de marzo", "trabajo 10 hs", "10:30"
+    r"(?!\s*(?:de\s+(?:ene|feb|mar|abr|may|jun|jul|ago|sep|oct|nov|dic)|hs\b|h\b|:|am\b|pm\b))"
+)
+
+
+def _job_numbers(text: str) -> list[tuple[int, int, int]]:
+    folded = fold_keep_length(text)
+    return [(m.start(), m.end(), int(m.group(1))) for m in _JOB_NUMBER.finditer(folded)]
 
 
 def _one(values: Sequence[str], whole_message: bool) -> str | None:
@@ -102,7 +117,10 @@ def extract_entities(
     lang = lang or detect_language(text)
     cuits = _cuits(text)
     entities = Entities(cuit=_one([c for _, _, c in cuits], whole_message))
-    without_cuit = _blank(text, [(s, e) for s, e, _ in cuits])
+    jobs = _job_numbers(text)
+    numbers = list(dict.fromkeys(number for _, _, number in jobs))
+    entities.job_id = numbers[0] if len(numbers) == 1 else None  # two jobs named: neither
+    without_cuit = _blank(text, [(s, e) for s, e, _ in cuits] + [(s, e) for s, e, _ in jobs])
     dates = find_dates(without_cuit, ctx.today, lang)
     entities.date = _date(without_cuit, dates, whole_message, intents)
     without_dates = _blank(without_cuit, [(m.start, m.end) for m in dates])

@@ -51,6 +51,7 @@ class Entities:
     cuit: str | None = None  # "NN-NNNNNNNN-N"
     amount: decimal.Decimal | None = None
     service: str | None = None
+    job_id: int | None = None  # "el trabajo #265", "job 265", "#265": a job named by its number
     customer_matched: bool = False  # True when snapped to a name in Vocabulary
     technician_matched: bool = False
 

@@ -39,6 +39,7 @@ from agents.registry import ToolResult
 from agents.subjects import CustomerRef, customer_ref, job_mutation, job_ref, same_person
 from business.scheduling import business_hours_on
 from business.services import infer_skill, service_duration
+from nlu.decisions import stated_reason
 
 DEFAULT_SERVICE = {"es": "Visita técnica", "en": "Technical visit"}
 AVAILABILITY_SLOTS = 6  # free starts listed when someone asks what is free
@@ -574,7 +575,9 @@ def _cancel(step: Step, runner: Runner, job: dict[str, Any]) -> Outcome:
             error=f"job {job['id']} is {job['status']}",
             mutations=[job_mutation(job)],
         )
-    result = runner.call("job_cancel", job_id=int(job["id"]), reason=step.text.strip()[:300])
+    # The reason the operator gave ("… porque viaja"), not their whole message.
+    reason = stated_reason(step.text) or None
+    result = runner.call("job_cancel", job_id=int(job["id"]), reason=reason)
     outcome = _cancel_result(runner, result, job, described)
     outcome.mutations.append(job_mutation(job))
     return outcome

@@ -90,3 +90,26 @@ def test_the_sidebar_counts_what_waits_for_managers_only(cast: Cast) -> None:
     operator_page = _get(cast.operator, "/jobs/").content.decode()
     assert "data-pending-count" in manager_page and ">2</span>" in manager_page
     assert "data-pending-count" not in operator_page
+
+
+def test_the_live_refresh_returns_the_rows_with_their_wrapper(cast: Cast) -> None:
+    _held(cast, cast.org, "job_cancel")
+    client = Client()
+    client.force_login(cast.manager)
+    body = client.get("/approvals/?state=pending", HTTP_HX_REQUEST="true").content.decode()
+    assert "{#" not in body and "{% comment" not in body
+    assert 'id="approval-rows"' in body and "Acción job_cancel" in body
+
+
+def test_the_detail_reads_the_snapshot_in_words_and_hides_internals_from_managers(
+    cast: Cast,
+) -> None:
+    action = _held(cast, cast.org, "job_cancel")
+    PendingAction.objects.filter(pk=action.pk).update(
+        snapshot={"job": {"id": 7, "status": "scheduled", "start": "2026-11-30T10:00:00-03:00"}}
+    )
+    manager_view = _get(cast.manager, f"/approvals/{action.pk}/").content.decode()
+    admin_view = _get(cast.admin, f"/approvals/{action.pk}/").content.decode()
+    assert "{&#x27;job&#x27;" not in manager_view and "scheduled" in manager_view
+    assert "30/11/2026" in manager_view
+    assert "job_cancel ·" not in manager_view and "job_cancel ·" in admin_view

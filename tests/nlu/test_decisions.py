@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nlu.decisions import read_decision, summary_matches
+from nlu.decisions import read_decision, stated_reason, summary_matches
 
 
 @pytest.mark.parametrize(
@@ -53,3 +53,9 @@ def test_a_summary_matches_by_the_start_of_each_word() -> None:
     assert summary_matches(("cancelacion", "bianchi"), summary)
     assert not summary_matches(("factura", "bianchi"), summary)
     assert not summary_matches((), summary)
+
+
+def test_a_stated_reason_is_kept_and_a_request_without_one_gives_none() -> None:
+    assert stated_reason("cancelá el de Bianchi porque se muda") == "se muda"
+    assert stated_reason("Cancel Bianchi's job because she moved.") == "she moved"
+    assert stated_reason("cancelá el trabajo #239\nel #239") == ""

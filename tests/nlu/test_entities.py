@@ -194,3 +194,25 @@ def test_a_move_keeps_its_target_date_in_the_whole_message(ctx: Context) -> None
 def test_eval_dict_has_only_values(ctx: Context) -> None:
     entities = extract_entities("mañana 10hs, 15 lucas", ctx)
     assert entities.as_eval_dict() == {"date": "2026-11-19", "time": "10:00", "amount": "15000"}
+
+
+@pytest.mark.parametrize(
+    ("text", "job_id", "amount"),
+    [
+        ("cancelá el trabajo #265", 265, None),
+        ("cancelá el trabajo 265", 265, None),
+        ("cancelar trabajo #265", 265, None),
+        ("el #239", 239, None),
+        ("reschedule job no. 12 to Friday", 12, None),
+        ("facturá el trabajo #180 por $15000", 180, decimal.Decimal("15000")),
+        ("el trabajo 10 de marzo", None, None),
+        ("el trabajo de las 10 hs", None, None),
+        ("cancelá el #265 y el #266", None, None),  # two jobs named: neither is guessed
+    ],
+)
+def test_a_job_named_by_its_number(
+    ctx: Context, text: str, job_id: int | None, amount: decimal.Decimal | None
+) -> None:
+    entities = extract_entities(text, ctx)
+    assert entities.job_id == job_id
+    assert entities.amount == amount
