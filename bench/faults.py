@@ -60,6 +60,7 @@ from load import (  # noqa: E402
     MESSAGES,
     Book,
     Cluster,
+    Msg,
     Run,
     cluster_for,
     connected,
@@ -92,6 +93,7 @@ def loss(check: dict[str, Any], seen: dict[str, Any]) -> dict[str, Any]:
     return {
         "acked_not_stored": check["acked_not_stored"],
         "stored_unanswered": check["stored_unanswered"],
+        "finished_without_answer": check["finished_without_answer"],
         "acked_without_completed": seen["acked"] - seen["answered"],
         "sent_not_acked": seen["sent"] - seen["acked"],
     }
@@ -121,6 +123,7 @@ async def supervised(cluster: Cluster, on: bool, restarts: Counter[str]) -> Asyn
 def common(run: Run, cluster: Cluster, check: dict[str, Any]) -> dict[str, Any]:
     return {
         "setup": cluster.setup,
+        "tree": cluster.tree,
         "daphnes": len(cluster.ports),
         "sessions": len(run.sessions),
         "socket_closes": dict(run.book.closes),
@@ -149,7 +152,9 @@ async def daphne_kill(args: argparse.Namespace, cluster: Cluster) -> dict[str, A
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and any(m.acked_at is None for m in burst):
             await asyncio.sleep(0.01)
-        acked_in = max((m.acked_at or 0.0) for m in burst) - min(m.sent_at for m in burst)
+        acks = [m.acked_at for m in burst if m.acked_at is not None]
+        # Only when every one was acknowledged: otherwise the kill did not find them all stored.
+        acked_in = max(acks) - min(m.sent_at for m in burst) if len(acks) == len(burst) else None
         before = outcome(book, "burst")
         for name, proc in cluster.procs.items():
             if proc.kind == "daphne":
@@ -159,7 +164,7 @@ async def daphne_kill(args: argparse.Namespace, cluster: Cluster) -> dict[str, A
         await asyncio.to_thread(cluster.restart_daphnes)
         up_at = time.monotonic()
         await wait_answered(book, "burst", args.drain)
-        last = max((m.completed_at or 0.0) for m in burst)
+        last = _last_answer(burst)
         seen = outcome(book, "burst")
         latency = [(m.completed_at - m.sent_at) * 1000 for m in burst if m.completed_at]
         await asyncio.sleep(0.5)
@@ -167,12 +172,14 @@ async def daphne_kill(args: argparse.Namespace, cluster: Cluster) -> dict[str, A
     return {
         "fault": "daphne-kill",
         "burst": args.burst,
-        "acked_within_s": round(acked_in, 2),
+        "acked_within_s": round(acked_in, 2) if acked_in is not None else None,
+        "acked_before_kill": before["acked"],
         "answered_before_kill": before["answered"],
         "queued_at_kill": before["acked"] - before["answered"],
         "restart_s": round(up_at - killed_at, 2),
-        "all_answered_s_after_kill": round(last - killed_at, 2) if seen["answered"] else None,
-        "all_answered_s_after_restart": round(last - up_at, 2) if seen["answered"] else None,
+        # None unless every message of the burst got its `completed`.
+        "all_answered_s_after_kill": _since(last, killed_at),
+        "all_answered_s_after_restart": _since(last, up_at),
         # When the last turn finished in the database (the worker may finish before any socket
         # is back to see it).
         "last_turn_finished_s_after_kill": _since(check["last_finished_epoch"], killed_epoch),
@@ -187,6 +194,13 @@ async def daphne_kill(args: argparse.Namespace, cluster: Cluster) -> dict[str, A
 
 def _since(epoch: float | None, mark: float) -> float | None:
     return None if epoch is None else round(epoch - mark, 2)
+
+
+def _last_answer(msgs: list[Msg]) -> float | None:
+    """When the last of `msgs` got its `completed`; None while any of them has none."""
+    if not msgs or any(m.completed_at is None for m in msgs):
+        return None
+    return max(m.completed_at for m in msgs if m.completed_at is not None)
 
 
 # --- Redis stopped and started under load --------------------------------------------------------
@@ -225,18 +239,21 @@ async def redis_restart(args: argparse.Namespace, cluster: Cluster) -> dict[str,
     msgs = [m for m in book.messages if m.phase == "load"]
     down, up = marks["down"], marks["up"]
     during = [m for m in msgs if down <= m.sent_at < up]
-    last = max((m.completed_at or 0.0) for m in msgs)
+    last = _last_answer(msgs)
     seen = outcome(book, "load")
     return {
         "fault": "redis-restart",
         "down_s": round(up - down, 1),
+        # time.monotonic() of the outage, to place `database.undelivered_sample` (sent_mono).
+        "down_mono": round(down, 2),
+        "up_mono": round(up, 2),
         "sent_while_down": len(during),
         "acked_while_down": sum(1 for m in during if m.acked_at is not None),
         "answered_of_those": sum(1 for m in during if m.completed_at is not None),
         "completed_ms_of_those": spread(
             [(m.completed_at - m.sent_at) * 1000 for m in during if m.completed_at]
         ),
-        "all_answered_s_after_redis_back": round(last - up, 1) if seen["answered"] else None,
+        "all_answered_s_after_redis_back": _since(last, up),
         "last_turn_finished_s_after_redis_back": _since(
             check["last_finished_epoch"], marks["up_epoch"]
         ),
@@ -301,7 +318,13 @@ def main() -> None:
     print(json.dumps(report, ensure_ascii=False, indent=None if args.json else 2))
     lost = report["loss"]
     if any(
-        lost[key] for key in ("acked_not_stored", "stored_unanswered", "acked_without_completed")
+        lost[key]
+        for key in (
+            "acked_not_stored",
+            "stored_unanswered",
+            "finished_without_answer",
+            "acked_without_completed",
+        )
     ):
         print("LOSS: " + json.dumps(lost), file=sys.stderr)
         raise SystemExit(1)

@@ -55,6 +55,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import hashlib
 import json
 import os
 import random
@@ -66,6 +67,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -113,6 +115,33 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind((HOST, 0))
         return int(sock.getsockname()[1])
+
+
+def tree_state() -> dict[str, Any]:
+    """Which code the servers run: the commit and a digest of the uncommitted product changes
+    (bench/ left out), so two runs can be told apart when the tree changes between them."""
+
+    def git(*args: str) -> bytes:
+        done = subprocess.run(
+            ["git", "--no-optional-locks", *args], cwd=ROOT, capture_output=True, timeout=30
+        )
+        return done.stdout
+
+    outside = ":(exclude)bench"
+    digest = hashlib.sha1(git("diff", "HEAD", "--", ".", outside))
+    untracked = git("ls-files", "--others", "--exclude-standard", "-z", "--", ".", outside)
+    names = sorted(name for name in untracked.decode().split("\0") if name)
+    for name in names:
+        digest.update(name.encode())
+        with contextlib.suppress(OSError):
+            digest.update((ROOT / name).read_bytes())
+    changed = git("diff", "HEAD", "--name-only", "--", ".", outside).decode().split()
+    return {
+        "head": git("rev-parse", "--short=12", "HEAD").decode().strip(),
+        "uncommitted_product_files": len(changed) + len(names),
+        "product_digest": digest.hexdigest()[:12],
+        "at": time.strftime("%H:%M:%S"),
+    }
 
 
 def process_cpu(pid: int) -> float:
@@ -167,7 +196,11 @@ class Cluster:
         self.procs: dict[str, Proc] = {}
         self.ports = [free_port() for _ in range(daphnes if setup == "redis" else 1)]
         self.env = self._env(runners, extra_env or {})
-        self._started_redis = False
+        # `revive` (a supervisor's thread) and `stop_proc` must not interleave: a process being
+        # stopped on purpose has exited before `stop_proc` forgets it, and `revive` would start
+        # it again in that gap (an untracked server holding the port, never stopped).
+        self._lock = threading.RLock()
+        self.tree: dict[str, Any] = {}
         logs = var_dir / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         for index, port in enumerate(self.ports):
@@ -219,6 +252,7 @@ class Cluster:
     # --- life cycle ---------------------------------------------------------------------------
 
     def start(self) -> None:
+        self.tree = tree_state()
         if self.setup == "redis":
             if self.own_redis:
                 self.start_proc("redis")
@@ -246,43 +280,46 @@ class Cluster:
                 drop_database(self.database)
 
     def start_proc(self, name: str) -> None:
-        proc = self.procs[name]
-        if proc.popen is not None and proc.popen.poll() is None:
-            return
-        log = proc.log.open("ab")
-        proc.popen = subprocess.Popen(
-            proc.args, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, start_new_session=True,
-        )  # fmt: skip
-        log.close()
+        with self._lock:
+            proc = self.procs[name]
+            if proc.popen is not None and proc.popen.poll() is None:
+                return
+            log = proc.log.open("ab")
+            proc.popen = subprocess.Popen(
+                proc.args, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL, start_new_session=True,
+            )  # fmt: skip
+            log.close()
 
     def stop_proc(self, name: str, *, kill: bool = False, timeout: float = 15.0) -> None:
-        proc = self.procs[name]
-        popen = proc.popen
-        if popen is None:
-            return
-        if popen.poll() is None:
-            proc.cpu_before += process_cpu(popen.pid)
-            popen.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
-            try:
-                popen.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                popen.kill()
-                popen.wait(timeout=10)
-        proc.popen = None
+        with self._lock:
+            proc = self.procs[name]
+            popen = proc.popen
+            if popen is None:
+                return
+            if popen.poll() is None:
+                proc.cpu_before += process_cpu(popen.pid)
+                popen.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
+                try:
+                    popen.wait(timeout=timeout)
+                except subprocess.TimeoutExpired:
+                    popen.kill()
+                    popen.wait(timeout=10)
+            proc.popen = None
 
     def revive(self) -> list[str]:
         """Start again every process that exited by itself (a supervisor's Restart=always);
         one stopped on purpose (`stop_proc`) stays stopped. Returns the names restarted."""
-        dead = [
-            name
-            for name, proc in self.procs.items()
-            if proc.popen is not None and proc.popen.poll() is not None
-        ]
-        for name in dead:
-            self.procs[name].popen = None
-            self.start_proc(name)
-        return dead
+        with self._lock:
+            dead = [
+                name
+                for name, proc in self.procs.items()
+                if proc.popen is not None and proc.popen.poll() is not None
+            ]
+            for name in dead:
+                self.procs[name].popen = None
+                self.start_proc(name)
+            return dead
 
     def restart_daphnes(self) -> None:
         for name, proc in self.procs.items():
@@ -293,12 +330,12 @@ class Cluster:
 
     def cpu(self) -> dict[str, float]:
         """CPU seconds so far per kind of process (restarted processes included)."""
-        totals: Counter[str] = Counter()
+        totals: dict[str, float] = {}
         for proc in self.procs.values():
             popen = proc.popen
-            alive = popen is not None and popen.poll() is None
-            totals[proc.kind] += proc.cpu_before + (process_cpu(popen.pid) if alive else 0.0)
-        return dict(totals)
+            live = process_cpu(popen.pid) if popen is not None and popen.poll() is None else 0.0
+            totals[proc.kind] = totals.get(proc.kind, 0.0) + proc.cpu_before + live
+        return totals
 
     def log_errors(self) -> dict[str, list[str]]:
         """Lines that look like errors in each process's log (first few of each)."""
@@ -419,13 +456,15 @@ CHECK = """
 import json, sys
 from collections import Counter
 from django.db.models import Max
-from copilot.models import Message, Turn
+from copilot.models import ConversationEvent, Message, Turn
 asked = json.load(sys.stdin)
 ids = asked["conversations"]
 users = Message.objects.filter(conversation_id__in=ids, role="user")
 stored = set(users.exclude(client_id="").values_list("client_id", flat=True))
 turns = Turn.objects.filter(conversation_id__in=ids)
 unfinished = turns.filter(status__in=["queued", "running"])
+finished = turns.exclude(status__in=["queued", "running"])
+no_answer = finished.filter(answer=None)
 last = turns.aggregate(last=Max("finished_at"))["last"]
 print("RESULT " + json.dumps({
     "user_rows": users.count(),
@@ -434,6 +473,15 @@ print("RESULT " + json.dumps({
     "turns": dict(Counter(turns.values_list("status", flat=True))),
     "turns_answered": turns.exclude(answer=None).count(),
     "unfinished_client_ids": sorted(unfinished.values_list("message__client_id", flat=True)),
+    "no_answer_client_ids": sorted(no_answer.values_list("message__client_id", flat=True)),
+    "completed_logged": sorted(
+        ConversationEvent.objects.filter(conversation_id__in=ids, type="completed")
+        .values_list("turn_id", flat=True)
+    ),
+    "finished_turn_ids": sorted(
+        str(pk) for pk in finished.values_list("pk", flat=True)
+    ),
+    "finished_client_ids": sorted(finished.values_list("message__client_id", flat=True)),
     "last_finished_epoch": last.timestamp() if last else None,
 }))
 """
@@ -466,6 +514,11 @@ def database_check(cluster: Cluster, book: Book, conversations: list[int]) -> di
     stored = set(found.pop("stored_client_ids"))
     acked = {msg.client_id for msg in book.messages if msg.acked_at is not None}
     unfinished = set(found.pop("unfinished_client_ids"))
+    no_answer = set(found.pop("no_answer_client_ids"))
+    finished = set(found.pop("finished_client_ids"))
+    logged = set(found.pop("completed_logged"))
+    finished_turns = set(found.pop("finished_turn_ids"))
+    seen_completed = {msg.client_id for msg in book.messages if msg.completed_at is not None}
     return {
         **found,
         "sent": len(sent),
@@ -473,6 +526,24 @@ def database_check(cluster: Cluster, book: Book, conversations: list[int]) -> di
         "lost": len(set(sent) - stored),  # sent, never stored (the client gave up on it)
         "acked_not_stored": len(acked - stored),  # must be 0
         "stored_unanswered": len(unfinished & stored),  # must be 0 after the drain
+        "finished_without_answer": len(no_answer & stored),  # a finished turn, no reply row: 0
+        # Finished in the database, but its socket never got the `completed` (a live event lost
+        # and never filled from the log): 0 when every answer reached the client.
+        "finished_not_delivered": len((finished & stored) - seen_completed),
+        # Finished turns whose `completed` is not even in the event log (never published).
+        "finished_without_completed_event": len(finished_turns - logged),
+        "undelivered_sample": [
+            {
+                "client_id": msg.client_id,
+                "phase": msg.phase,
+                "turn_id": msg.turn_id,
+                "sent_mono": round(msg.sent_at, 2),
+                "thinking_seen": msg.thinking_at is not None,
+                "completed_in_log": msg.turn_id in logged,
+            }
+            for msg in book.messages
+            if msg.completed_at is None and msg.client_id in finished
+        ][:10],
     }
 
 
@@ -827,6 +898,10 @@ async def connected(cluster: Cluster, count: int) -> Any:
 async def measure_phase(
     run: Run, *, phase: str, seconds: float, interval: float, drain: float, seed: int
 ) -> dict[str, Any]:
+    # An earlier phase's backlog would be measured as this phase's latency: wait for it first
+    # (the earlier phase's own drain may have given up), and say if some of it is still there.
+    await wait_answered(run.book, None, drain)
+    backlog = sum(1 for m in run.book.messages if m.completed_at is None)
     before = cpu_now(run.cluster)
     window = await drive(run.sessions, phase=phase, seconds=seconds, interval=interval, seed=seed)
     drained = await wait_answered(run.book, phase, drain)
@@ -834,6 +909,7 @@ async def measure_phase(
         run.book, phase, window, interval, len(run.sessions), cpu_since(before, run.cluster)
     )
     report["drain_s"] = round(drained, 1)
+    report["backlog_at_start"] = backlog
     return report
 
 
@@ -905,6 +981,7 @@ async def run_load(args: argparse.Namespace, cluster: Cluster) -> dict[str, Any]
     passed_rates = [p["offered_per_s"] for p in phases if p.get("pass")]
     return {
         "setup": cluster.setup,
+        "tree": cluster.tree,
         "daphnes": len(cluster.ports),
         "sessions": args.sessions,
         "phases": phases,
@@ -936,6 +1013,7 @@ def print_report(report: dict[str, Any], as_json: bool, show_answers: bool = Fal
         print(json.dumps(report, ensure_ascii=False))
         return
     print(f"\nset-up {report['setup']}, {report['daphnes']} daphne, {report['sessions']} sessions")
+    print(f"code: {report['tree']}")
     print(table(report["phases"]))
     if report.get("best_rate_per_s") is not None:
         print(
@@ -946,7 +1024,10 @@ def print_report(report: dict[str, Any], as_json: bool, show_answers: bool = Fal
     print(
         f"database: sent {db['sent']}, stored {db['stored']}, lost {db['lost']}, "
         f"acked-not-stored {db['acked_not_stored']}, stored-unanswered "
-        f"{db['stored_unanswered']}, turns {db['turns']}, assistant rows {db['assistant_rows']}"
+        f"{db['stored_unanswered']}, finished-without-answer {db['finished_without_answer']}, "
+        f"finished-not-delivered {db['finished_not_delivered']} (completed never logged "
+        f"{db['finished_without_completed_event']}), "
+        f"turns {db['turns']}, assistant rows {db['assistant_rows']}"
     )
     print(
         f"sockets closed {report['socket_closes'] or 0}, reconnects {report['reconnects']}, "

@@ -60,6 +60,7 @@ import uuid
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -222,16 +223,17 @@ def registry_tool(name: str, world: World) -> Any:
 def build_supervisor(world: World, server: ScriptedServer) -> Any:
     from langchain_openai import ChatOpenAI
     from langgraph_supervisor import create_supervisor
+    from pydantic import SecretStr
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # create_react_agent's deprecation notice
         from langgraph.prebuilt import create_react_agent
 
         model = ChatOpenAI(
-            model="scripted-model", base_url=server.base_url, api_key="bench-key",
+            model="scripted-model", base_url=server.base_url, api_key=SecretStr("bench-key"),
             streaming=True, stream_usage=True, max_retries=0, timeout=20,
         )  # fmt: skip
-        workers = [
+        workers: list[Any] = [
             create_react_agent(
                 model,
                 tools=[registry_tool(name, world) for name in world.whitelists[agent]],
@@ -354,9 +356,9 @@ def main() -> None:
             server.reset()
             script(server, scenario)
             graph = build_supervisor(world, server)
-            sides = {
-                "ours": lambda s=scenario: ours(world, s, clock),
-                "supervisor": lambda s=scenario, g=graph: supervisor(g, s, clock),
+            sides: dict[str, Callable[[], Sample]] = {
+                "ours": partial(ours, world, scenario, clock),
+                "supervisor": partial(supervisor, graph, scenario, clock),
             }
             scenarios[scenario.name] = report_for(measure(sides, args.turns, args.warmup))
             if args.profile:
