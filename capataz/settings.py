@@ -180,6 +180,8 @@ REDIS_URL = env_str("REDIS_URL", "")
 if REDIS_URL and not REDIS_URL.startswith(("redis://", "rediss://", "unix://")):
     raise ImproperlyConfigured(f"REDIS_URL must start with redis://, got {REDIS_URL!r}")
 
+# Messages waiting per channel (and per process's sockets on Redis) before sends are dropped.
+CHANNEL_CAPACITY = env_int("CHANNEL_CAPACITY", 2000)
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
@@ -191,6 +193,9 @@ if REDIS_URL:
                     {"address": REDIS_URL, "socket_timeout": 15, "socket_connect_timeout": 5}
                 ],
                 "prefix": "capataz:channels",
+                # Messages a process's sockets may have waiting at once; over it, channels-redis
+                # drops sends silently (the default, 100, dropped answers under load).
+                "capacity": CHANNEL_CAPACITY,
             },
         }
     }
@@ -204,7 +209,12 @@ if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_RESULT_BACKEND = REDIS_URL
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels.layers.InMemoryChannelLayer",
+            "CONFIG": {"capacity": CHANNEL_CAPACITY},
+        }
+    }
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
     _broker_dir = VAR_DIR / "celery" / "queue"
     _processed_dir = VAR_DIR / "celery" / "processed"

@@ -17,6 +17,7 @@ import asyncio
 import json
 import logging
 import re
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qs
@@ -40,6 +41,9 @@ logger = logging.getLogger(__name__)
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_NOT_FOUND = 4404
 RECOVER_EVERY_S = 2.0
+# A turn under way that has been silent this long: read the log (a live send can be dropped —
+# a full channel, a Redis hiccup — and a dropped *last* event leaves no gap to notice).
+WATCH_S = 3.0
 _CLIENT_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 
 
@@ -71,6 +75,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
         self.subscribed = False
         self.undispatched = False
         self.recovering: asyncio.Task[None] | None = None
+        self.open_turns: set[str] = set()
+        self.watching: asyncio.Task[None] | None = None
+        self.last_heard = time.monotonic()
         eventlog.use_loop(asyncio.get_running_loop())
         if settings.COPILOT_EVENT_TAIL and eventlog.needs_tail():
             await eventlog.start_tail()
@@ -89,8 +96,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
         self.warming = asyncio.create_task(_db(warm_up)(self.conversation.organisation_id))
 
     async def disconnect(self, code: int) -> None:
-        if getattr(self, "recovering", None) is not None:
-            self.recovering.cancel()  # type: ignore[union-attr]
+        for task in (getattr(self, "recovering", None), getattr(self, "watching", None)):
+            if task is not None:
+                task.cancel()
         if getattr(self, "subscribed", False):
             try:
                 await self.channel_layer.group_discard(self.group, self.channel_name)
@@ -157,13 +165,37 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await self._catch_up()
             if seq <= self.last_seq:
                 return
-        await self.send(text_data=json.dumps(event, default=str))
-        self.last_seq = seq
+        await self._forward(event)
 
     async def _catch_up(self) -> None:
         for event in await _db(eventlog.events_after)(self.conversation.pk, self.last_seq):
-            await self.send(text_data=json.dumps(event, default=str))
-            self.last_seq = int(event["seq"])
+            await self._forward(event)
+
+    async def _forward(self, event: Event) -> None:
+        await self.send(text_data=json.dumps(event, default=str))
+        self.last_seq = int(event["seq"])  # type: ignore[typeddict-item]
+        self.last_heard = time.monotonic()
+        turn_id = str(event.get("turn_id") or "")
+        if not turn_id:
+            return
+        if event["type"] == "completed":
+            self.open_turns.discard(turn_id)
+        else:
+            self.open_turns.add(turn_id)
+            if self.watching is None or self.watching.done():
+                self.watching = asyncio.create_task(self._watch())
+
+    async def _watch(self) -> None:
+        """While a turn this socket has seen is not completed, a silence reads the log."""
+        while self.open_turns:
+            await asyncio.sleep(WATCH_S)
+            if time.monotonic() - self.last_heard < WATCH_S:
+                continue
+            self.last_heard = time.monotonic()
+            try:
+                await self._catch_up()
+            except Exception:  # the database is busy: the next round tries again
+                logger.debug("conversation %s: watch failed", self.conversation.pk, exc_info=True)
 
     async def _refuse(self, code: str, params: dict[str, object]) -> None:
         with override(self.ui_language):

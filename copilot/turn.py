@@ -490,15 +490,17 @@ def _rounded(timings: dict[str, float]) -> dict[str, float]:
 def interrupt_turn(turn: Turn) -> bool:
     """Close a turn that was running when its runner died, without running it again: say what
     its tools did and what it had still planned. False when someone else closed it first."""
-    claimed = Turn.objects.filter(pk=turn.pk, status=Turn.Status.RUNNING).update(
-        status=Turn.Status.INTERRUPTED, finished_at=timezone.now()
-    )
-    if claimed != 1:
-        return False
     turn_id, asked = str(turn.pk), turn.message
     language = asked.language or detect_language(asked.text)
     text = _interruption_text(turn, language)
+    # The claim, the answer and its events commit together: a crash in between leaves the turn
+    # running (recovery closes it again), never closed without an answer.
     with transaction.atomic():
+        claimed = Turn.objects.filter(pk=turn.pk, status=Turn.Status.RUNNING).update(
+            status=Turn.Status.INTERRUPTED, finished_at=timezone.now()
+        )
+        if claimed != 1:
+            return False
         answer = message_add(
             conversation=turn.conversation, role=Message.Role.ASSISTANT, text=text,
             language=language, trace={"turn_id": turn_id, "interrupted": True},
