@@ -29,8 +29,11 @@ from agents.services import EDITABLE_FIELDS, agent_rollback, agent_save, agent_v
 from business.admin import (
     OrgAdminAccess,
     OrganisationFilter,
+    OrgScopedAdmin,
+    TenantModelForm,
     admin_organisation_ids,
     can_administer,
+    scope_choices,
 )
 from business.models import Organisation
 
@@ -51,7 +54,7 @@ def _tool_choices(current: list[str]) -> list[tuple[str, str]]:
     return choices
 
 
-class AgentAdminForm(forms.ModelForm):
+class AgentAdminForm(TenantModelForm):
     tools = forms.MultipleChoiceField(
         label=_("enabled tools"), required=False, widget=forms.CheckboxSelectMultiple
     )
@@ -194,7 +197,7 @@ def _record_formset_changes(formset: BaseInlineFormSet) -> None:
 
 
 @admin.register(Agent)
-class AgentAdmin(OrgAdminAccess, admin.ModelAdmin):
+class AgentAdmin(OrgAdminAccess, OrgScopedAdmin):
     form = AgentAdminForm
     inlines = [AgentIntentInline, AgentVersionInline]
     list_display = (
@@ -238,11 +241,9 @@ class AgentAdmin(OrgAdminAccess, admin.ModelAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Agent]:
         queryset = super().get_queryset(request).select_related("organisation")
-        queryset = queryset.annotate(
+        return queryset.annotate(
             n_intents=Count("intents", distinct=True), n_versions=Count("versions", distinct=True)
         )
-        ids = admin_organisation_ids(request)
-        return queryset if ids is None else queryset.filter(organisation_id__in=ids)
 
     def get_readonly_fields(self, request: HttpRequest, obj: Agent | None = None) -> Any:
         # The name ties an agent to its code and to #name directives; the organisation is fixed.
@@ -333,9 +334,7 @@ class AgentAdmin(OrgAdminAccess, admin.ModelAdmin):
         if not self.has_view_permission(request):
             raise PermissionDenied
         ids = admin_organisation_ids(request)
-        organisations = Organisation.objects.order_by("name")
-        if ids is not None:
-            organisations = organisations.filter(pk__in=ids)
+        organisations = scope_choices(Organisation.objects.order_by("name"), ids)
         context = {
             **self.admin_site.each_context(request),
             "opts": self.opts,
@@ -349,20 +348,19 @@ class AgentAdmin(OrgAdminAccess, admin.ModelAdmin):
 
 
 @admin.register(AgentVersion)
-class AgentVersionAdmin(OrgAdminAccess, admin.ModelAdmin):
+class AgentVersionAdmin(OrgAdminAccess, OrgScopedAdmin):
     list_display = ("agent", "organisation_name", "number", "note", "created_by", "created_at")
     list_filter = (VersionOrganisationFilter, "agent__name")
     search_fields = ("agent__name", "note")
     readonly_fields = ("agent", "number", "note", "created_by", "created_at", "snapshot")
     actions = ("rollback_to_version",)
+    organisation_lookup = "agent__organisation"
 
     def organisation_id_of(self, obj: Any) -> int | None:
         return obj.agent.organisation_id if isinstance(obj, AgentVersion) else None
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[AgentVersion]:
-        queryset = super().get_queryset(request).select_related("agent__organisation", "created_by")
-        ids = admin_organisation_ids(request)
-        return queryset if ids is None else queryset.filter(agent__organisation_id__in=ids)
+        return super().get_queryset(request).select_related("agent__organisation", "created_by")
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

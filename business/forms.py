@@ -35,6 +35,8 @@ class JobFilters:
 
 class JobFilterForm(forms.Form):
     SPANS = {"day": 1, "week": 7}
+    # The calendar's reach: a date past it (9999-12-31) would overflow the week's arithmetic.
+    FIRST_DAY, LAST_DAY = datetime.date(1900, 1, 1), datetime.date(2999, 12, 31)
 
     date = forms.DateField(
         label=_("From"),
@@ -71,6 +73,16 @@ class JobFilterForm(forms.Form):
         technician = self.fields["technician"]
         assert isinstance(technician, forms.ModelChoiceField)
         technician.queryset = scoped(Technician, organisation).filter(active=True)
+
+    def clean_date(self) -> datetime.date | None:
+        value: datetime.date | None = self.cleaned_data.get("date")
+        if value is not None and not self.FIRST_DAY <= value <= self.LAST_DAY:
+            raise forms.ValidationError(
+                _("Pick a date between %(first)s and %(last)s."),
+                code="out_of_range",
+                params={"first": self.FIRST_DAY.year, "last": self.LAST_DAY.year},
+            )
+        return value
 
     def filters(self) -> JobFilters:
         """The valid part of the query; anything invalid falls back to its default."""

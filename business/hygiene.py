@@ -19,3 +19,14 @@ def text_problem(text: str) -> str | None:
     if _SURROGATE.search(text):
         return "surrogate"
     return None
+
+
+def value_problem(value: object) -> str | None:
+    """`text_problem` of any text inside a value (a JSON field's lists and objects included)."""
+    if isinstance(value, str):
+        return text_problem(value)
+    if isinstance(value, dict):
+        value = [*value.keys(), *value.values()]
+    if isinstance(value, list | tuple):
+        return next((p for p in map(value_problem, value) if p is not None), None)
+    return None

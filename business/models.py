@@ -11,10 +11,22 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 from django.utils.timezone import now
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
+
+from business.validators import (
+    check_period,
+    clean_cuit,
+    field_error,
+    iva_bounds,
+    non_negative,
+    optional_phone,
+    positive,
+)
 
 CENT = Decimal("0.01")
 
@@ -34,6 +46,46 @@ def local_today() -> datetime.date:
 def default_business_hours() -> dict[str, list[str]]:
     weekdays = {day: ["08:00", "18:00"] for day in ("mon", "tue", "wed", "thu", "fri")}
     return {**weekdays, "sat": ["09:00", "13:00"], "sun": []}
+
+
+def has_organisation(model: type[models.Model]) -> bool:
+    """Whether rows of `model` belong to one organisation each (tenant data)."""
+    return any(field.name == "organisation" for field in model._meta.concrete_fields)
+
+
+def organisation_mismatches(record: models.Model) -> dict[str, ValidationError]:
+    """The related records named on `record` that belong to another organisation (a user who is
+    not a member of it counts as one): the tenancy rule every form and the admin enforce."""
+    organisation_id = getattr(record, "organisation_id", None)
+    errors: dict[str, ValidationError] = {}
+    if organisation_id is None:
+        return errors
+    for field in record._meta.concrete_fields:
+        value = getattr(record, field.attname)
+        related = field.related_model
+        if related is None or field.name == "organisation" or value is None:
+            continue
+        rows: models.QuerySet[Any]
+        if related._meta.label == settings.AUTH_USER_MODEL:
+            rows = Membership.objects.filter(user_id=value, organisation_id=organisation_id)
+        elif has_organisation(related):
+            rows = related._default_manager.filter(pk=value, organisation_id=organisation_id)
+        else:
+            continue
+        if not rows.exists():
+            message = gettext("Pick one of this organisation's records.")
+            errors[field.name] = ValidationError(message, code="other_organisation")
+    return errors
+
+
+class TenantRecord:
+    """A record of one organisation: `clean()` refuses related records of another one."""
+
+    def clean(self) -> None:
+        super().clean()  # type: ignore[misc]
+        errors = organisation_mismatches(self)  # type: ignore[arg-type]
+        if errors:
+            raise ValidationError(errors)
 
 
 class Organisation(models.Model):
@@ -65,6 +117,10 @@ class Organisation(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def clean(self) -> None:
+        super().clean()
+        self.phone = optional_phone(self.phone)
+
 
 class Role(models.TextChoices):
     OPERATOR = "operator", _("Operator")
@@ -91,7 +147,7 @@ class Membership(models.Model):
         return f"{self.user} @ {self.organisation} ({self.role})"
 
 
-class PriceItem(models.Model):
+class PriceItem(TenantRecord, models.Model):
     """One line of the organisation's price list (used for quotes and general questions)."""
 
     organisation = models.ForeignKey(
@@ -102,10 +158,13 @@ class PriceItem(models.Model):
     name_en = models.CharField(_("name (English)"), max_length=200, blank=True)
     category = models.CharField(_("category"), max_length=40, blank=True)
     unit_price = models.DecimalField(
-        _("unit price (ARS, before IVA)"), max_digits=14, decimal_places=2
+        _("unit price (ARS, before IVA)"),
+        max_digits=14,
+        decimal_places=2,
+        validators=[non_negative],
     )
     iva_rate = models.DecimalField(
-        _("IVA %"), max_digits=5, decimal_places=2, default=Decimal("21")
+        _("IVA %"), max_digits=5, decimal_places=2, default=Decimal("21"), validators=iva_bounds
     )
     keywords = models.CharField(_("keywords"), max_length=300, blank=True)
 
@@ -127,7 +186,7 @@ class Skill(models.TextChoices):
     GAS = "gas", _("Gas")
 
 
-class Customer(models.Model):
+class Customer(TenantRecord, models.Model):
     class Kind(models.TextChoices):
         PERSON = "person", _("Person")
         COMPANY = "company", _("Company")
@@ -151,6 +210,13 @@ class Customer(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def clean(self) -> None:
+        super().clean()
+        self.cuit = clean_cuit(self.cuit)
+        self.phone = optional_phone(self.phone)
+        self.phone_alt = optional_phone(self.phone_alt, "phone_alt")
+        check_cuit_free(self.organisation_id, self.cuit, self.pk)
+
     @property
     def primary_address(self) -> Address | None:
         # Through .all() so a prefetch of the addresses is used (no query per customer in lists).
@@ -158,7 +224,18 @@ class Customer(models.Model):
         return next((a for a in addresses if a.is_primary), addresses[0] if addresses else None)
 
 
-class Address(models.Model):
+def check_cuit_free(organisation_id: int, cuit: str, exclude_pk: int | None) -> None:
+    """One customer per CUIT in an organisation."""
+    twins = Customer.objects.filter(organisation_id=organisation_id, cuit=cuit)
+    if exclude_pk is not None:
+        twins = twins.exclude(pk=exclude_pk)
+    twin = twins.first() if cuit else None
+    if twin is not None:
+        message = gettext("Customer %(name)s already has that CUIT.") % {"name": twin.name}
+        raise field_error("cuit", message, "duplicate_cuit")
+
+
+class Address(TenantRecord, models.Model):
     organisation = models.ForeignKey(
         Organisation, on_delete=models.CASCADE, related_name="addresses"
     )
@@ -177,7 +254,7 @@ class Address(models.Model):
         return f"{self.street}{unit}, {self.city} ({self.zone})"
 
 
-class Technician(models.Model):
+class Technician(TenantRecord, models.Model):
     organisation = models.ForeignKey(
         Organisation, on_delete=models.CASCADE, related_name="technicians"
     )
@@ -196,8 +273,14 @@ class Technician(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def clean(self) -> None:
+        super().clean()
+        self.phone = optional_phone(self.phone)
+        message = gettext("The working day ends before it starts.")
+        check_period(self.work_start, self.work_end, "work_end", message)
 
-class Absence(models.Model):
+
+class Absence(TenantRecord, models.Model):
     organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
     technician = models.ForeignKey(Technician, on_delete=models.CASCADE, related_name="absences")
     start_date = models.DateField(_("from"))
@@ -210,8 +293,13 @@ class Absence(models.Model):
     def __str__(self) -> str:
         return f"{self.technician} {self.start_date}–{self.end_date}"
 
+    def clean(self) -> None:
+        super().clean()
+        message = gettext("The absence ends before it starts.")
+        check_period(self.start_date, self.end_date, "end_date", message)
 
-class Vehicle(models.Model):
+
+class Vehicle(TenantRecord, models.Model):
     class Kind(models.TextChoices):
         VAN = "van", _("Van")
         PICKUP = "pickup", _("Pick-up")
@@ -251,7 +339,7 @@ class Vehicle(models.Model):
         return f"{self.plate} ({self.get_kind_display()})"
 
 
-class Job(models.Model):
+class Job(TenantRecord, models.Model):
     class Status(models.TextChoices):
         SCHEDULED = "scheduled", _("Scheduled")
         IN_PROGRESS = "in_progress", _("In progress")
@@ -292,8 +380,13 @@ class Job(models.Model):
         start = timezone.localtime(self.scheduled_start).strftime("%d/%m %H:%M")
         return f"#{self.pk} {self.service} — {self.customer} {start}"
 
+    def clean(self) -> None:
+        super().clean()
+        message = gettext("The job ends before it starts.")
+        check_period(self.scheduled_start, self.scheduled_end, "scheduled_end", message)
 
-class JobEvent(models.Model):
+
+class JobEvent(TenantRecord, models.Model):
     """The history of a job: every change a service makes leaves one row."""
 
     class Kind(models.TextChoices):
@@ -319,7 +412,7 @@ class JobEvent(models.Model):
         ordering = ["at", "pk"]
 
 
-class Equipment(models.Model):
+class Equipment(TenantRecord, models.Model):
     organisation = models.ForeignKey(
         Organisation, on_delete=models.CASCADE, related_name="equipment"
     )
@@ -357,10 +450,14 @@ class DocumentLine(models.Model):
     """A priced line of a quote or an invoice: quantity × unit price, plus IVA."""
 
     description = models.CharField(_("description"), max_length=200)
-    quantity = models.DecimalField(_("quantity"), max_digits=10, decimal_places=2, default=1)
-    unit_price = models.DecimalField(_("unit price"), max_digits=14, decimal_places=2)
+    quantity = models.DecimalField(
+        _("quantity"), max_digits=10, decimal_places=2, default=1, validators=[positive]
+    )
+    unit_price = models.DecimalField(
+        _("unit price"), max_digits=14, decimal_places=2, validators=[non_negative]
+    )
     iva_rate = models.DecimalField(
-        _("IVA %"), max_digits=5, decimal_places=2, default=Decimal("21")
+        _("IVA %"), max_digits=5, decimal_places=2, default=Decimal("21"), validators=iva_bounds
     )
 
     class Meta:
@@ -379,7 +476,7 @@ class DocumentLine(models.Model):
         return self.net + self.iva
 
 
-class PricedDocument(models.Model):
+class PricedDocument(TenantRecord, models.Model):
     organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
     customer = models.ForeignKey(Customer, on_delete=models.PROTECT)
     job = models.ForeignKey(Job, on_delete=models.SET_NULL, null=True, blank=True)
@@ -451,6 +548,11 @@ class Invoice(PricedDocument):
     def __str__(self) -> str:
         return f"{_('Invoice')} {self.letter} {self.number}"
 
+    def clean(self) -> None:
+        super().clean()
+        message = gettext("The invoice is due before it is issued.")
+        check_period(self.issued_on, self.due_on, "due_on", message)
+
     def amount_paid(self) -> Decimal:
         total = self.payments.aggregate(s=models.Sum("amount"))["s"]
         return money(total or Decimal("0"))
@@ -463,7 +565,7 @@ class InvoiceLine(DocumentLine):
     invoice = models.ForeignKey(Invoice, on_delete=models.CASCADE, related_name="lines")
 
 
-class Payment(models.Model):
+class Payment(TenantRecord, models.Model):
     class Method(models.TextChoices):
         CASH = "cash", _("Cash")
         TRANSFER = "transfer", _("Bank transfer")
@@ -472,7 +574,9 @@ class Payment(models.Model):
 
     organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
     invoice = models.ForeignKey(Invoice, on_delete=models.PROTECT, related_name="payments")
-    amount = models.DecimalField(_("amount"), max_digits=14, decimal_places=2)
+    amount = models.DecimalField(
+        _("amount"), max_digits=14, decimal_places=2, validators=[positive]
+    )
     method = models.CharField(max_length=12, choices=Method.choices, default=Method.TRANSFER)
     received_on = models.DateField(_("received"), default=local_today)
     reference = models.CharField(_("reference"), max_length=80, blank=True)
@@ -481,7 +585,7 @@ class Payment(models.Model):
         ordering = ["-received_on"]
 
 
-class EscalationTicket(models.Model):
+class EscalationTicket(TenantRecord, models.Model):
     class Priority(models.TextChoices):
         LOW = "low", _("Low")
         NORMAL = "normal", _("Normal")

@@ -149,13 +149,18 @@ def search_customers(organisation: Organisation, query: str = "") -> QuerySet[Cu
     addresses = Prefetch("addresses", queryset=Address.objects.order_by("-is_primary", "pk"))
     customers = scoped(Customer, organisation).prefetch_related(addresses)
     if query:
-        customers = customers.filter(
+        condition = (
             Q(name__icontains=query)
             | Q(phone__icontains=query)
             | Q(cuit__icontains=query)
             | Q(email__icontains=query)
             | Q(addresses__street__icontains=query)
-        ).distinct()
+        )
+        # Phones are stored in E.164: "011 4567-8901" is found by its digits past the trunk 0.
+        national = _digits(query).lstrip("0")
+        if len(national) >= 6:
+            condition |= Q(phone__contains=national) | Q(phone_alt__contains=national)
+        customers = customers.filter(condition).distinct()
     return customers.order_by("name", "pk")
 
 

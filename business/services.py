@@ -13,7 +13,6 @@ offer `scheduling.next_free_slots`), "technician_busy", "vehicle_busy", "duplica
 from __future__ import annotations
 
 import datetime
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -28,7 +27,6 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from business import scheduling
-from business.cuit import cuit_problem, format_cuit
 from business.models import (
     Absence,
     Address,
@@ -47,8 +45,10 @@ from business.models import (
     Skill,
     Technician,
     Vehicle,
+    check_cuit_free,
     money,
 )
+from business.validators import check_period, clean_cuit, field_error, optional_phone
 
 Actor = AbstractBaseUser | None
 
@@ -70,8 +70,7 @@ class _Unset:
 UNSET: Any = _Unset()
 
 
-def _fail(field_name: str, message: str, code: str = "invalid") -> ValidationError:
-    return ValidationError({field_name: ValidationError(message, code=code)})
+_fail = field_error
 
 
 def _ensure_org(obj: models.Model | None, organisation: Organisation, field_name: str) -> None:
@@ -87,57 +86,13 @@ def _user(actor: Actor) -> Any:
 # --- Customers -------------------------------------------------------------------------------
 
 
-def normalise_phone(raw: str, field_name: str = "phone") -> str:
-    """An Argentine phone in international digits, e.g. "011 4567-8901" → "+541145678901".
-
-    Rules: "+" or "00" keep the country code given; "54…" is already international; a leading
-    trunk "0" is dropped; ten digits are area code + number; eight digits are a local number in
-    the Buenos Aires area (11), where the company works. Raises ValidationError otherwise.
-    """
-    text = (raw or "").strip()
-    digits = re.sub(r"\D", "", text)
-    if text.startswith("+"):
-        result = digits
-    elif digits.startswith("00"):
-        result = digits[2:]
-    elif digits.startswith("54") and len(digits) >= 12:
-        result = digits
-    else:
-        national = digits[1:] if digits.startswith("0") else digits
-        if len(national) == 8:
-            national = "11" + national
-        result = "54" + national if len(national) == 10 else ""
-    if not 10 <= len(result) <= 15 or re.sub(r"[\d\s().+\-/]", "", text):
-        message = _("That does not look like a phone number: %(raw)s") % {"raw": raw}
-        raise _fail(field_name, message)
-    return "+" + result
-
-
 def _clean_cuit(organisation: Organisation, raw: str, exclude_pk: int | None = None) -> str:
-    if not (raw or "").strip():
+    formatted = clean_cuit(raw)
+    if not formatted:
         return ""
-    problem = cuit_problem(raw)
-    if problem is not None:
-        messages = {
-            "not_digits": _("A CUIT has only digits (and optional dashes)."),
-            "length": _("A CUIT has 11 digits."),
-            "prefix": _("A CUIT starts with 20, 23, 24, 27, 30, 33 or 34."),
-            "check_digit": _("That CUIT's check digit is wrong: please check the number."),
-        }
-        raise _fail("cuit", messages.get(problem, _("That CUIT is not valid.")), code=problem)
-    formatted = format_cuit(raw)
     # Two turns registering the same company at once must not both pass the check.
     Organisation.objects.select_for_update().filter(pk=organisation.pk).first()
-    clash = Customer.objects.filter(organisation=organisation, cuit=formatted)
-    if exclude_pk is not None:
-        clash = clash.exclude(pk=exclude_pk)
-    existing = clash.first()
-    if existing is not None:
-        raise _fail(
-            "cuit",
-            _("Customer %(name)s already has that CUIT.") % {"name": existing.name},
-            code="duplicate_cuit",
-        )
+    check_cuit_free(organisation.pk, formatted, exclude_pk)
     return formatted
 
 
@@ -200,8 +155,8 @@ def customer_create(
             kind=_clean_kind(kind),
             name=name,
             cuit=_clean_cuit(organisation, cuit),
-            phone=normalise_phone(phone) if phone.strip() else "",
-            phone_alt=normalise_phone(phone_alt, "phone_alt") if phone_alt.strip() else "",
+            phone=optional_phone(phone),
+            phone_alt=optional_phone(phone_alt, "phone_alt"),
             email=_clean_email(email),
             notes=notes.strip(),
         )
@@ -285,7 +240,7 @@ def _customer_changes(
         elif key == "cuit":
             changes[key] = _clean_cuit(organisation, value, exclude_pk=customer.pk)
         elif key in ("phone", "phone_alt"):
-            changes[key] = normalise_phone(value, key) if value.strip() else ""
+            changes[key] = optional_phone(value, key)
         elif key == "email":
             changes[key] = _clean_email(value)
         else:
@@ -753,8 +708,7 @@ def technician_absence_record(
     """Record that a technician will not work from `start_date` to `end_date` (inclusive)."""
     _ensure_org(technician, organisation, "technician")
     end_date = end_date or start_date
-    if end_date < start_date:
-        raise _fail("end_date", _("The absence ends before it starts."))
+    check_period(start_date, end_date, "end_date", _("The absence ends before it starts."))
     with transaction.atomic():
         _lock_technician(technician)
         overlapping = Absence.objects.filter(

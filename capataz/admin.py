@@ -15,12 +15,12 @@ from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
 from agents.services import agents_install_defaults
-from business.admin import admin_organisation_ids
+from business.admin import ScopedChoices, admin_organisation_ids, scope_choices
 from business.models import Membership, Organisation
 from llm.provider import effective_engine
 
 
-class MembershipInline(admin.TabularInline):  # type: ignore[type-arg]
+class MembershipInline(ScopedChoices, admin.TabularInline):  # type: ignore[type-arg]
     model = Membership
     extra = 0
     autocomplete_fields = ("user",)
@@ -46,9 +46,13 @@ class OrganisationAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         return label
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
-        ids = admin_organisation_ids(request)
-        queryset = super().get_queryset(request)
-        return queryset if ids is None else queryset.filter(pk__in=ids)
+        return scope_choices(super().get_queryset(request), admin_organisation_ids(request))
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return bool(request.user.is_superuser)  # an organisation is not its staff's to create
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return bool(request.user.is_superuser)
 
     def save_model(self, request: HttpRequest, obj: Model, form: Any, change: bool) -> None:
         super().save_model(request, obj, form, change)

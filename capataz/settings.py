@@ -131,6 +131,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "business.middleware.OrganisationMiddleware",
+    "business.middleware.QueryHygieneMiddleware",
 ]
 
 ROOT_URLCONF = "capataz.urls"

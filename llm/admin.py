@@ -10,12 +10,18 @@ from django.contrib import admin
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
-from business.admin import OrgAdminAccess, OrganisationFilter, OrgScopedAdmin, can_administer
+from business.admin import (
+    OrgAdminAccess,
+    OrganisationFilter,
+    OrgScopedAdmin,
+    TenantModelForm,
+    can_administer,
+)
 from llm import pricing
 from llm.models import ModelCall, ModelPrice, ProviderSettings
 
 
-class ProviderSettingsForm(forms.ModelForm):  # type: ignore[type-arg]
+class ProviderSettingsForm(TenantModelForm):
     """The API key is write-only: the page never shows it; typing a value replaces the stored
     key, leaving the field blank keeps it, the checkbox removes it."""
 

@@ -19,7 +19,7 @@ ORG = {
     "slug": "demo",
     "timezone": "America/Argentina/Buenos_Aires",
     "language": "es",
-    "phone": "+54 11 4781-2250",
+    "phone": "+541147812250",
     "email": "hola@climariodelaplata.com.ar",
     "address": "Av. del Libertador 6850, Núñez, CABA",
     "business_hours": {
@@ -472,26 +472,24 @@ MON_FRI = (0, 1, 2, 3, 4)
 MON_SAT = (0, 1, 2, 3, 4, 5)
 
 TECHNICIANS = (
-    TechSpec("Martín Sosa", "+54 9 11 4512-3387", ("ac", "electrical"), "CABA", _8, _17, MON_FRI),
+    TechSpec("Martín Sosa", "+5491145123387", ("ac", "electrical"), "CABA", _8, _17, MON_FRI),
     TechSpec(
         "Diego Fernández",
-        "+54 9 11 4420-9915",
+        "+5491144209915",
         ("gas", "heating", "plumbing"),
         "CABA",
         _8,
         _17,
         MON_SAT,
     ),
-    TechSpec("Lucas Romero", "+54 9 11 5633-1042", ("ac",), "Norte", _9, _18, MON_FRI),
-    TechSpec(
-        "Sergio Benítez", "+54 9 11 4789-2210", ("plumbing", "gas"), "Norte", _8, _16, MON_SAT
-    ),
-    TechSpec("Walter Acosta", "+54 9 11 4301-7764", ("heating", "gas"), "Sur", _8, _17, MON_FRI),
-    TechSpec("Gustavo Medina", "+54 9 11 6012-4478", ("electrical", "ac"), "Sur", _8, _17, MON_SAT),
-    TechSpec("Pablo Herrera", "+54 9 11 4655-0931", ("ac", "heating"), "Oeste", _8, _17, MON_FRI),
+    TechSpec("Lucas Romero", "+5491156331042", ("ac",), "Norte", _9, _18, MON_FRI),
+    TechSpec("Sergio Benítez", "+5491147892210", ("plumbing", "gas"), "Norte", _8, _16, MON_SAT),
+    TechSpec("Walter Acosta", "+5491143017764", ("heating", "gas"), "Sur", _8, _17, MON_FRI),
+    TechSpec("Gustavo Medina", "+5491160124478", ("electrical", "ac"), "Sur", _8, _17, MON_SAT),
+    TechSpec("Pablo Herrera", "+5491146550931", ("ac", "heating"), "Oeste", _8, _17, MON_FRI),
     TechSpec(
         "Nicolás Castro",
-        "+54 9 11 4488-6120",
+        "+5491144886120",
         ("plumbing", "electrical"),
         "Oeste",
         _9,
@@ -500,18 +498,18 @@ TECHNICIANS = (
     ),
     TechSpec(
         "Ramiro Giménez",
-        "+54 9 11 4252-8803",
+        "+5491142528803",
         ("gas", "plumbing", "heating"),
         "Este",
         _8,
         _17,
         MON_SAT,
     ),
-    TechSpec("Valeria Ruiz", "+54 9 11 5977-3316", ("electrical", "ac"), "Este", _8, _16, MON_FRI),
+    TechSpec("Valeria Ruiz", "+5491159773316", ("electrical", "ac"), "Este", _8, _16, MON_FRI),
     # The weekend on-call technician: Wednesday to Sunday, emergencies on Sundays.
     TechSpec(
         "Hernán Molina",
-        "+54 9 11 4123-5590",
+        "+5491141235590",
         ("gas", "plumbing", "ac", "heating"),
         "CABA",
         _9,

@@ -29,14 +29,15 @@ def _ascii(text: str) -> str:
     return folded.lower().replace(" ", "")
 
 
+# Phones are stored in E.164, as every other entry stores them (business.validators).
 def _mobile(ctx: SeedContext) -> str:
     rng = ctx.rng
-    return f"+54 9 11 {rng.choice('4456')}{rng.randint(0, 999):03d}-{rng.randint(0, 9999):04d}"
+    return f"+54911{rng.choice('4456')}{rng.randint(0, 999):03d}{rng.randint(0, 9999):04d}"
 
 
 def _landline(ctx: SeedContext) -> str:
     rng = ctx.rng
-    return f"+54 11 4{rng.randint(0, 999):03d}-{rng.randint(0, 9999):04d}"
+    return f"+54114{rng.randint(0, 999):03d}{rng.randint(0, 9999):04d}"
 
 
 def _cuit(ctx: SeedContext, prefixes: tuple[str, ...], base_first: str, used: set[str]) -> str:

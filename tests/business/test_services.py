@@ -24,6 +24,7 @@ from business.models import (
     Quote,
 )
 from business.services import LineInput
+from business.validators import normalise_phone
 from tests import factories
 from tests.business.conftest import at
 
@@ -179,7 +180,7 @@ def test_customer_update_refuses_another_organisations_customer(cast) -> None:
     ],
 )
 def test_normalise_phone(raw: str, expected: str) -> None:
-    assert services.normalise_phone(raw) == expected
+    assert normalise_phone(raw) == expected
 
 
 # --- Booking -----------------------------------------------------------------------------------

@@ -98,12 +98,13 @@ def test_an_organisation_admin_adds_settings_only_for_their_organisation(
 
     response = client.post(url, data)
 
-    assert response.status_code == 200  # the other organisation is not a valid choice
-    assert "organisation" in response.context["adminform"].form.errors
-    data["organisation"] = str(cast.org.pk)
-    assert client.post(url, data).status_code == 302
+    # The organisation comes from the user, never from the form: the other one's id is ignored.
+    assert response.status_code == 302
+    assert not ProviderSettings.objects.filter(organisation=cast.other_org).exists()
     row = ProviderSettings.objects.get(organisation=cast.org)
     assert row.api_key == KEY and row.timeout_s == 15.0
+    again = client.post(url, data)  # one row per organisation: a second is refused, not a 500
+    assert again.status_code == 200 and "organisation" in again.context["adminform"].form.errors
 
 
 def test_an_outsider_never_sees_another_organisations_settings_or_calls(
