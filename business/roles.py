@@ -23,6 +23,7 @@ PERMISSIONS: dict[str, Role] = {
     "view_records": Role.OPERATOR,
     "edit_records": Role.OPERATOR,
     "decide_approvals": Role.MANAGER,
+    "supervise_conversations": Role.MANAGER,
     "view_metrics": Role.MANAGER,
     "edit_agents": Role.ADMIN,
     "run_evaluations": Role.ADMIN,
@@ -34,6 +35,15 @@ def role_at_least(membership: Membership | None, role: Role) -> bool:
     if membership is None:
         return False
     return RANK[Role(membership.role)] >= RANK[role]
+
+
+def outranks(reader: Membership | None, owner: Membership | None) -> bool:
+    """Whether `reader` ranks above `owner` in their organisation (no membership ranks lowest:
+    someone who left, or nobody)."""
+    if reader is None:
+        return False
+    owner_rank = RANK[Role(owner.role)] if owner is not None else 0
+    return RANK[Role(reader.role)] > owner_rank
 
 
 def can(membership: Membership | None, permission: str) -> bool:

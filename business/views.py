@@ -11,12 +11,13 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.paginator import Page, Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.cache import patch_vary_headers
-from django.utils.translation import pgettext_lazy
+from django.utils.translation import gettext, ngettext, pgettext_lazy
 from django_htmx.middleware import HtmxDetails
 
 from business import selectors
@@ -78,6 +79,38 @@ class LoginView(auth_views.LoginView):
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         # The demo accounts are a development convenience: never advertise them in production.
         return {**super().get_context_data(**kwargs), "show_demo_logins": settings.DEBUG}
+
+
+def login_locked_out(
+    request: HttpRequest,
+    response: HttpResponse | None = None,
+    credentials: dict[str, Any] | None = None,
+) -> HttpResponse:
+    """django-axes' answer to a locked-out username and IP (AXES_LOCKOUT_CALLABLE): the login
+    page again, saying why and for how long, with 429. The form is not bound: validating it
+    would try the password once more."""
+    minutes = settings.LOGIN_LOCKOUT_MINUTES
+    if minutes:
+        message = ngettext(
+            "Too many failed sign-in attempts for this account from this connection. Try again "
+            "in %(minutes)s minute or ask an administrator to unlock it.",
+            "Too many failed sign-in attempts for this account from this connection. Try again "
+            "in %(minutes)s minutes or ask an administrator to unlock it.",
+            minutes,
+        ) % {"minutes": minutes}
+    else:
+        message = gettext(
+            "Too many failed sign-in attempts for this account from this connection. Ask an "
+            "administrator to unlock it."
+        )
+    username = (credentials or {}).get("username") or request.POST.get("username", "")
+    context = {
+        "form": AuthenticationForm(request, initial={"username": username}),
+        "locked_out_message": message,
+        "next": request.POST.get("next", ""),
+        "show_demo_logins": settings.DEBUG,
+    }
+    return render(request, "business/login.html", context, status=429)
 
 
 def logged_out(request: HttpRequest) -> HttpResponse:

@@ -14,10 +14,10 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.urls import path  # noqa: E402
 
 from approvals.consumers import ApprovalsConsumer  # noqa: E402
+from capataz.origin import SameOriginValidator  # noqa: E402
 from copilot import eventlog  # noqa: E402
 from copilot.routing import websocket_urlpatterns  # noqa: E402
 
@@ -32,7 +32,7 @@ async def http(scope: Any, receive: Any, send: Any) -> None:
 application = ProtocolTypeRouter(
     {
         "http": http,
-        "websocket": AllowedHostsOriginValidator(
+        "websocket": SameOriginValidator(
             AuthMiddlewareStack(
                 URLRouter(
                     [*websocket_urlpatterns, path("ws/approvals/", ApprovalsConsumer.as_asgi())]

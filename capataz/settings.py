@@ -8,10 +8,16 @@ SQLite, the in-memory channel layer, Celery over the filesystem broker and the e
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import dj_database_url
+from django.core.checks.security.base import (
+    SECRET_KEY_INSECURE_PREFIX,
+    SECRET_KEY_MIN_LENGTH,
+    SECRET_KEY_MIN_UNIQUE_CHARACTERS,
+)
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
@@ -86,15 +92,47 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+DEVELOPMENT_SECRET_KEY = "capataz-insecure-development-key-do-not-use-in-production"
+
+
+def weak_secret_key(key: str) -> str | None:
+    """Why `key` is too weak to sign production sessions (Django's own W009 rules), or None."""
+    if key.startswith(SECRET_KEY_INSECURE_PREFIX) or key == DEVELOPMENT_SECRET_KEY:
+        return "it is a development key"
+    if len(key) < SECRET_KEY_MIN_LENGTH:
+        return f"it has fewer than {SECRET_KEY_MIN_LENGTH} characters"
+    if len(set(key)) < SECRET_KEY_MIN_UNIQUE_CHARACTERS:
+        return f"it has fewer than {SECRET_KEY_MIN_UNIQUE_CHARACTERS} different characters"
+    return None
+
+
 DEBUG = env_bool("DEBUG", True)
 SECRET_KEY = env_str("SECRET_KEY", "")
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is false")
-    SECRET_KEY = "capataz-insecure-development-key-do-not-use-in-production"
+    SECRET_KEY = DEVELOPMENT_SECRET_KEY
+elif not DEBUG and (weakness := weak_secret_key(SECRET_KEY)) is not None:
+    raise ImproperlyConfigured(
+        f"SECRET_KEY is too weak for DEBUG=false: {weakness}. Generate one with "
+        "python -c 'import secrets; print(secrets.token_urlsafe(50))'"
+    )
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+# --- HTTPS: on by default when DEBUG is false; each can be turned off (a dev box served over
+# plain HTTP with DEBUG=false, or TLS ended somewhere that already sends HSTS) ---
+# Behind a proxy that ends TLS: trust its X-Forwarded-Proto (only if it always sets it).
+if env_bool("TRUST_X_FORWARDED_PROTO", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
+# A year of HSTS for the host and its subdomains, preload-ready; 0 turns HSTS off.
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31_536_000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
 SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000")
 VAR_DIR = Path(env_str("CAPATAZ_VAR_DIR", str(BASE_DIR / "var")))
 
@@ -110,6 +148,7 @@ INSTALLED_APPS = [
     "channels",
     "django_htmx",
     "django_celery_beat",
+    "axes",
     "business",
     "agents",
     "llm",
@@ -132,6 +171,8 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     "business.middleware.OrganisationMiddleware",
     "business.middleware.QueryHygieneMiddleware",
+    # Last: turns a login refused for too many failures into the login page saying so.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "capataz.urls"
@@ -300,6 +341,22 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+# --- Login throttling (django-axes): failures counted per username *and* IP together, so
+# a locked pair neither locks the user out elsewhere nor blocks the office's other users. ---
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # refuses a locked-out pair before checking
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
+# Minutes a locked pair waits; 0: until an admin unlocks it (admin → Access attempts).
+LOGIN_LOCKOUT_MINUTES = env_int("LOGIN_LOCKOUT_MINUTES", 15)
+AXES_COOLOFF_TIME = timedelta(minutes=LOGIN_LOCKOUT_MINUTES) if LOGIN_LOCKOUT_MINUTES else None
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "business.views.login_locked_out"
+# The client's address is REMOTE_ADDR: behind a proxy, run daphne with --proxy-headers.
+AXES_VERBOSE = False
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "dashboard"
 LOGOUT_REDIRECT_URL = "login"

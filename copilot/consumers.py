@@ -56,6 +56,9 @@ def _db(func: Any) -> Any:
 class ChatConsumer(AsyncWebsocketConsumer):
     conversation: Conversation
     ui_language: str = "es"
+    # A supervisor (a manager or admin reading a member's conversation) follows it live, and
+    # every frame they send is refused with `read_only`: nothing is stored.
+    read_only: bool = True
 
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -64,11 +67,12 @@ class ChatConsumer(AsyncWebsocketConsumer):
             return
         conversation_id = self.scope["url_route"]["kwargs"]["conversation_id"]
         try:
-            self.conversation = await _db(get_conversation_for_user)(user, conversation_id)
+            access = await _db(get_conversation_for_user)(user, conversation_id)
         except Conversation.DoesNotExist:
-            # An outsider cannot tell a foreign conversation from a missing one.
+            # An outsider (or a colleague) cannot tell it from a missing conversation.
             await self.close(code=CLOSE_NOT_FOUND)
             return
+        self.conversation, self.read_only = access
         self.ui_language = _ui_language(self.scope)
         self.group = eventlog.group_name(self.conversation.organisation_id, self.conversation.pk)
         self.last_seq: int = 0
@@ -108,6 +112,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
     # --- incoming frames -----------------------------------------------------------------
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if self.read_only:
+            await self._refuse("read_only", {})
+            return
         frame, problem = parse_frame(text_data, bytes_data)
         if problem is not None:
             await self._refuse(*problem)
@@ -275,6 +282,9 @@ FRAME_ERRORS = {
     ),
     "unavailable": gettext_noop(
         "Your message could not be saved right now. The panel sends it again by itself in a moment."
+    ),
+    "read_only": gettext_noop(
+        "You are reading this conversation as a supervisor: you cannot write into it."
     ),
     "deferred": gettext_noop(
         "Your message is saved. The copilot will answer it as soon as the service is back."

@@ -2,26 +2,58 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Min, QuerySet
 
 from agents.events import ConsultedAgent
-from business.models import Organisation
+from business.models import Membership, Organisation
+from business.roles import can, outranks
 from copilot.models import AgentRun, Conversation, ConversationEvent, Message, Turn
 
 AnyUser = AbstractBaseUser | AnonymousUser
 
 
-def get_conversation_for_user(user: AnyUser, pk: int | str) -> Conversation:
-    """The conversation when it belongs to one of the user's organisations; DoesNotExist else."""
+class ConversationAccess(NamedTuple):
+    """A conversation the user may open, and how: their own (read and write), or a member's they
+    supervise (`read_only`: a manager or admin reading, never writing)."""
+
+    conversation: Conversation
+    read_only: bool
+
+
+def get_conversation_for_user(user: AnyUser, pk: int | str) -> ConversationAccess:
+    """The conversation when the user may open it; DoesNotExist else (a colleague's or another
+    organisation's looks the same as a missing one).
+
+    The rule (README, "Conversation privacy"): a member writes only into their own
+    conversations; a manager or admin of the organisation reads, read-only, those of members of
+    a lower role and those with no member behind them (WhatsApp, schedules, someone who left).
+    """
     if not user.is_authenticated:
         raise Conversation.DoesNotExist
-    return (
+    conversation = (
         Conversation.objects.filter(organisation__memberships__user__pk=user.pk)
-        .select_related("organisation")
+        .select_related("organisation", "user")
         .distinct()
         .get(pk=pk)
     )
+    if conversation.user_id == user.pk:
+        return ConversationAccess(conversation, read_only=False)
+    members = {
+        membership.user_id: membership
+        for membership in Membership.objects.filter(
+            organisation_id=conversation.organisation_id,
+            user_id__in=[user.pk, conversation.user_id or user.pk],
+        )
+    }
+    reader = members.get(user.pk)
+    if can(reader, "supervise_conversations") and outranks(
+        reader, members.get(conversation.user_id) if conversation.user_id else None
+    ):
+        return ConversationAccess(conversation, read_only=True)
+    raise Conversation.DoesNotExist
 
 
 def replay_from(conversation: Conversation) -> int:

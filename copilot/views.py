@@ -34,11 +34,14 @@ def chat_new(request: HttpRequest) -> HttpResponse:
 @permission_required("chat")
 def chat_detail(request: HttpRequest, conversation_id: int) -> HttpResponse:
     try:
-        conversation = get_conversation_for_user(request.user, conversation_id)
+        conversation, read_only = get_conversation_for_user(request.user, conversation_id)
     except Conversation.DoesNotExist as exc:
         raise Http404 from exc
     context = {
         "conversation": conversation,
+        # A supervisor reads a member's conversation: labelled as such, with no composer.
+        "read_only": read_only,
+        "owner_name": _owner_name(conversation),
         "conversations": conversations_for_user(request.user, conversation.organisation)[:30],
         # Not "messages": that name is Django's flash messages, which base.html renders.
         "chat_messages": conversation.messages.all(),
@@ -46,3 +49,11 @@ def chat_detail(request: HttpRequest, conversation_id: int) -> HttpResponse:
         "replay_from": replay_from(conversation),
     }
     return render(request, "copilot/chat.html", context)
+
+
+def _owner_name(conversation: Conversation) -> str:
+    """Whose conversation it is, for the supervision banner: the member, or else its channel."""
+    owner = conversation.user
+    if owner is None:
+        return str(conversation.get_channel_display())
+    return owner.get_full_name() or owner.get_username()

@@ -21,7 +21,10 @@
   const input = document.getElementById("chat-input");
   const status = document.getElementById("chat-status");
   const conversationId = panel && panel.dataset.conversationId;
-  if (!conversationId || !thread || !form || !input || !status) return;  // no conversation open
+  if (!conversationId || !thread || !status) return;  // no conversation open
+  // A supervisor reading a member's conversation: live, but no composer and nothing to send.
+  const readOnly = panel.dataset.readOnly === "true";
+  if (!readOnly && (!form || !input)) return;
 
   const t = (key) => panel.dataset["i18n" + key] || key;
   const BACKOFF_FIRST_MS = 500;
@@ -192,7 +195,7 @@
       if (meta) meta.remove();
     }
     noteUnder(bubble, "refused", t("Error") + ": " + ev.message, "msg-note-bad");
-    if (!input.value.trim()) input.value = item.text;
+    if (input && !input.value.trim()) input.value = item.text;
     pump();
   }
 
@@ -423,21 +426,22 @@
     connect();
   }
 
-  let outbox = loadOutbox().filter(
+  let outbox = readOnly ? [] : loadOutbox().filter(
     (m) => !thread.querySelector('[data-client-id="' + m.client_id + '"]'));  // stored already
-  saveOutbox();
-  outbox.forEach(pendingBubble);
-
-  form.addEventListener("submit", (e) => {
-    e.preventDefault();
-    submit();
-  });
-  input.addEventListener("keydown", (e) => {
-    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+  if (!readOnly) {
+    saveOutbox();
+    outbox.forEach(pendingBubble);
+    form.addEventListener("submit", (e) => {
       e.preventDefault();
       submit();
-    }
-  });
+    });
+    input.addEventListener("keydown", (e) => {
+      if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+        e.preventDefault();
+        submit();
+      }
+    });
+  }
   window.addEventListener("online", reconnectNow);
   document.addEventListener("visibilitychange", () => {
     if (document.visibilityState === "visible") reconnectNow();

@@ -17,7 +17,7 @@ from capataz.asgi import application
 from copilot import eventlog
 from tests import factories
 from tests.conftest import Cast
-from tests.copilot.test_consumer import ORIGIN, _session_cookie
+from tests.copilot.test_consumer import HOST, ORIGIN, _session_cookie
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -25,7 +25,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 async def _open(user: Any) -> tuple[WebsocketCommunicator, bool, int | None]:
     cookie = await sync_to_async(_session_cookie)(user)
     communicator = WebsocketCommunicator(
-        application, "/ws/approvals/", headers=[(b"origin", ORIGIN), (b"cookie", cookie)]
+        application,
+        "/ws/approvals/",
+        headers=[(b"host", HOST), (b"origin", ORIGIN), (b"cookie", cookie)],
     )
     connected, code = await communicator.connect()
     return communicator, connected, code

@@ -6,7 +6,7 @@ import pytest
 from django.core.exceptions import PermissionDenied
 
 from business.models import Membership, Role
-from business.roles import PERMISSIONS, can, require, role_at_least
+from business.roles import PERMISSIONS, can, outranks, require, role_at_least
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_passwords")]
 
@@ -15,6 +15,7 @@ EXPECTED = {
     "view_records": {"operator", "manager", "admin"},
     "edit_records": {"operator", "manager", "admin"},
     "decide_approvals": {"manager", "admin"},
+    "supervise_conversations": {"manager", "admin"},
     "view_metrics": {"manager", "admin"},
     "edit_agents": {"admin"},
     "run_evaluations": {"admin"},
@@ -55,3 +56,13 @@ def test_role_order(cast) -> None:
     assert role_at_least(manager, Role.OPERATOR)
     assert role_at_least(manager, Role.MANAGER)
     assert not role_at_least(manager, Role.ADMIN)
+
+
+def test_outranks_orders_roles_and_ranks_no_membership_lowest(cast) -> None:
+    operator, manager, admin = (
+        Membership.objects.get(user=user, organisation=cast.org)
+        for user in (cast.operator, cast.manager, cast.admin)
+    )
+    assert outranks(admin, manager) and outranks(manager, operator) and outranks(operator, None)
+    assert not outranks(manager, admin) and not outranks(manager, manager)
+    assert not outranks(None, None)

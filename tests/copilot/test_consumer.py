@@ -23,10 +23,13 @@ from capataz.asgi import application
 from copilot import eventlog, tasks
 from copilot.models import Conversation, ConversationEvent, Message, Turn
 from copilot.services import conversation_create
+from tests import factories
 from tests.conftest import Cast
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
+# The page's origin and the Host it was served from: the socket accepts its own origin only.
+HOST = b"127.0.0.1:8000"
 ORIGIN = b"http://127.0.0.1:8000"
 
 
@@ -40,9 +43,13 @@ def _session_cookie(user: Any) -> bytes:
 
 
 async def _connect(
-    user: Any, conversation_id: int, origin: bytes = ORIGIN, after: int | None = None
+    user: Any,
+    conversation_id: int,
+    origin: bytes = ORIGIN,
+    after: int | None = None,
+    extra: list[tuple[bytes, bytes]] | None = None,
 ) -> WebsocketCommunicator:
-    headers = [(b"origin", origin)]
+    headers = [(b"host", HOST), (b"origin", origin), *(extra or [])]
     if user is not None:
         headers.append((b"cookie", await sync_to_async(_session_cookie)(user)))
     path = f"/ws/chat/{conversation_id}/" + (f"?after={after}" if after is not None else "")
@@ -301,6 +308,83 @@ async def test_a_foreign_origin_is_refused(cast: Cast, conversation: Conversatio
     communicator = await _connect(cast.operator, conversation.pk, origin=b"http://evil.example")
     connected, _ = await communicator.connect()
     assert not connected
+
+
+@pytest.mark.parametrize(
+    "origin",
+    [b"http://127.0.0.1:9999", b"https://127.0.0.1", b"https://127.0.0.1:8000", b"null", b""],
+)
+async def test_an_origin_with_another_port_or_scheme_is_refused(
+    cast: Cast, conversation: Conversation, origin: bytes
+) -> None:
+    communicator = await _connect(cast.operator, conversation.pk, origin=origin)
+    connected, _ = await communicator.connect()
+    assert not connected
+
+
+async def test_a_trusted_origin_is_accepted(
+    cast: Cast, conversation: Conversation, settings: Any
+) -> None:
+    settings.CSRF_TRUSTED_ORIGINS = ["https://office.example.com"]
+    trusted = await _connect(cast.operator, conversation.pk, origin=b"https://office.example.com")
+    connected, _ = await trusted.connect()
+    assert connected
+    await trusted.disconnect()
+    other_port = await _connect(
+        cast.operator, conversation.pk, origin=b"https://office.example.com:8443"
+    )
+    assert not (await other_port.connect())[0]
+
+
+# --- conversation privacy: one's own, or read-only supervision ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("reader", "owner"),
+    [("colleague", "operator"), ("manager", "admin"), ("manager", "peer manager")],
+)
+async def test_a_conversation_not_ones_own_nor_supervised_closes_as_not_found(
+    cast: Cast, reader: str, owner: str
+) -> None:
+    extra = {
+        "colleague": await sync_to_async(factories.make_user)(cast.org, "operator", "otra"),
+        "peer manager": await sync_to_async(factories.make_user)(cast.org, "manager", "par"),
+    }
+    people = {"operator": cast.operator, "manager": cast.manager, "admin": cast.admin, **extra}
+    theirs = await sync_to_async(conversation_create)(organisation=cast.org, user=people[owner])
+    communicator = await _connect(people[reader], theirs.pk)
+    connected, code = await communicator.connect()
+    assert not connected
+    assert code == 4404
+
+
+async def test_a_manager_follows_a_members_conversation_live_but_cannot_write(
+    cast: Cast, conversation: Conversation
+) -> None:
+    owner = await _open(cast.operator, conversation.pk)
+    supervisor = await _open(cast.manager, conversation.pk)
+
+    await owner.send_to(text_data=_send("hola", client_id="own-1"))
+    accepted = await _receive(supervisor)
+    watched = await _turn_events(supervisor)
+    await _turn_events(owner)
+    before = await sync_to_async(_messages)(conversation)
+
+    await supervisor.send_to(text_data=_send("yo también escribo", client_id="sup-1"))
+    refused = await _receive(supervisor, 10)
+    await supervisor.send_to(text_data="not json")
+    refused_again = await _receive(supervisor, 10)
+    await owner.disconnect()
+    await supervisor.disconnect()
+
+    assert accepted["type"] == "accepted" and accepted["client_id"] == "own-1"
+    assert watched[-1]["type"] == "completed"
+    assert refused["type"] == "error" and refused["code"] == "read_only"
+    assert refused_again["code"] == "read_only"
+    assert "supervis" in refused["message"]  # the UI language, es-AR by default
+    assert await sync_to_async(_messages)(conversation) == before
+    turns = await sync_to_async(Turn.objects.filter(conversation=conversation).count)()
+    assert turns == 1
 
 
 async def test_two_quick_messages_get_two_answers_in_order(

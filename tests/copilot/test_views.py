@@ -10,6 +10,7 @@ from django.urls import reverse
 from copilot.models import Message
 from copilot.services import conversation_create, message_add
 from copilot.turn import accept_message
+from tests import factories
 from tests.conftest import Cast
 
 pytestmark = pytest.mark.django_db
@@ -64,3 +65,99 @@ def test_the_page_says_where_its_socket_starts_and_what_it_already_shows(
     assert f'data-replay-from="{queued.event["seq"] - 1}"' in page
     assert f'id="message-{queued.message_id}" data-client-id="tab-1"' in page
     assert 'data-turn="earlier-turn"' in page
+
+
+# --- conversation privacy: one's own, or read-only supervision ------------------------------
+
+
+def test_an_operator_cannot_open_a_colleagues_conversation(client: Client, cast: Cast) -> None:
+    conversation = conversation_create(organisation=cast.org, user=cast.operator, channel="panel")
+    colleague = factories.make_user(cast.org, "operator", "otra")
+    client.force_login(colleague)
+
+    response = client.get(reverse("chat_detail", args=[conversation.pk]))
+
+    assert response.status_code == 404
+
+
+def test_an_outsider_gets_404_for_another_organisations_conversation(
+    client: Client, cast: Cast
+) -> None:
+    conversation = conversation_create(organisation=cast.org, user=cast.operator, channel="panel")
+    client.force_login(cast.outsider)
+    assert client.get(reverse("chat_detail", args=[conversation.pk])).status_code == 404
+
+
+def test_the_owner_sees_the_composer_and_no_supervision_banner(client: Client, cast: Cast) -> None:
+    conversation = conversation_create(organisation=cast.org, user=cast.operator, channel="panel")
+    client.force_login(cast.operator)
+
+    page = client.get(reverse("chat_detail", args=[conversation.pk])).content.decode()
+
+    assert 'id="chat-form"' in page
+    assert 'data-testid="supervision"' not in page and "data-read-only" not in page
+
+
+@pytest.mark.parametrize(
+    ("reader", "owner", "language", "banner"),
+    [
+        ("manager", "operator", "es-ar", "Supervisión: conversación de Olga Pérez, solo lectura"),
+        ("admin", "operator", "en", "Supervision: Olga Pérez’s conversation, read only"),
+        ("admin", "manager", "es-ar", "Supervisión: conversación de Olga Pérez, solo lectura"),
+    ],
+)
+def test_a_supervisor_reads_a_members_conversation_labelled_and_without_composer(
+    client: Client, cast: Cast, reader: str, owner: str, language: str, banner: str
+) -> None:
+    member = getattr(cast, owner)
+    member.first_name, member.last_name = "Olga", "Pérez"
+    member.save()
+    conversation = conversation_create(organisation=cast.org, user=member, channel="panel")
+    message_add(
+        conversation=conversation, role=Message.Role.USER, text="reprogramá a Ana", language="es"
+    )
+    client.force_login(getattr(cast, reader))
+
+    response = client.get(
+        reverse("chat_detail", args=[conversation.pk]), HTTP_ACCEPT_LANGUAGE=language
+    )
+    page = response.content.decode()
+
+    assert response.status_code == 200
+    assert banner in page
+    assert "reprogramá a Ana" in page
+    assert 'data-read-only="true"' in page
+    assert 'id="chat-form"' not in page and 'id="chat-input"' not in page
+
+
+def test_a_manager_cannot_read_an_admins_or_another_managers_conversation(
+    client: Client, cast: Cast
+) -> None:
+    peer = factories.make_user(cast.org, "manager", "otro-gerente")
+    client.force_login(cast.manager)
+    for owner in (cast.admin, peer):
+        conversation = conversation_create(organisation=cast.org, user=owner, channel="panel")
+        assert client.get(reverse("chat_detail", args=[conversation.pk])).status_code == 404
+
+
+def test_an_ownerless_conversation_is_read_only_for_managers_and_hidden_from_operators(
+    client: Client, cast: Cast
+) -> None:
+    conversation = conversation_create(organisation=cast.org, user=None, channel="whatsapp")
+    client.force_login(cast.operator)
+    assert client.get(reverse("chat_detail", args=[conversation.pk])).status_code == 404
+
+    client.force_login(cast.manager)
+    page = client.get(reverse("chat_detail", args=[conversation.pk])).content.decode()
+    assert "Supervisión: conversación de WhatsApp, solo lectura" in page
+
+
+def test_the_conversation_list_shows_only_ones_own(client: Client, cast: Cast) -> None:
+    theirs = conversation_create(organisation=cast.org, user=cast.operator, channel="panel")
+    mine = conversation_create(organisation=cast.org, user=cast.manager, channel="panel")
+    client.force_login(cast.manager)
+
+    page = client.get(reverse("chat_detail", args=[mine.pk])).content.decode()
+
+    assert reverse("chat_detail", args=[mine.pk]) in page
+    assert reverse("chat_detail", args=[theirs.pk]) not in page
