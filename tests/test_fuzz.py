@@ -28,9 +28,11 @@ FUZZ = settings(
     max_examples=60, deadline=None, derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )  # fmt: skip
-PAGES = ("/", "/jobs/", "/customers/", "/technicians/", "/vehicles/", "/invoices/", "/quotes/",
-         "/tickets/", "/approvals/", "/chat/", "/agents/tools/", "/admin/business/customer/",
-         "/admin/business/job/", "/admin/business/payment/", "/admin/business/absence/")  # fmt: skip
+PAGES = (
+    "/", "/jobs/", "/customers/", "/technicians/", "/vehicles/", "/invoices/", "/quotes/",
+    "/tickets/", "/approvals/", "/chat/", "/agents/tools/", "/admin/business/customer/",
+    "/admin/business/job/", "/admin/business/payment/", "/admin/business/absence/",
+)  # fmt: skip
 PARAMS = ("q", "date", "status", "technician", "customer", "page", "state", "o", "p", "e")
 # Anything a browser or an attacker can put in a field: every code point class, NUL and lone
 # surrogates included, numbers at the edges of every type.
@@ -107,7 +109,9 @@ def test_the_login_form_never_fails(username: str, password: str) -> None:
 
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
     max_leaves=20,
 )
 FRAMES = st.one_of(

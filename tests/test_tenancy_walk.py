@@ -7,13 +7,14 @@ attackers are members of another organisation — an operator, a manager, and an
 status and every model permission — plus an anonymous visitor. Each pattern is requested with
 the victim's ids in its arguments (GET, then POST with the victim's ids in the form too); no
 response may be a 5xx or contain a marker, and the victim's rows must be byte for byte what they
-were. The counts are printed for the closing note (`pytest -s`).
+were. The counts are logged (`pytest --log-cli-level=INFO`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -22,7 +23,6 @@ from typing import Any
 import pytest
 from django.apps import apps
 from django.contrib.auth.models import Permission
-from django.db.models import Model
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
@@ -35,6 +35,7 @@ from tests import factories
 
 pytestmark = pytest.mark.django_db
 
+logger = logging.getLogger(__name__)
 MARK = "Zqvictim"  # in every victim record's text; never in the attackers' own
 ROLES = ("anonymous", "operator", "manager", "admin")
 _CONVERTER = re.compile(r"<(?:(\w+):)?(\w+)>")
@@ -147,7 +148,9 @@ def _fingerprint(org: Organisation) -> str:
         rows = model._default_manager.filter(organisation=org).order_by("pk").values()
         digest.update(model._meta.label.encode())
         digest.update(json.dumps(list(rows), default=str, sort_keys=True).encode())
-    digest.update(json.dumps(list(Organisation.objects.filter(pk=org.pk).values()), default=str).encode())
+    digest.update(
+        json.dumps(list(Organisation.objects.filter(pk=org.pk).values()), default=str).encode()
+    )
     return digest.hexdigest()
 
 
@@ -209,8 +212,10 @@ def test_an_outsider_sees_and_changes_nothing_anywhere(role: str, settings: Any)
             problems.append(f"POST {url} → {response.status_code}")
     after = _fingerprint(victim.org)
 
-    print(f"\ntenancy walk [{role}]: {len(urls)} URLs from the URLconf, {requests} requests, "
-          f"{leaks} leaks, {errors} server errors, victim rows changed: {before != after}")  # fmt: skip
+    logger.info(
+        "tenancy walk [%s]: %d URLs from the URLconf, %d requests, %d leaks, %d server errors, "
+        "victim rows changed: %s", role, len(urls), requests, leaks, errors, before != after,
+    )  # fmt: skip
     assert problems == []
     assert before == after
     assert len(urls) > 150  # the walk really covers the URLconf (the admin included)
