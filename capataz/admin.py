@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
+from django.contrib.auth import get_user_model
 from django.db.models import Model, QuerySet
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
@@ -59,3 +60,39 @@ class OrganisationAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         if not change:
             # A new organisation gets its own copy of the default agent registry.
             agents_install_defaults(organisation=obj)  # type: ignore[arg-type]
+
+
+# --- what belongs to no organisation: the platform's own, for superusers only ---------------
+
+
+def _superusers_only(model_admin: type[admin.ModelAdmin]) -> type[admin.ModelAdmin]:  # type: ignore[type-arg]
+    """Schedules, sign-in attempts and permission groups are the whole installation's: an
+    organisation's admin (staff, with model permissions) neither sees nor edits them."""
+
+    class SuperusersOnly(model_admin):  # type: ignore[misc,valid-type]
+        def has_module_permission(self, request: HttpRequest) -> bool:
+            return bool(request.user.is_active and request.user.is_superuser)
+
+        def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+            return self.has_module_permission(request)
+
+        def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+            return self.has_module_permission(request)
+
+        def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+            return self.has_module_permission(request)
+
+        def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+            return self.has_module_permission(request)
+
+    SuperusersOnly.__name__ = model_admin.__name__
+    return SuperusersOnly
+
+
+for _model, _model_admin in list(admin.site._registry.items()):
+    if (
+        _model._meta.app_label in ("django_celery_beat", "axes", "auth")
+        and _model is not get_user_model()
+    ):
+        admin.site.unregister(_model)
+        admin.site.register(_model, _superusers_only(type(_model_admin)))

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
+from django.test import Client
 from django_celery_beat.models import PeriodicTask
 
 from capataz.celery import app
@@ -32,3 +37,18 @@ def test_an_admins_change_survives_the_next_install() -> None:
     row.refresh_from_db()
     assert not row.enabled and row.interval.every == 120
     assert PeriodicTask.objects.filter(task="approvals.expire_due").count() == 1
+
+
+def test_only_superusers_see_the_installation_wide_admin_pages(cast: Any) -> None:
+    cast.admin.is_staff = True
+    cast.admin.save()
+    cast.admin.user_permissions.set(Permission.objects.all())
+    root = get_user_model().objects.create_superuser("root", "root@example.com", "x")
+    pages = ("/admin/django_celery_beat/periodictask/", "/admin/axes/accessattempt/",
+             "/admin/auth/group/")  # fmt: skip
+    staff, superuser = Client(), Client()
+    staff.force_login(cast.admin)
+    superuser.force_login(root)
+    for page in pages:
+        assert staff.get(page).status_code == 403, page
+        assert superuser.get(page).status_code == 200, page
