@@ -13,7 +13,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
 from approvals.models import PendingAction
-from business.models import Organisation
+from business.models import Job, Organisation
 
 Status = PendingAction.Status
 
@@ -92,17 +92,21 @@ def snapshot_view(snapshot: Any) -> list[dict[str, Any]]:
         records = value if isinstance(value, list) else [value]
         for record in records:
             if isinstance(record, dict):
-                fields = [(_FIELD_LABELS.get(str(k), str(k).replace("_", " ")), _readable(v))
-                          for k, v in record.items()]  # fmt: skip
+                fields = [
+                    (_FIELD_LABELS.get(str(k), str(k).replace("_", " ")), _readable(v, str(k)))
+                    for k, v in record.items()
+                ]
             else:
                 fields = [("", _readable(record))]
             shown.append({"title": title, "fields": fields})
     return shown
 
 
-def _readable(value: Any) -> str:
+def _readable(value: Any, key: str = "") -> str:
     if value is None or value == "":
         return "—"
+    if key == "status" and value in Job.Status.values:
+        return str(Job.Status(value).label)
     if isinstance(value, bool):
         return str(_("yes") if value else _("no"))
     if isinstance(value, str) and (moment := _moment(value)) is not None:

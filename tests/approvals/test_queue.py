@@ -110,6 +110,6 @@ def test_the_detail_reads_the_snapshot_in_words_and_hides_internals_from_manager
     )
     manager_view = _get(cast.manager, f"/approvals/{action.pk}/").content.decode()
     admin_view = _get(cast.admin, f"/approvals/{action.pk}/").content.decode()
-    assert "{&#x27;job&#x27;" not in manager_view and "scheduled" in manager_view
+    assert "{&#x27;job&#x27;" not in manager_view and "Programado" in manager_view
     assert "30/11/2026" in manager_view
     assert "job_cancel ·" not in manager_view and "job_cancel ·" in admin_view
