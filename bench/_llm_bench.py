@@ -226,7 +226,10 @@ def bench_env(var_dir: str, server: ScriptedServer) -> dict[str, str]:
         DATABASE_URL="",
         REDIS_URL="",
         DEBUG="false",  # no query log: timings as in production
-        SECRET_KEY=secrets.token_urlsafe(32),
+        SECRET_KEY=secrets.token_urlsafe(50),  # DEBUG=false refuses a weak key
+        SECURE_SSL_REDIRECT="false",  # plain HTTP on loopback
+        SESSION_COOKIE_SECURE="false",
+        CSRF_COOKIE_SECURE="false",
         LOG_LEVEL="WARNING",
         OPENAI_API_KEY="bench-key",
         OPENAI_BASE_URL=server.base_url,

@@ -234,7 +234,12 @@ class Cluster:
         env.update(
             CAPATAZ_VAR_DIR=str(self.var_dir),
             DEBUG="false",  # no query log: timings as in production
-            SECRET_KEY=secrets.token_urlsafe(32),
+            SECRET_KEY=secrets.token_urlsafe(50),  # DEBUG=false refuses a weak key
+            # Plain HTTP on loopback: no redirect to HTTPS, cookies sent without TLS.
+            SECURE_SSL_REDIRECT="false",
+            SESSION_COOKIE_SECURE="false",
+            CSRF_COOKIE_SECURE="false",
+            SECURE_HSTS_SECONDS="0",
             ALLOWED_HOSTS=f"{HOST},localhost",
             LOG_LEVEL="WARNING",
             DJANGO_SETTINGS_MODULE="capataz.settings",
