@@ -18,6 +18,7 @@ import importlib
 import json
 import time
 from collections.abc import Callable, Iterable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -36,6 +37,7 @@ from agents.registry import (
     ToolResult,
     failure,
     get_tool,
+    write_key,
 )
 from approvals.gate import Filing, Held, ProposedCall, hold, needs_approval
 from nlu import Entities
@@ -211,10 +213,18 @@ class Runner:
             )
         )  # fmt: skip
         started = time.perf_counter()
-        with transaction.atomic():  # the call's writes and its row commit together
-            result, held = self._run(tool, arguments)
-            latency = round((time.perf_counter() - started) * 1000, 2)
-            self._record(tool, arguments, result, held, latency)
+        key = write_key(tool, arguments)
+        with ctx.writes.lock if key is not None else nullcontext():
+            earlier = ctx.writes.first(key) if key is not None else None
+            with transaction.atomic():  # the call's writes and its row commit together
+                if isinstance(earlier, ToolResult):  # this turn already did it: not again
+                    result, held = _repeat(earlier), None
+                else:
+                    result, held = self._run(tool, arguments)
+                latency = round((time.perf_counter() - started) * 1000, 2)
+                self._record(tool, arguments, result, held, latency)
+            if key is not None and earlier is None and result.ok:
+                ctx.writes.remember(key, result)
         self.tools_invoked.append(tool_name)
         if held is not None:
             self.held.append(held.approval_id)
@@ -349,6 +359,15 @@ class Runner:
     def wrote(self) -> bool:
         """Whether a call of this step may have changed records (anything but a read)."""
         return any(get_tool(name).category is not Category.SAFE for name in self.tools_invoked)
+
+
+def _repeat(first: ToolResult) -> ToolResult:
+    """A write this turn already made, answered with its first result (and said so)."""
+    return ToolResult(
+        ok=first.ok, data={**first.data, "repeated": True},
+        summary=f"already done earlier in this turn, not repeated: {first.summary}",
+        error=first.error,
+    )  # fmt: skip
 
 
 def _jsonable(arguments: dict[str, Any]) -> dict[str, object]:

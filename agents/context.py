@@ -9,6 +9,7 @@ with no turn id and an event sink that drops what it is given.
 from __future__ import annotations
 
 import datetime
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -27,6 +28,23 @@ def _drop(event: Event) -> None:
     """The event sink outside a turn: nobody is listening."""
 
 
+class WriteLedger:
+    """The turn's writes by target (O3): a write the turn already made — the same round, a
+    failsafe retry, a second orchestrator call, a fallback engine — is answered with the first
+    result instead of running again. `lock` serialises writes of steps that run at once, so two
+    of them cannot both find a target free and both write it."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self._results: dict[str, object] = {}
+
+    def first(self, key: str) -> object | None:
+        return self._results.get(key)
+
+    def remember(self, key: str, result: object) -> None:
+        self._results.setdefault(key, result)
+
+
 @dataclass(frozen=True)
 class TurnContext:
     organisation: Organisation
@@ -37,6 +55,8 @@ class TurnContext:
     message_id: int | None = None  # the user's message this turn answers
     text: str = ""  # that message's text
     emit: EventSink = field(default=_drop, repr=False, compare=False)
+    # Shared by every copy of the context (dataclasses.replace keeps the same ledger).
+    writes: WriteLedger = field(default_factory=WriteLedger, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.now.tzinfo is None:

@@ -16,6 +16,7 @@ so a foreign id reads exactly like a missing one.
 
 from __future__ import annotations
 
+import datetime
 import importlib
 import json
 from collections.abc import Callable
@@ -32,6 +33,7 @@ from django.db.models import Model
 from agents.context import TurnContext
 from agents.tool_arguments import BadArgument, Param, build_schema, coerce, params_of
 from business.selectors import scoped
+from nlu.normalize import fold
 
 # The agents a fresh install ships, mapped to their packages; each package's `tools` module holds
 # the tools that agent owns.
@@ -261,6 +263,37 @@ class Tool:
 
 _REGISTRY: dict[str, Tool] = {}
 _PREVIEWS: dict[str, PreviewFunc] = {}
+_TARGETS: dict[str, tuple[str, ...]] = {}
+# What a write acts on, by default: its ids, the names it goes by, its dates and times — not its
+# free text (notes, reasons, descriptions), which a model words differently each time.
+_TARGET_NAMES = frozenset(
+    {"customer", "technician", "name", "plate", "start", "end", "date", "start_date", "end_date",
+     "time", "number", "cuit"}
+)  # fmt: skip
+
+
+def write_key(tool: Tool, arguments: dict[str, Any]) -> str | None:
+    """The idempotency key of a write call within a turn (None for reads and dry runs): the
+    tool and its normalised target."""
+    if tool.category is Category.SAFE or tool.is_dry_run(arguments):
+        return None
+    names = _TARGETS.get(tool.name)
+    chosen = {
+        key: _normalised(value)
+        for key, value in arguments.items()
+        if value not in (None, "")
+        and (key in names if names is not None else key.endswith("_id") or key in _TARGET_NAMES)
+    }
+    return f"{tool.name}:" + "|".join(f"{key}={chosen[key]}" for key in sorted(chosen))
+
+
+def _normalised(value: Any) -> str:
+    if isinstance(value, datetime.datetime | datetime.date):
+        return value.isoformat()
+    text = " ".join(str(value).split())
+    return fold(text) if isinstance(value, str) else text
+
+
 _LOADED = False
 
 
@@ -296,14 +329,22 @@ def build_tool(
 
 
 def tool(
-    *, category: Category, description: str, param_docs: dict[str, str] | None = None
+    *,
+    category: Category,
+    description: str,
+    param_docs: dict[str, str] | None = None,
+    target: tuple[str, ...] | None = None,
 ) -> Callable[[ToolFunc], ToolFunc]:
     """Register the decorated function as a tool named after it.
 
     Every keyword-only parameter needs a short doc in `param_docs` (the model reads them).
+    `target`: the arguments that name what a write acts on (a repeat with the same target in one
+    turn does not run again); by default its ids, names and dates (`write_key`).
     """
 
     def decorator(func: ToolFunc) -> ToolFunc:
+        if target is not None:
+            _TARGETS[func.__name__] = target
         built = build_tool(func, category=category, description=description, param_docs=param_docs)
         existing = _REGISTRY.get(built.name)
         # Re-importing the same module is harmless; two different functions with one name is not.

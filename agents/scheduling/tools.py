@@ -266,6 +266,9 @@ def _alternatives(
 
 @tool(
     category=Category.SUGGEST,
+    # One booking is one customer at one time: a repeat that only picks another technician or
+    # words the service differently is the same booking (it does not run twice in a turn).
+    target=("customer_id", "customer", "start"),
     description=(
         "Book a job (visit) for a customer at a date and time. Without a technician the "
         "closest free one with the trade is chosen. When nobody is free, the answer carries "
