@@ -319,6 +319,10 @@ OPENAI_TIMEOUT = env_float("OPENAI_TIMEOUT", 20.0)
 # Retries of a 429/5xx/refused connection before any output, within a budget of seconds of waiting.
 OPENAI_MAX_RETRIES = env_int("OPENAI_MAX_RETRIES", 2)
 OPENAI_RETRY_BUDGET = env_float("OPENAI_RETRY_BUDGET", 10.0)
+# The most tokens one model call may write, and the most seconds it may take end to end (a model
+# that keeps streaming is cut there and the turn falls back; the timeout only bounds silences).
+OPENAI_MAX_TOKENS = env_int("OPENAI_MAX_TOKENS", 1024)
+OPENAI_CALL_DEADLINE = env_float("OPENAI_CALL_DEADLINE", 60.0)
 # Fernet key for secrets stored in the database (organisations' API keys); empty: derived from
 # SECRET_KEY. Keys stored under the derived key stay readable after setting this one.
 FIELD_ENCRYPTION_KEY = env_str("FIELD_ENCRYPTION_KEY", "")

@@ -83,7 +83,7 @@ class ModelFailure(Exception):
     """A model call that did not produce a complete answer.
 
     kind: timeout | rate_limited | server_error | connection | dropped | no_finish_reason
-          | invalid_chunk | bad_request | auth
+          | invalid_chunk | bad_request | auth | deadline (still writing when its time was up)
     streamed: whether `on_text` already received text before it failed (the caller must not
               leave that partial text looking like an answer).
     """
@@ -388,7 +388,7 @@ class ChatClient:
         while True:
             progress = _Attempt(model=model)
             try:
-                self._attempt(progress, messages, model, tools, tool_choice, on_text)
+                self._attempt(progress, messages, model, tools, tool_choice, on_text, started)
                 if progress.finish_reason is None:
                     raise ModelFailure(
                         "no_finish_reason",
@@ -421,13 +421,16 @@ class ChatClient:
         tools: list[dict[str, Any]] | None,
         tool_choice: str | None,
         on_text: Callable[[str], None] | None,
+        started: float,
     ) -> None:
         body: dict[str, Any] = {
             "model": model,
             "messages": messages,
             "stream": True,
             "stream_options": {"include_usage": True},
+            "max_tokens": self.provider.max_tokens,
         }
+        deadline = started + self.provider.deadline_s
         if tools:
             body["tools"] = tools
         if tool_choice is not None:
@@ -449,6 +452,12 @@ class ChatClient:
             raise _request_failure(error) from error
         try:
             for chunk in _guarded(stream, progress):
+                if time.monotonic() > deadline:  # a model that will not stop: cut, not waited
+                    raise ModelFailure(
+                        "deadline",
+                        f"still writing after {self.provider.deadline_s:g} s",
+                        streamed=progress.streamed,
+                    )
                 delta_text = _absorb(progress, chunk)
                 if delta_text:
                     progress.text.append(delta_text)

@@ -25,6 +25,8 @@ class Provider:
     max_retries: int  # 429 / 5xx / connection refused, before any output was delivered
     retry_budget_s: float  # total seconds we may wait (Retry-After honoured within it)
     source: str  # "organisation" | "environment"
+    max_tokens: int = 1024  # the most tokens one call may write
+    deadline_s: float = 60.0  # the most seconds one call may take, streaming included
 
     def __repr__(self) -> str:  # never print the key (logs, tracebacks, the trace)
         return (
@@ -55,6 +57,8 @@ def provider_for(organisation: Organisation | None) -> Provider | None:
         max_retries=int(_pick(own.max_retries if own else None, settings.OPENAI_MAX_RETRIES)),
         retry_budget_s=_pick(own.retry_budget_s if own else None, settings.OPENAI_RETRY_BUDGET),
         source=source,
+        max_tokens=int(settings.OPENAI_MAX_TOKENS),
+        deadline_s=float(settings.OPENAI_CALL_DEADLINE),
     )
 
 

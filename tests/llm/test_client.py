@@ -238,6 +238,29 @@ def test_silence_between_chunks_longer_than_the_timeout_is_a_timeout(
     _fails(_client(tuned(provider, timeout_s=0.3), cast), "timeout")
 
 
+def test_a_model_that_keeps_writing_is_cut_at_the_call_deadline(
+    scripted_server: ScriptedServer, provider: Provider, cast: Cast
+) -> None:
+    # Never silent for long (a chunk every 0.05 s), so the timeout alone would wait ~10 s.
+    scripted_server.add(scripted.text("x" * 200, chunk_size=1, delay=0.05))
+    started = time.monotonic()
+
+    failure = _fails(_client(tuned(provider, timeout_s=1.0, deadline_s=0.6), cast), "deadline")
+
+    assert 0.6 <= time.monotonic() - started < 3.0
+    assert failure.streamed  # the caller must not leave the partial text as an answer
+    assert len(scripted_server.requests) == 1  # not retried
+    assert ModelCall.objects.get().error_kind == "deadline"
+
+
+def test_every_call_asks_for_at_most_the_configured_tokens(
+    scripted_server: ScriptedServer, provider: Provider, cast: Cast
+) -> None:
+    scripted_server.add(scripted.text("Listo."))
+    _client(tuned(provider, max_tokens=300), cast).complete(MESSAGES, purpose="agent")
+    assert scripted_server.requests[0]["max_tokens"] == 300
+
+
 def test_a_stream_dropped_mid_way_is_dropped_and_says_text_was_streamed(
     scripted_server: ScriptedServer, provider: Provider, cast: Cast
 ) -> None:
