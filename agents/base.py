@@ -206,12 +206,7 @@ class Runner:
         self.plan_steps += 1
         tool = get_tool(tool_name)
         ctx, name = self.ctx, self.agent.name
-        ctx.emit(
-            ToolStartEvent(
-                type="tool_start", turn_id=ctx.turn_id, agent=name, tool=tool_name,
-                arguments=_jsonable(arguments),
-            )
-        )  # fmt: skip
+        self._announce_start(tool_name, arguments)
         started = time.perf_counter()
         key = write_key(tool, arguments)
         with ctx.writes.lock if key is not None else nullcontext():
@@ -235,6 +230,20 @@ class Runner:
                     summary=held.summary_en if self.language == "en" else held.summary_es,
                 )
             )  # fmt: skip
+        self._announce_end(tool_name, result, latency)
+        return result
+
+    def _announce_start(self, tool_name: str, arguments: dict[str, Any]) -> None:
+        ctx = self.ctx
+        ctx.emit(
+            ToolStartEvent(
+                type="tool_start", turn_id=ctx.turn_id, agent=self.agent.name, tool=tool_name,
+                arguments=_jsonable(arguments),
+            )
+        )  # fmt: skip
+
+    def _announce_end(self, tool_name: str, result: ToolResult, latency_ms: float) -> None:
+        ctx, name = self.ctx, self.agent.name
         ctx.emit(
             ToolResultEvent(
                 type="tool_result", turn_id=ctx.turn_id, agent=name, tool=tool_name,
@@ -244,10 +253,9 @@ class Runner:
         ctx.emit(
             ToolEndEvent(
                 type="tool_end", turn_id=ctx.turn_id, agent=name, tool=tool_name,
-                latency_ms=latency,
+                latency_ms=latency_ms,
             )
         )  # fmt: skip
-        return result
 
     def _run(self, tool: Tool, arguments: dict[str, Any]) -> tuple[ToolResult, Held | None]:
         """The tool's result, or the stand-in for a call the gate held (and its approval)."""
@@ -293,13 +301,8 @@ class Runner:
         """Run a call a manager approved, exactly as it was filed — unless the records it relied
         on are no longer as they were: then it does not run, and the changed parts are named."""
         tool = get_tool(tool_name)
-        ctx, name = self.ctx, self.agent.name
-        ctx.emit(
-            ToolStartEvent(
-                type="tool_start", turn_id=ctx.turn_id, agent=name, tool=tool_name,
-                arguments=_jsonable(arguments),
-            )
-        )  # fmt: skip
+        ctx = self.ctx
+        self._announce_start(tool_name, arguments)
         started = time.perf_counter()
         with transaction.atomic():
             changed = self._changed(tool, arguments, relied_on)
@@ -310,17 +313,7 @@ class Runner:
             latency = round((time.perf_counter() - started) * 1000, 2)
             self._record(tool, arguments, result, None, latency, approval_id=approval_id)
         self.tools_invoked.append(tool_name)
-        for event in (
-            ToolResultEvent(
-                type="tool_result", turn_id=ctx.turn_id, agent=name, tool=tool_name,
-                ok=result.ok, summary=result.summary or result.error,
-            ),
-            ToolEndEvent(
-                type="tool_end", turn_id=ctx.turn_id, agent=name, tool=tool_name,
-                latency_ms=latency,
-            ),
-        ):  # fmt: skip
-            ctx.emit(event)
+        self._announce_end(tool_name, result, latency)
         return result, changed
 
     def _changed(

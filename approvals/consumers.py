@@ -68,9 +68,11 @@ class ApprovalsConsumer(AsyncWebsocketConsumer):
         """Frames are not commands here; the queue's forms decide."""
 
     async def approvals_changed(self, message: dict[str, Any]) -> None:
-        await self._send_count(message.get("action"), str(message.get("status", "")))
+        pending = message.get("pending")  # counted once by the sender
+        await self._send_count(message.get("action"), str(message.get("status", "")), pending)
 
-    async def _send_count(self, action: Any, status: str) -> None:
-        count = await database_sync_to_async(live.pending_count)(self.organisation_id)
-        payload = {"type": "approvals", "action": action, "status": status, "pending": count}
+    async def _send_count(self, action: Any, status: str, pending: Any = None) -> None:
+        if not isinstance(pending, int):
+            pending = await database_sync_to_async(live.pending_count)(self.organisation_id)
+        payload = {"type": "approvals", "action": action, "status": status, "pending": pending}
         await self.send(text_data=json.dumps(payload))

@@ -76,7 +76,12 @@ def may_decide(user: AbstractBaseUser | None, action: PendingAction) -> bool:
     membership = Membership.objects.filter(
         user_id=user.pk, organisation_id=action.organisation_id
     ).first()
-    if membership is None:
+    return may_decide_as(membership, action)
+
+
+def may_decide_as(membership: Membership | None, action: PendingAction) -> bool:
+    """The same rule for a membership already at hand (a page of the queue asks it per row)."""
+    if membership is None or membership.organisation_id != action.organisation_id:
         return False
     needed = Role(action.decider_role) if action.decider_role in Role.values else Role.MANAGER
     return RANK[Role(membership.role)] >= max(RANK[needed], RANK[Role.MANAGER])
@@ -170,18 +175,29 @@ def execution_finish(
         audit(action, status, reason=error, detail=detail)
 
 
+# Why an action left approved or running past the cut-off is failed, by the state it was in.
+_ABANDONED = {
+    Status.EXECUTING: "interrupted while running; not retried: check the records",
+    Status.APPROVED: "approved but never run (its turn failed before running it); not retried",
+}
+
+
 def actions_abandoned(*, older_than: datetime.timedelta) -> int:
-    """Actions claimed for running whose runner died before it said how it ended: failed, never
-    run again (the call may or may not have happened; the audit says so)."""
+    """Actions whose run died (claimed, never finished) or never came (approved, but the
+    decision turn failed first): failed, never run again — the audit says which."""
     cutoff = timezone.now() - older_than
-    stuck = PendingAction.objects.filter(status=Status.EXECUTING, decided_at__lt=cutoff)
+    stuck = PendingAction.objects.filter(status__in=list(_ABANDONED), decided_at__lt=cutoff)
     count = 0
     for action in stuck:
-        execution_finish(
-            action, status=Status.FAILED,
-            error="interrupted while running; not retried: check the records",
-        )  # fmt: skip
-        count += 1
+        with transaction.atomic():
+            failed = PendingAction.objects.filter(pk=action.pk, status=action.status).update(
+                status=Status.FAILED, error=_ABANDONED[Status(action.status)],
+                executed_at=timezone.now(),
+            )  # fmt: skip
+            if failed == 1:
+                action.refresh_from_db()
+                audit(action, ApprovalEvent.Kind.FAILED, reason=action.error)
+        count += failed
     return count
 
 

@@ -35,7 +35,7 @@ from approvals.selectors import (
     record_links,
     snapshot_view,
 )
-from approvals.services import Decided, action_decide, may_decide
+from approvals.services import Decided, action_decide, may_decide_as
 from business.roles import permission_required
 
 REASON_MAX = 500
@@ -115,7 +115,7 @@ def _row(request: HttpRequest, action: PendingAction) -> dict[str, Any]:
         "requester": (requester.get_full_name() or requester.get_username()) if requester else "",
         "decider": (decider.get_full_name() or decider.get_username()) if decider else "",
         "open": action.status == PendingAction.Status.PENDING and not _expired(action),
-        "may_decide": may_decide(request.user, action),  # type: ignore[arg-type]
+        "may_decide": may_decide_as(getattr(request, "membership", None), action),
     }
 
 

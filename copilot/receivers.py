@@ -25,8 +25,7 @@ DECISIONS = frozenset({Kind.APPROVED, Kind.REJECTED, Kind.EXPIRED})
 
 def on_action_changed(sender: Any, action: PendingAction, kind: str, **kwargs: Any) -> None:
     organisation_id, action_id, status = action.organisation_id, action.pk, str(action.status)
-    message = {"type": live.GROUP_MESSAGE, "action": action_id, "status": status}
-    transaction.on_commit(lambda: eventlog.send_to_group(live.group_name(organisation_id), message))
+    transaction.on_commit(lambda: _tell_queue(organisation_id, action_id, status))
     if kind not in DECISIONS:
         return
     accepted = accept_decision(action)
@@ -34,3 +33,13 @@ def on_action_changed(sender: Any, action: PendingAction, kind: str, **kwargs: A
         conversation_id = action.conversation_id
         assert conversation_id is not None
         transaction.on_commit(lambda: tasks.dispatch(organisation_id, conversation_id))
+
+
+def _tell_queue(organisation_id: int, action_id: int, status: str) -> None:
+    """Every open queue page of the organisation: the change and the pending count, counted
+    once here rather than by each socket."""
+    message = {
+        "type": live.GROUP_MESSAGE, "action": action_id, "status": status,
+        "pending": live.pending_count(organisation_id),
+    }  # fmt: skip
+    eventlog.send_to_group(live.group_name(organisation_id), message)

@@ -236,6 +236,15 @@ def conversation(cast: Cast) -> Conversation:
     return conversation_create(organisation=cast.org, user=cast.operator, channel="panel")
 
 
+def job_under_discussion(cast: Cast, conversation: Conversation, customer_name: str) -> Any:
+    """A booked job of a new customer, which the conversation is talking about (its state)."""
+    customer = factories.make_customer(cast.org, customer_name)
+    job = factories.make_job(cast.org, customer)
+    conversation.state = {"job_id": job.pk, "customer_id": customer.pk}
+    conversation.save()
+    return job
+
+
 @pytest.fixture
 def technician(cast: Cast) -> Any:
     return factories.make_technician(cast.org, "Carlos Gómez", zone="Sur")

@@ -27,7 +27,7 @@ from copilot.models import Conversation, Message, Turn
 from copilot.services import conversation_create
 from tests import factories
 from tests.conftest import Cast
-from tests.copilot.conftest import ScriptedRouter, task
+from tests.copilot.conftest import ScriptedRouter, job_under_discussion, task
 from tests.copilot.turns import answer
 
 pytestmark = [
@@ -55,10 +55,7 @@ def dispatched(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
 @pytest.fixture
 def held(cast: Cast, conversation: Conversation, router: ScriptedRouter) -> PendingAction:
     """The operator asked to cancel a job: the turn paused, the cancellation waits."""
-    customer = factories.make_customer(cast.org, "Claudia Bianchi")
-    job = factories.make_job(cast.org, customer)
-    conversation.state = {"job_id": job.pk, "customer_id": customer.pk}
-    conversation.save()
+    job_under_discussion(cast, conversation, "Claudia Bianchi")
     router.script["cancelalo"] = [task("cancel_job", 0.9)]
     turn = answer(conversation, cast.operator.pk, "cancelalo")
     assert turn.result.ok
@@ -358,3 +355,19 @@ def test_two_managers_at_once_get_one_decision_and_one_execution(cast: Cast) -> 
     assert sorted(r.code for r in results) == ["already_decided", "approved"]
     assert sorted(claims) == [False, True]
     assert ApprovalEvent.objects.filter(action=action, kind="approved").count() == 1
+
+
+def test_an_approval_whose_turn_failed_before_running_it_ends_failed_not_approved_forever(
+    cast: Cast, conversation: Conversation, held: PendingAction
+) -> None:
+    _post(cast.manager, held.pk, "approve")  # approved; its decision turn never runs
+    long_ago = timezone.now() - datetime.timedelta(hours=1)
+    PendingAction.objects.filter(pk=held.pk).update(decided_at=long_ago)
+
+    assert approval_tasks.fail_abandoned() == 1
+    assert approval_tasks.fail_abandoned() == 0  # idempotent
+
+    held.refresh_from_db()
+    assert held.status == Status.FAILED and "never run" in held.error
+    assert _job(held).status == Job.Status.SCHEDULED  # nothing ran, nothing will
+    assert held.events.filter(kind=ApprovalEvent.Kind.FAILED).count() == 1

@@ -19,7 +19,7 @@ from nlu.tone import read_signals
 from nlu.values import Directive
 from tests import factories
 from tests.conftest import Cast
-from tests.copilot.conftest import Emitted, ScriptedRouter, make_run, task
+from tests.copilot.conftest import Emitted, ScriptedRouter, job_under_discussion, make_run, task
 from tests.nlu.training_examples import examples
 
 pytestmark = pytest.mark.usefixtures("registry", "handlers")
@@ -221,10 +221,7 @@ def test_a_handler_exception_fails_its_step_and_the_chain_goes_on(
 def test_partial_success_names_what_waits_for_approval(
     cast: Cast, conversation: Conversation, router: ScriptedRouter
 ) -> None:
-    customer = factories.make_customer(cast.org, "Juan Pérez")
-    job = factories.make_job(cast.org, customer)
-    conversation.state = {"job_id": job.pk, "customer_id": customer.pk}
-    conversation.save()
+    job = job_under_discussion(cast, conversation, "Juan Pérez")
     router.script["cancelalo y buscá a Juan"] = [
         task("cancel_job", 0.9),
         task("search_customer", 0.9),
@@ -371,10 +368,7 @@ def test_a_vague_follow_up_below_the_gate_still_continues_the_job(
     cast: Cast, conversation: Conversation, router: ScriptedRouter
 ) -> None:
     # The words that make it a reschedule were in the previous turn: the classifier is unsure.
-    customer = factories.make_customer(cast.org, "Juan Pérez")
-    job = factories.make_job(cast.org, customer)
-    conversation.state = {"job_id": job.pk, "customer_id": customer.pk}
-    conversation.save()
+    job = job_under_discussion(cast, conversation, "Juan Pérez")
     text = "pasalo al viernes a la misma hora"
     router.script[text] = [task("hours", 0.2, candidates=[("reschedule", 0.19)])]
 

@@ -14,7 +14,7 @@ from business.models import Customer, Job
 from copilot.models import Conversation
 from tests import factories
 from tests.conftest import Cast
-from tests.copilot.conftest import ScriptedRouter, task
+from tests.copilot.conftest import ScriptedRouter, job_under_discussion, task
 from tests.copilot.test_graph import turn
 
 pytestmark = pytest.mark.usefixtures("registry", "handlers")
@@ -66,10 +66,7 @@ def test_two_steps_registering_one_customer_create_one(
 def test_a_cancellation_asked_twice_files_one_approval(
     cast: Cast, conversation: Conversation, router: ScriptedRouter
 ) -> None:
-    customer = factories.make_customer(cast.org, "Juan Pérez")
-    job = factories.make_job(cast.org, customer)
-    conversation.state = {"job_id": job.pk, "customer_id": customer.pk}
-    conversation.save()
+    job_under_discussion(cast, conversation, "Juan Pérez")
     router.script["cancelalo, cancelalo"] = [task("cancel_job", 0.9), task("cancel_job", 0.9)]
 
     turn(cast, conversation, "cancelalo, cancelalo")
