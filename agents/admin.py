@@ -227,6 +227,7 @@ class AgentAdmin(OrgAdminAccess, OrgScopedAdmin):
                     "context_mode",
                     "min_confidence",
                     "max_plan_steps",
+                    "max_tokens",
                 )
             },
         ),

@@ -217,6 +217,7 @@ class _Run:
         completion = self.client.complete(
             self.messages, purpose="agent", agent=agent.name, model=agent.model or None,
             tools=self.tools, tool_choice=tool_choice, on_text=self.stream,
+            max_tokens=agent.max_tokens,
         )  # fmt: skip
         self.runner.tokens_in += completion.tokens_in
         self.runner.tokens_out += completion.tokens_out

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
@@ -37,6 +38,13 @@ class Agent(models.Model):
     tools = models.JSONField(_("enabled tools"), default=list, blank=True)
     min_confidence = models.FloatField(_("minimum confidence"), default=0.35)
     max_plan_steps = models.PositiveSmallIntegerField(_("maximum plan steps"), default=4)
+    max_tokens = models.PositiveIntegerField(
+        _("maximum tokens per model call"),
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(64), MaxValueValidator(32768)],
+        help_text=_("Empty: the server's default (OPENAI_MAX_TOKENS)."),
+    )
     requires_approval_for = models.JSONField(
         _("tools that need approval"), default=list, blank=True
     )

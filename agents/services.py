@@ -36,6 +36,7 @@ EDITABLE_FIELDS = (
     "tools",
     "min_confidence",
     "max_plan_steps",
+    "max_tokens",
     "requires_approval_for",
     "approval_expiry_hours",
     "approval_decider",

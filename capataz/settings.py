@@ -323,6 +323,10 @@ OPENAI_RETRY_BUDGET = env_float("OPENAI_RETRY_BUDGET", 10.0)
 # that keeps streaming is cut there and the turn falls back; the timeout only bounds silences).
 OPENAI_MAX_TOKENS = env_int("OPENAI_MAX_TOKENS", 1024)
 OPENAI_CALL_DEADLINE = env_float("OPENAI_CALL_DEADLINE", 60.0)
+# A turn's own limits, shared by all its model calls (orchestrator, failsafe, every agent round):
+# past them the next call is not made (or is cut) and the turn falls back to the embedded engine.
+COPILOT_TURN_DEADLINE = env_float("COPILOT_TURN_DEADLINE", 120.0)
+COPILOT_TURN_TOKEN_BUDGET = env_int("COPILOT_TURN_TOKEN_BUDGET", 40000)
 # Fernet key for secrets stored in the database (organisations' API keys); empty: derived from
 # SECRET_KEY. Keys stored under the derived key stay readable after setting this one.
 FIELD_ENCRYPTION_KEY = env_str("FIELD_ENCRYPTION_KEY", "")

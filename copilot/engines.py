@@ -50,6 +50,8 @@ def open_for(ctx: TurnContext) -> tuple[str, ChatClient | None]:
     client = ChatClient(
         provider, organisation=ctx.organisation, turn_id=ctx.turn_id,
         conversation_id=ctx.conversation_id, deferred_records=True,
+        turn_deadline_s=float(settings.COPILOT_TURN_DEADLINE),
+        token_budget=int(settings.COPILOT_TURN_TOKEN_BUDGET),
     )  # fmt: skip
     return engine, client
 

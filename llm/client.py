@@ -21,6 +21,7 @@ from __future__ import annotations
 import email.utils
 import json
 import logging
+import math
 import queue
 import random
 import threading
@@ -47,6 +48,9 @@ OPENAI_BASE_URL = "https://api.openai.com/v1"
 _BACKOFF_BASE_S = 0.5
 _BACKOFF_MAX_S = 8.0
 _CLIENTS_KEPT = 32
+CHARS_PER_TOKEN = 4
+MIN_OUTPUT_TOKENS = 64  # a call that may write fewer is not worth making: the turn falls back
+MIN_CALL_SECONDS = 1.0  # likewise for the seconds left of the turn
 
 
 @dataclass
@@ -77,6 +81,7 @@ class Completion:
     first_token_ms: float | None
     cost: Decimal
     retries: int = 0
+    usage_estimated: bool = False  # the server sent no usage: tokens are estimates
 
 
 class ModelFailure(Exception):
@@ -84,6 +89,8 @@ class ModelFailure(Exception):
 
     kind: timeout | rate_limited | server_error | connection | dropped | no_finish_reason
           | invalid_chunk | bad_request | auth | deadline (still writing when its time was up)
+          | turn_deadline (the turn's wall-clock allowance ran out) | budget (the turn's tokens
+          are spent) | not_an_answer / unbacked_claim (raised by callers that judged the text)
     streamed: whether `on_text` already received text before it failed (the caller must not
               leave that partial text looking like an answer).
     """
@@ -313,6 +320,18 @@ class _Attempt:
     tokens_out: int = 0
     first_token_at: float | None = None
     streamed: bool = False
+    usage_estimated: bool = False
+
+
+@dataclass(frozen=True)
+class _Allowance:
+    """What one call may spend: tokens it may write, seconds it may take, and which limit the
+    seconds come from (the call's own, or what is left of the turn's)."""
+
+    max_tokens: int
+    deadline_s: float
+    deadline_kind: str  # "deadline" | "turn_deadline"
+    prompt_estimate: int
 
 
 class ChatClient:
@@ -331,12 +350,20 @@ class ChatClient:
         turn_id: str = "",
         conversation_id: int | None = None,
         deferred_records: bool = False,
+        turn_deadline_s: float = 0.0,
+        token_budget: int = 0,
     ) -> None:
         self.provider = provider
         self.organisation = organisation
         self.turn_id = turn_id
         self.conversation_id = conversation_id
         self.deferred_records = deferred_records
+        # The turn's own limits (0 = none): every call of the turn draws from them, whichever
+        # agent makes it, so a turn of many steps and rounds cannot run away either.
+        self.turn_deadline_s = turn_deadline_s
+        self.token_budget = token_budget
+        self.opened = time.monotonic()
+        self.tokens_spent = 0
         self._sdk = sdk_client(provider)
         self._pending: list[dict[str, Any]] = []
         self._pending_lock = threading.Lock()
@@ -379,16 +406,26 @@ class ChatClient:
         tools: list[dict[str, Any]] | None = None,
         tool_choice: str | None = None,
         on_text: Callable[[str], None] | None = None,
+        max_tokens: int | None = None,
     ) -> Completion:
         """One completion, streamed: `on_text(delta)` gets each text delta as it arrives.
-        Raises ModelFailure; either way a ModelCall row is stored."""
+
+        `max_tokens` (an agent's own cap) defaults to the provider's; the turn's token budget
+        and deadline may lower both. Raises ModelFailure; either way a ModelCall row is stored
+        (with estimated usage when the server reported none)."""
         model = model or self.provider.default_model
         started = time.monotonic()
         retries, waited = 0, 0.0
+        try:
+            allowance = self._allowance(messages, tools, max_tokens)
+        except ModelFailure as refused:  # nothing sent: the row says why
+            self._record(_Attempt(model=model), purpose, agent, started, 0, refused)
+            raise
         while True:
             progress = _Attempt(model=model)
             try:
-                self._attempt(progress, messages, model, tools, tool_choice, on_text, started)
+                self._attempt(progress, messages, model, tools, tool_choice, on_text, started,
+                              allowance)  # fmt: skip
                 if progress.finish_reason is None:
                     raise ModelFailure(
                         "no_finish_reason",
@@ -396,6 +433,8 @@ class ChatClient:
                         streamed=progress.streamed,
                     )
             except ModelFailure as failure:
+                _estimate_usage(progress, allowance.prompt_estimate)
+                self._spend(progress)
                 wait = self._retry_wait(failure, retries, waited)
                 if wait is None:
                     self._record(progress, purpose, agent, started, retries, failure)
@@ -405,12 +444,51 @@ class ChatClient:
                 retries += 1
                 continue
             except BaseException as error:  # on_text gave up (the turn was cancelled, ...)
+                _estimate_usage(progress, allowance.prompt_estimate)
+                self._spend(progress)
                 aborted = ModelFailure("aborted", f"{type(error).__name__}: {error}"[:500])
                 self._record(progress, purpose, agent, started, retries, aborted)
                 raise
+            _estimate_usage(progress, allowance.prompt_estimate)
+            self._spend(progress)
             completion = self._completion(progress, started, retries)
             self._record(progress, purpose, agent, started, retries, None, completion.cost)
             return completion
+
+    # the turn's limits
+    def _allowance(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        max_tokens: int | None,
+    ) -> _Allowance:
+        """What the next call may spend, or ModelFailure when the turn has nothing left."""
+        cap = max_tokens if max_tokens and max_tokens > 0 else self.provider.max_tokens
+        deadline_s, kind = self.provider.deadline_s, "deadline"
+        prompt = estimate_tokens(messages, tools)
+        if self.turn_deadline_s > 0:
+            left_s = self.turn_deadline_s - (time.monotonic() - self.opened)
+            if left_s < MIN_CALL_SECONDS:
+                raise ModelFailure(
+                    "turn_deadline", f"the turn's {self.turn_deadline_s:g} s are used up"
+                )
+            if left_s < deadline_s:
+                deadline_s, kind = left_s, "turn_deadline"
+        if self.token_budget > 0:
+            left = self.token_budget - self.tokens_spent - prompt
+            if left < MIN_OUTPUT_TOKENS:
+                raise ModelFailure(
+                    "budget",
+                    f"the turn's {self.token_budget} tokens are spent ({self.tokens_spent} "
+                    f"used; this call would read about {prompt})",
+                )
+            cap = min(cap, left)
+        return _Allowance(max_tokens=cap, deadline_s=deadline_s, deadline_kind=kind,
+                          prompt_estimate=prompt)  # fmt: skip
+
+    def _spend(self, progress: _Attempt) -> None:
+        with self._pending_lock:
+            self.tokens_spent += progress.tokens_in + progress.tokens_out
 
     # one attempt
     def _attempt(
@@ -422,15 +500,16 @@ class ChatClient:
         tool_choice: str | None,
         on_text: Callable[[str], None] | None,
         started: float,
+        allowance: _Allowance,
     ) -> None:
         body: dict[str, Any] = {
             "model": model,
             "messages": messages,
             "stream": True,
             "stream_options": {"include_usage": True},
-            "max_tokens": self.provider.max_tokens,
+            "max_tokens": allowance.max_tokens,
         }
-        deadline = started + self.provider.deadline_s
+        deadline = started + allowance.deadline_s
         if tools:
             body["tools"] = tools
         if tool_choice is not None:
@@ -454,8 +533,8 @@ class ChatClient:
             for chunk in _guarded(stream, progress):
                 if time.monotonic() > deadline:  # a model that will not stop: cut, not waited
                     raise ModelFailure(
-                        "deadline",
-                        f"still writing after {self.provider.deadline_s:g} s",
+                        allowance.deadline_kind,
+                        f"still writing after {allowance.deadline_s:g} s",
                         streamed=progress.streamed,
                     )
                 delta_text = _absorb(progress, chunk)
@@ -496,6 +575,7 @@ class ChatClient:
             first_token_ms=_ms_since(started, progress.first_token_at),
             cost=pricing.cost(progress.model, progress.tokens_in, progress.tokens_out),
             retries=retries,
+            usage_estimated=progress.usage_estimated,
         )
 
     def _record(
@@ -527,6 +607,7 @@ class ChatClient:
             "error_kind": failure.kind if failure else "",
             "error": failure.detail if failure else "",
             "retries": retries,
+            "usage_estimated": progress.usage_estimated,
             "created_at": timezone.now(),  # when the call ended, not when the rows are flushed
         }
         if self.deferred_records:
@@ -534,6 +615,30 @@ class ChatClient:
                 self._pending.append(row)
         else:
             _save(row)
+
+
+def estimate_tokens(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> int:
+    """About how many tokens a request reads: its JSON at ~4 characters a token (close enough
+    for budgets and for servers that report no usage; exact counts need the model's tokenizer)."""
+    size = len(json.dumps(messages, ensure_ascii=False, default=str))
+    if tools:
+        size += len(json.dumps(tools, ensure_ascii=False, default=str))
+    return max(1, math.ceil(size / CHARS_PER_TOKEN))
+
+
+def _estimate_usage(progress: _Attempt, prompt_estimate: int) -> None:
+    """A server that sent no usage (many local ones) still gets counted: the request's size,
+    and what it wrote, estimated. Nothing is counted for a call that produced nothing."""
+    if progress.tokens_in or progress.tokens_out:
+        return
+    written = "".join(progress.text) + "".join(
+        part.name + "".join(part.arguments) for part in progress.calls.values()
+    )
+    if not written and progress.finish_reason is None:
+        return  # refused or failed before any output: most likely nothing was billed
+    progress.tokens_in = prompt_estimate
+    progress.tokens_out = math.ceil(len(written) / CHARS_PER_TOKEN)
+    progress.usage_estimated = True
 
 
 def _save(row: dict[str, Any]) -> bool:

@@ -117,6 +117,8 @@ class ModelCall(models.Model):
     error_kind = models.CharField(max_length=20, blank=True)
     error = models.TextField(blank=True)
     retries = models.PositiveSmallIntegerField(default=0)
+    # The server reported no usage: the tokens are estimated from the request and the output.
+    usage_estimated = models.BooleanField(default=False)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import json
 import logging
+import math
 import socket
 import threading
 import time
@@ -18,7 +19,7 @@ from django.test.utils import CaptureQueriesContext
 
 from copilot.models import Conversation
 from llm import scripted
-from llm.client import ChatClient, ModelFailure, ToolCall, sdk_client
+from llm.client import ChatClient, ModelFailure, ToolCall, estimate_tokens, sdk_client
 from llm.models import ModelCall, ModelPrice
 from llm.provider import Provider
 from llm.scripted import Reply, ScriptedServer
@@ -432,7 +433,10 @@ def test_tool_call_deltas_without_index_follow_their_ids_and_other_choices_are_i
         ("c1", "ask_sales", {"query": "x"}),
         ("c2", "ask_fleet", {}),
     ]
-    assert (completion.tokens_in, completion.tokens_out) == (0, 0)  # no usage chunk was sent
+    # No usage chunk was sent: the request's and the output's size stand in for it.
+    assert completion.usage_estimated
+    assert completion.tokens_in == estimate_tokens(MESSAGES, None)
+    assert completion.tokens_out == math.ceil(len('Ya va.ask_sales{"query": "x"}ask_fleet') / 4)
 
 
 @pytest.mark.parametrize(
@@ -638,3 +642,67 @@ def test_concurrent_calls_on_a_shared_deferred_client_lose_no_row(
     assert errors == [] and not ModelCall.objects.exists()
     assert client.flush() == len(agents)
     assert sorted(ModelCall.objects.values_list("agent", flat=True)) == agents
+
+
+def test_an_agents_own_cap_and_the_turns_budget_lower_max_tokens(
+    scripted_server: ScriptedServer, provider: Provider, cast: Cast
+) -> None:
+    scripted_server.add(scripted.text("Uno."))
+    scripted_server.add(scripted.text("Dos."))
+    client = _client(tuned(provider, max_tokens=1024), cast, token_budget=600)
+
+    client.complete(MESSAGES, purpose="agent", max_tokens=200)  # the agent's cap: 200
+    spent = client.tokens_spent  # the usage chunk said (10, 5)
+    client.complete(MESSAGES, purpose="agent")  # what is left of 600 after this call's prompt
+
+    first, second = scripted_server.requests
+    assert first["max_tokens"] == 200 and spent == 15
+    assert second["max_tokens"] == 600 - 15 - estimate_tokens(MESSAGES, None)
+
+
+def test_a_spent_token_budget_refuses_the_next_call_without_sending_it(
+    scripted_server: ScriptedServer, provider: Provider, cast: Cast
+) -> None:
+    scripted_server.add(scripted.text("Uno.", usage=(400, 150)))
+    client = _client(provider, cast, token_budget=600)
+    client.complete(MESSAGES, purpose="agent")
+
+    failure = _fails(client, "budget")
+
+    assert "600 tokens are spent" in failure.detail and not failure.retryable
+    assert len(scripted_server.requests) == 1  # the refused call never reached the server
+    refused = ModelCall.objects.order_by("pk").last()
+    assert refused is not None and refused.error_kind == "budget" and refused.tokens_in == 0
+
+
+def test_the_turns_deadline_cuts_a_call_and_refuses_the_next(
+    scripted_server: ScriptedServer, provider: Provider, cast: Cast
+) -> None:
+    # The call's own deadline (60 s) is far; the turn has 1.5 s in all.
+    scripted_server.add(scripted.text("x" * 200, chunk_size=1, delay=0.05))
+    client = _client(tuned(provider, timeout_s=1.0, deadline_s=60.0), cast, turn_deadline_s=1.5)
+    started = time.monotonic()
+
+    cut = _fails(client, "turn_deadline")
+    assert 1.0 <= time.monotonic() - started < 3.0 and cut.streamed
+    refused = _fails(client, "turn_deadline")  # under a second left: not worth a call
+
+    assert "used up" in refused.detail and len(scripted_server.requests) == 1
+    assert [row.error_kind for row in ModelCall.objects.order_by("pk")] == [
+        "turn_deadline",
+        "turn_deadline",
+    ]
+
+
+def test_a_failed_call_that_streamed_still_counts_against_the_budget(
+    scripted_server: ScriptedServer, provider: Provider, cast: Cast
+) -> None:
+    # A stream cut at the deadline sent no usage: what it wrote is estimated and spent.
+    scripted_server.add(scripted.text("y" * 400, chunk_size=4, delay=0.01))
+    client = _client(tuned(provider, deadline_s=0.3), cast, token_budget=10_000)
+
+    _fails(client, "deadline")
+
+    row = ModelCall.objects.get()
+    assert row.usage_estimated and row.tokens_out > 0
+    assert client.tokens_spent == row.tokens_in + row.tokens_out > 0
