@@ -157,6 +157,7 @@ class Runner:
         self.agent = agent
         self.step = step
         self.tools_invoked: list[str] = []
+        self.results: list[tuple[str, ToolResult]] = []  # every call's result, in order
         self.held: list[int] = []  # approvals filed by this step's calls
         self.plan_steps = 0
         # Set after the conversation's clarification limit (O8): make the best choice, do not ask.
@@ -221,6 +222,7 @@ class Runner:
             if key is not None and earlier is None and result.ok:
                 ctx.writes.remember(key, result)
         self.tools_invoked.append(tool_name)
+        self.results.append((tool_name, result))
         if held is not None:
             self.held.append(held.approval_id)
             ctx.emit(

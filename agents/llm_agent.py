@@ -38,11 +38,13 @@ from agents.base import (
 )
 from agents.context import TurnContext
 from agents.models import Agent
-from agents.phrasing import DAYS_EN, held_id
+from agents.phrasing import DAYS_EN, held_id, job_line
 from agents.registry import Category, Tool, ToolResult, all_tools, build_tool, failure
 from agents.subjects import job_mutation
-from llm.client import ChatClient, Completion, ToolCall
+from llm import answers
+from llm.client import ChatClient, Completion, ModelFailure, ToolCall
 from llm.fencing import fence
+from nlu.claims import claims_done
 
 # A tool result longer than this is cut: the model needs ids and names, not whole listings.
 MAX_RESULT_CHARS = 6000
@@ -248,7 +250,7 @@ def run_llm_step(
     for _round in range(rounds):
         completion = run.complete()
         if not completion.tool_calls:
-            return _outcome(run)
+            return _judged(run, step)
         run.messages.append(_assistant_message(completion))
         try:
             clarification = _run_calls(run, completion.tool_calls)
@@ -298,7 +300,9 @@ def _run_calls(run: _Run, calls: list[ToolCall]) -> Clarification | None:
         try:
             arguments = call.parsed()
         except ValueError as exc:
-            _answer(run, call, failure(f"invalid arguments ({exc}): {call.arguments[:200]}"))
+            broken = failure(f"invalid arguments ({exc}): {call.arguments[:200]}")
+            run.results.append((call.name, broken))  # a write that never ran is not done
+            _answer(run, call, broken)
             continue
         if call.name == CLARIFY_TOOL and not run.runner.best_effort:
             clarification = _clarification(arguments)
@@ -349,6 +353,66 @@ def _registry() -> dict[str, Tool]:
 
 
 # --- the outcome -----------------------------------------------------------------------------
+
+# Intents whose request is a write: such a step is done only when a write tool ran (or was
+# held for a manager), whatever its text says.
+WRITE_INTENTS = frozenset(
+    {
+        "book_job", "reschedule", "cancel_job", "create_customer", "update_customer",
+        "generate_quote", "generate_invoice", "assign_vehicle", "technician_sick",
+        "bulk_reschedule", "dispatch", "complaint", "emergency", "escalate",
+    }
+)  # fmt: skip
+
+
+def _judged(run: _Run, step: Step) -> Outcome:
+    """The step's outcome, judged by what its tools did rather than by what its text says.
+
+    Text that is not an answer (answers.problem) and text claiming a write no tool made raise
+    ModelFailure, so the step falls back (or, when something was written, says only what was);
+    a write request the model did not carry out, without claiming it, is a failed step.
+    """
+    text = "".join(run.transcript).strip()
+    streamed = bool(text)
+    if defect := answers.problem(text):
+        raise ModelFailure("not_an_answer", f"{defect}: {text[:200]}", streamed=streamed)
+    if step.intent in WRITE_INTENTS and not acted(run.results):
+        if claims_done(text):
+            detail = f"claims {step.intent} but no write ran: {text[:200]}"
+            raise ModelFailure("unbacked_claim", detail, streamed=streamed)
+        return _outcome(run, error=f"not done: no tool carried out {step.intent}")
+    return _outcome(run)
+
+
+def acted(results: list[tuple[str, ToolResult]]) -> bool:
+    """Whether some write tool succeeded (or a repeat returned its first result) or was held."""
+    known = _registry()
+    for name, result in results:
+        tool = known.get(name)
+        if tool is None or tool.category is Category.SAFE:
+            continue
+        if result.ok or held_id(result) is not None:
+            return True
+    return False
+
+
+def done_summary(results: list[tuple[str, ToolResult]], language: str) -> str:
+    """What a step's tools wrote, by record (job #, time, technician; customer; quote; held
+    requests), never by tool name; "" when they wrote nothing."""
+    en = language == "en"
+    lines: list[str] = []
+    for mutation in derive_mutations(results):
+        if mutation.kind == "job":
+            lines.append(job_line({**mutation.data, "id": mutation.id}, language))
+        elif mutation.kind == "customer":
+            kind = "customer" if en else "cliente"
+            lines.append(f"{kind} {mutation.label} (#{mutation.id})")
+        elif mutation.kind == "quote":
+            lines.append(("quote " if en else "presupuesto ") + mutation.label)
+    for _name, result in results:
+        if (approval := held_id(result)) is not None:
+            lines.append(("approval request #" if en else "pedido de aprobación #") + str(approval))
+    return "; ".join(dict.fromkeys(lines))
 
 
 def _outcome(run: _Run, *, error: str = "", clarify: Clarification | None = None) -> Outcome:

@@ -19,7 +19,7 @@ from django.db import InterfaceError, OperationalError
 
 from agents.base import HANDLERS, Chain, Outcome, PlanLimitReached, Runner, Step
 from agents.events import AgentEndEvent, AgentStartEvent
-from agents.llm_agent import run_llm_step
+from agents.llm_agent import done_summary, run_llm_step
 from agents.models import Agent
 from business.models import Customer, Job
 from business.selectors import scoped
@@ -332,11 +332,14 @@ def _invoke_llm(
         kind = getattr(exc, "kind", "error")
         logger.warning("agent %s: model failed (%s); embedded handler answers", step.agent, kind)
         if runner.wrote:
-            text = runner.t(
-                es="Se cortó la conexión con el modelo a mitad de camino. Esto quedó hecho: ",
-                en="The connection to the model dropped halfway. This part got done: ",
-            ) + "; ".join(runner.tools_invoked)
-            outcome = Outcome(text=text + ".", success=False, error=f"model failed: {kind}")
+            # Re-running could write twice: say, by record, what was done and that it stopped.
+            done = done_summary(runner.results, runner.language)
+            text = stopped_midway(kind, runner.language) + (
+                runner.t(es=f" Esto quedó hecho: {done}.", en=f" This part got done: {done}.")
+                if done
+                else ""
+            )
+            outcome = Outcome(text=text, success=False, error=f"model failed: {kind}")
             return outcome, False, False, False, kind, runner
         fresh = Runner(runner.ctx, runner.chain, runner.agent, step)
         fresh.best_effort, fresh.tokens_in, fresh.tokens_out = (
@@ -344,6 +347,28 @@ def _invoke_llm(
         )  # fmt: skip
         outcome, permanent, limited = _invoke(step, fresh)
         return outcome, permanent, limited, False, kind, fresh
+
+
+def stopped_midway(kind: str, language: str) -> str:
+    """Why an llm step stopped after writing something, in plain words."""
+    en = language == "en"
+    if kind in ("not_an_answer", "unbacked_claim"):
+        return (
+            "The model's answer could not be trusted, so it is not shown."
+            if en
+            else "La respuesta del modelo no era confiable y no la muestro."
+        )
+    if kind in ("budget", "turn_deadline", "deadline"):
+        return (
+            "The model used up the time or tokens this request may take."
+            if en
+            else "El modelo agotó el tiempo o los tokens que puede usar este pedido."
+        )
+    return (
+        "The connection to the model dropped halfway."
+        if en
+        else "Se cortó la conexión con el modelo a mitad de camino."
+    )
 
 
 def yield_step(run: TurnRun, language: str, agent: Agent, step: Step, source: str) -> StepRun:

@@ -67,6 +67,13 @@ def history_for(ctx: TurnContext) -> list[dict[str, str]]:
     ]
 
 
+def target(entities: Entities) -> tuple[object, ...]:
+    """The records a request is about, as the understanding reads them (not its words)."""
+    customer = (entities.customer or "").casefold() or None
+    technician = (entities.technician or "").casefold() or None
+    return (entities.job_id, customer, technician, entities.date, entities.time, entities.cuit)
+
+
 def needs_model(agents: dict[str, Agent], understanding: Understanding) -> bool:
     """Hybrid: the model only where the embedded reading is below an agent's gate."""
     if not understanding.tasks:
@@ -119,6 +126,7 @@ def plan_with_model(
         fallback_agent=_fallback_agent(understanding, agents),
         previous_question=previous_question(history),
         today=run.ctx.today.isoformat(),
+        target_of=lambda query: target(entities_of(query)),
     )
     steps = [
         Step(

@@ -444,6 +444,10 @@ def compose_parts(state: TurnState) -> list[Part]:
     for step, summary in zip(steps, summaries, strict=True):
         if summary.text:
             parts.append(_agent_part(step, final.get(step.index), summary.text))
+            if len(steps) == 1 and _unfinished_by_model(final.get(step.index), summary):
+                # A one-step turn has no done/not-done line: the model's words must not stand
+                # alone when the request was not carried out.
+                parts.append(Part("", replies.not_done_line(summary, language)))
         elif summary.ran or summary.yielded:
             parts.append(Part(step.agent, replies.failure_line(summary, language)))
     said = " ".join(part.text for part in parts)
@@ -461,6 +465,13 @@ def compose_parts(state: TurnState) -> list[Part]:
     if delegation.stopped:
         parts.append(Part("", replies.handoff_line(delegation.handoff_ticket, language)))
     return parts or [Part("", replies.empty_reply(language))]
+
+
+def _unfinished_by_model(run: StepRun | None, summary: replies.StepSummary) -> bool:
+    """A step whose text is the model's own and whose request was not carried out."""
+    if run is None or run.step.engine != engines.LLM or run.fallback:
+        return False
+    return summary.ran and not (summary.success or summary.pending or summary.clarifying)
 
 
 def _agent_part(step: Step, run: StepRun | None, text: str) -> Part:

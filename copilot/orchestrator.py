@@ -251,26 +251,52 @@ def echo_guard(
     return [replace(calls[0], agent=asked, intent="", query=text)]
 
 
-def same_request(new: AgentCall, old: AgentCall) -> bool:
-    """Whether a failsafe call repeats one already made (same agent and intent or query).
+Target = tuple[object, ...]
+TargetOf = Callable[[str], Target]
+
+
+def same_target(new: AgentCall, old: AgentCall, target_of: TargetOf | None) -> bool:
+    """Whether two calls ask one agent for the same thing on the same records: the same (or an
+    unnamed) intent and the same non-empty target (customer, job, date, time… as the
+    understanding reads them), whatever the words ("agendá a Pérez el jueves 10 hs" and
+    "reservale un turno a Pérez para el 26 a las 10")."""
+    if target_of is None or new.agent != old.agent:
+        return False
+    if new.intent and old.intent and new.intent != old.intent:
+        return False
+    target = target_of(new.query)
+    return any(target) and target == target_of(old.query)
+
+
+def same_request(new: AgentCall, old: AgentCall, target_of: TargetOf | None = None) -> bool:
+    """Whether a failsafe call repeats one already made: the same target, else the same agent
+    and intent or query.
 
     The same intent with unrelated queries ("move Pérez to Tuesday" after "move López to
     Friday") is a second request, not a repeat.
     """
     if new.agent != old.agent:
         return False
+    if same_target(new, old, target_of):
+        return True
     if fold(new.query).strip() == fold(old.query).strip():
         return True
     if not new.intent or new.intent != old.intent:
         return False
+    if target_of is not None:
+        ours, theirs = target_of(new.query), target_of(old.query)
+        if any(ours) and any(theirs):
+            return ours == theirs  # both name their records: those decide, not shared words
     return not new.query.strip() or not old.query.strip() or shares_content(new.query, old.query)
 
 
-def merge_calls(existing: list[AgentCall], new: Iterable[AgentCall]) -> list[AgentCall]:
+def merge_calls(
+    existing: list[AgentCall], new: Iterable[AgentCall], target_of: TargetOf | None = None
+) -> list[AgentCall]:
     """`existing` plus the new calls that repeat none of them, each with an id of its own."""
     merged = list(existing)
     for call in new:
-        if not any(same_request(call, old) for old in merged):
+        if not any(same_request(call, old, target_of) for old in merged):
             if any(old.call_id == call.call_id for old in merged):  # a retry may reuse ids
                 call = replace(call, call_id=f"{call.call_id}_{len(merged)}")
             merged.append(call)
@@ -305,10 +331,12 @@ def parse_calls(
     *,
     first_id: int = 0,
     offered: dict[str, frozenset[str]] | None = None,
+    target_of: TargetOf | None = None,
 ) -> tuple[list[AgentCall], int]:
     """The model's calls to enabled agents, and the highest intent_count they reported.
 
-    Within one answer only exact repeats go: two moves for one agent share an intent.
+    Within one answer only repeats go — the same words, or the same intent on the same
+    target: two moves for one agent share an intent, not their records.
     """
     calls: dict[tuple[str, str, str], AgentCall] = {}
     reported = 0
@@ -334,6 +362,9 @@ def parse_calls(
         query = str(arguments.get("query") or "").strip()
         context = str(arguments.get("prior_context") or "").strip()
         call = AgentCall(agent.name, intent, query, context, _call_id(tool_call, n), query)
+        if any(same_target(call, old, target_of) for old in calls.values()):
+            plan.fire("repeat")
+            continue
         calls.setdefault((agent.name, intent, fold(query)), call)
     return list(calls.values()), reported
 
@@ -402,11 +433,13 @@ def orchestrate(
     previous_question: tuple[str, str] | None,
     today: str = "",
     tools: list[dict[str, Any]] | None = None,
+    target_of: TargetOf | None = None,
 ) -> Plan:
     """Route `text` to agents; raises ModelFailure when the orchestrator call itself fails.
 
     `tools` are the `ask_<agent>` schemas when the caller keeps them cached (building them reads
-    every intent and its examples); by default they are built from `agents`.
+    every intent and its examples); by default they are built from `agents`. `target_of` reads
+    a query's records (customer, job, date, time…): calls on the same ones are one request.
     """
     enabled = {name: agent for name, agent in agents.items() if agent.enabled}
     if tools is None:
@@ -422,11 +455,14 @@ def orchestrate(
     completion = client.complete(messages, purpose="orchestrator", tools=tools, on_text=stream)
     plan = Plan(calls=[])
     _count_tokens(plan, completion)
-    calls, reported = parse_calls(completion.tool_calls, enabled, plan, offered=offered)
+    calls, reported = parse_calls(
+        completion.tool_calls, enabled, plan, offered=offered, target_of=target_of
+    )
     if calls and reported > len(calls):
         calls = _failsafe(
-            client, messages, completion, calls, reported, enabled, tools, plan, offered
-        )
+            client, messages, completion, calls, reported, enabled, tools, plan, offered,
+            target_of,
+        )  # fmt: skip
     plan.intent_count = max(reported, len(calls))
     if completion.tool_calls:
         stream.flush()  # the held text was a preamble after all
@@ -480,8 +516,10 @@ def _failsafe(
     tools: list[dict[str, Any]],
     plan: Plan,
     offered: dict[str, frozenset[str]],
+    target_of: TargetOf | None,
 ) -> list[AgentCall]:
-    """One retry naming the missing calls; its calls merge in without repeating the first ones."""
+    """One retry naming the missing calls; its calls merge in without repeating the first ones
+    (compared by target, not by text)."""
     plan.fire("failsafe")
     missing = reported - len(calls)
     made = [(_call_id(call, n), call) for n, call in enumerate(completion.tool_calls)]
@@ -507,9 +545,10 @@ def _failsafe(
         return calls
     _count_tokens(plan, again)
     more, _ = parse_calls(
-        again.tool_calls, enabled, plan, first_id=len(completion.tool_calls), offered=offered
-    )
-    return merge_calls(calls, more)
+        again.tool_calls, enabled, plan, first_id=len(completion.tool_calls), offered=offered,
+        target_of=target_of,
+    )  # fmt: skip
+    return merge_calls(calls, more, target_of)
 
 
 def _call_id(tool_call: ToolCall, n: int) -> str:

@@ -88,6 +88,12 @@ def failure_line(step: StepSummary, language: str) -> str:
     )
 
 
+def not_done_line(step: StepSummary, language: str) -> str:
+    """After a model's own words on a write it did not carry out: plainly, it is not done."""
+    phrase = intent_phrase(step.intent, language)
+    return t(language, es=f"No quedó hecho: {phrase}.", en=f"Not done: {phrase}.")
+
+
 def _join(phrases: Sequence[str], language: str) -> str:
     if len(phrases) <= 1:
         return "".join(phrases)

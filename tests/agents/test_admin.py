@@ -28,7 +28,8 @@ class _FormReader(HTMLParser):
         if tag == "input" and name and a.get("type") not in ("submit", "button"):
             if a.get("type") in ("checkbox", "radio") and "checked" not in a:
                 return
-            self.data.append((name, a.get("value", "on")))
+            checkable = a.get("type") in ("checkbox", "radio")
+            self.data.append((name, a.get("value", "on" if checkable else "")))
         elif tag == "textarea" and name:
             self._textarea = name
             self.data.append((name, ""))

@@ -9,6 +9,7 @@ financial: `payment_status`, general: `org_info`).
 
 from __future__ import annotations
 
+import datetime
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ import pytest
 
 from agents.models import Agent
 from agents.services import agents_install_defaults
-from business.models import Organisation
+from business.models import Job, Organisation
 from copilot import router_cache, runner
 from copilot.models import AgentRun, Conversation, Message
 from copilot.selectors import get_conversation_for_org
@@ -385,7 +386,9 @@ def test_after_two_questions_in_a_row_the_agent_must_make_its_best_choice(
     question = tool_calls([("ask_clarification", {"question": "¿Cuál trabajo?", "missing": "job"})])
     server.add(question, when=SCHEDULING)
     server.add(question, when=SCHEDULING)
-    server.add(scripted.text("Moví el más próximo."), when=SCHEDULING)
+    # Best effort, yet truthful: it found nothing to move, and says so (a claim of a move no
+    # tool made would not be shown).
+    server.add(scripted.text("No encontré ningún trabajo para mover."), when=SCHEDULING)
 
     ask(cast, conversation, "movelo")
     ask(cast, conversation, "el de la semana que viene")
@@ -396,7 +399,7 @@ def test_after_two_questions_in_a_row_the_agent_must_make_its_best_choice(
     offered = [{t["function"]["name"] for t in request.get("tools", [])} for request in requests]
     assert "ask_clarification" in offered[0] and "ask_clarification" in offered[1]
     assert "ask_clarification" not in offered[2]
-    assert third.reply == "Moví el más próximo."
+    assert third.reply.startswith("No encontré ningún trabajo para mover.")
     conversation.refresh_from_db()
     assert "pending_clarification" not in conversation.state
 
@@ -459,3 +462,175 @@ def test_opening_the_panel_warms_the_model_side_without_calling_the_model(
     key, schemas = engines._schemas[org.pk]
     assert {s["function"]["name"] for s in schemas} >= {"ask_scheduling", "ask_financial"}
     assert server.requests == []
+
+
+# --- truth from the trace: a step is what its tools did --------------------------------------
+
+
+BOOKING = "agendale a Juan Pérez una instalación de split el jueves a las 10"
+
+
+def _weekday_at_ten() -> str:
+    """The next Monday–Saturday after today, at 10:00 (the technician's working days)."""
+    day = datetime.date.today() + datetime.timedelta(days=1)
+    while day.weekday() == 6:
+        day += datetime.timedelta(days=1)
+    return f"{day.isoformat()}T10:00:00"
+
+
+def _book(customer_id: int, call_id: str = "c1") -> Any:
+    arguments = {"customer_id": customer_id, "service": "Instalación de split",
+                 "start": _weekday_at_ten()}  # fmt: skip
+    return ("job_book", arguments, call_id)
+
+
+def _booking_cast(cast: Cast) -> int:
+    factories.make_technician(cast.org)
+    return factories.make_customer(cast.org, name="Juan Pérez").pk
+
+
+def test_a_claimed_booking_that_no_tool_made_is_not_shown_and_the_handler_does_the_work(
+    cast: Cast, conversation: Conversation, server: ScriptedServer
+) -> None:
+    _booking_cast(cast)
+    server.add(tool_calls([call("scheduling", BOOKING, intent="book_job")]), when=ORCHESTRATOR)
+    server.add(scripted.text("¡Listo! Te agendé a Juan Pérez el jueves a las 10."), when=SCHEDULING)
+
+    turn = ask(cast, conversation, BOOKING)
+
+    (step,) = turn.trace()["steps"]
+    assert step["fallback"] == "unbacked_claim"
+    assert "Te agendé a Juan Pérez el jueves" not in turn.reply
+    run = AgentRun.objects.get(turn_id=turn.result.turn_id, agent="scheduling")
+    booked = Job.objects.filter(organisation=cast.org).count()
+    assert booked <= 1 and run.success == (booked == 1)  # the status says what really happened
+
+
+def test_a_write_request_the_model_did_not_carry_out_is_a_failed_step_and_says_so(
+    cast: Cast, conversation: Conversation, server: ScriptedServer
+) -> None:
+    _booking_cast(cast)
+    server.add(tool_calls([call("scheduling", BOOKING, intent="book_job")]), when=ORCHESTRATOR)
+    server.add(scripted.text("El jueves a las 10 no hay técnicos libres."), when=SCHEDULING)
+
+    turn = ask(cast, conversation, BOOKING)
+
+    assert not Job.objects.exists()
+    run = AgentRun.objects.get(turn_id=turn.result.turn_id, agent="scheduling")
+    assert not run.success and "not done" in run.error
+    assert turn.reply.startswith("El jueves a las 10 no hay técnicos libres.")
+    assert turn.reply.endswith("No quedó hecho: agendar el trabajo.")
+
+
+def test_a_write_call_with_broken_arguments_leaves_the_step_failed(
+    cast: Cast, conversation: Conversation, server: ScriptedServer
+) -> None:
+    _booking_cast(cast)
+    server.add(tool_calls([call("scheduling", BOOKING, intent="book_job")]), when=ORCHESTRATOR)
+    broken = tool_calls([("job_book", '{"customer_id": 1, "start": ', "c1")])
+    server.add(broken, when=SCHEDULING)
+    server.add(scripted.text("No pude agendarlo."), when=SCHEDULING)
+
+    turn = ask(cast, conversation, BOOKING)
+
+    assert not Job.objects.exists()
+    run = AgentRun.objects.get(turn_id=turn.result.turn_id, agent="scheduling")
+    assert not run.success
+    assert "No quedó hecho: agendar el trabajo." in turn.reply
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    [
+        "<user_message>¿en qué horario atienden?</user_message>",
+        "&lt;summary&gt;horarios&lt;/summary&gt;",
+        "Atendemos de 9 a 17. Atendemos de 9 a 17. Atendemos de 9 a 17.",
+        '{"ok": true, "data": {"hours": "9 a 17"}}',
+        "",
+    ],
+)
+def test_text_that_is_not_an_answer_is_discarded_and_the_step_falls_back(
+    cast: Cast, conversation: Conversation, server: ScriptedServer, garbage: str
+) -> None:
+    text = "¿en qué horario atienden?"
+    server.add(tool_calls([call("general", text, intent="hours")]), when=ORCHESTRATOR)
+    server.add(scripted.text(garbage), when=GENERAL)
+
+    turn = ask(cast, conversation, text)
+
+    (step,) = turn.trace()["steps"]
+    assert step["fallback"] == "not_an_answer" and step["success"] is True
+    assert "9 a 17" not in turn.reply and "18" in turn.reply  # the organisation's real hours
+    assert "<user_message>" not in turn.reply and "&lt;" not in turn.reply
+
+
+def test_after_a_write_a_garbled_answer_says_by_record_what_was_done(
+    cast: Cast, conversation: Conversation, server: ScriptedServer
+) -> None:
+    customer_id = _booking_cast(cast)
+    server.add(tool_calls([call("scheduling", BOOKING, intent="book_job")]), when=ORCHESTRATOR)
+    server.add(tool_calls([_book(customer_id)]), when=SCHEDULING)
+    server.add(scripted.text('A "held": true, so the task is completed.'), when=SCHEDULING)
+
+    turn = ask(cast, conversation, BOOKING)
+
+    job = Job.objects.get()
+    assert "task is completed" not in turn.reply and "job_book" not in turn.reply
+    assert f"#{job.pk} Instalación de split" in turn.reply  # named by its record
+    (step,) = turn.trace()["steps"]
+    assert step["fallback"] == "not_an_answer"
+
+
+def test_two_orchestrator_calls_for_one_booking_in_other_words_book_once(
+    cast: Cast, conversation: Conversation, server: ScriptedServer
+) -> None:
+    customer_id = _booking_cast(cast)
+    again = "reservale un turno a Juan Pérez el jueves 10 hs para instalar un split"
+    server.add(
+        tool_calls(
+            [call("scheduling", BOOKING, 2, "book_job"), call("scheduling", again, 2, "book_job")]
+        ),  # fmt: skip
+        when=ORCHESTRATOR,
+    )
+    server.add(tool_calls([_book(customer_id)]), when=SCHEDULING, times=None)
+    server.add(scripted.text("Agendado el trabajo."), when=SCHEDULING, times=None)
+
+    turn = ask(cast, conversation, BOOKING)
+
+    assert Job.objects.count() == 1
+    assert AgentRun.objects.filter(turn_id=turn.result.turn_id, agent="scheduling").count() == 1
+    assert "repeat" in turn.trace()["plan"]["guards"]
+    assert "Sin hacer" not in turn.reply
+
+
+def test_a_failsafe_call_repeating_a_booking_in_other_words_is_not_merged_in(
+    cast: Cast, conversation: Conversation, server: ScriptedServer
+) -> None:
+    customer_id = _booking_cast(cast)
+    text = f"{BOOKING} y decime cuánto debe"
+    first = call("scheduling", BOOKING, 2, "book_job")
+    server.add(tool_calls([first]), when=ORCHESTRATOR)
+    retry = call("scheduling", "turno para Juan Pérez, jueves 10:00, split", 2, "book_job")
+    server.add(tool_calls([retry]), when=ORCHESTRATOR)
+    server.add(tool_calls([_book(customer_id)]), when=SCHEDULING, times=None)
+    server.add(scripted.text("Agendado el trabajo."), when=SCHEDULING, times=None)
+
+    turn = ask(cast, conversation, text)
+
+    assert len(agent_requests(server, ORCHESTRATOR)) == 2  # the failsafe asked
+    assert Job.objects.count() == 1
+    assert AgentRun.objects.filter(turn_id=turn.result.turn_id, agent="scheduling").count() == 1
+
+
+def test_a_spent_turn_budget_falls_back_to_the_embedded_engine_and_the_trace_says_why(
+    cast: Cast, conversation: Conversation, server: ScriptedServer, settings: Any
+) -> None:
+    settings.COPILOT_TURN_TOKEN_BUDGET = 200  # less than the orchestrator's prompt alone
+
+    turn = ask(cast, conversation, "¿en qué horario atienden?")
+
+    assert server.requests == []  # not sent: the budget could not afford it
+    trace = turn.trace()
+    assert trace["routed_by"] == "embedded" and trace["fallback"]["kind"] == "budget"
+    assert "18" in turn.reply
+    assert ModelCall.objects.get().error_kind == "budget"
