@@ -151,6 +151,7 @@ def ours(world: World, scenario: Delegation, clock: RequestClock) -> Sample:
     from django.utils import timezone
 
     from agents.context import TurnContext
+    from agents.selectors import agents_for_org
     from copilot import engines
     from copilot.graph import run_graph
     from copilot.state import TurnRun
@@ -168,7 +169,11 @@ def ours(world: World, scenario: Delegation, clock: RequestClock) -> Sample:
         # client (its ModelCall rows are written by run_graph's flush at the end).
         engine, client = engines.open_for(ctx)
         stream = TextStream(ctx.emit, ctx.turn_id)
-        return run_graph(TurnRun(ctx=ctx, engine=engine, llm=client, stream=stream))
+        enabled = agents_for_org(world.organisation).prefetch_related(None)
+        agents = {agent.name: agent for agent in enabled}
+        return run_graph(
+            TurnRun(ctx=ctx, engine=engine, llm=client, stream=stream, agents=agents)
+        )
 
     state, sample = timed(turn, clock)
     _check_ours(state, scenario)
