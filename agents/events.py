@@ -15,7 +15,8 @@ turn runs — `thinking` (S3), for each sub-agent step `agent_start`, its
 `tool_start`/`tool_result`/`tool_end`, `text` chunks, `approval_requested` when an action is
 held, `agent_end`; then `consulted` (from the execution rows, never from generated text), and
 last `completed` — or `error` followed by `completed` when the turn failed or was interrupted.
-`deferred` says a stored message waits for the service to come back.
+`deferred` says a stored message waits for the service to come back. `retract` marks text
+already streamed that the answer replaces; it always comes before the replacement's `text`.
 
 Frames the client sends: `{"type": "message", "text": "...", "client_id": "..."}`.
 """
@@ -109,6 +110,18 @@ class TextEvent(Sequenced):
     agent: NotRequired[str]
 
 
+class RetractEvent(Sequenced):
+    """Text this turn already streamed for `agent` ("" for the orchestrator's own words) will
+    not be part of the answer: the model failed halfway (`reason` is the failure's kind) or
+    answered where an agent had to (`not_small_talk`), and what replaces it follows as new
+    `text`. The panel keeps the retracted text, marked, before the replacement."""
+
+    type: Literal["retract"]
+    turn_id: str
+    agent: str
+    reason: str
+
+
 class ReasoningEvent(Sequenced):
     type: Literal["reasoning"]
     turn_id: str
@@ -185,6 +198,7 @@ Event = (
     | ToolResultEvent
     | ToolEndEvent
     | TextEvent
+    | RetractEvent
     | ReasoningEvent
     | ApprovalRequestedEvent
     | ApprovalDecidedEvent
@@ -205,6 +219,7 @@ EVENT_TYPES = frozenset(
         "tool_result",
         "tool_end",
         "text",
+        "retract",
         "reasoning",
         "approval_requested",
         "approval_decided",

@@ -331,6 +331,7 @@ def _invoke_llm(
     except ModelFailure as exc:
         kind = getattr(exc, "kind", "error")
         logger.warning("agent %s: model failed (%s); embedded handler answers", step.agent, kind)
+        model.say.retract(kind)  # what it streamed is replaced below: the panel marks it
         if runner.wrote:
             # Re-running could write twice: say, by record, what was done and that it stopped.
             done = done_summary(runner.results, runner.language)

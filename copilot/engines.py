@@ -29,6 +29,7 @@ from copilot.orchestrator import Plan, agent_tool_schemas, orchestrate
 from copilot.router_cache import registry_fingerprint
 from copilot.selectors import recent_messages
 from copilot.state import Reading, TurnRun, TurnState
+from copilot.streaming import Writer
 from llm.client import ChatClient
 from llm.provider import engine_for
 from nlu.ordering import DEPENDS_ON, SMALL_TALK
@@ -75,12 +76,12 @@ def target(entities: Entities) -> tuple[object, ...]:
 
 
 def needs_model(agents: dict[str, Agent], understanding: Understanding) -> bool:
-    """Hybrid: the model only where the embedded reading is below an agent's gate."""
+    """Hybrid: the model only where the embedded reading is below an agent's gate — courtesy
+    included: a farewell read at 0.33 may be something else, and the model answers small talk
+    itself (without it, the route answers a weak courtesy reading deterministically)."""
     if not understanding.tasks:
         return True
     for task in understanding.tasks:
-        if task.intent in COURTESY:
-            continue
         agent = agents.get(task.agent)
         if task.intent == "unknown" or agent is None or task.confidence < agent.min_confidence:
             return True
@@ -100,17 +101,25 @@ def previous_question(history: list[dict[str, str]]) -> tuple[str, str] | None:
 
 
 def plan_with_model(
-    state: TurnState, run: TurnRun, reading: Reading, entities_of: Callable[[str], Entities]
+    state: TurnState,
+    run: TurnRun,
+    reading: Reading,
+    entities_of: Callable[[str], Entities],
+    say: Writer,
 ) -> tuple[Plan, list[Step]]:
-    """Ask the orchestrator model; its calls become steps in dependency order.
+    """Ask the orchestrator model; its calls become steps in dependency order. Its preamble
+    streams through `say` the moment it arrives.
 
     Raises `llm.client.ModelFailure`; the caller falls back to the embedded reading.
     """
     assert run.llm is not None  # only a model engine with a client gets here
     agents = run.agents
     understanding = reading.understanding
-    small_talk = bool(understanding.tasks) and all(
-        t.intent in COURTESY for t in understanding.tasks
+    # An emergency is never small talk: the model must not close the turn with a reply of its own.
+    small_talk = (
+        bool(understanding.tasks)
+        and all(t.intent in COURTESY for t in understanding.tasks)
+        and not state["signals"].emergency
     )
     history = state.get("history") or []
     plan = orchestrate(
@@ -121,7 +130,7 @@ def plan_with_model(
         history=history,
         summary=state["memory"].summary,
         language=reading.language,
-        emit_text=run.stream.part(""),  # the preamble streams the moment it arrives
+        emit_text=say,
         small_talk=small_talk,
         fallback_agent=_fallback_agent(understanding, agents),
         previous_question=previous_question(history),

@@ -35,7 +35,7 @@ from copilot.trace import build_trace
 from llm.client import ModelFailure
 from nlu import Router
 from nlu.normalize import fold
-from nlu.tone import read_signals
+from nlu.tone import Signals, read_signals
 from nlu.values import Context, Entities, Task, Understanding
 
 # Intents a signal or a directive can put in the chain without the classifier.
@@ -119,13 +119,17 @@ def _model_reads(state: TurnState, run: TurnRun, reading: Reading) -> bool:
 def _plan_with_model(
     state: TurnState, run: TurnRun, reading: Reading, router: Router, context: Context
 ) -> None:
+    say = run.stream.part("")
     try:
         plan, steps = engines.plan_with_model(
-            state, run, reading, lambda query: router.understand(query, context).entities
+            state, run, reading, lambda query: router.understand(query, context).entities, say
         )
     except ModelFailure as exc:
         reading.fallback = engines.fallback_record("orchestrator", exc)
+        say.retract(reading.fallback["kind"])  # a preamble it streamed: the embedded chain answers
         return
+    if "not_small_talk" in plan.guards:
+        say.retract("not_small_talk")  # it answered a request itself: an agent answers instead
     reading.plan = {
         "calls": [
             {"agent": c.agent, "intent": c.intent, "query": c.query, "model_query": c.model_query}
@@ -184,7 +188,7 @@ def _resume(
     agent = run.agents.get(pending.agent)
     answer = clarify.is_answer(
         run.ctx.text, pending, new_request=_confident_intent(run.agents, reading.understanding),
-        emergency=state["signals"].emergency,
+        emergency=bool(emergency_flagged(state["signals"], reading.understanding, run.agents)),
     )  # fmt: skip
     if agent is None or not answer:
         reading.pending = None
@@ -263,17 +267,9 @@ def _chain(state: TurnState, agents: dict[str, Agent], text: str) -> tuple[list[
     tasks = state["reading"].understanding.tasks
     steps = [_step(i, task) for i, task in enumerate(tasks)]
     sources = ["classifier"] * len(steps)
-    sig = state["signals"]
-    if sig.emergency:
-        # Emergency first, even if the classifier missed it; the rest is chained after it.
-        found = [i for i, s in enumerate(steps) if s.intent == EMERGENCY]
-        if found:
-            steps.insert(0, steps.pop(found[0]))
-            sources.insert(0, sources.pop(found[0]))
-        elif (forced := _forced(EMERGENCY, state, agents, text)) is not None:
-            steps.insert(0, forced)
-            sources.insert(0, "signals")
-    elif sig.frustrated and all(s.intent in NOTHING_TO_DO for s in steps):
+    if _flagged(state, agents):
+        steps, sources = _emergency_first(steps, sources, state, agents, text)
+    elif state["signals"].frustrated and all(s.intent in NOTHING_TO_DO for s in steps):
         # Anger with nothing else to act on: a person should hear it (TAXONOMY.md).
         forced = _forced(FRUSTRATION, state, agents, text)
         if forced is not None:
@@ -281,6 +277,44 @@ def _chain(state: TurnState, agents: dict[str, Agent], text: str) -> tuple[list[
     for index, step in enumerate(steps):
         step.index = index
     return steps, sources
+
+
+def emergency_flagged(
+    signals: Signals, understanding: Understanding, agents: dict[str, Agent]
+) -> str:
+    """Who says this message is an emergency: "signals", "classifier" (the embedded reading,
+    above the gate of the agent that handles it), or "" when nobody does."""
+    if signals.emergency:
+        return "signals"
+    for task in understanding.tasks:
+        agent = agents.get(task.agent)
+        if task.intent == EMERGENCY and agent is not None and not gated(agent, _step(0, task)):
+            return "classifier"
+    return ""
+
+
+def _emergency_first(
+    steps: list[Step], sources: list[str], state: TurnState, agents: dict[str, Agent], text: str
+) -> tuple[list[Step], list[str]]:
+    """An emergency is an obligation on every engine (T3): the chain opens with one emergency
+    step that runs the escalation agent's own handler — the safety instruction and the urgent
+    ticket — whatever the classifier or a model asked for. Every other step of that agent folds
+    into it (its ticket carries the whole message, and a turn opens one ticket); a model's
+    steps for other agents run after it, as asked."""
+    forced = _forced(EMERGENCY, state, agents, text)
+    if forced is None:
+        return steps, sources  # the organisation disabled the agent that would handle it
+    others = [
+        (s, source) for s, source in zip(steps, sources, strict=True) if s.agent != forced.agent
+    ]
+    return [forced, *(s for s, _ in others)], [
+        _flagged(state, agents),
+        *(source for _, source in others),
+    ]
+
+
+def _flagged(state: TurnState, agents: dict[str, Agent]) -> str:
+    return emergency_flagged(state["signals"], state["reading"].understanding, agents)
 
 
 def _subject(state: TurnState) -> dict[str, Any]:
@@ -343,19 +377,29 @@ def _continue_subject(
 
 
 def _with_emergency(
-    state: TurnState, agents: dict[str, Agent], text: str
+    state: TurnState, agents: dict[str, Agent], text: str, source: str
 ) -> tuple[list[Step], dict[int, str]]:
-    """The model's steps; a danger the signals saw goes first even if the model missed it."""
+    """The steps a model or a directive decided; a danger the signals or the embedded reading
+    saw goes first, run by its handler, whatever the model asked for (it may add steps, never
+    drop or replace that one)."""
     steps = list(state["reading"].steps)
-    sources = ["model"] * len(steps)
-    if state["signals"].emergency and not any(s.intent == EMERGENCY for s in steps):
-        forced = _forced(EMERGENCY, state, agents, text)
-        if forced is not None:
-            steps.insert(0, forced)
-            sources.insert(0, "signals")
+    sources = [source] * len(steps)
+    if _flagged(state, agents):
+        steps, sources = _emergency_first(steps, sources, state, agents, text)
     for index, step in enumerate(steps):
         step.index = index
     return steps, dict(enumerate(sources))
+
+
+def _courtesy(steps: list[Step], sources: dict[int, str], agents: dict[str, Agent]) -> None:
+    """Below its gate, a courtesy reading (a farewell read at 0.33) is answered as what it
+    looks like: a wrong guess costs a friendly line and changes nothing, while yielding would
+    say "I'm not sure how to say goodbye". The trace marks the step "courtesy"."""
+    for i, step in enumerate(steps):
+        agent = agents.get(step.agent)
+        if step.intent in engines.COURTESY and agent is not None and gated(agent, step):
+            step.confidence = agent.min_confidence
+            sources[i] = "courtesy"
 
 
 def route(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
@@ -365,14 +409,17 @@ def route(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
     if reading.notice:
         steps: list[Step] = []
         sources: dict[int, str] = {}
-    elif reading.routed_by in ("directive", "clarification"):
+    elif reading.routed_by == "clarification":  # never on an emergency (clarify.is_answer)
         steps, sources = reading.steps, {0: reading.routed_by}
-    elif reading.routed_by == "model":
-        steps, sources = _with_emergency(state, agents, text)
+    elif reading.routed_by in ("directive", "model"):
+        directive = reading.understanding.directive
+        said = directive.text if directive is not None else text  # without the `#agent`
+        steps, sources = _with_emergency(state, agents, said, reading.routed_by)
     else:
         chain, origin = _chain(state, agents, text)
         steps, sources = chain, dict(enumerate(origin))
         _continue_subject(steps, sources, state, agents, subject, text)
+        _courtesy(steps, sources, agents)
     return {"route": Route(steps=steps, sources=sources, subject=subject)}
 
 

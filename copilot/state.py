@@ -92,8 +92,8 @@ class Reading:
 @dataclass
 class Route:
     """The chain to run: steps in dependency order with the signals applied, each step's source
-    (classifier, signals, directive, clarification, model, continuation), and the conversation's
-    subject as the steps start from it."""
+    (classifier, signals, directive, clarification, model, continuation, courtesy), and the
+    conversation's subject as the steps start from it."""
 
     steps: list[Step]
     sources: dict[int, str]

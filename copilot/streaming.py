@@ -9,6 +9,11 @@ live slot and streams as it goes; the others buffer. When the live step ends, th
 the order they first produced text) flushes its buffer with a short simulated delay between
 chunks and then streams live itself. Non-text events (agent and tool events, approvals) go out at
 once from every thread.
+
+A writer's `retract(reason)` says that what it wrote will not be part of the answer (its model
+failed halfway; something else answers): a `retract` event marks the text that reached the panel,
+and a concurrent step's text still in its buffer is dropped unseen. A writer that wrote nothing
+retracts nothing.
 """
 
 from __future__ import annotations
@@ -19,14 +24,22 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from django.conf import settings
 from django.db import connections
 
 from agents.context import EventSink
-from agents.events import TextEvent
+from agents.events import RetractEvent, TextEvent
 
-Writer = Callable[[str], None]
+
+class Writer(Protocol):
+    """Where one part's text goes, chunk by chunk."""
+
+    def __call__(self, text: str) -> None: ...
+
+    def retract(self, reason: str) -> None:
+        """What this writer wrote will not be part of the answer."""
 
 
 class TextStream:
@@ -52,16 +65,31 @@ class TextStream:
 
     def part(self, agent: str = "") -> Writer:
         """A writer for one new part: its first chunk is separated from what came before."""
-        started = False
+        return _Part(self, agent)
 
-        def write(text: str) -> None:
-            nonlocal started
-            if not text:
-                return
-            self.write(text, agent=agent, first=not started)
-            started = True
+    def retract(self, agent: str, reason: str) -> None:
+        with self._lock:
+            self._emit(
+                RetractEvent(type="retract", turn_id=self._turn_id, agent=agent, reason=reason)
+            )
 
-        return write
+
+class _Part:
+    def __init__(self, stream: TextStream, agent: str) -> None:
+        self._stream = stream
+        self._agent = agent
+        self._started = False
+
+    def __call__(self, text: str) -> None:
+        if not text:
+            return
+        self._stream.write(text, agent=self._agent, first=not self._started)
+        self._started = True
+
+    def retract(self, reason: str) -> None:
+        if self._started:
+            self._stream.retract(self._agent, reason)
+            self._started = False  # whatever it writes next is a part of its own
 
 
 @dataclass
@@ -70,6 +98,30 @@ class _Lane:
     agent: str
     chunks: list[str] = field(default_factory=list)
     done: bool = False
+
+
+@dataclass(frozen=True)
+class _Retraction:
+    reason: str
+
+
+# What a concurrent step's writer enqueues: text, a retraction, or None when the step ended.
+_Item = tuple[int, str | _Retraction | None]
+
+
+class _LaneWriter:
+    """A concurrent step's writer: it only enqueues; the pump decides what is shown."""
+
+    def __init__(self, items: queue.Queue[_Item], key: int) -> None:
+        self._items = items
+        self._key = key
+
+    def __call__(self, text: str) -> None:
+        if text:
+            self._items.put((self._key, text))
+
+    def retract(self, reason: str) -> None:
+        self._items.put((self._key, _Retraction(reason)))
 
 
 class LiveSlot:
@@ -82,11 +134,11 @@ class LiveSlot:
     def __init__(self, stream: TextStream, delay_s: float) -> None:
         self._stream = stream
         self._delay = delay_s
-        self._queue: queue.Queue[tuple[int, str | None]] = queue.Queue()
+        self._queue: queue.Queue[_Item] = queue.Queue()
         self.order: list[int] = []  # lane keys in the order their text reached the panel
 
     def writer(self, key: int) -> Writer:
-        return lambda text: self._queue.put((key, text)) if text else None
+        return _LaneWriter(self._queue, key)
 
     def finish(self, key: int) -> None:
         self._queue.put((key, None))
@@ -117,9 +169,19 @@ class LiveSlot:
                     return key
             return None
 
+        def retract(key: int, reason: str) -> None:
+            state[key].chunks.clear()  # buffered, never shown: dropped unseen
+            if key in writers:
+                writers[key].retract(reason)
+            elif key in waiting:
+                waiting.remove(key)
+
         while not all(lane.done for lane in state.values()):
             key, text = self._queue.get()
             lane = state[key]
+            if isinstance(text, _Retraction):
+                retract(key, text.reason)
+                continue
             if text is None:
                 lane.done = True
                 if key == live:

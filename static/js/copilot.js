@@ -13,6 +13,11 @@
 // one at a time — the next after the previous one is accepted or refused — so a refusal (which
 // carries no id) always belongs to the one in flight; on every (re)open the head is sent again (the
 // server stores a `client_id` once).
+//
+// A turn's text is kept in segments, one per run of text from one speaker (`agent`, "" for the
+// orchestrator). A `retract` event marks that speaker's segments as replaced (struck through, with
+// a note) and they stay where they are, before the text that replaces them; `completed` checks and
+// corrects only the segments that were not retracted.
 (function () {
   "use strict";
   const panel = document.getElementById("copilot-panel");
@@ -212,10 +217,34 @@
     const thinking = el("div", "msg-thinking", t("Thinking"));
     li.append(agents, thinking, tools, text);
     place(li);
-    view = { li, agents, tools, text, thinking, pills: new Map(), toolRows: [], problem: null };
+    view = { li, agents, tools, text, thinking, pills: new Map(), toolRows: [], problem: null, seg: null, afterNote: false };
     turns.set(turnId, view);
     return view;
   }
+
+  // The segment the next text of `agent` goes to: the current one if it is that speaker's.
+  function segment(view, agent) {
+    if (!view.seg || view.seg.dataset.agent !== agent) {
+      view.seg = el("span", "msg-seg");
+      view.seg.dataset.agent = agent;
+      view.text.append(view.seg);
+    }
+    return view.seg;
+  }
+
+  function liveSegments(view) {
+    return Array.from(view.text.querySelectorAll(".msg-seg:not(.msg-retracted)"));
+  }
+
+  // The reply as the server stored it, after whatever was retracted.
+  function setLiveText(view, text) {
+    liveSegments(view).forEach((seg) => seg.remove());
+    view.seg = null;
+    if (text) segment(view, "").textContent = text;
+  }
+
+  // Notes on retracted text, by the retraction's reason (a model failure's kind otherwise).
+  const RETRACT_NOTES = { not_small_talk: "Overruled" };
 
   function lastToolRow(ev) {
     const view = turns.get(ev.turn_id);
@@ -293,7 +322,25 @@
     text(ev) {
       const view = turnView(ev.turn_id);
       view.thinking.remove();
-      view.text.textContent += ev.text;
+      let chunk = ev.text;
+      if (view.afterNote) {  // the note ends its line: no blank lines before what replaces it
+        chunk = chunk.replace(/^\n+/, "");
+        view.afterNote = !chunk;
+      }
+      segment(view, ev.agent || "").textContent += chunk;
+    },
+    // Text already shown that the answer will not keep: it stays, marked, before what replaces it.
+    retract(ev) {
+      const view = turns.get(ev.turn_id);
+      if (!view) return;
+      const agent = ev.agent || "";
+      const replaced = liveSegments(view).filter((seg) => seg.dataset.agent === agent);
+      if (!replaced.length) return;
+      replaced.forEach((seg) => seg.classList.add("msg-retracted"));
+      const note = el("span", "msg-retract-note", t(RETRACT_NOTES[ev.reason] || "Retracted"));
+      replaced[replaced.length - 1].after(note);
+      view.seg = null;  // what follows starts a segment of its own
+      view.afterNote = true;
     },
     approval_requested(ev) {
       const view = turnView(ev.turn_id);
@@ -338,10 +385,11 @@
       const done = view || turnView(ev.turn_id);
       turns.delete(ev.turn_id);
       done.thinking.remove();
+      const shown = liveSegments(done).map((seg) => seg.textContent).join("");
       if (done.problem && done.problem.textContent.trim() === (ev.text || "").trim()) {
-        done.text.textContent = "";  // the error already says it; a half-streamed reply is void
-      } else if (ev.text && done.text.textContent.trim() !== ev.text.trim()) {
-        done.text.textContent = ev.text;
+        setLiveText(done, "");  // the error already says it; a half-streamed reply is void
+      } else if (ev.text && shown.trim() !== ev.text.trim()) {
+        setLiveText(done, ev.text);
       }
       if (ev.message_id) done.li.id = "message-" + ev.message_id;
       done.li.classList.remove("msg-streaming");

@@ -291,6 +291,47 @@ def test_an_emergency_the_classifier_found_moves_to_the_front(
     assert [r.intent for r in runs(state)] == ["emergency", "search_customer"]
 
 
+def test_an_emergency_the_signals_saw_runs_even_when_the_classifier_was_unsure(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    text = "hay olor a gas, no sé si es del calefón"
+    router.script[text] = [task("emergency", 0.1)]
+
+    state, _ = turn(cast, conversation, text)
+
+    (run,) = runs(state)
+    assert (run.intent, run.confidence, run.yielded, run.success) == ("emergency", 1.0, False, True)
+    assert state["trace"]["steps"][0]["source"] == "signals"
+
+
+def test_a_confident_emergency_reading_folds_the_other_escalation_steps_into_it(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    text = "se prendió la caldera y quiero quejarme del técnico"
+    router.script[text] = [task("complaint", 0.9), task("emergency", 0.8)]
+    assert not read_signals(text).emergency  # only the classifier saw it
+
+    state, _ = turn(cast, conversation, text)
+
+    assert [(r.intent, r.confidence) for r in runs(state)] == [("emergency", 1.0)]
+    assert state["trace"]["steps"][0]["source"] == "classifier"
+    assert "Registré el reclamo" not in state["reply"]
+
+
+def test_a_farewell_read_below_the_gate_is_answered_as_a_farewell(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    router.script["bueno, ahí va"] = [task("farewell", 0.2)]
+
+    state, _ = turn(cast, conversation, "bueno, ahí va")
+
+    (run,) = runs(state)
+    assert (run.intent, run.yielded, run.success) == ("farewell", False, True)
+    assert state["reply"] == "¡Hasta luego! Cualquier cosa, acá estoy."
+    assert state["trace"]["steps"][0]["source"] == "courtesy"
+    assert state["trace"]["understanding"]["tasks"][0]["confidence"] == 0.2
+
+
 def test_anger_with_nothing_to_act_on_becomes_frustration(
     cast: Cast, conversation: Conversation, router: ScriptedRouter
 ) -> None:
