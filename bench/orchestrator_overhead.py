@@ -171,9 +171,7 @@ def ours(world: World, scenario: Delegation, clock: RequestClock) -> Sample:
         stream = TextStream(ctx.emit, ctx.turn_id)
         enabled = agents_for_org(world.organisation).prefetch_related(None)
         agents = {agent.name: agent for agent in enabled}
-        return run_graph(
-            TurnRun(ctx=ctx, engine=engine, llm=client, stream=stream, agents=agents)
-        )
+        return run_graph(TurnRun(ctx=ctx, engine=engine, llm=client, stream=stream, agents=agents))
 
     state, sample = timed(turn, clock)
     _check_ours(state, scenario)

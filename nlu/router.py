@@ -17,6 +17,7 @@ from nlu.entities import extract_entities
 from nlu.language import detect_language
 from nlu.openers import how_it_starts, opener_words, opening_word, verb_intents
 from nlu.ordering import apply_labelling_rules, order_chain
+from nlu.prerequisites import add_stated
 from nlu.rules import (
     bare_cuit,
     is_danger,
@@ -29,6 +30,7 @@ from nlu.values import Context, Entities, Example, Task, Understanding
 
 # How likely the verb's intent must already be for the verb to decide (softmax scores).
 VERB_CANDIDATE_FLOOR = 0.25
+VERB_CONFIDENCE = 0.6
 DEFAULT_AGENTS = {"greeting": "general", "farewell": "general", "validate_cuit": "customer"}
 
 
@@ -79,6 +81,9 @@ class Router:
         kept, notes = apply_labelling_rules(
             tasks, ctx.today, lambda part: how_it_starts(part, self.openers) == "request"
         )
+        kept, stated = add_stated(kept, request)
+        if stated:
+            notes.append("stated prerequisite: " + ", ".join(stated))
         for task in kept:
             task.agent = self.agent_for(task.intent)  # a relabelled task changes owner
         ordered, reordered = order_chain(kept)
@@ -113,7 +118,9 @@ class Router:
         named = self.verbs.get(opening_word(text))
         for intent, probability in candidates[1:]:
             if intent == named and probability >= VERB_CANDIDATE_FLOOR:
-                return intent, probability
+                # The verb is the evidence: its reading is as sure as a clear one, so the step
+                # does not yield to the runner-up it just overruled.
+                return intent, max(probability, VERB_CONFIDENCE)
         return candidates[0]
 
     def _top(self, seg: Segment, k: int = 3) -> list[tuple[str, float]]:
