@@ -197,6 +197,10 @@ _MISSING = {
         "several customers match and I don't know which one",
     ),
     "name": ("no sé cómo se llama el cliente", "I don't know the customer's name"),
+    "duplicate": (
+        "ya hay clientes parecidos registrados y no sé si es alguno de ellos",
+        "similar customers are already on file and I don't know whether it is one of them",
+    ),
     "job": ("no sé de qué trabajo se trata", "I don't know which job it is"),
     "job_choice": (
         "hay varios trabajos abiertos y no sé cuál es",

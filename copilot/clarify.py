@@ -10,13 +10,17 @@ Loop prevention, after the clarification-routing reference: the counter grows wi
 question asked in a row; once it reaches `COPILOT_MAX_CLARIFICATIONS` (2) the resumed step runs
 with `Runner.best_effort` and makes the best choice instead of asking a third time. A reply that
 is a directive, an emergency, a "never mind" or plainly a new request drops the pending intent.
+
+The steps of the same chain that build on the one that asked (a booking for the customer whose
+registration waits for "¿es el mismo que…?") did not run: they wait in the pending intent
+(`then`) and run after it, with the answer, when it resumes.
 """
 
 from __future__ import annotations
 
 import datetime
 import re
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from typing import Any
 
 from django.conf import settings
@@ -40,6 +44,19 @@ def max_clarifications() -> int:
 
 
 @dataclass(frozen=True)
+class Later:
+    """A step of the chain deferred until the question is answered."""
+
+    intent: str
+    agent: str
+    engine: str
+    text: str
+
+
+LATER_KEYS = ("intent", "agent", "engine", "text")  # how a Later is stored, in its order
+
+
+@dataclass(frozen=True)
 class Pending:
     """The intent waiting for the operator's answer."""
 
@@ -51,6 +68,7 @@ class Pending:
     slot: str
     count: int  # questions asked in a row, this one included
     asked_at: str  # ISO
+    then: tuple[Later, ...] = ()  # steps that run after it, with the answer
 
     def as_state(self) -> dict[str, Any]:
         return {
@@ -62,6 +80,7 @@ class Pending:
             "slot": self.slot,
             "count": self.count,
             "asked_at": self.asked_at,
+            "then": [dict(zip(LATER_KEYS, astuple(later), strict=True)) for later in self.then],
         }
 
     @property
@@ -84,6 +103,7 @@ def pending_from_state(state: dict[str, Any], now: datetime.datetime) -> Pending
             slot=str(raw.get("slot", "")),
             count=int(raw.get("count", 1)),
             asked_at=str(raw.get("asked_at", "")),
+            then=_deferred(raw.get("then")),
         )
         asked = datetime.datetime.fromisoformat(pending.asked_at)
     except (KeyError, TypeError, ValueError):
@@ -91,6 +111,11 @@ def pending_from_state(state: dict[str, Any], now: datetime.datetime) -> Pending
     if asked.tzinfo is None or now - asked > TTL:
         return None
     return pending
+
+
+def _deferred(raw: Any) -> tuple[Later, ...]:
+    """The deferred steps as stored (KeyError / TypeError when they are not)."""
+    return tuple(Later(*(str(item[key]) for key in LATER_KEYS)) for item in raw or [])
 
 
 def is_answer(reply: str, pending: Pending, *, new_request: str | None, emergency: bool) -> bool:
@@ -119,15 +144,17 @@ def next_pending(
     *,
     resumed: bool,
     now: datetime.datetime,
+    then: tuple[Later, ...] = (),
 ) -> Pending | None:
     """What the conversation waits for after this turn.
 
     `asked` is (intent, agent, engine, text, question, slot) of the step that asked, if one
-    did. The counter continues only when this turn was itself the answer to a question.
+    did; `then`, the steps deferred until it is answered. The counter continues only when this
+    turn was itself the answer to a question.
     """
     if asked is None:
         return None
     intent, agent, engine, text, question, slot = asked
     count = previous.count + 1 if (resumed and previous is not None) else 1
     # On resume the step's text already holds the original request and the answers so far.
-    return Pending(intent, agent, engine, text, question, slot, count, now.isoformat())
+    return Pending(intent, agent, engine, text, question, slot, count, now.isoformat(), then)

@@ -72,6 +72,10 @@ def run_chain(run: TurnRun, state: TurnState) -> Delegation:
             done.waiting.append(Waiting(step=step, approvals=waits, source=source))
             cursor += 1
             continue
+        if _builds_on_a_question(done, step):
+            done.deferred.append(step)  # it runs with the operator's answer (clarify.py)
+            cursor += 1
+            continue
         batch = _batch(done, run.agents, cursor)
         if len(batch) > 1:
             _run_together(run, state, done, batch, sources)
@@ -152,6 +156,13 @@ def _waits_on(done: Delegation, step: Step) -> list[int]:
     return sorted(waits)
 
 
+def _builds_on_a_question(done: Delegation, step: Step) -> bool:
+    """It builds on a step that asked the operator instead of creating what it uses ("¿es el
+    mismo que…?" before a booking for that customer), or on one deferred for that."""
+    asked = [r.step for r in done.final_runs() if r.outcome.clarify and r.step.intent in CREATES]
+    return any(depends(step, earlier) for earlier in [*asked, *done.deferred])
+
+
 def _run_together(
     run: TurnRun, state: TurnState, done: Delegation, batch: list[Step], sources: dict[int, str]
 ) -> None:
@@ -184,6 +195,8 @@ def _batch(done: Delegation, agents: dict[str, Agent], cursor: int) -> list[Step
     batch: list[Step] = []
     for step in done.steps[cursor : cursor + concurrency_limit()]:
         if step.engine != LLM or step.agent not in agents or _waits_on(done, step):
+            break
+        if _builds_on_a_question(done, step):
             break
         if any(depends(step, earlier) for earlier in batch):
             break

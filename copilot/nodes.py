@@ -202,6 +202,15 @@ def _resume(
             entities=entities, engine=engine, resumed=True,
         )
     ]  # fmt: skip
+    for later in pending.then:  # the steps that waited for this answer, after it
+        reading.steps.append(
+            Step(
+                index=len(reading.steps), intent=later.intent, agent=later.agent,
+                confidence=1.0, text=later.text,
+                entities=router.understand(later.text, context).entities,
+                engine=later.engine if run.llm is not None else engines.EMBEDDED,
+            )
+        )  # fmt: skip
     reading.routed_by = "clarification"
     reading.resumed = True
     return True
@@ -410,7 +419,9 @@ def route(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
         steps: list[Step] = []
         sources: dict[int, str] = {}
     elif reading.routed_by == "clarification":  # never on an emergency (clarify.is_answer)
-        steps, sources = reading.steps, {0: reading.routed_by}
+        # The resumed step, then the steps that waited for the answer (dupsafe).
+        steps = reading.steps
+        sources = dict.fromkeys(range(len(steps)), reading.routed_by)
     elif reading.routed_by in ("directive", "model"):
         directive = reading.understanding.directive
         said = directive.text if directive is not None else text  # without the `#agent`
@@ -463,6 +474,7 @@ def _display_order(delegation: Delegation) -> list[Step]:
     (not the ones waiting for a manager: they have a line of their own)."""
     rank = {index: position for position, index in enumerate(delegation.shown)}
     waiting = {item.step.index for item in delegation.waiting}
+    waiting |= {step.index for step in delegation.deferred}
     steps = [step for step in delegation.steps if step.index not in waiting]
     return sorted(steps, key=lambda s: (s.index not in rank, rank.get(s.index, s.index)))
 
@@ -507,6 +519,9 @@ def compose_parts(state: TurnState) -> list[Part]:
         intents = [item.step.intent for item in delegation.waiting]
         approvals = sorted({a for item in delegation.waiting for a in item.approvals})
         parts.append(Part("", replies.waiting_line(intents, approvals, language)))
+    if delegation.deferred:
+        intents = [step.intent for step in delegation.deferred]
+        parts.append(Part("", replies.deferred_line(intents, language)))
     if line := replies.partial_success_line(summaries, language):
         parts.append(Part("", line))
     if delegation.stopped:

@@ -300,6 +300,13 @@ def waiting_line(intents: Sequence[str], approvals: Sequence[int], language: str
              en=f"Once {ids} is approved I will go on to {phrases}.")  # fmt: skip
 
 
+def deferred_line(intents: Sequence[str], language: str) -> str:
+    """The steps that wait for the operator's answer to the question before they run."""
+    phrases = _join([intent_phrase(intent, language) for intent in intents], language)
+    return t(language, es=f"Cuando me contestes sigo con: {phrases}.",
+             en=f"Once you answer I will go on to {phrases}.")  # fmt: skip
+
+
 def dropped_line(intents: Sequence[str], language: str) -> str:
     phrases = _join([intent_phrase(intent, language) for intent in intents], language)
     return t(language, es=f"Por eso tampoco voy a {phrases}.",

@@ -122,6 +122,8 @@ class Delegation:
     shown: list[int] = field(default_factory=list)  # step indexes in the order their text showed
     held: list[int] = field(default_factory=list)  # approvals the steps filed
     waiting: list[Waiting] = field(default_factory=list)  # steps that wait for them
+    # Steps that build on one that asked the operator: they run with the answer (clarify.py).
+    deferred: list[Step] = field(default_factory=list)
 
     def final_runs(self) -> list[StepRun]:
         """The last run of each step (a rerouted step's yield is superseded by its reroute)."""

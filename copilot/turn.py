@@ -447,7 +447,13 @@ def _remember(
     if asking is not None and asking.outcome.clarify is not None:
         step, question = asking.step, asking.outcome.clarify
         asked = (step.intent, step.agent, step.engine, step.text, question.question, question.slot)
-    pending = clarify.next_pending(asked, reading.pending, resumed=reading.resumed, now=now)
+    then = tuple(
+        clarify.Later(step.intent, step.agent, step.engine, step.text)
+        for step in delegation.deferred
+    )
+    pending = clarify.next_pending(
+        asked, reading.pending, resumed=reading.resumed, now=now, then=then
+    )
     updated.pop(clarify.PENDING, None)
     if pending is not None:
         updated[clarify.PENDING] = pending.as_state()

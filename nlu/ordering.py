@@ -5,6 +5,7 @@
 - emergency covers the danger *and* sending someone (dispatch is absorbed) and goes first.
 - Duplicates collapse unless they clearly target different entities.
 - Dependencies first (an entity exists before it is used), otherwise the order of the text.
+- A request whose verb asks to find (nlu/finding.py) is the search, never a creation.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from nlu.finding import asks_to_find
 from nlu.normalize import fold
 from nlu.values import Task
 
@@ -33,6 +35,8 @@ DEPENDS_ON: dict[str, frozenset[str]] = {
     "dispatch": frozenset({"technician_sick"}),
 }
 FIRST = frozenset({"emergency"})
+# A request whose verb asks to find reads as the search, never as the creation it resembles.
+SEARCH_INSTEAD_OF = {"create_customer": "search_customer"}
 ABSORBED_BY_EMERGENCY = frozenset({"dispatch"})
 
 
@@ -76,6 +80,10 @@ _MANY_JOBS = re.compile(
 
 def _retarget(task: Task, today: datetime.date | None) -> Task:
     """Relabel by the taxonomy's definitions where the classifier's neighbour is the right one."""
+    search = SEARCH_INSTEAD_OF.get(task.intent)
+    if search is not None and asks_to_find(task.text):
+        scores = dict(task.candidates)
+        return replace(task, intent=search, confidence=max(task.confidence, scores.get(search, 0)))
     if task.intent == "frustration_detected" and _ABOUT_THE_SERVICE.search(fold(task.text)):
         return replace(task, intent="complaint")
     if (

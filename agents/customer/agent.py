@@ -13,8 +13,11 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from agents.base import Mutation, Outcome, Runner, Step, handles
+from agents.customer.tools import DUPLICATE
 from agents.payloads import fold
 from agents.phrasing import (
+    answer_of,
+    answered,
     ask,
     bullets,
     call_for_customer,
@@ -36,6 +39,7 @@ from agents.subjects import CustomerRef, customer_ref
 from business.models import Customer
 from business.selectors import scoped
 from nlu.cuit import find_cuit
+from nlu.finding import asks_to_find, same_or_new
 
 LISTED = 5  # customers listed when a search matches several
 OPEN = ("scheduled", "in_progress")
@@ -158,6 +162,9 @@ def _field_label(runner: Runner, field: str) -> str:
 
 @handles("create_customer")
 def create_customer(step: Step, runner: Runner) -> Outcome:
+    if not step.resumed and asks_to_find(step.text):
+        # A search phrasing never creates, whatever read it as a registration.
+        return search_customer(step, runner)
     name = _name_in(step)
     if not name:
         return ask(
@@ -186,15 +193,20 @@ def create_customer(step: Step, runner: Runner) -> Outcome:
                 success=False,
                 error=f"invalid cuit: {check.data['problem']}",
             )
-    fields = _contact_fields(step.text, name, cuit)
+    fields: dict[str, Any] = _contact_fields(step.text, name, cuit)
+    said = same_or_new(answer_of(step))
+    if said == "new":
+        fields["confirmed_new"] = True  # the operator said it is not the one on file
     result = runner.call("customer_create", name=name, **fields)
     if (approval := held_id(result)) is not None:
         return held(runner, approval, es=f"El alta de {name}", en=f"Registering {name}")
+    if not result.ok and result.data.get("code") == DUPLICATE:
+        return _on_file(step, runner, name, result.data["duplicates"], said)
     if not result.ok:
         return _write_refused(
             runner, result, es=f"No registré a {name}", en=f"I didn't register {name}"
         )
-    return _created(runner, result.data["customer"], result.data.get("possible_duplicates", []))
+    return _created(runner, result.data["customer"])
 
 
 def _contact_fields(text: str, name: str, cuit: str | None) -> dict[str, str]:
@@ -209,22 +221,104 @@ def _contact_fields(text: str, name: str, cuit: str | None) -> dict[str, str]:
     return fields
 
 
-def _created(runner: Runner, customer: dict[str, Any], namesakes: list[dict[str, Any]]) -> Outcome:
+def _created(runner: Runner, customer: dict[str, Any]) -> Outcome:
     details = _contact_summary(runner, customer)
     text = runner.t(
         es=f"Listo, registré a {customer['name']} (cliente #{customer['id']}){details}.",
         en=f"Done: I registered {customer['name']} (customer #{customer['id']}){details}.",
     )
-    if namesakes:
-        listing = ", ".join(f"{c['name']} (#{c['id']})" for c in namesakes[:LISTED])
-        text += runner.t(
-            es=f" Ojo: ya había clientes con ese nombre: {listing}. "
-            "Si es la misma persona, avisame.",
-            en=f" Note: there were already customers with that name: {listing}. "
-            "Tell me if it is the same person.",
-        )
     mutation = Mutation(
         kind="customer", id=int(customer["id"]), label=customer["name"], data={"created": True}
+    )
+    return Outcome(text=text, mutations=[mutation])
+
+
+# --- a likely duplicate: "¿es el mismo que…?" -----------------------------------------------
+
+# Why a customer on file looks like the one to register.
+_MATCHED = {
+    "cuit": ("mismo CUIT", "same CUIT"),
+    "phone": ("mismo teléfono", "same phone"),
+    "name": ("nombre parecido", "similar name"),
+    "address": ("misma dirección", "same address"),
+}
+
+
+def _on_file(
+    step: Step, runner: Runner, name: str, likely: list[dict[str, Any]], said: str | None
+) -> Outcome:
+    """The customer seems to be on file already: the operator's answer settles it — the one
+    on file ("sí", "el segundo", "#12") or a new one ("no, es otro", handled by the caller) —
+    else the question. Best effort with one candidate takes the one on file."""
+    picked = answered(step, likely, customer_candidate)
+    if picked is None and said == "same" and len(likely) == 1:
+        picked = likely[0]
+    if picked is not None:
+        return _existing(runner, picked)
+    if said == "same":
+        listing = bullets(customer_candidate(c) for c in likely)
+        return ask(
+            runner,
+            es=f"¿Cuál de estos es?\n{listing}",
+            en=f"Which of these is it?\n{listing}",
+            error="several customers on file",
+            slot="customer_choice",
+        )
+    if runner.best_effort and len(likely) == 1:
+        note = runner.t(
+            es=f"Como parece el mismo, no di de alta a {name}. Si es otro cliente, pedime que "
+            "lo registre diciendo que es nuevo.",
+            en=f"As it looks like the same one, I didn't register {name}. If it is another "
+            "customer, ask me to register them and say it is a new one.",
+        )
+        return with_note(_existing(runner, likely[0]), note)
+    return _ask_same(runner, name, likely)
+
+
+def _ask_same(runner: Runner, name: str, likely: list[dict[str, Any]]) -> Outcome:
+    def why(customer: dict[str, Any]) -> str:
+        return ", ".join(
+            runner.t(es=_MATCHED[m][0], en=_MATCHED[m][1])
+            for m in customer.get("matched", [])
+            if m in _MATCHED
+        )
+
+    if len(likely) == 1:
+        one = likely[0]
+        return ask(
+            runner,
+            es=f"¿Es el mismo que {customer_candidate(one)}? Ya está registrado ({why(one)}), "
+            f"así que todavía no di de alta a {name}. Decime «sí» y uso ese, o «es otro» y lo "
+            "registro.",
+            en=f"Is this the same as {customer_candidate(one)}? They are already on file "
+            f"({why(one)}), so I haven't registered {name} yet. Say “yes” and I'll use that "
+            "one, or “it's a new one” and I'll register them.",
+            error="possible duplicate",
+            slot="duplicate",
+        )
+    listing = bullets(f"{customer_candidate(c)} ({why(c)})" for c in likely)
+    return ask(
+        runner,
+        es=f"Todavía no di de alta a {name}: ya hay clientes parecidos registrados:\n{listing}\n"
+        "¿Es alguno de estos? Decime cuál, o «es otro» y lo registro.",
+        en=f"I haven't registered {name} yet: similar customers are already on file:\n"
+        f"{listing}\nIs it one of these? Tell me which, or say “it's a new one” and I'll "
+        "register them.",
+        error="possible duplicate",
+        slot="duplicate",
+    )
+
+
+def _existing(runner: Runner, customer: dict[str, Any]) -> Outcome:
+    """The customer on file is the one: later steps work with them; nothing is created."""
+    text = runner.t(
+        es=f"Listo, uso a {customer['name']} (cliente #{customer['id']}), que ya estaba "
+        "registrado: no di de alta otro.",
+        en=f"OK: I'll use {customer['name']} (customer #{customer['id']}), who was already on "
+        "file; I didn't register another one.",
+    )
+    mutation = Mutation(
+        kind="customer", id=int(customer["id"]), label=customer["name"], data={"created": False}
     )
     return Outcome(text=text, mutations=[mutation])
 

@@ -13,14 +13,29 @@ from agents.payloads import (
     invoice_data,
     job_data,
 )
-from agents.registry import Category, Preview, ToolError, ToolResult, previews, success, tool
+from agents.registry import (
+    Category,
+    Preview,
+    ToolError,
+    ToolResult,
+    failure,
+    previews,
+    success,
+    tool,
+)
 from business import services
 from business.cuit import cuit_digits, cuit_problem, expected_check_digit, format_cuit
+from business.duplicates import customer_duplicates
 from business.models import Customer, Job
 from business.selectors import customer_file, customers_search
 
 HISTORY_LIMIT = 20
 FIND_LIMIT = 10
+DUPLICATE = "possible_duplicate"  # the code of a create refused for a likely duplicate
+# Why a customer on file looks like the one to register, as the model reads it.
+_WHY = {
+    "name": "similar name", "phone": "same phone", "cuit": "same CUIT", "address": "same address"
+}  # fmt: skip
 CustomerKind = Literal["person", "company"]
 
 
@@ -137,10 +152,16 @@ def _given(**fields: Any) -> dict[str, Any]:
 @tool(
     category=Category.SUGGEST,
     description=(
-        "Register a new customer (name required; phone, address, CUIT optional). The answer "
-        "lists existing customers with the same name, in case it is a duplicate."
+        "Register a new customer (name required; phone, address, CUIT optional). It first looks "
+        "for likely duplicates (a similar name, the same phone, CUIT or address): when there are "
+        "any it creates nothing and lists them, so the operator can say whether it is one of "
+        "them; call it again with confirmed_new=true only after they said it is a new one."
     ),
-    param_docs=_CONTACT_DOCS,
+    param_docs={
+        **_CONTACT_DOCS,
+        "confirmed_new": "True only after the operator confirmed it is a new customer, not one "
+        "of the likely duplicates an earlier call listed.",
+    },
 )
 def customer_create(
     ctx: TurnContext,
@@ -156,26 +177,58 @@ def customer_create(
     city: str | None = None,
     zone: str | None = None,
     notes: str | None = None,
+    confirmed_new: bool = False,
 ) -> ToolResult:
-    namesakes = [customer_data(c) for c in customers_search(ctx.organisation, name, limit=5)]
     fields = _given(
         kind=kind, cuit=cuit, phone=phone, phone_alt=phone_alt, email=email, street=street,
         unit=unit, city=city, zone=zone, notes=notes,
     )  # fmt: skip
+    if not confirmed_new:
+        refusal = _duplicates_refusal(ctx, name, fields)
+        if refusal is not None:
+            return failure(str(refusal), **refusal.data)
     customer = services.customer_create(
         organisation=ctx.organisation, name=name, actor=ctx.user, **fields
     )
-    return success(
-        f"customer #{customer.pk} created",
-        customer=customer_data(customer),
-        possible_duplicates=namesakes,
+    return success(f"customer #{customer.pk} created", customer=customer_data(customer))
+
+
+def _duplicates_refusal(ctx: TurnContext, name: str, fields: dict[str, Any]) -> ToolError | None:
+    """Why the customer is not created: the likely duplicates already on file (None: none)."""
+
+    def given(key: str) -> str:
+        return str(fields.get(key) or "")
+
+    likely = customer_duplicates(
+        ctx.organisation, name=name, phone=given("phone"), cuit=given("cuit"),
+        street=given("street"), unit=given("unit"), city=given("city"),
+    )  # fmt: skip
+    if not likely:
+        return None
+    listing = "; ".join(
+        f"#{item.record.pk} {item.record.name} ({', '.join(_WHY[r] for r in item.reasons)})"
+        for item in likely
+    )
+    return ToolError(
+        f"possible duplicate, nothing created: {listing}. Ask the operator whether the customer "
+        "is one of these. If it is, work with that customer's id and do not create another; "
+        "if they say it is a new customer, call customer_create again with confirmed_new=true.",
+        code=DUPLICATE,
+        duplicates=[
+            {**customer_data(item.record), "matched": list(item.reasons)} for item in likely
+        ],
     )
 
 
 @previews(customer_create)
-def _customer_create_preview(ctx: TurnContext, *, name: str, **fields: Any) -> Preview:
-    """Held only when an agent's approval rules ask for it; relies on no record (a namesake
-    created meanwhile does not stop it: the answer lists possible duplicates)."""
+def _customer_create_preview(
+    ctx: TurnContext, *, name: str, confirmed_new: bool = False, **fields: Any
+) -> Preview:
+    """Held only when an agent's approval rules ask for it. A likely duplicate stops it before
+    any manager sees it, as it stops the call itself; one created meanwhile stops the approved
+    call when it runs."""
+    if not confirmed_new and (refusal := _duplicates_refusal(ctx, name, fields)) is not None:
+        raise refusal
     where = ", ".join(str(fields[key]) for key in ("street", "city", "zone") if fields.get(key))
     extra = f" ({where})" if where else ""
     return Preview(

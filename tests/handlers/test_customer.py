@@ -14,6 +14,8 @@ from agents.customer.agent import (
     update_customer,
     validate_cuit,
 )
+from agents.models import Agent
+from approvals.models import PendingAction
 from business.models import Customer
 from tests import factories
 from tests.handlers.conftest import TUESDAY, Desk, Shop, Turn, assert_no_foreign_data, at
@@ -44,15 +46,107 @@ def test_create_customer_reads_phone_address_and_cuit_from_the_text(desk: Desk, 
     assert turn.tools == ["cuit_check", "customer_create"]
 
 
-def test_create_customer_warns_about_a_namesake(desk: Desk, shop: Shop) -> None:
-    turn = _create(desk, "alta de Juan Pérez", customer="Juan Pérez", language="en")
-    assert turn.outcome.success
-    assert (
-        Customer.objects.filter(organisation=shop.juan.organisation, name="Juan Pérez").count() == 2
-    )
-    assert f"Juan Pérez (#{shop.juan.pk})" in turn.text
-    assert "Tell me if it is the same person." in turn.text
+def test_a_likely_duplicate_is_a_question_not_a_second_customer(desk: Desk, shop: Shop) -> None:
+    org = shop.juan.organisation
+    turn = _create(desk, "alta de Juan Peres", customer="Juan Peres", language="en")
+    assert Customer.objects.filter(organisation=org, name__startswith="Juan P").count() == 1
+    assert turn.outcome.clarify is not None and turn.outcome.clarify.slot == "duplicate"
+    assert turn.text.startswith(f"Is this the same as Juan Pérez (#{shop.juan.pk}) — +541145678901")
+    assert "(similar name)" in turn.text and "“it's a new one”" in turn.text
     assert_no_foreign_data(turn.text)
+
+
+def test_the_same_phone_asks_in_spanish(desk: Desk, shop: Shop) -> None:
+    turn = _create(desk, "registrá a Roberto Díaz, tel 011 4567-8901", customer="Roberto Díaz")
+    assert turn.outcome.clarify is not None
+    assert turn.text.startswith(f"¿Es el mismo que Juan Pérez (#{shop.juan.pk})")
+    assert "(mismo teléfono)" in turn.text and "«es otro»" in turn.text
+    assert not Customer.objects.filter(name="Roberto Díaz").exists()
+
+
+@pytest.mark.parametrize("answer", ["sí", "sí, es el mismo", "es ese", "yes, that's the one"])
+def test_yes_uses_the_customer_on_file(desk: Desk, shop: Shop, answer: str) -> None:
+    before = Customer.objects.count()
+    turn = _create(desk, f"alta de Juan Peres\n{answer}", customer="Juan Peres", resumed=True)
+    assert turn.outcome.success and turn.outcome.clarify is None
+    assert Customer.objects.count() == before
+    assert turn.outcome.mutations == [
+        Mutation(kind="customer", id=shop.juan.pk, label="Juan Pérez", data={"created": False})
+    ]
+    assert "ya estaba registrado: no di de alta otro" in turn.text
+
+
+@pytest.mark.parametrize("answer", ["no, es otro", "no", "es otra persona", "it's a new one"])
+def test_no_registers_the_new_customer(desk: Desk, shop: Shop, answer: str) -> None:
+    turn = _create(desk, f"alta de Juan Peres\n{answer}", customer="Juan Peres", resumed=True)
+    assert turn.outcome.success, turn.outcome.error
+    created = turn.outcome.mutations[0]
+    assert created.id != shop.juan.pk and created.data == {"created": True}
+    assert Customer.objects.get(pk=created.id).name == "Juan Peres"
+    assert turn.tools == ["customer_create"]  # straight to it, confirmed
+
+
+def test_several_look_alikes_are_listed_and_the_answer_picks_one(desk: Desk, shop: Shop) -> None:
+    org = shop.juan.organisation
+    other = factories.make_customer(org, "Juan Perez Hnos", phone="+541133334444")
+    asked = _create(desk, "alta de Juan Pérez", customer="Juan Pérez")
+    assert asked.outcome.clarify is not None
+    assert f"- Juan Pérez (#{shop.juan.pk})" in asked.text
+    assert f"- Juan Perez Hnos (#{other.pk})" in asked.text
+    picked = _create(
+        desk, f"alta de Juan Pérez\nsí, #{other.pk}", customer="Juan Pérez", resumed=True
+    )
+    assert picked.outcome.mutations[0].id == other.pk
+    which = _create(desk, "alta de Juan Pérez\nsí", customer="Juan Pérez", resumed=True)
+    assert which.outcome.clarify is not None and which.outcome.clarify.slot == "customer_choice"
+
+
+def test_best_effort_takes_the_one_on_file(desk: Desk, shop: Shop) -> None:
+    turn = _create(
+        desk, "alta de Juan Peres\nmmm", customer="Juan Peres", resumed=True, best_effort=True
+    )
+    assert turn.outcome.clarify is None
+    assert turn.outcome.mutations[0].id == shop.juan.pk
+    assert "Si es otro cliente, pedime que lo registre diciendo que es nuevo." in turn.text
+
+
+def test_best_effort_with_several_look_alikes_states_it_and_creates_nothing(
+    desk: Desk, shop: Shop
+) -> None:
+    factories.make_customer(shop.juan.organisation, "Juan Perez Hnos")
+    before = Customer.objects.count()
+    turn = _create(
+        desk, "alta de Juan Pérez\nmmm", customer="Juan Pérez", resumed=True, best_effort=True
+    )
+    assert turn.outcome.clarify is None and Customer.objects.count() == before
+    assert turn.text == (
+        "No pude registrar al cliente: ya hay clientes parecidos registrados y no sé si es alguno "
+        "de ellos. No hice ningún cambio."
+    )
+
+
+def test_a_likely_duplicate_is_asked_about_before_any_manager_sees_it(
+    desk: Desk, shop: Shop
+) -> None:
+    Agent.objects.filter(pk=desk.agents["customer"].pk).update(
+        requires_approval_for=["customer_create"]
+    )
+    desk.agents["customer"].refresh_from_db()
+    turn = _create(desk, "alta de Juan Peres", customer="Juan Peres")
+    assert turn.outcome.clarify is not None and turn.outcome.clarify.slot == "duplicate"
+    assert not PendingAction.objects.exists()
+    confirmed = _create(desk, "alta de Juan Peres\nes otro", customer="Juan Peres", resumed=True)
+    held = PendingAction.objects.get()  # confirmed: now it is the manager's to decide
+    assert held.tool == "customer_create" and held.arguments["confirmed_new"] is True
+    assert "Juan Peres" in confirmed.text
+
+
+def test_a_search_phrasing_read_as_a_registration_searches(desk: Desk, shop: Shop) -> None:
+    before = Customer.objects.count()
+    turn = _create(desk, "buscame el cliente Juan Pérez", customer="Juan Pérez")
+    assert Customer.objects.count() == before
+    assert turn.text.startswith(f"Juan Pérez (cliente #{shop.juan.pk}):")
+    assert turn.tools == ["customers_find", "customer_history"]
 
 
 def test_create_customer_with_an_invalid_cuit_explains_and_creates_nothing(

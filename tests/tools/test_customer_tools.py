@@ -51,11 +51,11 @@ def test_customer_history_has_jobs_equipment_invoices_and_balance(
     assert data["balance"] == "12100.00"  # 10000 + 21 % IVA, the paid one counts nothing
 
 
-def test_customer_create_registers_and_warns_about_namesakes(ctx: TurnContext, shop: Shop) -> None:
+def test_customer_create_registers_a_new_customer(ctx: TurnContext, shop: Shop) -> None:
     result = run(
         ctx,
         "customer_create",
-        name="Juan Pérez",
+        name="Ana Torres",
         phone="11 2345-6789",
         street="Hipólito Yrigoyen 1234",
         city="Lanús",
@@ -67,7 +67,39 @@ def test_customer_create_registers_and_warns_about_namesakes(ctx: TurnContext, s
     assert created.phone == "+541123456789"
     assert created.cuit == "20-12345678-6"
     assert result.data["customer"]["zone"] == "Sur"
-    assert [c["id"] for c in result.data["possible_duplicates"]] == [shop.juan.pk]
+
+
+def test_a_typed_namesake_is_a_likely_duplicate_and_nothing_is_created(
+    ctx: TurnContext, shop: Shop
+) -> None:
+    before = Customer.objects.count()
+    # No accents, one letter wrong, the words the other way round: still Juan Pérez.
+    result = run(ctx, "customer_create", name="peres juan", street="Mitre 100", zone="Sur")
+    assert not result.ok
+    assert result.data["code"] == "possible_duplicate"
+    assert [(c["id"], c["matched"]) for c in result.data["duplicates"]] == [
+        (shop.juan.pk, ["name"])
+    ]
+    # What the model reads: who is on file, and what to do next.
+    assert f"#{shop.juan.pk} Juan Pérez (similar name)" in result.error
+    assert "confirmed_new=true" in result.error
+    assert Customer.objects.count() == before
+    confirmed = run(
+        ctx, "customer_create", name="peres juan", street="Mitre 100", zone="Sur",
+        confirmed_new=True,
+    )  # fmt: skip
+    assert confirmed.ok, confirmed.error
+    assert Customer.objects.count() == before + 1
+
+
+def test_the_same_phone_under_another_name_is_a_likely_duplicate(
+    ctx: TurnContext, shop: Shop
+) -> None:
+    result = run(ctx, "customer_create", name="Roberto Díaz", phone="011 4567-8901")
+    assert not result.ok
+    assert [(c["id"], c["matched"]) for c in result.data["duplicates"]] == [
+        (shop.juan.pk, ["phone"])
+    ]
 
 
 def test_customer_create_with_a_bad_cuit_writes_nothing(ctx: TurnContext, shop: Shop) -> None:
@@ -136,7 +168,21 @@ def test_the_outsider_never_reaches_the_first_organisation(
     # The same CUIT may exist in another organisation: no cross-tenant duplicate check.
     created = run(outsider_ctx, "customer_create", name="Otra SRL", cuit="30-71234567-1")
     assert created.ok, created.error
-    assert created.data["possible_duplicates"] == []
+
+
+def test_another_organisations_identical_customer_is_no_duplicate(
+    ctx: TurnContext, shop: Shop
+) -> None:
+    foreign = shop.foreign_customer  # "Juan Pérez" of the other organisation only
+    foreign.phone = "+541122223333"
+    foreign.save()
+    foreign.addresses.update(street="Calle Ajena 1")
+    shop.juan.delete()
+    result = run(
+        ctx, "customer_create", name="Juan Pérez", phone="11 2222-3333", street="Calle Ajena 1",
+        zone="Sur",
+    )  # fmt: skip
+    assert result.ok, result.error
 
 
 def test_customer_history_and_update_by_name(ctx: TurnContext, shop: Shop) -> None:
