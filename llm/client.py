@@ -88,6 +88,7 @@ class ModelFailure(Exception):
     """A model call that did not produce a complete answer.
 
     kind: timeout | rate_limited | server_error | connection | dropped | no_finish_reason
+          | length (cut at max_tokens) | content_filter (the provider withheld the rest)
           | invalid_chunk | bad_request | auth | deadline (still writing when its time was up)
           | turn_deadline (the turn's wall-clock allowance ran out) | budget (the turn's tokens
           are spent) | not_an_answer / unbacked_claim (raised by callers that judged the text)
@@ -426,12 +427,7 @@ class ChatClient:
             try:
                 self._attempt(progress, messages, model, tools, tool_choice, on_text, started,
                               allowance)  # fmt: skip
-                if progress.finish_reason is None:
-                    raise ModelFailure(
-                        "no_finish_reason",
-                        "the stream ended without a finish reason",
-                        streamed=progress.streamed,
-                    )
+                _check_finish(progress, allowance.max_tokens)
             except ModelFailure as failure:
                 _estimate_usage(progress, allowance.prompt_estimate)
                 self._spend(progress)
@@ -649,6 +645,22 @@ def _save(row: dict[str, Any]) -> bool:
         logger.exception("could not record a model call")
         return False
     return True
+
+
+def _check_finish(progress: _Attempt, max_tokens: int) -> None:
+    """A stream that ended without saying it was done, or that says it stopped short: cut at
+    max_tokens (a sentence or a call's arguments half written) or withheld by a content filter.
+    Either is not an answer to show as complete; not retried (the same call stops the same)."""
+    reason = progress.finish_reason
+    if reason is None:
+        detail = "the stream ended without a finish reason"
+        raise ModelFailure("no_finish_reason", detail, streamed=progress.streamed)
+    if reason == "length":
+        detail = f"cut at max_tokens ({max_tokens}) before the answer was complete"
+        raise ModelFailure("length", detail, streamed=progress.streamed)
+    if reason == "content_filter":
+        detail = "the provider's content filter withheld the rest of the answer"
+        raise ModelFailure("content_filter", detail, streamed=progress.streamed)
 
 
 def _guarded(stream: Any, progress: _Attempt) -> Iterator[Any]:

@@ -10,6 +10,7 @@ import math
 import socket
 import threading
 import time
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
@@ -282,6 +283,24 @@ def test_a_stream_without_finish_reason_fails(
     scripted_server.add(scripted.no_finish(scripted.text("a medias")))
     failure = _fails(_client(provider, cast), "no_finish_reason")
     assert failure.streamed
+
+
+@pytest.mark.parametrize("reason", ["length", "content_filter"])
+def test_an_answer_that_stopped_short_fails_and_is_not_retried(
+    scripted_server: ScriptedServer, provider: Provider, cast: Cast, reason: str
+) -> None:
+    # Cut at max_tokens mid-sentence (or withheld by a filter): not an answer to show as whole.
+    scripted_server.add(
+        replace(scripted.text("Atendemos de lunes a", chunk_size=6), finish_reason=reason)
+    )
+    texts: list[str] = []
+
+    failure = _fails(_client(tuned(provider, max_tokens=5), cast), reason, on_text=texts.append)
+
+    assert "".join(texts) == "Atendemos de lunes a" and failure.streamed
+    assert len(scripted_server.requests) == 1
+    row = ModelCall.objects.get()
+    assert (row.ok, row.error_kind) == (False, reason)
 
 
 def test_a_tool_call_stream_without_finish_reason_fails_without_text(
