@@ -372,11 +372,17 @@ def stopped_midway(kind: str, language: str) -> str:
             if en
             else "La respuesta del modelo no era confiable y no la muestro."
         )
-    if kind in ("budget", "turn_deadline", "deadline"):
+    if kind in ("budget", "turn_deadline", "deadline", "length"):
         return (
             "The model used up the time or tokens this request may take."
             if en
             else "El modelo agotó el tiempo o los tokens que puede usar este pedido."
+        )
+    if kind == "content_filter":
+        return (
+            "The model's provider stopped the answer (content filter)."
+            if en
+            else "El proveedor del modelo cortó la respuesta (filtro de contenido)."
         )
     return (
         "The connection to the model dropped halfway."

@@ -362,10 +362,11 @@ def parse_calls(
         query = str(arguments.get("query") or "").strip()
         context = str(arguments.get("prior_context") or "").strip()
         call = AgentCall(agent.name, intent, query, context, _call_id(tool_call, n), query)
-        if any(same_target(call, old, target_of) for old in calls.values()):
-            plan.fire("repeat")
+        key = (agent.name, intent, fold(query))
+        if key in calls or any(same_target(call, old, target_of) for old in calls.values()):
+            plan.fire("repeat")  # the trace shows the model asked twice
             continue
-        calls.setdefault((agent.name, intent, fold(query)), call)
+        calls[key] = call
     return list(calls.values()), reported
 
 

@@ -21,13 +21,14 @@ from copilot.orchestrator import (
     merge_calls,
     orchestrate,
     overlap_guard,
+    parse_calls,
     shares_content,
     system_prompt,
     tool_description,
     verbatim_query,
 )
 from llm import scripted
-from llm.client import ChatClient, ModelFailure
+from llm.client import ChatClient, ModelFailure, ToolCall
 from llm.models import ModelCall
 from llm.provider import Provider
 from tests.conftest import Cast
@@ -164,6 +165,31 @@ def test_merge_keeps_new_requests_and_drops_repeats() -> None:
     other_agent = call("financial", "mové a Pérez al martes", "", "e")
     merged = merge_calls([first], [same_intent_related, same_query, second_move, other_agent])
     assert [c.call_id for c in merged] == ["a", "d", "e"]
+
+
+def _target(query: str) -> tuple[object, ...]:
+    """A stand-in for the understanding's reading: the capitalised name and the weekday."""
+    words = query.replace(",", " ").split()
+    name = next((w.strip(".").casefold() for w in words[1:] if w[:1].isupper()), None)
+    day = next((w for w in words if w in ("martes", "jueves", "viernes")), None)
+    return (name, day)
+
+
+def test_merge_compares_targets_not_words() -> None:
+    first = call("scheduling", "mové a Pérez al martes", "reschedule", "a")
+    other_words = call("scheduling", "el turno de Pérez pasalo para el martes", "", "b")
+    other_day = call("scheduling", "y a Pérez también el viernes", "reschedule", "c")
+    other_person = call("scheduling", "mové a López al martes", "reschedule", "d")
+    merged = merge_calls([first], [other_words, other_day, other_person], _target)
+    assert [c.call_id for c in merged] == ["a", "c", "d"]
+
+
+def test_a_call_repeated_in_one_answer_is_dropped_and_traced(agents: dict[str, Agent]) -> None:
+    plan = Plan(calls=[])
+    args = '{"query": "¿hasta qué hora están?", "intent": "hours"}'
+    repeated = [ToolCall("c1", "ask_general", args), ToolCall("c2", "ask_general", args)]
+    calls, _count = parse_calls(repeated, agents, plan)
+    assert [c.call_id for c in calls] == ["c1"] and "repeat" in plan.guards
 
 
 def test_prompt_fences_untrusted_text_and_names_the_language() -> None:
