@@ -237,6 +237,45 @@ def find_dates(text: str, today: datetime.date, lang: str = "es") -> list[Mentio
     return sorted(found, key=lambda m: m.start)
 
 
+@dataclass(frozen=True)
+class Impossible:
+    """A day/month that no calendar has ("31/11", "30 de febrero"), as the operator wrote it."""
+
+    start: int
+    end: int
+    written: str
+
+
+def _impossible(day: int, month: int, year: str | None, today: datetime.date) -> bool:
+    """A real-looking day and month whose date does not exist (in the year meant, if given)."""
+    if not (1 <= day <= 31 and 1 <= month <= 12):
+        return False
+    if year:
+        return _safe_date(int(year) + (2000 if len(year) == 2 else 0), month, day) is None
+    # Without a year, 29/02 exists in a leap year: only a date missing from every year counts.
+    return all(_safe_date(today.year + n, month, day) is None for n in range(4))
+
+
+def find_impossible_dates(text: str, today: datetime.date, lang: str = "es") -> list[Impossible]:
+    """Dates that look like dates but do not exist. `find_dates` skips them; the caller asks
+    which day was meant instead of using another (O8: never a silent substitute)."""
+    folded = fold_keep_length(text)
+    found: list[Impossible] = []
+    for m in _NUMERIC_RE.finditer(folded):
+        day, month = int(m[1]), int(m[2])
+        if lang == "en" and month > 12 >= day:
+            day, month = month, day
+        if _impossible(day, month, m[3], today):
+            found.append(Impossible(m.start(), m.end(), text[m.start() : m.end()]))
+    for m in _DAY_MONTH_RE.finditer(folded):
+        if _impossible(int(m[1]), MONTHS[m[2]], m[3], today):
+            found.append(Impossible(m.start(), m.end(), text[m.start() : m.end()].strip()))
+    for m in _MONTH_DAY_RE.finditer(folded):
+        if _impossible(int(m[2]), MONTHS[m[1]], m[3], today):
+            found.append(Impossible(m.start(), m.end(), text[m.start() : m.end()].strip()))
+    return sorted(found, key=lambda i: i.start)
+
+
 def target_date(text: str, mentions: list[Mention]) -> datetime.date | None:
     """The date introduced as a destination ("al jueves", "para el lunes", "to Friday")."""
     folded = fold_keep_length(text)

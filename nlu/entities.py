@@ -15,12 +15,12 @@ from collections.abc import Sequence
 
 from nlu.amounts import find_amount
 from nlu.cuit import _DOTTED_CUIT, CUIT_IN_TEXT, format_cuit
-from nlu.dates import Mention, find_dates, pick_date, target_date
+from nlu.dates import Mention, find_dates, find_impossible_dates, pick_date, target_date
 from nlu.language import detect_language
 from nlu.names import NameHit, find_names
 from nlu.normalize import fold, fold_keep_length
 from nlu.service_lexicon import find_service
-from nlu.times import TimeMention, find_times
+from nlu.times import TimeMention, find_part_of_day, find_times
 from nlu.values import Context, Entities
 
 MOVE_INTENTS = frozenset({"reschedule", "bulk_reschedule"})
@@ -50,18 +50,31 @@ def _cuits(text: str) -> list[tuple[int, int, str]]:
 
 
 # A job by its number, as the copilot itself names them ("#265") or as people write it ("el
-# trabajo 265", "job no. 265", "la OT 265"). Folded text; the offsets are the original's.
+# trabajo 265", "job no. 265", "la OT 265", "el 265"). Folded text; the offsets are the original's.
+_NOT_A_DATE_OR_TIME = (
+    # "el trabajo 10 de marzo", "trabajo 10 hs", "10:30"
+    r"(?!\s*(?:de\s+(?:ene|feb|mar|abr|may|jun|jul|ago|sep|oct|nov|dic)|hs\b|h\b|:|am\b|pm\b))"
+)
 _JOB_NUMBER = re.compile(
     r"(?:\b(?:trabajo|job|orden|ot)\s+(?:n[°º]\s*|nro\.?\s*|numero\s*|number\s*|no\.\s*)?#?\s*"
-    r"|#\s?)(\d{1,7})\b"
-    # not a date or a time: "el trabajo 10 de marzo", "trabajo 10 hs", "10:30"
-    r"(?!\s*(?:de\s+(?:ene|feb|mar|abr|may|jun|jul|ago|sep|oct|nov|dic)|hs\b|h\b|:|am\b|pm\b))"
+    r"|#\s?)(\d{1,7})\b" + _NOT_A_DATE_OR_TIME
+)
+# "el 362" alone: three or four digits (a day has two, an amount usually five or a unit, a year
+# is 19xx/20xx). Not "al 500": that is an address ("Cabildo al 500").
+_BARE_JOB_NUMBER = re.compile(
+    r"(?<![$\d])\b(?:el|del)\s+(?!(?:19|20)\d\d\b)(\d{3,4})\b(?![.,/]\d)"
+    r"(?!\s*(?:%|\$|pesos|lucas|mil\b|k\b|dolares|usd|ars|mts?\b|metros|m2|kg|litros|frigorias"
+    r"|btu|hs\b|h\b|horas|:|de\s|y\s+(?:media|cuarto)))" + _NOT_A_DATE_OR_TIME
 )
 
 
 def _job_numbers(text: str) -> list[tuple[int, int, int]]:
     folded = fold_keep_length(text)
-    return [(m.start(), m.end(), int(m.group(1))) for m in _JOB_NUMBER.finditer(folded)]
+    found = [(m.start(), m.end(), int(m.group(1))) for m in _JOB_NUMBER.finditer(folded)]
+    for m in _BARE_JOB_NUMBER.finditer(folded):
+        if not any(s < m.end() and m.start() < e for s, e, _ in found):
+            found.append((m.start(), m.end(), int(m.group(1))))
+    return sorted(found)
 
 
 def _one(values: Sequence[str], whole_message: bool) -> str | None:
@@ -121,8 +134,13 @@ def extract_entities(
     numbers = list(dict.fromkeys(number for _, _, number in jobs))
     entities.job_id = numbers[0] if len(numbers) == 1 else None  # two jobs named: neither
     without_cuit = _blank(text, [(s, e) for s, e, _ in cuits] + [(s, e) for s, e, _ in jobs])
+    impossible = find_impossible_dates(without_cuit, ctx.today, lang)
+    without_cuit = _blank(without_cuit, [(i.start, i.end) for i in impossible])
     dates = find_dates(without_cuit, ctx.today, lang)
     entities.date = _date(without_cuit, dates, whole_message, intents)
+    if impossible and entities.date is None:
+        entities.impossible_date = impossible[0].written  # asked about, never replaced
+    entities.part_of_day = find_part_of_day(without_cuit)
     without_dates = _blank(without_cuit, [(m.start, m.end) for m in dates])
     times = find_times(without_dates)
     entities.time = _time(times, dates, entities.date, whole_message)

@@ -1,7 +1,8 @@
 """Explicit clock times in es/en text → "HH:MM" (24 h).
 
 Only explicit times count: "10hs", "a las 10", "3pm", "15:30", "9 y media", "mediodía".
-Day parts alone ("a la tarde", "in the morning") are not a time.
+Day parts alone ("a la tarde", "in the morning") are not a time: `find_part_of_day` reads them
+apart, for filtering free slots.
 """
 
 from __future__ import annotations
@@ -94,3 +95,29 @@ def find_times(text: str) -> list[TimeMention]:
         value = "12:00" if match["noon"] else "00:00"
         found.append(TimeMention(match.start(), match.end(), value))
     return sorted(found, key=lambda t: t.start)
+
+
+# Parts of the day, as a filter on free slots: not a time (TAXONOMY: "a la tarde" has none).
+# "mañana" alone is tomorrow and "buenas tardes" / "good morning" are greetings, so only a
+# part introduced as one counts ("a la tarde", "por la mañana", "esta noche", "Friday morning").
+_DAY_PARTS: dict[str, re.Pattern[str]] = {
+    "morning": re.compile(
+        r"\b(?:(?:a|por|de|en|durante)\s+la|esta)\s+manana\b"
+        r"|(?<!\bgood )\b(?:in\s+the\s+|this\s+|tomorrow\s+|\w+day\s+)?morning\b"
+    ),
+    "afternoon": re.compile(
+        r"\b(?:(?:a|por|de|en|durante)\s+la|esta)\s+tarde\b|\bdespues\s+del\s+mediodia\b"
+        r"|(?<!\bgood )\bafternoon\b"
+    ),
+    "evening": re.compile(
+        r"\b(?:(?:a|por|de|en|durante)\s+la|esta)\s+noche\b"
+        r"|(?<!\bgood )\b(?:evening|tonight)\b"
+    ),
+}
+
+
+def find_part_of_day(text: str) -> str | None:
+    """ "morning", "afternoon" or "evening" when the text names exactly one of them."""
+    folded = fold_keep_length(text)
+    named = [part for part, pattern in _DAY_PARTS.items() if pattern.search(folded)]
+    return named[0] if len(named) == 1 else None

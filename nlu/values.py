@@ -52,6 +52,10 @@ class Entities:
     amount: decimal.Decimal | None = None
     service: str | None = None
     job_id: int | None = None  # "el trabajo #265", "job 265", "#265": a job named by its number
+    # A date as written that does not exist ("31/11"): the step asks which day, never guesses.
+    impossible_date: str | None = None
+    # "morning" / "afternoon" / "evening" ("a la tarde"): filters slots; not a time.
+    part_of_day: str | None = None
     customer_matched: bool = False  # True when snapped to a name in Vocabulary
     technician_matched: bool = False
 

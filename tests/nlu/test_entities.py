@@ -216,3 +216,88 @@ def test_a_job_named_by_its_number(
     entities = extract_entities(text, ctx)
     assert entities.job_id == job_id
     assert entities.amount == amount
+
+
+@pytest.mark.parametrize(
+    ("text", "job_id", "amount"),
+    [
+        ("facturá el 362", 362, None),  # once an invoice of $362
+        ("el 362 pasalo al jueves", 362, None),
+        ("trabajo nro 362", 362, None),
+        ("job 362", 362, None),
+        ("cancel job #362 please", 362, None),
+        ("facturale el 15000 a Juan", None, None),  # a bare 5-digit amount is not a job...
+        ("cobrale el 362 pesos", None, decimal.Decimal("362")),  # ...nor "362 pesos"
+        ("el 15 de marzo del 2027", None, None),  # a year is not a job
+        ("vive en Cabildo al 500", None, None),  # "al 500" is an address
+    ],
+)
+def test_a_job_named_by_a_bare_number(
+    ctx: Context, text: str, job_id: int | None, amount: decimal.Decimal | None
+) -> None:
+    entities = extract_entities(text, ctx)
+    assert entities.job_id == job_id
+    if amount is not None or job_id is not None:
+        assert entities.amount == amount
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("agendá a Juan el 31/11 a las 10", "31/11"),
+        ("agendalo el 31/02", "31/02"),
+        ("book it on 2/30", "2/30"),
+        ("el 30 de febrero", "30 de febrero"),
+        ("pasalo al 31 de noviembre", "31 de noviembre"),
+        ("el 29/02/2027", "29/02/2027"),
+    ],
+)
+def test_an_impossible_date_is_kept_as_written_and_never_becomes_a_date(
+    ctx: Context, text: str, written: str
+) -> None:
+    entities = extract_entities(text, ctx)
+    assert entities.date is None
+    assert entities.impossible_date == written
+    assert entities.amount is None
+
+
+def test_a_real_date_next_to_an_impossible_one_wins(ctx: Context) -> None:
+    entities = extract_entities("el 31/11 no existe, el 30/11 entonces", ctx)
+    assert entities.date == D(2026, 11, 30)
+
+
+@pytest.mark.parametrize("text", ["el 29/02/2028", "el 30/11", "31 de diciembre"])
+def test_a_possible_date_is_not_impossible(ctx: Context, text: str) -> None:
+    entities = extract_entities(text, ctx)
+    assert entities.date is not None
+    assert entities.impossible_date is None
+
+
+@pytest.mark.parametrize(
+    ("text", "part"),
+    [
+        ("libres mañana a la tarde", "afternoon"),
+        ("¿qué hay libre el jueves por la mañana?", "morning"),
+        ("mañana a la mañana", "morning"),
+        ("agendalo esta tarde", "afternoon"),
+        ("a la noche puede alguien?", "evening"),
+        ("anything free tomorrow afternoon?", "afternoon"),
+        ("free slots on Friday morning", "morning"),
+        ("this evening", "evening"),
+        ("tonight", "evening"),
+        ("libres mañana", None),  # "mañana" alone is a day
+        ("los turnos de mañana", None),
+        ("buenas tardes, ¿hay lugar el jueves?", None),  # a greeting
+        ("good morning, any slots tomorrow?", None),
+        ("a la mañana o a la tarde", None),  # two parts: neither
+    ],
+)
+def test_part_of_day(ctx: Context, text: str, part: str | None) -> None:
+    entities = extract_entities(text, ctx)
+    assert entities.part_of_day == part
+
+
+def test_a_part_of_day_is_not_a_time(ctx: Context) -> None:
+    entities = extract_entities("libres mañana a la tarde", ctx)
+    assert entities.time is None
+    assert entities.date == D(2026, 11, 19)
