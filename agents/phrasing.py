@@ -255,6 +255,21 @@ def ask(runner: Runner, *, es: str, en: str, error: str, slot: str | None = None
     )
 
 
+def impossible_date(step: Step, runner: Runner) -> Outcome | None:
+    """The question for a date that does not exist ("31/11"), when the step has no real one:
+    never today or another day in its place."""
+    written = step.entities.impossible_date
+    if not written or step.entities.date is not None:
+        return None
+    return ask(
+        runner,
+        es=f"El {written} no existe: ¿qué día querés?",
+        en=f"{written} is not a real date: which day do you mean?",
+        error="impossible date",
+        slot="date",
+    )
+
+
 def unable(runner: Runner, slot: str) -> str:
     """ "No pude agendar el trabajo: no sé de qué cliente se trata." — no question."""
     action = _ACTIONS.get(runner.step.intent, ("hacer lo que pediste", "do what you asked"))

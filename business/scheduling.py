@@ -456,6 +456,21 @@ def _day_slots(
     return slots
 
 
+# Parts of the day as windows for a slot's local start ("a la tarde" = from noon to 19:00).
+DAY_PARTS: dict[str, tuple[datetime.time, datetime.time]] = {
+    "morning": (datetime.time(0), datetime.time(12)),
+    "afternoon": (datetime.time(12), datetime.time(19)),
+    "evening": (datetime.time(19), datetime.time.max),
+}
+
+
+def _within(start: datetime.datetime, tz: ZoneInfo, part: str | None) -> bool:
+    if part is None:
+        return True
+    first, last = DAY_PARTS[part]
+    return first <= start.astimezone(tz).time() < last
+
+
 def _days(day_from: datetime.date, day_to: datetime.date) -> list[datetime.date]:
     return [day_from + datetime.timedelta(days=n) for n in range((day_to - day_from).days + 1)]
 
@@ -472,11 +487,13 @@ def free_slots(
     step: datetime.timedelta = DEFAULT_STEP,
     after: datetime.datetime | None = None,
     technician: Technician | None = None,
+    part_of_day: str | None = None,
 ) -> list[Slot]:
     """Every (technician, start, end) free for `duration` between the two dates (inclusive).
 
     Slots start on the `step` grid of the wall clock, never before `after` (default: now), and
-    are ordered by start, then zone distance to `zone`, then technician name.
+    inside `part_of_day` (a key of DAY_PARTS) when given; they are ordered by start, then zone
+    distance to `zone`, then technician name.
     """
     day_to = day_to or day_from
     after = after or timezone.now()
@@ -496,7 +513,8 @@ def free_slots(
             for start, end in _day_slots(
                 tech, window, busy, duration=duration, step=step, after=after
             ):
-                found.append(Slot(tech, start, end, distance))
+                if _within(start, tz, part_of_day):
+                    found.append(Slot(tech, start, end, distance))
     found.sort(key=lambda s: (s.start, s.zone_distance, s.technician.name, s.technician.pk))
     return found[:limit] if limit else found
 
@@ -511,6 +529,7 @@ def next_free_slots(
     count: int = 3,
     horizon_days: int = 21,
     technician: Technician | None = None,
+    part_of_day: str | None = None,
 ) -> list[Slot]:
     """The next `count` distinct start times with somebody free ("offer three concrete slots").
 
@@ -536,6 +555,7 @@ def next_free_slots(
             limit=None,
             after=after,
             technician=technician,
+            part_of_day=part_of_day,
         ):
             offered.setdefault(slot.start, slot)
             if len(offered) >= count:

@@ -8,6 +8,7 @@ totals it will carry, computed here with the same per-line rounding as the docum
 
 from __future__ import annotations
 
+import datetime
 import re
 from dataclasses import dataclass
 from decimal import Decimal
@@ -22,6 +23,7 @@ from agents.phrasing import (
     call_for_customer,
     count,
     customer_problem,
+    day,
     failed,
     full_date,
     held,
@@ -370,7 +372,9 @@ def _job_to_invoice(step: Step, runner: Runner) -> Found:
             error="missing customer",
         )
         return Found(problem=question)
-    arguments = {**who.args(), "status": "done"}
+    on = step.entities.date
+    # "el trabajo de hoy": that day's job, whatever its state, never the latest one instead.
+    arguments = {**who.args(), **({"date": on.isoformat()} if on else {"status": "done"})}
     result, chosen, note = call_for_customer(step, runner, "jobs_find", arguments)
     if chosen is not None:
         who = CustomerRef(int(chosen["id"]), str(chosen["name"]), "named")
@@ -380,17 +384,29 @@ def _job_to_invoice(step: Step, runner: Runner) -> Found:
         )
         return Found(problem=problem)
     jobs = result.data["jobs"]  # newest first
+    if on is not None:
+        jobs = [job for job in jobs if job["status"] != "cancelled"]
     if not jobs:
-        nothing = Outcome(
-            text=runner.t(
-                es=f"No encontré trabajos terminados de {who.name} para facturar.",
-                en=f"I found no finished jobs for {who.name} to invoice.",
-            ),
-            success=False,
-            error="no done job",
-        )
-        return Found(problem=nothing)
+        return Found(problem=_nothing_to_invoice(runner, who, on))
     return Found(jobs[0], note=note)
+
+
+def _nothing_to_invoice(runner: Runner, who: CustomerRef, on: datetime.date | None) -> Outcome:
+    if on is not None:
+        text = runner.t(
+            es=f"No encontré trabajos de {who.name} el {day(on, runner.language)}: no facturé "
+            "nada.",
+            en=f"I found no job for {who.name} on {day(on, runner.language)}: I invoiced nothing.",
+        )
+        return Outcome(text=text, success=False, error="no job that day")
+    return Outcome(
+        text=runner.t(
+            es=f"No encontré trabajos terminados de {who.name} para facturar.",
+            en=f"I found no finished jobs for {who.name} to invoice.",
+        ),
+        success=False,
+        error="no done job",
+    )
 
 
 def _invoice_lines(

@@ -27,6 +27,7 @@ from agents.phrasing import (
     failed,
     held,
     held_id,
+    impossible_date,
     job_line,
     moment_of,
     numbered,
@@ -52,6 +53,23 @@ _NEXT_JOB = re.compile(
 
 
 # --- small pieces -----------------------------------------------------------------------------
+
+_PARTS = {
+    "morning": ("a la mañana", "in the morning"),
+    "afternoon": ("a la tarde", "in the afternoon"),
+    "evening": ("a la noche", "in the evening"),
+}
+
+
+def _part(step: Step, runner: Runner) -> str:
+    """ " a la tarde": the part of the day the slots were limited to, said in the reply."""
+    part = _PARTS.get(step.entities.part_of_day or "")
+    return runner.t(es=f" {part[0]}", en=f" {part[1]}") if part else ""
+
+
+def _slot_filter(step: Step) -> dict[str, Any]:
+    part = step.entities.part_of_day
+    return {"part_of_day": part} if part in _PARTS else {}
 
 
 def _clock(value: str | None) -> datetime.time | None:
@@ -183,6 +201,8 @@ def book_job(step: Step, runner: Runner) -> Outcome:
             "phone and address so I can register them).",
             error="missing customer",
         )
+    if (question := impossible_date(step, runner)) is not None:
+        return question
     service = step.entities.service or DEFAULT_SERVICE[runner.ctx.organisation.language]
     on, clock = step.entities.date, _clock(step.entities.time)
     if on is None and clock is None:
@@ -195,7 +215,12 @@ def book_job(step: Step, runner: Runner) -> Outcome:
 
 
 def _ask_when(step: Step, runner: Runner, who: CustomerRef, service: str) -> Outcome:
-    found = runner.call("slots_find", skill=_skill(service), duration_minutes=_minutes(service))
+    found = runner.call(
+        "slots_find",
+        skill=_skill(service),
+        duration_minutes=_minutes(service),
+        **_slot_filter(step),
+    )
     if not found.ok:
         return failed(
             runner, found, es="No pude buscar turnos libres", en="I couldn't look for free slots"
@@ -237,6 +262,7 @@ def _book_first_free(
         skill=_skill(service),
         duration_minutes=_minutes(service),
         count=3,
+        **_slot_filter(step),
     )
     if not found.ok:
         return failed(
@@ -249,8 +275,9 @@ def _book_first_free(
             step,
             runner,
             slots,
-            es=f"El {day(on, language)} no queda ningún turno libre para {service}",
-            en=f"There is no free slot for {service} on {day(on, language)}",
+            es=f"El {day(on, language)}{_part(step, runner)} no queda ningún turno libre para "
+            f"{service}",
+            en=f"There is no free slot for {service} on {day(on, language)}{_part(step, runner)}",
             error="day full",
             take=lambda free: _book_slot(step, runner, who, service, free),
         )
@@ -447,6 +474,8 @@ def _one_job(
 
 @handles("reschedule")
 def reschedule(step: Step, runner: Runner) -> Outcome:
+    if (question := impossible_date(step, runner)) is not None:
+        return question
     on, clock = step.entities.date, _clock(step.entities.time)
     if on is None and clock is None:
         return ask(
@@ -455,7 +484,10 @@ def reschedule(step: Step, runner: Runner) -> Outcome:
             en="When should I move it to? Tell me the day and/or the time.",
             error="missing target",
         )
-    found = _find_job(step, runner, by_date=False, need_details=False)
+    # A job named by its number is looked up first: a wrong number is "No encontré el trabajo
+    # #362", said before any write is tried.
+    named = step.entities.job_id is not None
+    found = _find_job(step, runner, by_date=False, need_details=named)
     if found.problem is not None or found.job is None:
         return found.problem or ask(
             runner, es="¿Qué trabajo?", en="Which job?", error="missing job"
@@ -551,6 +583,8 @@ def _moved(runner: Runner, before: dict[str, Any], job: dict[str, Any]) -> Outco
 
 @handles("cancel_job")
 def cancel_job(step: Step, runner: Runner) -> Outcome:
+    if step.entities.job_id is None and (question := impossible_date(step, runner)) is not None:
+        return question
     found = _find_job(step, runner, by_date=True, need_details=True)
     if found.problem is not None or not isinstance(found.job, dict):
         return found.problem or ask(
@@ -617,6 +651,8 @@ def _cancel_result(
 
 @handles("check_availability")
 def check_availability(step: Step, runner: Runner) -> Outcome:
+    if (question := impossible_date(step, runner)) is not None:
+        return question
     service = step.entities.service
     on, clock = step.entities.date, _clock(step.entities.time)
     if clock is not None:
@@ -625,6 +661,7 @@ def check_availability(step: Step, runner: Runner) -> Outcome:
         "skill": _skill(service),
         "duration_minutes": _minutes(service),
         "count": AVAILABILITY_SLOTS,
+        **_slot_filter(step),
     }
     if on is not None:
         arguments["date"] = on.isoformat()
@@ -635,15 +672,16 @@ def check_availability(step: Step, runner: Runner) -> Outcome:
         )
     slots = found.data["slots"]
     if on is None:
+        part = _part(step, runner)
         return _listed(
             runner,
             slots,
-            es="Los próximos turnos libres",
-            en="The next free slots",
+            es=f"Los próximos turnos libres{part}",
+            en=f"The next free slots{part}",
             service=service,
         )
     if found.data["requested_range_full"] or not slots:
-        return _day_full(runner, on, slots, service)
+        return _day_full(step, runner, on, slots, service)
     return _free_on(step, runner, on, slots, service)
 
 
@@ -673,7 +711,11 @@ def _listed(
 
 
 def _day_full(
-    runner: Runner, on: datetime.date, slots: list[dict[str, Any]], service: str | None
+    step: Step,
+    runner: Runner,
+    on: datetime.date,
+    slots: list[dict[str, Any]],
+    service: str | None,
 ) -> Outcome:
     language = runner.language
     closed = business_hours_on(runner.ctx.organisation, on) is None
@@ -683,8 +725,9 @@ def _day_full(
             f"We don't work on {day(on, language)}",
         )
     else:
-        head_es = f"El {day(on, language)} no queda ningún turno libre{_for(runner, service)}"
-        head_en = f"There is no free slot{_for(runner, service)} on {day(on, language)}"
+        part, purpose = _part(step, runner), _for(runner, service)
+        head_es = f"El {day(on, language)}{part} no queda ningún turno libre{purpose}"
+        head_en = f"There is no free slot{purpose} on {day(on, language)}{part}"
     outcome = _listed(
         runner, slots, es=f"{head_es}. Los próximos", en=f"{head_en}. The next ones", service=None
     )
@@ -697,9 +740,10 @@ def _free_on(
     """Free slots of a day; with a technician named, also that technician's jobs that day."""
     language = runner.language
     listing = numbered([slot_line(slot, language) for slot in slots])
+    part, purpose = _part(step, runner), _for(runner, service)
     text = runner.t(
-        es=f"El {day(on, language)} hay turnos libres{_for(runner, service)}:\n{listing}",
-        en=f"On {day(on, language)} these slots are free{_for(runner, service)}:\n{listing}",
+        es=f"El {day(on, language)}{part} hay turnos libres{purpose}:\n{listing}",
+        en=f"On {day(on, language)}{part} these slots are free{purpose}:\n{listing}",
     )
     if step.entities.technician:
         busy = runner.call(

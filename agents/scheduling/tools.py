@@ -39,6 +39,7 @@ MAX_DAYS = 62
 
 JobStatus = Literal["scheduled", "in_progress", "done", "cancelled", "open"]
 SkillName = Literal["ac", "heating", "plumbing", "electrical", "gas"]
+DayPart = Literal["morning", "afternoon", "evening"]
 MAX_SLOTS = 20
 # Service refusals that another time or technician would solve: answer them with alternatives.
 AVAILABILITY_CODES = frozenset({"no_technician_free", "technician_busy", "vehicle_busy", "past"})
@@ -154,6 +155,7 @@ def _distinct_starts(slots: list[scheduling.Slot], count: int) -> list[schedulin
         "date": "The day wanted (or the first day of the range), ISO date.",
         "date_to": "The last day of the range, ISO date.",
         "time_from": "Only slots starting at or after this time of day, HH:MM.",
+        "part_of_day": "Only slots starting in this part of each day (afternoon: 12 to 19).",
         "skill": "The trade the job needs.",
         "zone": "The customer's zone or locality, to prefer technicians nearby.",
         "duration_minutes": "How long the job takes, in minutes (default 120).",
@@ -172,6 +174,7 @@ def slots_find(
     duration_minutes: int = 120,
     technician_id: int | None = None,
     count: int = 3,
+    part_of_day: DayPart | None = None,
 ) -> ToolResult:
     if not 15 <= duration_minutes <= 12 * 60:
         raise ToolError("duration_minutes must be between 15 and 720")
@@ -188,7 +191,7 @@ def slots_find(
         found = scheduling.free_slots(
             ctx.organisation, day_from=first, day_to=first + datetime.timedelta(days=days - 1),
             skill=skill, zone=zone, duration=duration, limit=None, after=after,
-            technician=technician,
+            technician=technician, part_of_day=part_of_day,
         )  # fmt: skip
         slots = _distinct_starts(found, count)
     alternatives = not slots and date is not None
@@ -198,7 +201,7 @@ def slots_find(
             after = max(after, ctx.aware(first + datetime.timedelta(days=days), datetime.time()))
         slots = scheduling.next_free_slots(
             ctx.organisation, after=after, skill=skill, zone=zone, duration=duration,
-            count=count, technician=technician,
+            count=count, technician=technician, part_of_day=part_of_day,
         )  # fmt: skip
     return success(
         f"{len(slots)} slots" + (" (alternatives)" if alternatives else ""),

@@ -1141,3 +1141,45 @@ def test_no_message_is_copied_from_the_shipped_examples(demo: Demo) -> None:
     for intent in INTENTS:
         passing = [p.values[0].lang for p in CASES if p.values[0].intent == intent and not p.marks]
         assert sorted(set(passing)) == ["en", "es"], intent
+
+
+# --- jobs by number and impossible dates (issue 17, items 4 and 5) ---------------------------
+
+
+def _open_jobs(demo: Demo) -> list[Job]:
+    return list(Job.objects.filter(organisation=demo.org, status__in=OPEN).order_by("pk")[:2])
+
+
+def test_a_job_named_by_its_number_is_the_one_acted_on(demo: Demo) -> None:
+    """ "cancelá el trabajo #362" got "¿Qué trabajo?"; in one conversation, each number names
+    its own job, not the one under discussion."""
+    first, second = _open_jobs(demo)
+    conversation = new_conversation(demo)
+    cancelled = ask(demo, conversation, f"cancelá el trabajo #{first.pk}")
+    invoiced = ask(demo, conversation, f"facturá el trabajo #{second.pk}")
+    assert "Qué trabajo" not in cancelled.reply + invoiced.reply
+    assert cancelled.intents == ["cancel_job"] and f"#{first.pk}" in cancelled.reply
+    actions = list(PendingAction.objects.filter(organisation=demo.org).order_by("pk"))
+    assert [(a.tool, a.arguments["job_id"]) for a in actions] == [
+        ("job_cancel", first.pk),
+        ("invoice_create", second.pk),
+    ]
+    first.refresh_from_db()
+    assert first.status in OPEN  # held for a manager, not cancelled
+
+
+def test_an_unknown_job_number_is_said_and_nothing_is_written(demo: Demo) -> None:
+    before = Records.of(demo.org)
+    turn = ask(demo, new_conversation(demo), "reprogramá el trabajo #99999 para el jueves a las 11")
+    assert turn.reply.startswith("No encontré el trabajo #99999.")
+    Diff(before, Records.of(demo.org)).assert_unchanged()
+    assert not PendingAction.objects.filter(organisation=demo.org).exists()
+
+
+def test_an_impossible_date_is_a_question_not_a_booking_today(demo: Demo) -> None:
+    customer = Customer.objects.filter(organisation=demo.org).order_by("pk").first()
+    assert customer is not None
+    jobs = Job.objects.filter(organisation=demo.org).count()
+    turn = ask(demo, new_conversation(demo), f"agendá a {customer.name} el 31/11 a las 10")
+    assert "El 31/11 no existe: ¿qué día querés?" in turn.reply
+    assert Job.objects.filter(organisation=demo.org).count() == jobs

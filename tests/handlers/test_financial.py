@@ -270,3 +270,39 @@ def test_another_organisations_job_reads_like_a_missing_one(desk: Desk, shop: Sh
     assert turn.text == f"No encontré el trabajo #{shop.foreign_job.pk}."
     assert not PendingAction.objects.exists()
     assert_no_foreign_data(turn.text)
+
+
+# --- a job named by its day (issue 17: "el trabajo de hoy" invoiced Friday's job) -----------
+
+
+def test_invoice_of_the_job_of_a_day_takes_that_days_job(desk: Desk, shop: Shop) -> None:
+    org = shop.juan.organisation
+    factories.make_job(org, shop.juan, at(MONDAY - datetime.timedelta(days=3), 9), status="done",
+                       service="Carga de gas")  # fmt: skip
+    today = factories.make_job(org, shop.juan, at(MONDAY, 9), service="Carga de gas",
+                               technician=shop.carlos)  # fmt: skip
+    turn = _invoice(desk, customer="Juan Pérez", customer_matched=True, date=MONDAY,
+                    text="facturale a Juan Pérez el trabajo de hoy")  # fmt: skip
+    action = PendingAction.objects.get(organisation=org)
+    assert action.arguments["job_id"] == today.pk
+    assert f"por el trabajo #{today.pk} (Carga de gas, lunes 23/11 09:00)" in turn.text
+
+
+def test_invoice_of_a_day_without_jobs_says_so_and_invoices_nothing(desk: Desk, shop: Shop) -> None:
+    org = shop.juan.organisation
+    factories.make_job(org, shop.juan, at(MONDAY - datetime.timedelta(days=3), 9), status="done",
+                       service="Carga de gas")  # fmt: skip
+    turn = _invoice(desk, customer="Juan Pérez", customer_matched=True, date=MONDAY,
+                    text="facturale a Juan Pérez el trabajo de hoy")  # fmt: skip
+    assert not turn.outcome.success
+    assert turn.text == "No encontré trabajos de Juan Pérez el lunes 23/11: no facturé nada."
+    assert not PendingAction.objects.filter(organisation=org).exists()
+    assert not Invoice.objects.filter(organisation=org).exists()
+
+
+def test_invoice_of_another_organisations_job_number_finds_nothing(desk: Desk, shop: Shop) -> None:
+    foreign = shop.foreign_job
+    turn = _invoice(desk, job_id=foreign.pk, text=f"facturá el trabajo #{foreign.pk}")
+    assert turn.text == f"No encontré el trabajo #{foreign.pk}."
+    assert not PendingAction.objects.exists() and not Invoice.objects.filter(job=foreign).exists()
+    assert_no_foreign_data(turn.text)

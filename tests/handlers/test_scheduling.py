@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -282,3 +283,80 @@ def test_another_organisations_job_is_neither_moved_nor_cancelled(desk: Desk, sh
     for turn in (moved, cancelled):
         assert "Service ajeno" not in turn.text
         assert_no_foreign_data(turn.text)
+
+
+# --- issue 17: impossible dates, parts of the day, jobs by number ----------------------------
+
+
+@pytest.mark.parametrize("written", ["31/11", "31/02"])
+def test_an_impossible_date_is_asked_about_and_nothing_is_booked(
+    desk: Desk, shop: Shop, written: str
+) -> None:
+    turn = _book(desk, customer="Juan Pérez", time="10:00", impossible_date=written,
+                 text=f"agendá a Juan Pérez el {written} a las 10")  # fmt: skip
+    assert turn.text == f"El {written} no existe: ¿qué día querés?"
+    assert turn.outcome.clarify is not None and turn.outcome.clarify.slot == "date"
+    assert not Job.objects.filter(customer=shop.juan).exists()
+    assert turn.tools == []
+
+
+def test_an_impossible_target_date_moves_nothing(desk: Desk, shop: Shop) -> None:
+    job = factories.make_job(shop.juan.organisation, shop.juan, at(TUESDAY, 10))
+    turn = desk.run(reschedule, "reschedule", "scheduling", job_id=job.pk,
+                    impossible_date="31/11", text=f"pasá el #{job.pk} al 31/11")  # fmt: skip
+    job.refresh_from_db()
+    assert turn.text == "El 31/11 no existe: ¿qué día querés?"
+    assert job.scheduled_start == at(TUESDAY, 10)
+
+
+def test_availability_of_an_impossible_date_asks_which_day(desk: Desk, shop: Shop) -> None:
+    turn = desk.run(check_availability, "check_availability", "scheduling",
+                    impossible_date="30/02", text="¿qué hay libre el 30/02?")  # fmt: skip
+    assert turn.text == "El 30/02 no existe: ¿qué día querés?"
+
+
+def test_availability_in_the_afternoon_lists_only_afternoon_slots(desk: Desk, shop: Shop) -> None:
+    turn = desk.run(check_availability, "check_availability", "scheduling", date=TUESDAY,
+                    part_of_day="afternoon", text="libres mañana a la tarde")  # fmt: skip
+    assert turn.text.startswith(
+        "El martes 24/11 a la tarde hay turnos libres:\n1. martes 24/11 12:00"
+    )
+    hours = [int(h) for h in re.findall(r"24/11 (\d\d):\d\d", turn.text)]
+    assert hours and all(12 <= h < 19 for h in hours)
+
+
+def test_availability_in_the_morning_in_english(desk: Desk, shop: Shop) -> None:
+    turn = desk.run(check_availability, "check_availability", "scheduling", date=TUESDAY,
+                    part_of_day="morning", language="en", text="Tuesday morning")  # fmt: skip
+    hours = [int(h) for h in re.findall(r"24 Nov (\d\d):\d\d", turn.text)]
+    assert turn.text.startswith("On Tue 24 Nov in the morning these slots are free")
+    assert hours and all(h < 12 for h in hours)
+
+
+def test_booking_a_day_in_the_afternoon_takes_its_first_afternoon_slot(
+    desk: Desk, shop: Shop
+) -> None:
+    turn = _book(desk, customer="Juan Pérez", date=TUESDAY, part_of_day="afternoon")
+    job = Job.objects.get(customer=shop.juan)
+    assert turn.outcome.success
+    assert job.scheduled_start == at(TUESDAY, 12)
+
+
+@pytest.mark.parametrize("missing", ["foreign", "unknown"])
+def test_a_job_number_that_is_not_ours_is_said_and_nothing_is_written(
+    desk: Desk, shop: Shop, missing: str
+) -> None:
+    ours = factories.make_job(shop.juan.organisation, shop.juan, at(TUESDAY, 10))
+    number = shop.foreign_job.pk if missing == "foreign" else 99999
+    state = {"job_id": ours.pk, "customer_id": shop.juan.pk, "customer_label": "Juan Pérez"}
+    moved = desk.run(reschedule, "reschedule", "scheduling", job_id=number, date=THURSDAY,
+                     time="11:00", state=state)  # fmt: skip
+    cancelled = desk.run(cancel_job, "cancel_job", "scheduling", job_id=number, state=state)
+    for turn in (moved, cancelled):
+        assert turn.text == f"No encontré el trabajo #{number}."
+        assert turn.tools == ["jobs_find"]
+    ours.refresh_from_db()
+    shop.foreign_job.refresh_from_db()
+    assert ours.scheduled_start == at(TUESDAY, 10) and ours.status == "scheduled"
+    assert shop.foreign_job.scheduled_start == at(TUESDAY, 10)
+    assert not PendingAction.objects.exists()
