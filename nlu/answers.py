@@ -32,7 +32,7 @@ _DONT_KNOW = re.compile(
     r"quien\s+sabe|sepa\s+dios|i\s+(?:don'?t|do\s+not|dont)\s+know|i\s+have\s+no\s+idea|"
     r"no\s+idea|dunno|idk|not\s+sure|i'?m\s+not\s+sure|no\s+clue|i\s+(?:don'?t|dont)\s+remember)"
     r"(?:\s+(?:la\s+verdad|che|todavia|aun|bien|viste|sorry|perdon|yet|really|honestly|"
-    r"tampoco|either))*$"
+    r"tampoco|either|nada|nada\s+de\s+eso|anything|at\s+all))*$"
 )
 _MARKUP = re.compile(r"<\s*/?\s*[a-z!][^>]*>|&(?:[a-z]{2,8}|#\d{2,5});", re.IGNORECASE)
 _KEYBOARD_RUNS = ("qwer", "wert", "asdf", "sdfg", "dfgh", "fghj", "ghjk", "hjkl", "zxcv", "xcvb")

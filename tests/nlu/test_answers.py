@@ -51,7 +51,8 @@ def test_with_no_question_open_cancel_that_cancels_what_was_done() -> None:
 @pytest.mark.parametrize(
     "text",
     ["no sé", "No se", "ni idea", "mmm no sé", "la verdad no sé", "no tengo idea", "qué sé yo",
-     "I don't know", "I dont know", "no idea", "not sure", "idk", "no me acuerdo"],
+     "I don't know", "I dont know", "no idea", "not sure", "idk", "no me acuerdo",
+     "NO SÉ NADA!!!", "I don't know anything"],
 )  # fmt: skip
 def test_dont_know(text: str) -> None:
     assert dont_know(text)
