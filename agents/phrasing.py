@@ -272,12 +272,16 @@ def impossible_date(step: Step, runner: Runner) -> Outcome | None:
 
 def unable(runner: Runner, slot: str) -> str:
     """ "No pude agendar el trabajo: no sé de qué cliente se trata." — no question."""
-    action = _ACTIONS.get(runner.step.intent, ("hacer lo que pediste", "do what you asked"))
+    return unable_text(runner.step.intent, slot, runner.language)
+
+
+def unable_text(intent: str, slot: str, language: str) -> str:
+    """`unable` for an intent outside its step: a question that went unanswered (O8)."""
+    action = _ACTIONS.get(intent, ("hacer lo que pediste", "do what you asked"))
     missing = _MISSING.get(slot, ("me falta un dato", "a detail is missing"))
-    return runner.t(
-        es=f"No pude {action[0]}: {missing[0]}. No hice ningún cambio.",
-        en=f"I couldn't {action[1]}: {missing[1]}. I changed nothing.",
-    )
+    if is_en(language):
+        return f"I couldn't {action[1]}: {missing[1]}. I changed nothing."
+    return f"No pude {action[0]}: {missing[0]}. No hice ningún cambio."
 
 
 @dataclass

@@ -6,10 +6,20 @@ as the *pending intent*; the next message is read as the answer to that question
 intent directly — no classifier, no model call — with the original request and the answer
 together as the step's text.
 
+A reply is taken as the answer only when it plausibly answers *that* question (`judge`): of
+the type its slot needs (a day for a date, one of the listed options for a choice, yes or no…)
+and not a request of its own. Otherwise nothing resumes, so nothing is written from it:
+- "olvidalo", "no importa", "never mind", "cancelá eso" drop the question with a short
+  acknowledgement (never a cancellation);
+- a new request (it opens with another intent's verb, or the router is sure of another intent),
+  a directive or an emergency drops it and is understood on its own;
+- anything else — "no sé", garbage, words of the wrong type — drops it with a summary of what
+  was not done and why (never a ticket, never a write).
+
 Loop prevention, after the clarification-routing reference: the counter grows with every
-question asked in a row; once it reaches `COPILOT_MAX_CLARIFICATIONS` (2) the resumed step runs
-with `Runner.best_effort` and makes the best choice instead of asking a third time. A reply that
-is a directive, an emergency, a "never mind" or plainly a new request drops the pending intent.
+question asked in a row; once it reaches `COPILOT_MAX_CLARIFICATIONS` (2) the step resumed by
+an answer runs with `Runner.best_effort` and makes the best choice instead of asking a third
+time ("cualquiera" answers a choice: it asks for exactly that).
 
 The steps of the same chain that build on the one that asked (a booking for the customer whose
 registration waits for "¿es el mismo que…?") did not run: they wait in the pending intent
@@ -19,24 +29,31 @@ registration waits for "¿es el mismo que…?") did not run: they wait in the pe
 from __future__ import annotations
 
 import datetime
-import re
 from dataclasses import astuple, dataclass
-from typing import Any
+from typing import Any, Literal
 
 from django.conf import settings
 
-from nlu.normalize import fold
+from nlu import answers
+from nlu.values import Entities
 
 PENDING = "pending_clarification"
 # A pending question older than this is stale: the next message is a new request.
 TTL = datetime.timedelta(hours=1)
-# Replies that drop the pending question instead of answering it.
-_DROP = re.compile(
-    r"^\s*(?:no\s+)?(?:olvida\w*|deja(?:lo|la)?\s*(?:asi|nomas)?|nada|cancela(?:lo|la)?|"
-    r"never\s*mind|forget\s+it|nothing|cancel\s+(?:it|that))\s*[.!]*\s*$"
-)
 # An answer is short; a long message that the router reads as another request is a new one.
 _ANSWER_MAX_WORDS = 8
+
+Verdict = Literal["answer", "never_mind", "new_request", "unanswered"]
+# What each slot needs of an answer (slots not listed need some content words).
+_CHOICE, _DATE, _TIME, _AMOUNT, _DIGITS, _EMAIL, _YES_NO = (
+    "choice", "date", "time", "amount", "digits", "email", "yes_no",
+)  # fmt: skip
+_KINDS = {
+    "customer_choice": _CHOICE, "job_choice": _CHOICE, "technician_choice": _CHOICE,
+    "vehicle_choice": _CHOICE, "duplicate": _YES_NO, "confirm": _YES_NO, "yes_no": _YES_NO,
+    "date": _DATE, "target_date": _DATE, "time": _TIME, "amount": _AMOUNT, "cuit": _DIGITS,
+    "phone": _DIGITS, "phone_alt": _DIGITS, "email": _EMAIL,
+}  # fmt: skip
 
 
 def max_clarifications() -> int:
@@ -118,19 +135,65 @@ def _deferred(raw: Any) -> tuple[Later, ...]:
     return tuple(Later(*(str(item[key]) for key in LATER_KEYS)) for item in raw or [])
 
 
-def is_answer(reply: str, pending: Pending, *, new_request: str | None, emergency: bool) -> bool:
-    """Whether `reply` answers the pending question (else it is dropped and read afresh).
-    A directive never gets here: `#agent text` is handled before any pending question.
+@dataclass(frozen=True)
+class Heard:
+    """What the router read in the reply on its own."""
 
-    `new_request` is the intent the embedded router reads in the reply with confidence above
-    its agent's gate (None otherwise): a long message confidently about something else is a new
-    request, a short one ("el del jueves", "Marta Quiroga", "sí, el primero") is an answer.
-    """
-    if emergency or _DROP.match(fold(reply)):
-        return False
-    if new_request and new_request != pending.intent:
-        return len(reply.split()) <= _ANSWER_MAX_WORDS
-    return True
+    entities: Entities
+    confident: str | None = None  # an intent it is sure of (above its agent's gate)
+    opening: str | None = None  # the intent of the request the reply opens with, if it does
+    emergency: bool = False
+
+
+def judge(reply: str, pending: Pending, heard: Heard) -> Verdict:
+    """Whether `reply` answers the pending question, and if not, what it is.
+    A directive never gets here: `#agent text` is handled before any pending question."""
+    if heard.emergency:
+        return "new_request"
+    if answers.never_mind(reply):
+        return "never_mind"
+    if answers.garbage(reply) or answers.dont_know(reply):
+        return "unanswered"
+    short = len(reply.split()) <= _ANSWER_MAX_WORDS
+    if short and _points_at(reply, pending):  # "el segundo", "#12", "sí": the verb aside
+        return "answer"
+    if heard.opening and heard.opening != pending.intent:
+        return "new_request"  # "buscá al cliente Pérez" is not which job
+    fits = fits_slot(reply, pending, heard.entities)
+    if heard.confident and heard.confident != pending.intent and not (fits and short):
+        return "new_request"
+    return "answer" if fits else "unanswered"
+
+
+def _points_at(reply: str, pending: Pending) -> bool:
+    """It names a listed option by place or id, or says yes/no to a yes/no question."""
+    kind = _KINDS.get(pending.slot, "")
+    return answers.points_at_option(reply, pending.question) or (
+        kind == _YES_NO and answers.yes_or_no(reply)
+    )
+
+
+def fits_slot(reply: str, pending: Pending, entities: Entities) -> bool:
+    """The reply is of the type the question's slot needs (content aside from its kind)."""
+    kind = _KINDS.get(pending.slot, "")
+    listed = bool(answers.options_of(pending.question))
+    if listed and answers.names_option(reply, pending.question):
+        return True  # one of the listed options (free slots of a date question too)
+    if kind == _YES_NO:
+        return answers.yes_or_no(reply)
+    if kind == _CHOICE:  # listed options it does not name are not an answer
+        return not listed and bool(answers.content_words(reply))
+    if kind == _DATE:
+        return bool(entities.date or entities.time) or answers.dateish(reply)
+    if kind == _TIME:
+        return bool(entities.time) or answers.timeish(reply)
+    if kind == _AMOUNT:
+        return entities.amount is not None or answers.has_digits(reply)
+    if kind == _DIGITS:
+        return bool(entities.cuit) or answers.has_digits(reply, at_least=6)
+    if kind == _EMAIL:
+        return "@" in reply
+    return bool(answers.content_words(reply))
 
 
 def resumed_text(pending: Pending, reply: str) -> str:

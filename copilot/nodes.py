@@ -21,6 +21,7 @@ from langgraph.types import interrupt
 
 from agents.base import CUSTOMER_ID, CUSTOMER_LABEL, JOB_ID, JOB_LABEL, Step
 from agents.models import Agent
+from agents.phrasing import unable_text
 from approvals.models import PendingAction
 from copilot import clarify, engines, replies
 from copilot import memory as wm
@@ -33,8 +34,9 @@ from copilot.state import Delegation, Reading, Route, StepRun, TurnRun, TurnStat
 from copilot.streaming import TextStream
 from copilot.trace import build_trace
 from llm.client import ModelFailure
-from nlu import Router
+from nlu import Router, answers
 from nlu.normalize import fold
+from nlu.openers import how_it_starts, opening_word
 from nlu.tone import Signals, read_signals
 from nlu.values import Context, Entities, Task, Understanding
 
@@ -181,18 +183,19 @@ def _directive(
 def _resume(
     state: TurnState, run: TurnRun, reading: Reading, router: Router, context: Context
 ) -> bool:
-    """The message answers the pending question: resume that intent, without reclassifying."""
+    """The message answers the pending question: resume that intent, without reclassifying.
+    True when the chain is decided here (resumed, or a reply instead of the chain); False when
+    the message is read on its own (no question, or a new request that drops it)."""
     pending = reading.pending
     if pending is None:
-        return False
-    agent = run.agents.get(pending.agent)
-    answer = clarify.is_answer(
-        run.ctx.text, pending, new_request=_confident_intent(run.agents, reading.understanding),
-        emergency=bool(emergency_flagged(state["signals"], reading.understanding, run.agents)),
-    )  # fmt: skip
-    if agent is None or not answer:
-        reading.pending = None
-        return True
+        return _never_mind(run, reading)
+    verdict = clarify.judge(run.ctx.text, pending, _heard(state, run, reading, router))
+    if pending.agent not in run.agents:
+        verdict = "new_request"  # the organisation disabled the agent that asked
+    reading.verdict = verdict
+    if verdict != "answer":
+        reading.pending = None  # nothing resumes: nothing is written from this reply
+        return _not_answered(verdict, pending, reading)
     text = clarify.resumed_text(pending, run.ctx.text)
     entities = router.understand(text, context).entities  # entity extraction, no classification
     engine = pending.engine if run.llm is not None else engines.EMBEDDED
@@ -214,6 +217,48 @@ def _resume(
     reading.routed_by = "clarification"
     reading.resumed = True
     return True
+
+
+def _not_answered(verdict: str, pending: clarify.Pending, reading: Reading) -> bool:
+    """A reply that does not answer: a new request is read on its own; "olvidalo" gets an
+    acknowledgement; anything else ("no sé", garbage) a summary of what was not done."""
+    if verdict == "new_request":
+        return False
+    later = [step.intent for step in pending.then]
+    if verdict == "never_mind":
+        reading.notice = replies.question_dropped(pending.intent, later, reading.language)
+    else:
+        unable = unable_text(pending.intent, pending.slot, reading.language)
+        reading.notice = replies.question_unanswered(unable, later, reading.language)
+    return True
+
+
+def _never_mind(run: TurnRun, reading: Reading) -> bool:
+    """ "Olvidalo" with no question open: nothing to drop, and nothing to cancel either."""
+    if not answers.never_mind(run.ctx.text, question_open=False):
+        return False
+    reading.notice = replies.question_dropped("", [], reading.language)
+    return True
+
+
+def _heard(state: TurnState, run: TurnRun, reading: Reading, router: Router) -> clarify.Heard:
+    understanding = reading.understanding
+    return clarify.Heard(
+        entities=understanding.entities,
+        confident=_confident_intent(run.agents, understanding),
+        opening=_opening_intent(router, understanding, run.ctx.text),
+        emergency=bool(emergency_flagged(state["signals"], understanding, run.agents)),
+    )
+
+
+def _opening_intent(router: Router, understanding: Understanding, text: str) -> str | None:
+    """The intent of the request a reply opens with: its verb's ("buscá al cliente…" →
+    search_customer), else the embedded reading's; None when it does not open like one."""
+    if how_it_starts(text, router.openers) != "request":
+        return None
+    verb = router.verbs.get(opening_word(text))
+    top = understanding.tasks[0].intent if understanding.tasks else None
+    return verb or (None if top in NOTHING_TO_DO else top)
 
 
 def _confident_intent(agents: dict[str, Agent], understanding: Understanding) -> str | None:
@@ -418,7 +463,7 @@ def route(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
     if reading.notice:
         steps: list[Step] = []
         sources: dict[int, str] = {}
-    elif reading.routed_by == "clarification":  # never on an emergency (clarify.is_answer)
+    elif reading.routed_by == "clarification":  # never on an emergency (clarify.judge)
         # The resumed step, then the steps that waited for the answer (dupsafe).
         steps = reading.steps
         sources = dict.fromkeys(range(len(steps)), reading.routed_by)

@@ -313,6 +313,25 @@ def dropped_line(intents: Sequence[str], language: str) -> str:
              en=f"So I will not {phrases} either.")  # fmt: skip
 
 
+def question_dropped(intent: str, later: Sequence[str], language: str) -> str:
+    """ "Olvidalo" to a question (or with none open): a short acknowledgement, nothing done."""
+    if not intent:
+        return t(language, es="Dale, no hago nada.", en="OK, I won't do anything.")
+    phrase = intent_phrase(intent, language)
+    text = t(language, es=f"Listo, lo dejo: no voy a {phrase}. No hice ningún cambio.",
+             en=f"OK, dropped: I won't {phrase}. I changed nothing.")  # fmt: skip
+    return f"{text} {dropped_line(later, language)}" if later else text
+
+
+def question_unanswered(unable: str, later: Sequence[str], language: str) -> str:
+    """A reply that does not answer the question ("no sé", garbage): it is dropped, and the
+    reply says what was not done and why — never a ticket, never a guess."""
+    again = t(language, es="Cuando tengas el dato, pedímelo de nuevo.",
+              en="When you have it, ask me again.")  # fmt: skip
+    lines = [unable, dropped_line(later, language) if later else "", again]
+    return " ".join(line for line in lines if line)
+
+
 def interrupted(
     *, asked: str, done: Sequence[str], held: Sequence[str], missing: Sequence[str], language: str
 ) -> str:

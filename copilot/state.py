@@ -87,6 +87,8 @@ class Reading:
     fallback: dict[str, str] = field(default_factory=dict)  # where and why the model failed
     pending: Pending | None = None  # the open question, unless this message dropped it
     resumed: bool = False  # this message answered it
+    # What the reply to an open question was (copilot/clarify.py `judge`), "" with none open.
+    verdict: str = ""
 
 
 @dataclass

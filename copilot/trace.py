@@ -25,6 +25,7 @@ def build_trace(run: TurnRun, state: TurnState, consulted: list[ConsultedAgent])
         "fallback": reading.fallback or None,
         "clarification": {
             "resumed": reading.resumed,
+            "verdict": reading.verdict or None,
             "pending": reading.pending.as_state() if reading.pending is not None else None,
         },
         "language": reading.language,

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from nlu.answers import dont_know
 from nlu.classifier import IntentClassifier, train_classifier
 from nlu.entities import extract_entities
 from nlu.language import detect_language
@@ -57,6 +58,9 @@ class Router:
             entities = extract_entities(directive.text, ctx, language)
             return self._done([], entities, language, "rules", started, directive=directive)
         rule_intent = small_talk(text) or ("validate_cuit" if bare_cuit(text) else None)
+        if rule_intent is None and dont_know(text) and "unknown" in self.intents:
+            # "No sé" asks nothing: not anger to hand to a person (it once opened tickets).
+            rule_intent = "unknown"
         if rule_intent:
             # Small talk carries no request, so "hasta mañana" is not a date to act on.
             entities = Entities()

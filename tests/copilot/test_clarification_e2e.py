@@ -4,7 +4,8 @@ The same harness as tests/copilot/test_intents_e2e.py: real graph, router, handl
 over `manage.py load_demo`. A request that names a customer with several open jobs gets a
 question; the answer resumes the pending intent without reclassifying it; two unsettling answers
 in a row make the third turn take its best choice and say so; "olvidalo" or a new request drops
-the pending question.
+the pending question. A reply that does not answer it — a customer search, garbage, "no sé" —
+never resumes it: nothing is written from it, and "no sé" opens no ticket (issue 17, item 6).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from business.models import Job
+from approvals.models import PendingAction
+from business.models import EscalationTicket, Job
 from copilot.clarify import PENDING
 from copilot.models import Conversation
 from tests.copilot.test_intents_e2e import (
@@ -65,6 +67,10 @@ def _pending(conversation: Conversation) -> dict[str, Any] | None:
     return conversation.state.get(PENDING)
 
 
+def _statuses(jobs: list[Job]) -> dict[int, str]:
+    return dict(Job.objects.filter(pk__in=[job.pk for job in jobs]).values_list("pk", "status"))
+
+
 def _ended(turn: Turn) -> dict[str, Any]:
     return next(e for e in turn.events if e["type"] == "agent_end")
 
@@ -97,7 +103,7 @@ def test_after_two_questions_the_third_turn_takes_the_soonest_and_says_so(demo: 
     conversation = new_conversation(demo)
 
     ask(demo, conversation, f"cancelá el trabajo de {name}")
-    second = ask(demo, conversation, "mmm no sé, uno de esos")
+    second = ask(demo, conversation, f"el de {name}")  # an answer that fits every job listed
     assert _ended(second).get("clarifying") is True
     pending = _pending(conversation)
     assert pending is not None and pending["count"] == 2
@@ -111,17 +117,113 @@ def test_after_two_questions_the_third_turn_takes_the_soonest_and_says_so(demo: 
     assert _pending(conversation) is None
 
 
-def test_never_mind_drops_the_pending_question(demo: Demo) -> None:
-    name, _jobs = _busy_customer(demo)
+@pytest.mark.parametrize(
+    ("reply", "said"),
+    [
+        ("olvidalo", "Listo, lo dejo: no voy a cancelar el trabajo"),
+        ("Olvídalo.", "Listo, lo dejo: no voy a cancelar el trabajo"),
+        ("cancelá eso", "Listo, lo dejo: no voy a cancelar el trabajo"),
+        ("forget it", "OK, dropped: I won't cancel the job"),
+    ],
+)
+def test_never_mind_drops_the_pending_question_and_cancels_nothing(
+    demo: Demo, reply: str, said: str
+) -> None:
+    name, jobs = _busy_customer(demo)
     conversation = new_conversation(demo)
     ask(demo, conversation, f"cancelá el trabajo de {name}")
 
-    dropped = ask(demo, conversation, "olvidalo")
+    dropped = ask(demo, conversation, reply)
 
-    assert dropped.trace["routed_by"] == "embedded"
-    # Read afresh: nothing resumed, nothing cancelled (the classifier alone is unsure of it).
-    assert all(run.yielded or run.intent != "cancel_job" for run in dropped.runs)
+    assert dropped.trace["clarification"]["verdict"] == "never_mind"
+    assert dropped.runs == []  # read as nothing to do: no cancel_job, not even a yielded one
+    assert dropped.reply.startswith(said)
+    assert not PendingAction.objects.filter(organisation=demo.org).exists()
+    assert _statuses(jobs) == {job.pk: job.status for job in jobs}
     assert _pending(conversation) is None
+
+
+def test_never_mind_with_no_question_open_does_nothing(demo: Demo) -> None:
+    conversation = new_conversation(demo)
+
+    turn = ask(demo, conversation, "olvidalo")
+
+    assert turn.runs == []
+    assert turn.reply == "Dale, no hago nada."
+
+
+def test_a_cancel_request_that_names_a_listed_job_is_the_answer(demo: Demo) -> None:
+    name, jobs = _busy_customer(demo)
+    conversation = new_conversation(demo)
+    ask(demo, conversation, f"cancelá el trabajo de {name}")
+
+    answered = ask(demo, conversation, f"cancelá el trabajo #{jobs[1].pk}")
+
+    assert answered.trace["routed_by"] == "clarification"
+    (action,) = PendingAction.objects.filter(organisation=demo.org, tool="job_cancel")
+    assert action.arguments["job_id"] == jobs[1].pk
+
+
+def test_a_customer_search_does_not_answer_which_job_a_vehicle_is_for(demo: Demo) -> None:
+    name, jobs = _busy_customer(demo)
+    vehicles = {job.pk: job.vehicle_id for job in Job.objects.filter(organisation=demo.org)}
+    conversation = new_conversation(demo)
+    asked = ask(demo, conversation, "asigná un vehículo")
+    pending = _pending(conversation)
+    assert asked.intents == ["assign_vehicle"]
+    assert pending is not None and pending["slot"] == "job"
+
+    search = ask(demo, conversation, f"buscá al cliente {name}")
+
+    assert search.trace["clarification"]["verdict"] == "new_request"
+    assert search.trace["routed_by"] == "embedded"
+    assert search.intents == ["search_customer"]
+    assert f"#{jobs[0].pk}" in search.reply  # the search's own answer: the customer's jobs
+    assert {job.pk: job.vehicle_id for job in Job.objects.filter(organisation=demo.org)} == (
+        vehicles
+    )
+    assert _pending(conversation) is None
+
+
+def test_garbage_after_two_questions_ends_with_a_summary_and_no_cancellation(
+    demo: Demo,
+) -> None:
+    name, jobs = _busy_customer(demo)
+    conversation = new_conversation(demo)
+    ask(demo, conversation, f"cancelá el trabajo de {name}")
+    ask(demo, conversation, f"el de {name}")
+    pending = _pending(conversation)
+    assert pending is not None and pending["count"] == 2  # the limit: next comes best effort
+
+    garbage = ask(demo, conversation, "<div class='x'><p>asdf</p></div>&nbsp; qwrtzp")
+
+    assert garbage.trace["clarification"]["verdict"] == "unanswered"
+    assert garbage.runs == []
+    assert garbage.reply.startswith(
+        "No pude cancelar el trabajo: hay varios trabajos abiertos y no sé cuál es. "
+        "No hice ningún cambio."
+    )
+    assert "?" not in garbage.reply
+    assert not PendingAction.objects.filter(organisation=demo.org).exists()
+    assert _statuses(jobs) == {job.pk: job.status for job in jobs}
+    assert _pending(conversation) is None
+
+
+def test_three_dont_knows_open_no_ticket(demo: Demo) -> None:
+    name, jobs = _busy_customer(demo)
+    tickets = EscalationTicket.objects.filter(organisation=demo.org).count()
+    conversation = new_conversation(demo)
+    ask(demo, conversation, f"cancelá el trabajo de {name}")
+
+    turns = [ask(demo, conversation, reply) for reply in ("no sé", "ni idea", "no sé")]
+
+    assert turns[0].trace["clarification"]["verdict"] == "unanswered"
+    assert turns[0].reply.startswith("No pude cancelar el trabajo")
+    ran = {intent for turn in turns for intent in turn.intents}
+    assert not ran & {"frustration_detected", "escalate", "complaint", "cancel_job"}
+    assert EscalationTicket.objects.filter(organisation=demo.org).count() == tickets
+    assert not PendingAction.objects.filter(organisation=demo.org).exists()
+    assert _statuses(jobs) == {job.pk: job.status for job in jobs}
 
 
 def test_a_new_request_is_not_read_as_the_answer(demo: Demo) -> None:

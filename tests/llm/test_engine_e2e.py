@@ -379,20 +379,24 @@ def test_a_clarification_reply_resumes_the_agent_without_the_orchestrator(
     assert "pending_clarification" not in conversation.state
 
 
-def test_after_two_questions_in_a_row_the_agent_must_make_its_best_choice(
-    cast: Cast, conversation: Conversation, server: ScriptedServer
-) -> None:
+def _asks_which_job_twice(server: ScriptedServer) -> None:
     server.add(tool_calls([call("scheduling", "movelo", intent="reschedule")]), when=ORCHESTRATOR)
     question = tool_calls([("ask_clarification", {"question": "¿Cuál trabajo?", "missing": "job"})])
     server.add(question, when=SCHEDULING)
     server.add(question, when=SCHEDULING)
+
+
+def test_after_two_questions_in_a_row_the_agent_must_make_its_best_choice(
+    cast: Cast, conversation: Conversation, server: ScriptedServer
+) -> None:
+    _asks_which_job_twice(server)
     # Best effort, yet truthful: it found nothing to move, and says so (a claim of a move no
     # tool made would not be shown).
     server.add(scripted.text("No encontré ningún trabajo para mover."), when=SCHEDULING)
 
     ask(cast, conversation, "movelo")
     ask(cast, conversation, "el de la semana que viene")
-    third = ask(cast, conversation, "ese")
+    third = ask(cast, conversation, "el del lunes")
 
     requests = agent_requests(server, SCHEDULING)
     assert len(requests) == 3
@@ -400,6 +404,23 @@ def test_after_two_questions_in_a_row_the_agent_must_make_its_best_choice(
     assert "ask_clarification" in offered[0] and "ask_clarification" in offered[1]
     assert "ask_clarification" not in offered[2]
     assert third.reply.startswith("No encontré ningún trabajo para mover.")
+    conversation.refresh_from_db()
+    assert "pending_clarification" not in conversation.state
+
+
+def test_at_the_limit_a_reply_that_does_not_answer_never_reaches_the_agent(
+    cast: Cast, conversation: Conversation, server: ScriptedServer
+) -> None:
+    _asks_which_job_twice(server)
+
+    ask(cast, conversation, "movelo")
+    ask(cast, conversation, "el de la semana que viene")
+    third = ask(cast, conversation, "no sé")
+
+    assert len(agent_requests(server, SCHEDULING)) == 2  # no best-effort run from "no sé"
+    assert len(agent_requests(server, ORCHESTRATOR)) == 1
+    assert third.reply.startswith("No pude mover el trabajo: no sé de qué trabajo se trata.")
+    assert third.trace()["clarification"]["verdict"] == "unanswered"
     conversation.refresh_from_db()
     assert "pending_clarification" not in conversation.state
 

@@ -96,6 +96,14 @@ def test_the_router_validates_a_bare_cuit(router: Router, ctx: Context) -> None:
     assert result.entities.cuit == "30-71234567-1"
 
 
+@pytest.mark.parametrize("text", ["no sé", "ni idea", "I don't know", "mmm no sé la verdad"])
+def test_dont_know_is_nothing_to_act_on_not_frustration(
+    router: Router, ctx: Context, text: str
+) -> None:
+    result = router.understand(text, ctx)
+    assert (result.tier, result.intents) == ("rules", ["unknown"])
+
+
 def test_the_router_returns_a_directive_without_classifying(router: Router, ctx: Context) -> None:
     result = router.understand("#scheduling pasá lo de Gómez al viernes", ctx)
     assert result.directive == Directive("scheduling", "pasá lo de Gómez al viernes")
