@@ -23,6 +23,11 @@ _TEMPLATE_TOKEN = re.compile(
     r"<\|[a-z_]+\|>|</?tool_call>|\[/?(?:TOOL_CALLS|INST)\]|<start_of_turn>|<end_of_turn>",
     re.IGNORECASE,
 )
+_ENTITY = re.compile(r"&(?:#\d{2,5}|#x[0-9a-f]{2,4}|quot|amp|apos|lt|gt);", re.IGNORECASE)
+# A tool call written out as text ("functions.ticket_create: {…}", "job_book({…})").
+_CALL_AS_TEXT = re.compile(
+    r"\bfunctions?\.\w+\s*[:(]|\b[a-z]+(?:_[a-z]+)+\s*(?::\s*|\(\s*)\{", re.IGNORECASE
+)
 # `"held": true` — a tool result's keys and values pasted into prose.
 _JSON_FIELD = re.compile(r'"[a-z_]{2,30}"\s*:\s*(?:true|false|null|-?\d|"|\{|\[)', re.IGNORECASE)
 _SENTENCE = re.compile(r"[^.!?\n]+")
@@ -40,8 +45,12 @@ def problem(text: str) -> str:
         return "echoed prompt fence"
     if _ESCAPED_TAG.search(stripped):
         return "escaped markup"
+    if len(_ENTITY.findall(stripped)) >= 2:
+        return "escaped markup"
     if _TEMPLATE_TOKEN.search(stripped):
         return "chat-template token"
+    if _CALL_AS_TEXT.search(stripped):
+        return "tool call as text"
     if _raw_json(stripped) or _JSON_FIELD.search(stripped):
         return "raw tool data"
     if repeated(stripped):
