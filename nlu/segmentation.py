@@ -213,8 +213,11 @@ def segment(
     probs = classify_spans(pieces, spans)
     context = _context_pieces(pieces, cuts, spans, probs, how_it_starts, tuning, cues)
     if context:
+        # Only the spans that hold a context piece are classified again, without it.
         bare = ["" if k in context else piece for k, piece in enumerate(pieces)]
-        probs = classify_spans(bare, spans)
+        holding = [(i, j) for i, j in spans if any(i <= k < j for k in context)]
+        again = dict(zip(holding, classify_spans(bare, holding), strict=True))
+        probs = [again.get(span, row) for span, row in zip(spans, probs, strict=True)]
     table = {
         span: Segment(seg_text, starts[span[0]], ends[span[1] - 1], tuple(float(p) for p in row))
         for span, seg_text, row in zip(spans, texts, probs, strict=True)
