@@ -67,6 +67,27 @@ _QUESTION = word_set(
 _ACCENTED_NOT_VERBS = frozenset(
     ["está", "acá", "allá", "ahí", "así", "aquí", "sí", "mamá", "papá", "bebé", "café", "sofá"]
 )
+# How a clause starts that tells *about* someone instead of asking for something: reported speech
+# ("dice que...", "pregunta si..."), a state ("está re caliente", "anda sin aire", "they're
+# upset"), a reason ("porque gotea", "because it leaks"). After a request it is the request's
+# context: its money, price, availability or anger words are evidence, not a second request.
+_REPORTS = word_set(
+    """
+    dice dicen dijo pregunta preguntan quiere quieren queria sabe esta estan estaba anda andan
+    andaba tiene tienen tenia parece queja quejan quejaba necesita porque xq pq encima sigue
+    she he they it its it's they're she's he's theyre shes hes because since cause cuz coz
+    says said asks asked wants wanted complains complained paid is are was were has had keeps
+    seems sounds needs
+    """
+)
+# "el cliente está enojado", "the owner is really angry": a person, then how they are.
+_PEOPLE = word_set(
+    """
+    cliente clienta clientes senora senor tipo tipa dueno duena vecino vecina encargado
+    encargada customer client owner guy lady man woman tenant
+    """
+)
+_CONDITIONS = frozenset({"si", "if"})
 _WORD = re.compile(r"[^\W\d_][\w']*")
 
 
@@ -101,13 +122,24 @@ def _imperative(word: str) -> bool:
     return bool(_CLITIC_IMPERATIVE.match(fold(word)))
 
 
-Opening = Literal["request", "detail", "other"]
+def _reports(words: list[str]) -> bool:
+    """Does the clause tell about someone (see _REPORTS)? A third-person preterite ("ya pagó",
+    "se quejó", "aprobó") tells too."""
+    first = fold(words[0])
+    if first in _REPORTS or (words[0].endswith("ó") and len(words[0]) > 3):
+        return True
+    return first in _ARTICLES and len(words) > 2 and fold(words[1]) in _PEOPLE
+
+
+Opening = Literal["request", "detail", "report", "other"]
 
 
 def how_it_starts(text: str, openers: frozenset[str]) -> Opening:
     """ "request" when the first real word is one the examples start with, or an imperative comes
     early; "detail" when it starts with a field of a record ("CUIT ...", "cel ...", "dirección
-    ..."), which belongs to the request before it; "other" otherwise.
+    ..."), which belongs to the request before it; "report" when it tells about someone or sets
+    a condition ("dice que está enojado", "ya pagó", "si hay lugar", "they're upset"); "other"
+    otherwise.
 
     "si está, agendale..." starts a request too: a Spanish imperative among the first five
     words counts (voseo with its accent, or a verb with clitics: "agendale", "pasalo").
@@ -118,9 +150,16 @@ def how_it_starts(text: str, openers: frozenset[str]) -> Opening:
         return "other"
     if fold(words[0]) in ATTRIBUTES:
         return "detail"
-    if words[0] in openers or fold(words[0]) in _QUESTION:
+    imperative = any(_imperative(w) for w in words[:5])
+    raw = _WORD.findall(text.lower())
+    if fold(raw[0]) in _CONDITIONS and not imperative:
+        return "report"  # "si hay lugar", "if there's a slot": a condition on the request
+    if fold(words[0]) in _QUESTION or imperative:
         return "request"
-    return "request" if any(_imperative(w) for w in words[:5]) else "other"
+    # Before the learned openers: the examples of a complaint start with "se queja" too.
+    if _reports(words):
+        return "report"
+    return "request" if words[0] in openers else "other"
 
 
 def starts_like_request(text: str, openers: frozenset[str]) -> bool:
@@ -135,14 +174,17 @@ def verb_intents(
     escalate...) says nothing. Keys are folded: "facturá" and "factura" are one word typed two ways.
     """
     counts: dict[str, Counter[str]] = {}
+    voseo: set[str] = set()  # "agendá": a verb by its accent, which folding takes away
     for text, intent in zip(texts, intents, strict=True):
         words = _real_words(text)
         if words and fold(words[0]) not in _ARTICLES:
             counts.setdefault(fold(words[0]), Counter())[intent] += 1
+            if _imperative(words[0]):
+                voseo.add(fold(words[0]))
     learned: dict[str, str] = {}
     for word, by_intent in counts.items():
         intent, n = by_intent.most_common(1)[0]
-        verb = bool(_CLITIC_IMPERATIVE.match(word)) or word in _ENGLISH_VERBS
+        verb = word in voseo or word in _ENGLISH_VERBS
         if verb and n >= min_examples and n / sum(by_intent.values()) >= share:
             learned[word] = intent
     return learned

@@ -26,13 +26,23 @@ from nlu.rules import (
     small_talk,
     strip_courtesy,
 )
+from nlu.scope import off_topic
 from nlu.segmentation import Segment, Tuning, segment
 from nlu.values import Context, Entities, Example, Task, Understanding
 
 # How likely the verb's intent must already be for the verb to decide (softmax scores).
 VERB_CANDIDATE_FLOOR = 0.25
 VERB_CONFIDENCE = 0.6
+# How sure "out of scope" must be to overrule a verb of the trade ("Book me a table for dinner"
+# is; "book something" is not). Calibrated on evaluation/datasets/phantom_dev.jsonl.
+UNKNOWN_OVER_A_VERB = 0.9
 DEFAULT_AGENTS = {"greeting": "general", "farewell": "general", "validate_cuit": "customer"}
+# What a clause *about* someone may only be evidence for inside another request (money, price,
+# availability, dissatisfaction, an aside): "agendale a Pérez, que está re caliente" is a booking.
+CUE_INTENTS = frozenset(
+    {"pricing_info", "payment_status", "check_availability", "complaint", "frustration_detected",
+     "unknown"}
+)  # fmt: skip
 
 
 @dataclass
@@ -79,6 +89,7 @@ class Router:
             self.classifier.predict_spans,
             lambda part: how_it_starts(part, self.openers),
             self.tuning,
+            frozenset(i for i, label in enumerate(self.classifier.labels) if label in CUE_INTENTS),
         )
         classified = time.perf_counter()
         tasks = [self._task(seg, ctx, language) for seg in segments]
@@ -112,14 +123,25 @@ class Router:
         intent, confidence = self._by_verb(seg.text, candidates)
         if "emergency" in self.intents and is_danger(seg.text):
             intent, confidence = "emergency", max(confidence, 0.9)
+        elif "unknown" in self.intents and off_topic(seg.text) and not self._names_intent(seg):
+            intent, confidence = "unknown", max(confidence, 0.9)
         entities = extract_entities(seg.text, ctx, language)
         return Task(intent, self.agent_for(intent), confidence, seg.text, entities, candidates)
+
+    def _names_intent(self, seg: Segment) -> bool:
+        """The part opens with a verb of the trade ("agendale ... y cuánto está el dólar")."""
+        return self.verbs.get(opening_word(seg.text), "unknown") != "unknown"
 
     def _by_verb(self, text: str, candidates: list[tuple[str, float]]) -> tuple[str, float]:
         """The intent the request's own verb names, when the classifier hesitates between it and
         another ("Facturale a Jorge el último trabajo": invoice, not the customer's file); a
         verb that is a distant candidate does not overrule a confident reading."""
         named = self.verbs.get(opening_word(text))
+        top, top_probability = candidates[0]
+        if top == "unknown" and named and top_probability < UNKNOWN_OVER_A_VERB:
+            # "agendá algo", "book something": the trade's verb is in scope though nothing else
+            # is said; the handler asks what and for whom (only a clear aside overrules it).
+            return named, VERB_CONFIDENCE
         for intent, probability in candidates[1:]:
             if intent == named and probability >= VERB_CANDIDATE_FLOOR:
                 # The verb is the evidence: its reading is as sure as a clear one, so the step

@@ -13,6 +13,12 @@
    record's detail ("CUIT 30...", "cel 11...") never stands alone; a verbless part needs high
    confidence and enough words (", humidity near Denver"); a part the classifier barely
    recognises ("en fin", "tengo a los chicos acá") is a comment on its neighbour.
+5. No phantom intents: a part that tells about someone or sets a condition ("que está re caliente
+   porque no le anda el aire", "ya pagó la seña", "si hay lugar", "she's furious") and reads as
+   one of the *cue* intents (a price, a payment, availability, a grievance) is the context of the
+   request before it, not a request: it never starts a segment, and it is left out of the
+   classification of the segment that holds it, so its cue words cannot change that request's
+   intent either ("agendale a Quiroga el split, ya pagó la seña" is a booking).
 
 The whole message is one of the partitions, so a split happens only when the parts explain the
 text better than the whole does. Tuning was measured on MixSNIPS dev and the golden set; the
@@ -114,6 +120,9 @@ class Tuning:
     # A part the classifier barely recognises ("tengo a los chicos acá", "en fin") is a comment on
     # its neighbour, not a request of its own.
     min_part_confidence: float = 0.25
+    # Cut kinds after which a report ("dice que...", "they're upset") reading as a cue intent is
+    # context: an explicit "además" / "also" still opens a second request.
+    context_after: frozenset[str] = frozenset({"weak", "comma", "sentence"})
 
 
 def boundaries(text: str) -> list[Boundary]:
@@ -186,11 +195,13 @@ def segment(
     classify_spans: SpanClassifier,
     how_it_starts: Callable[[str], str] = lambda _text: "request",
     tuning: Tuning = Tuning(),
+    cues: frozenset[int] = frozenset(),
 ) -> list[Segment]:
     """The best partition of `text` into request segments (one segment when it is one request).
 
     `classify_spans(pieces, spans)` gives one probability row per [start, end) range of pieces,
-    the pieces being the text between candidate cuts (connectors left out).
+    the pieces being the text between candidate cuts (connectors left out). `cues` are the
+    columns of the intents a report can only be evidence for (point 5 above).
     """
     cuts = boundaries(text)
     # Segment i..j (0 <= i < j <= n) spans from the end of cut i-1 to the start of cut j-1.
@@ -200,11 +211,40 @@ def segment(
     spans = [(i, j) for i in range(len(starts)) for j in range(i + 1, len(starts) + 1)]
     texts = [text[starts[i] : ends[j - 1]].strip() for i, j in spans]
     probs = classify_spans(pieces, spans)
+    context = _context_pieces(pieces, cuts, spans, probs, how_it_starts, tuning, cues)
+    if context:
+        # Only the spans that hold a context piece are classified again, without it.
+        bare = ["" if k in context else piece for k, piece in enumerate(pieces)]
+        holding = [(i, j) for i, j in spans if any(i <= k < j for k in context)]
+        again = dict(zip(holding, classify_spans(bare, holding), strict=True))
+        probs = [again.get(span, row) for span, row in zip(spans, probs, strict=True)]
     table = {
         span: Segment(seg_text, starts[span[0]], ends[span[1] - 1], tuple(float(p) for p in row))
         for span, seg_text, row in zip(spans, texts, probs, strict=True)
     }
-    return _best_partition(len(starts), table, cuts, tuning, how_it_starts)
+    return _best_partition(len(starts), table, cuts, tuning, how_it_starts, context)
+
+
+def _context_pieces(
+    pieces: Sequence[str],
+    cuts: Sequence[Boundary],
+    spans: Sequence[tuple[int, int]],
+    probs: Any,
+    how_it_starts: Callable[[str], str],
+    tuning: Tuning,
+    cues: frozenset[int],
+) -> frozenset[int]:
+    """Pieces that are the context of the request before them (point 5 of the module's doc)."""
+    row_of = dict(zip(spans, probs, strict=True))
+    context = set()
+    for k in range(1, len(pieces)):
+        if cuts[k - 1].kind not in tuning.context_after:
+            continue
+        row = [float(p) for p in row_of[(k, k + 1)]]
+        top = max(range(len(row)), key=row.__getitem__)
+        if top in cues and how_it_starts(pieces[k].strip()) == "report":
+            context.add(k)
+    return frozenset(context)
 
 
 def _segment_score(seg: Segment, tuning: Tuning) -> float | None:
@@ -230,7 +270,7 @@ def _allowed(
     if cut.kind not in tuning.needs_opener:
         return "yes"
     opening = how_it_starts(seg.text)
-    if opening != "other":
+    if opening in ("request", "detail"):
         return "yes" if opening == "request" else "no"
     verbless_request = (
         seg.confidence >= tuning.confident_without_opener
@@ -260,6 +300,7 @@ def _best_partition(
     cuts: list[Boundary],
     tuning: Tuning,
     how_it_starts: Callable[[str], str],
+    context: frozenset[int] = frozenset(),
 ) -> list[Segment]:
     """Viterbi over cut points; the state is (position, intent of the last segment)."""
     # best[j][label] = (score, path) for partitions of pieces 0..j ending with that label.
@@ -269,6 +310,8 @@ def _best_partition(
         for i in range(j):
             seg = table[(i, j)]
             whole = i == 0 and j == n
+            if i in context:
+                continue  # the context of the request before it never stands alone
             score = _segment_score(seg, tuning)
             if not whole and (score is None or seg.confidence < tuning.min_part_confidence):
                 continue

@@ -1,0 +1,115 @@
+"""No phantom intents: a clause about someone inside one request is its context, not a request."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from nlu import Context, Router
+from nlu.openers import how_it_starts
+from nlu.segmentation import joined, segment
+
+LABELS = ["book_job", "complaint", "payment_status", "check_availability", "generate_quote"]
+KEYWORDS = {
+    "book_job": ("agend", "book", "visita"),
+    "complaint": ("enojad", "furious", "queja", "upset"),
+    "payment_status": ("pag", "paid"),
+    "check_availability": ("lugar", "libre", "slot"),
+    "generate_quote": ("presupuesto", "quote"),
+}
+CUES = frozenset({1, 2, 3})  # complaint, payment_status, check_availability
+OPENERS = frozenset({"agenda", "agendale", "book", "arma"})
+
+
+def keyword_classifier(texts: Sequence[str]) -> list[list[float]]:
+    """Confident on a keyword, so a cue word alone would make a confident second segment."""
+    rows = []
+    for text in texts:
+        hits = [sum(k in text.lower() for k in KEYWORDS[label]) for label in LABELS]
+        weights = [0.01 + 3 * h for h in hits]
+        rows.append([w / sum(weights) for w in weights])
+    return rows
+
+
+def _intents(text: str, cues: frozenset[int] = CUES) -> list[str]:
+    segments = segment(
+        text,
+        joined(keyword_classifier),
+        lambda part: how_it_starts(part, OPENERS),
+        cues=cues,
+    )
+    return [LABELS[s.top] for s in segments]
+
+
+@pytest.mark.parametrize(
+    ("text", "opening"),
+    [
+        ("que está re caliente porque no le anda el aire", "report"),
+        ("dice que la última vez le cobraron caro", "report"),
+        ("ya pagó la seña", "report"),
+        ("se queja de que hace ruido", "report"),  # "se queja" also opens complaints' examples
+        ("el cliente está enojado porque gotea", "report"),
+        ("si hay lugar", "report"),
+        ("they're really unhappy", "report"),
+        ("if there's a slot on Tuesday", "report"),
+        ("si está, agendale el lunes", "request"),  # a condition with its own imperative
+        ("¿hay lugar el jueves?", "request"),
+        ("is anyone free tomorrow", "request"),
+        ("el técnico de la zona sur", "other"),
+    ],
+)
+def test_a_clause_about_someone_opens_as_a_report(text: str, opening: str) -> None:
+    assert how_it_starts(text, OPENERS | {"queja"}) == opening
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "agendale una visita a Pérez, está enojadísima porque chorrea agua",
+        "agendale una visita a Quiroga, ya pagó la seña completa",
+        "agendale una visita a Acosta, si hay lugar libre el martes",
+        "book a visit for Ann on Friday, she's furious it keeps failing",
+    ],
+)
+def test_a_cue_clause_after_a_request_is_its_context(text: str) -> None:
+    assert _intents(text, cues=frozenset()) != ["book_job"]  # the phantom, without the rule
+    assert _intents(text) == ["book_job"]
+
+
+def test_the_cue_words_do_not_change_the_request_they_sit_in() -> None:
+    # Whole, the payment words outweigh the booking; without its context the request is a booking.
+    text = "agendale a Quiroga, ya pagó la seña, pagó todo, pagado"
+    assert _intents(text) == ["book_job"]
+
+
+def test_an_explicit_connector_still_opens_a_second_request() -> None:
+    text = "agendale una visita a Pérez el lunes. Además fijate si hay lugar el martes"
+    assert _intents(text) == ["book_job", "check_availability"]
+
+
+def test_a_report_of_another_kind_of_request_is_still_a_request() -> None:
+    # A report that reads as no cue intent ("they need a quote") keeps its own step.
+    assert _intents("agendale una visita a Vega, dice que quiere un presupuesto") == [
+        "book_job",
+        "generate_quote",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("agendale una visita a Pérez, que está re caliente porque no le anda el aire", "book_job"),
+        ("mandá a alguien a lo de Gómez, el cliente está enojado porque gotea", "dispatch"),
+        ("move the Lopez visit to Wednesday, they're annoyed nobody called them", "reschedule"),
+    ],
+)
+def test_the_router_reads_one_request_with_cue_words(
+    router: Router, ctx: Context, text: str, expected: str
+) -> None:
+    assert router.understand(text, ctx).intents == [expected]
+
+
+def test_the_router_still_splits_two_requests(router: Router, ctx: Context) -> None:
+    result = router.understand("¿hay lugar mañana? también armale un presupuesto a Vega", ctx)
+    assert result.intents == ["check_availability", "generate_quote"]
