@@ -157,3 +157,19 @@ def test_a_model_engine_without_a_model_is_a_clear_error(
     with pytest.raises(CommandError, match="invalid choice"):
         call_command("evaluate", str(path), "--engine", "magic")
     assert server.requests == [] and Organisation.objects.count() == before
+
+
+def test_the_text_report_adds_the_models_usage(server: ScriptedServer, tmp_path: Path) -> None:
+    server.add(ask("general", "hours", HOURS))
+    path = cases_file(tmp_path, (HOURS, ["hours"], {}))
+    out = StringIO()
+
+    call_command(
+        "evaluate", str(path), "--engine", "llm", "--base-url", server.base_url,
+        "--api-key", "local", "--model", "scripted-eval", stdout=out,
+    )  # fmt: skip
+
+    report = out.getvalue()
+    assert "engine: llm" in report and "key=set" in report and "local" not in report
+    assert "  calls                        1" in report
+    assert "  cost_usd                     0.000040" in report

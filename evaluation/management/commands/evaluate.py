@@ -69,9 +69,10 @@ class Command(BaseCommand):
         for key in SUMMARY:
             self.stdout.write(f"{key:>22}: {metrics[key]}")
         if metrics["engine"] != "embedded":
-            self.stdout.write(f"{'endpoint':>22}: {metrics['endpoint']}")
+            self.stdout.write(f"\nmodel usage ({metrics['endpoint']}):")
             for key, value in metrics["model_usage"].items():
-                self.stdout.write(f"{'model ' + key:>22}: {value}")
+                shown = f"{value:.6f}" if key.startswith("cost") else value  # not 4e-05
+                self.stdout.write(f"  {key:<28} {shown}")
         self.stdout.write("\nper intent (precision / recall / support):")
         for intent, row in metrics["per_intent"].items():
             self.stdout.write(
