@@ -31,7 +31,7 @@ from copilot.selectors import recent_messages
 from copilot.state import Reading, TurnRun, TurnState
 from copilot.streaming import Writer
 from llm.client import ChatClient
-from llm.provider import engine_for
+from llm.provider import Provider, engine_for
 from nlu.ordering import DEPENDS_ON, SMALL_TALK
 from nlu.values import Entities, Understanding
 
@@ -48,13 +48,17 @@ def open_for(ctx: TurnContext) -> tuple[str, ChatClient | None]:
     engine, provider = engine_for(ctx.organisation)  # embedded without a key
     if provider is None:
         return engine, None
-    client = ChatClient(
+    return engine, model_client(provider, ctx)
+
+
+def model_client(provider: Provider, ctx: TurnContext) -> ChatClient:
+    """A turn's model client: the turn's deadline and token budget, rows written by `flush()`."""
+    return ChatClient(
         provider, organisation=ctx.organisation, turn_id=ctx.turn_id,
         conversation_id=ctx.conversation_id, deferred_records=True,
         turn_deadline_s=float(settings.COPILOT_TURN_DEADLINE),
         token_budget=int(settings.COPILOT_TURN_TOKEN_BUDGET),
     )  # fmt: skip
-    return engine, client
 
 
 def history_for(ctx: TurnContext) -> list[dict[str, str]]:
@@ -73,6 +77,13 @@ def target(entities: Entities) -> tuple[object, ...]:
     customer = (entities.customer or "").casefold() or None
     technician = (entities.technician or "").casefold() or None
     return (entities.job_id, customer, technician, entities.date, entities.time, entities.cuit)
+
+
+def model_reads(engine: str, agents: dict[str, Agent], understanding: Understanding) -> bool:
+    """Whether the orchestrator model reads a message: always on llm, on hybrid below a gate."""
+    if engine == LLM:
+        return True
+    return engine == HYBRID and needs_model(agents, understanding)
 
 
 def needs_model(agents: dict[str, Agent], understanding: Understanding) -> bool:

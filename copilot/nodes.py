@@ -113,9 +113,8 @@ def understand(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
 
 def _model_reads(state: TurnState, run: TurnRun, reading: Reading) -> bool:
     """Whether the orchestrator model reads this message (llm; hybrid below a gate)."""
-    if run.llm is None or run.engine == engines.EMBEDDED:
-        return False
-    return run.engine == engines.LLM or engines.needs_model(run.agents, reading.understanding)
+    understanding = reading.understanding
+    return run.llm is not None and engines.model_reads(run.engine, run.agents, understanding)
 
 
 def _plan_with_model(

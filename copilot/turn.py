@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import IntegrityError, close_old_connections, transaction
-from django.db.models import Sum
 from django.utils import timezone
 
 from agents.base import load_handlers
@@ -58,8 +57,8 @@ from copilot.services import conversation_state_update, message_add, turn_finish
 from copilot.state import Followup, TurnRun, TurnState
 from copilot.streaming import TextStream
 from llm.client import sdk_client
-from llm.models import ModelCall
 from llm.provider import engine_for
+from llm.selectors import turn_usage
 from nlu.decisions import DecisionOrder, read_decision
 from nlu.language import detect_language
 
@@ -423,10 +422,8 @@ def _store_reply(
 
 
 def _turn_tokens(organisation_id: int, turn_id: str) -> tuple[int, int]:
-    totals = ModelCall.objects.filter(organisation_id=organisation_id, turn_id=turn_id).aggregate(
-        tokens_in=Sum("tokens_in"), tokens_out=Sum("tokens_out")
-    )
-    return int(totals["tokens_in"] or 0), int(totals["tokens_out"] or 0)
+    usage = turn_usage(organisation_id, turn_id)
+    return usage.tokens_in, usage.tokens_out
 
 
 def _remember(

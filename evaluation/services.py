@@ -1,9 +1,13 @@
-"""Run the router over an evaluation file (V2's command line).
+"""Run an engine over an evaluation file (V2's command line).
 
-Three ways to get the router under test: an organisation's own (`--org`), the shipped default
-registry in a throwaway organisation, or a throwaway organisation whose agents are built from a
-training file (`--train`, one agent per intent) — the last compares the router with the public
-multi-intent benchmarks. Throwaway organisations live inside a transaction that is rolled back.
+The engine (`embedded`, `llm`, `hybrid`: evaluation/reading.py) reads each case as a turn would;
+the model engines ask the organisation's endpoint (its provider settings, else the environment),
+or one given on the command line. Three ways to get the router under test: an organisation's own
+(`--org`), the shipped default registry in a throwaway organisation, or a throwaway organisation
+whose agents are built from a training file (`--train`, one agent per intent) — the last compares
+the router with the public multi-intent benchmarks. Throwaway organisations live inside a
+transaction that is rolled back, their model-call rows with them; with `--org` the rows stay (real
+calls on its key, under `eval-…` turn ids).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import time
 import zoneinfo
 from collections import defaultdict
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +29,19 @@ from django.utils.text import slugify
 from agents.models import Agent, AgentIntent
 from agents.services import agents_install_defaults
 from business.models import Organisation
+from copilot.engines import EMBEDDED
 from copilot.router_cache import router_for, vocabulary_for
-from evaluation.metrics import Case, Prediction, case_from_json, compute_metrics
+from evaluation.metrics import (
+    Case,
+    Prediction,
+    case_from_json,
+    case_row,
+    compute_metrics,
+    usage_row,
+    usage_summary,
+)
+from evaluation.reading import ENGINES, Reader, read_case
+from llm.provider import Provider, provider_overridden
 from nlu import Context, Example, Router, Vocabulary, build_router
 from nlu.training import examples_from_labelled
 
@@ -43,29 +59,18 @@ def load_cases(path: Path) -> list[Case]:
             if not line.strip():
                 continue
             try:
-                cases.append(case_from_json(json.loads(line)))
+                case = case_from_json(json.loads(line))
             except (ValueError, AttributeError) as exc:
                 raise EvaluationError(f"{path}:{number}: {exc}") from exc
+            case.id = case.id or str(number)
+            cases.append(case)
     if not cases:
         raise EvaluationError(f"{path}: no cases")
     return cases
 
 
-def predict(router: Router, cases: list[Case], ctx: Context) -> list[Prediction]:
-    predictions = []
-    for case in cases:
-        started = time.perf_counter()
-        understanding = router.understand(case.input, ctx)
-        elapsed = (time.perf_counter() - started) * 1000
-        predictions.append(
-            Prediction(
-                intents=[task.intent for task in understanding.tasks],
-                agents=[task.agent for task in understanding.tasks],
-                entities=understanding.entities.as_eval_dict(),
-                latency_ms=elapsed,
-            )
-        )
-    return predictions
+def predict(reader: Reader, cases: list[Case]) -> list[Prediction]:
+    return [read_case(reader, case, number) for number, case in enumerate(cases, start=1)]
 
 
 def reference_context(tz: str, day: datetime.date, vocabulary: Vocabulary) -> Context:
@@ -114,21 +119,62 @@ def throwaway_organisation(train_path: Path | None) -> Iterator[Organisation]:
             transaction.set_rollback(True)
 
 
+@dataclass(frozen=True)
+class Endpoint:
+    """`--engine` and the command line's overrides of the configured model endpoint."""
+
+    engine: str = EMBEDDED
+    base_url: str = ""
+    api_key: str = ""
+    model: str = ""
+
+
+@dataclass
+class Report:
+    metrics: dict[str, Any]  # what `--json` prints
+    rows: list[dict[str, Any]]  # one per case, for `--per-case`
+
+
 def evaluate_file(
     path: Path,
     *,
     reference_date: datetime.date,
     org_slug: str | None = None,
     train_path: Path | None = None,
-) -> dict[str, Any]:
+    endpoint: Endpoint | None = None,
+) -> Report:
+    endpoint = endpoint or Endpoint()
+    if endpoint.engine not in ENGINES:
+        raise EvaluationError(f"unknown engine {endpoint.engine!r}: one of {', '.join(ENGINES)}")
     cases = load_cases(path)
     if org_slug:
         organisation = Organisation.objects.filter(slug=org_slug).first()
         if organisation is None:
             raise EvaluationError(f"no organisation with slug {org_slug!r}")
-        return _run(organisation, cases, reference_date, vocabulary_for(organisation))
+        return _run(organisation, cases, reference_date, vocabulary_for(organisation), endpoint)
     with throwaway_organisation(train_path) as organisation:
-        return _run(organisation, cases, reference_date, Vocabulary())
+        return _run(organisation, cases, reference_date, Vocabulary(), endpoint)
+
+
+def model_endpoint(organisation: Organisation, endpoint: Endpoint) -> Provider | None:
+    """The provider the model engines ask; None on embedded. A clear error when there is none."""
+    if endpoint.engine == EMBEDDED:
+        return None
+    try:
+        provider = provider_overridden(
+            organisation, base_url=endpoint.base_url, api_key=endpoint.api_key,
+            model=endpoint.model,
+        )  # fmt: skip
+    except ValueError as exc:
+        message = f"--base-url needs --api-key ({exc}; any key for a local server)"
+        raise EvaluationError(message) from exc
+    if provider is None:
+        raise EvaluationError(
+            f"--engine {endpoint.engine} needs a model and none is configured: set OPENAI_API_KEY "
+            "(and OPENAI_BASE_URL, OPENAI_MODEL), the organisation's provider settings, or pass "
+            "--api-key with --base-url"
+        )
+    return provider
 
 
 def _run(
@@ -136,15 +182,29 @@ def _run(
     cases: list[Case],
     reference_date: datetime.date,
     vocabulary: Vocabulary,
-) -> dict[str, Any]:
+    endpoint: Endpoint,
+) -> Report:
+    provider = model_endpoint(organisation, endpoint)
     started = time.perf_counter()
     router = _router_for_org(organisation)
     train_s = time.perf_counter() - started
     ctx = reference_context(organisation.timezone, reference_date, vocabulary)
-    metrics = compute_metrics(cases, predict(router, cases, ctx), dict(router.intents))
+    reader = Reader.open(organisation, router, ctx, endpoint.engine, provider)
+    predictions = predict(reader, cases)
+    intent_agent = dict(router.intents)
+    metrics = compute_metrics(cases, predictions, intent_agent)
     metrics["train_seconds"] = round(train_s, 3)
     metrics["reference_date"] = reference_date.isoformat()
-    return metrics
+    metrics["engine"] = endpoint.engine
+    metrics["endpoint"] = repr(provider) if provider is not None else ""
+    metrics["model_usage"] = usage_summary(predictions)
+    metrics["per_case"] = [
+        {"id": case.id, **usage_row(pred), "chain_ok": pred.intents == case.expected_intents}
+        for case, pred in zip(cases, predictions, strict=True)
+    ]
+    rows = [case_row(c, p, intent_agent) for c, p in zip(cases, predictions, strict=True)]
+    return Report(metrics=metrics, rows=rows)
 
 
-__all__ = ["EvaluationError", "Example", "build_router", "evaluate_file", "load_cases"]
+__all__ = ["Endpoint", "EvaluationError", "Example", "Report", "build_router", "evaluate_file",
+           "load_cases"]  # fmt: skip

@@ -8,7 +8,7 @@ only ever goes to the environment's base URL.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.conf import settings
 
@@ -24,7 +24,7 @@ class Provider:
     timeout_s: float  # connect, and the longest silence between two chunks
     max_retries: int  # 429 / 5xx / connection refused, before any output was delivered
     retry_budget_s: float  # total seconds we may wait (Retry-After honoured within it)
-    source: str  # "organisation" | "environment"
+    source: str  # "organisation" | "environment" | "command line" (evaluate's overrides)
     max_tokens: int = 1024  # the most tokens one call may write
     deadline_s: float = 60.0  # the most seconds one call may take, streaming included
 
@@ -44,11 +44,33 @@ def provider_for(organisation: Organisation | None) -> Provider | None:
     own = _organisation_settings(organisation) if organisation is not None else None
     key = own.api_key if own is not None else ""
     if own is not None and key:
-        source, base_url = "organisation", own.base_url
-    elif settings.OPENAI_API_KEY:
-        source, base_url, key = "environment", settings.OPENAI_BASE_URL, settings.OPENAI_API_KEY
-    else:
-        return None
+        return _provider(own, "organisation", own.base_url, key)
+    if settings.OPENAI_API_KEY:
+        return _provider(own, "environment", settings.OPENAI_BASE_URL, settings.OPENAI_API_KEY)
+    return None
+
+
+def provider_overridden(
+    organisation: Organisation | None, *, base_url: str = "", api_key: str = "", model: str = ""
+) -> Provider | None:
+    """The organisation's provider with an operator's overrides (`manage.py evaluate --base-url
+    --api-key --model`). A key given here goes to the base URL given here (else the configured
+    one); a configured key never goes to another URL, so a new URL without a key of its own is a
+    ValueError."""
+    configured = provider_for(organisation)
+    same_url = configured is not None and base_url.rstrip("/") == configured.base_url
+    if base_url and not api_key and not same_url:
+        raise ValueError("a base URL of your own needs an API key of your own")
+    if api_key:
+        own = _organisation_settings(organisation) if organisation is not None else None
+        url = base_url or (configured.base_url if configured else settings.OPENAI_BASE_URL)
+        configured = _provider(own, "command line", url, api_key)
+    if configured is not None and model:
+        configured = replace(configured, default_model=model)
+    return configured
+
+
+def _provider(own: ProviderSettings | None, source: str, base_url: str, key: str) -> Provider:
     return Provider(
         base_url=base_url.rstrip("/"),
         api_key=key,

@@ -11,7 +11,7 @@ from django.db import connection
 
 from llm import secrets
 from llm.models import ProviderSettings
-from llm.provider import effective_engine, provider_for
+from llm.provider import effective_engine, provider_for, provider_overridden
 from tests.conftest import Cast
 
 pytestmark = pytest.mark.django_db
@@ -92,6 +92,19 @@ def test_no_key_anywhere_means_no_provider_and_the_embedded_engine(
 
     assert provider_for(cast.org) is None
     assert effective_engine(cast.org) == "embedded"
+
+
+def test_overrides_send_a_key_given_with_a_url_there_and_never_the_configured_one(
+    cast: Cast, environment: Any
+) -> None:
+    given = provider_overridden(cast.org, base_url="http://localhost:11434/v1/", api_key="local")
+    assert given is not None and given.source == "command line"
+    assert (given.base_url, given.api_key) == ("http://localhost:11434/v1", "local")
+
+    with pytest.raises(ValueError, match="API key of your own"):
+        provider_overridden(cast.org, base_url="http://attacker.example/v1")
+    same = provider_overridden(cast.org, base_url="http://env.example:8000/v1", model="gpt-4.1")
+    assert same is not None and (same.api_key, same.default_model) == (ENV_KEY, "gpt-4.1")
 
 
 @pytest.mark.parametrize("engine", ["llm", "hybrid"])
