@@ -31,7 +31,8 @@ The local model (the default)
     assistant message with `content: null` (HTTP 500), so the shim sends "" instead; and a
     string `pattern` in a tool's schema becomes a grammar llama.cpp cannot parse, after which
     the server dies (segmentation fault) when the model calls that tool, so the shim leaves the
-    patterns out (the product validates the arguments itself).
+    patterns out (the product validates the arguments itself) and bounds every string and list
+    of the schemas, since the arguments are written with no `max_tokens`.
 
     Limits of that server (llama-cpp-python 0.3.36), not of the product: the template
     HTML-escapes what it renders (the model reads `&#34;` for each quote of a tool result, and
@@ -411,16 +412,28 @@ def _for_llama_cpp(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _without_patterns(schema: Any) -> Any:
-    """The tool schemas less their strings' `pattern`s: llama-cpp-python turns a pattern such as
-    `^-?\\d+$` into a grammar with a literal `"\\d"` that llama.cpp cannot parse ("failed to
-    parse grammar"), and the server then dies of a segmentation fault when the model calls that
-    tool. The product checks the arguments itself."""
+    """The tool schemas as the server can use them. Less their strings' `pattern`s:
+    llama-cpp-python turns a pattern such as `^-?\\d+$` into a grammar with a literal `"\\d"`
+    that llama.cpp cannot parse ("failed to parse grammar"), and the server then dies of a
+    segmentation fault when the model calls that tool (the product checks the arguments
+    itself). With a bound on every string and list (`MAX_STRING`, `MAX_ITEMS`): the arguments
+    are written under that grammar with no `max_tokens`, and a small model once wrote 5,905
+    tokens into one string (5 minutes)."""
     if isinstance(schema, list):
         return [_without_patterns(item) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    drop = schema.get("type") == "string" and isinstance(schema.get("pattern"), str)
-    return {k: _without_patterns(v) for k, v in schema.items() if not (drop and k == "pattern")}
+    kind = schema.get("type")
+    drop = kind == "string" and isinstance(schema.get("pattern"), str)
+    fixed = {k: _without_patterns(v) for k, v in schema.items() if not (drop and k == "pattern")}
+    if kind == "string" and "enum" not in fixed:
+        fixed.setdefault("maxLength", MAX_STRING)
+    if kind == "array":
+        fixed.setdefault("maxItems", MAX_ITEMS)
+    return fixed
+
+
+MAX_STRING, MAX_ITEMS = 300, 10
 
 
 def _sse(completion: dict[str, Any]) -> Iterator[bytes]:
@@ -922,13 +935,29 @@ def main() -> None:
         boot(env)
         pristine = Pristine(Path(var) / "capataz.sqlite3", Path(var))
         facts = demo_facts()
-        results = []
+        results: list[Result] = []
         for engine in engines:
             for case in cases:
                 result = run_case(engine, case, case.text.format(**facts), pristine)
-                served.check()
                 print(f"{engine} {case.name}: {result.wall_s:.1f} s", file=sys.stderr)
                 results.append(result)
+                write_report(args, served, engines, started, results)  # so far, in case
+                served.check()
+    report = write_report(args, served, engines, started, results)
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False, indent=2))
+    else:
+        print(table(results))
+        print(f"\n{json.dumps(report['totals'], ensure_ascii=False)}\nJSON: {REPORT}")
+
+
+def write_report(
+    args: argparse.Namespace,
+    served: Endpoint,
+    engines: list[str],
+    started: float,
+    results: list[Result],
+) -> dict[str, Any]:
     report = {
         "model": served.model,
         "base_url": args.base_url or "local llama-cpp-python server (through the shim)",
@@ -942,11 +971,7 @@ def main() -> None:
     }
     REPORT.parent.mkdir(parents=True, exist_ok=True)
     REPORT.write_text(json.dumps(report, ensure_ascii=False, indent=2))
-    if args.json:
-        print(json.dumps(report, ensure_ascii=False, indent=2))
-    else:
-        print(table(results))
-        print(f"\n{json.dumps(report['totals'], ensure_ascii=False)}\nJSON: {REPORT}")
+    return report
 
 
 if __name__ == "__main__":
