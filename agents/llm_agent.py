@@ -262,6 +262,9 @@ def run_llm_step(
     else:
         limit = f"plan limit: no answer after {rounds} model rounds"
     run.complete(tool_choice="none")  # tool calls it might still send are ignored
+    text = "".join(run.transcript).strip()
+    if text and (defect := answers.problem(text)):
+        raise ModelFailure("not_an_answer", f"{defect}: {text[:200]}", streamed=True)
     return _outcome(run, error=limit)
 
 

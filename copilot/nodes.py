@@ -33,6 +33,7 @@ from copilot.services import turn_plan_record
 from copilot.state import Delegation, Reading, Route, StepRun, TurnRun, TurnState
 from copilot.streaming import TextStream
 from copilot.trace import build_trace
+from llm import answers as model_text
 from llm.client import ModelFailure
 from nlu import Router, answers
 from nlu.normalize import fold
@@ -540,8 +541,12 @@ def compose_parts(state: TurnState) -> list[Part]:
         ]
     parts: list[Part] = []
     plan = reading.plan
-    if plan.get("preamble") and "not_small_talk" not in plan.get("guards", []):
-        parts.append(Part("", plan["preamble"], streamed=True))
+    preamble = plan.get("preamble") or ""
+    # A preamble that is not an answer ("functions.customer_create: {…}") is left out: the
+    # completed event's text replaces what streamed.
+    shown = "not_small_talk" not in plan.get("guards", [])
+    if preamble and shown and not model_text.problem(preamble):
+        parts.append(Part("", preamble, streamed=True))
     if state["signals"].frustrated and not delegation.handoff_ticket:
         parts.append(Part("", replies.frustration_preface(language)))
     for step, summary in zip(steps, summaries, strict=True):

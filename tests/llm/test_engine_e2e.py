@@ -655,3 +655,19 @@ def test_a_spent_turn_budget_falls_back_to_the_embedded_engine_and_the_trace_say
     assert trace["routed_by"] == "embedded" and trace["fallback"]["kind"] == "budget"
     assert "18" in turn.reply
     assert ModelCall.objects.get().error_kind == "budget"
+
+
+def test_a_preamble_that_is_not_an_answer_is_left_out_of_the_reply(
+    cast: Cast, conversation: Conversation, server: ScriptedServer
+) -> None:
+    # What SmolLM2 wrote before its tool calls in bench/real_model.py.
+    text = "¿en qué horario atienden?"
+    garbage = 'functions.customer_create: { "name": "x" }'
+    server.add(tool_calls([call("general", text, intent="hours")], preamble=garbage),
+               when=ORCHESTRATOR)  # fmt: skip
+    server.add(scripted.text("Atendemos de lunes a viernes de 8 a 18."), when=GENERAL)
+
+    turn = ask(cast, conversation, text)
+
+    assert "functions." not in turn.reply
+    assert "de lunes a viernes de 8 a 18" in turn.reply
