@@ -39,7 +39,7 @@ from agents.base import (
 from agents.context import TurnContext
 from agents.models import Agent
 from agents.phrasing import DAYS_EN, held_id, job_line
-from agents.registry import Category, Tool, ToolResult, all_tools, build_tool, failure
+from agents.registry import Category, Tool, ToolResult, all_tools, build_tool, failure, get_tool
 from agents.subjects import job_mutation
 from llm import answers
 from llm.client import ChatClient, Completion, ModelFailure, ToolCall
@@ -389,14 +389,17 @@ def _judged(run: _Run, step: Step) -> Outcome:
 
 def acted(results: list[tuple[str, ToolResult]]) -> bool:
     """Whether some write tool succeeded (or a repeat returned its first result) or was held."""
-    known = _registry()
-    for name, result in results:
-        tool = known.get(name)
-        if tool is None or tool.category is Category.SAFE:
-            continue
-        if result.ok or held_id(result) is not None:
-            return True
-    return False
+    return any(
+        _is_write(name) and (result.ok or held_id(result) is not None) for name, result in results
+    )
+
+
+def _is_write(name: str) -> bool:
+    """A registry tool that writes (a name the model made up is not one)."""
+    try:
+        return get_tool(name).category is not Category.SAFE
+    except KeyError:
+        return False
 
 
 def done_summary(results: list[tuple[str, ToolResult]], language: str) -> str:
@@ -442,13 +445,9 @@ def _failed_write(results: list[tuple[str, ToolResult]]) -> str:
     Failed reads are part of the search (a name not found, then found by phone); a write that
     never succeeded means the request was not done.
     """
-    known = _registry()
-    last: dict[str, ToolResult] = {}
-    for name, result in results:
-        last[name] = result
+    last = dict(results)  # each tool's last result
     for name, result in last.items():
-        tool = known.get(name)
-        if tool is not None and tool.category is not Category.SAFE and not result.ok:
+        if _is_write(name) and not result.ok:
             return f"{name}: {result.error or result.summary}"
     return ""
 

@@ -25,6 +25,7 @@ only the first sentence streams live; the rest is held until tool calls show it 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -443,6 +444,9 @@ def orchestrate(
     a query's records (customer, job, date, time…): calls on the same ones are one request.
     """
     enabled = {name: agent for name, agent in agents.items() if agent.enabled}
+    if target_of is not None:
+        # Each query is read once, however many calls it is compared with.
+        target_of = functools.lru_cache(maxsize=None)(target_of)
     if tools is None:
         tools = agent_tool_schemas(enabled.values())
     offered = intents_offered(tools)
