@@ -53,7 +53,7 @@ from copilot.graph import get_graph, pause, resume, run_graph
 from copilot.models import AgentRun, Conversation, ConversationEvent, Message, Turn
 from copilot.resume import run_decision_alone
 from copilot.router_cache import router_for
-from copilot.services import conversation_state_update, message_add, turn_finish
+from copilot.services import conversation_state_update, message_add, turn_finish, turn_seal
 from copilot.state import Followup, TurnRun, TurnState
 from copilot.streaming import TextStream
 from llm.client import sdk_client
@@ -509,6 +509,8 @@ def interrupt_turn(turn: Turn) -> bool:
             language=language, trace={"turn_id": turn_id, "interrupted": True},
         )  # fmt: skip
         Turn.objects.filter(pk=turn.pk).update(answer=answer, error="runner died mid-turn")
+        turn.answer = answer
+        turn_seal(turn)
         emit = _emitter(turn)
         emit(_error(turn_id, "interrupted", text))
         emit(_completed(turn_id, answer.pk, text))
