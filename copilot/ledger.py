@@ -261,12 +261,12 @@ def _check(seal: TraceSeal, previous: str, expected_seq: int, turns: QuerySet[Tu
         return found
     stored = json.loads(seal.content)
     now = json.loads(canonical(turn_content(turn, seal.sealed_at)))
-    for detail in _differences(stored, now):
+    for detail in differences(stored, now):
         broken("rows", detail)
     return found
 
 
-def _differences(stored: dict[str, Any], now: dict[str, Any]) -> list[str]:
+def differences(stored: dict[str, Any], now: dict[str, Any]) -> list[str]:
     """Which rows read differently now: "tool_calls #12: arguments", "agent_runs #3: removed"."""
     details: list[str] = []
     for section in sorted(set(stored) | set(now)):

@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from business.roles import permission_required
-from copilot.models import Conversation
-from copilot.selectors import conversations_for_user, get_conversation_for_user, replay_from
+from copilot.models import Conversation, Turn
+from copilot.selectors import (
+    conversations_for_user,
+    get_conversation_for_user,
+    readable_conversations,
+    replay_from,
+)
 from copilot.services import conversation_create
+from copilot.trace_browser import conversation_turns, turn_counts, turn_view
+
+TRACE_PAGE = 30
 
 
 @permission_required("chat")
@@ -57,3 +67,47 @@ def _owner_name(conversation: Conversation) -> str:
     if owner is None:
         return str(conversation.get_channel_display())
     return owner.get_full_name() or owner.get_username()
+
+
+# --- the trace browser (D5): managers and admins read what a turn understood and did -----------
+
+
+@permission_required("supervise_conversations")
+def trace_index(request: HttpRequest) -> HttpResponse:
+    conversations = turn_counts(
+        readable_conversations(request.user, request.organisation)  # type: ignore[attr-defined]
+    ).select_related("user")
+    page = Paginator(conversations, TRACE_PAGE).get_page(request.GET.get("page"))
+    htmx = request.htmx  # type: ignore[attr-defined]
+    partial = bool(htmx) and not htmx.history_restore_request
+    template = "copilot/traces.html#rows" if partial else "copilot/traces.html"
+    return render(request, template, {"page": page})
+
+
+@permission_required("supervise_conversations")
+def trace_conversation(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    try:
+        conversation, _read_only = get_conversation_for_user(request.user, conversation_id)
+    except Conversation.DoesNotExist as exc:
+        raise Http404 from exc
+    if conversation.organisation_id != request.organisation.pk:  # type: ignore[attr-defined]
+        raise Http404
+    turns = conversation_turns(conversation)
+    return render(
+        request,
+        "copilot/trace_conversation.html",
+        {"conversation": conversation, "turns": turns, "owner_name": _owner_name(conversation)},
+    )
+
+
+@permission_required("supervise_conversations")
+def trace_turn(request: HttpRequest, turn_id: str) -> HttpResponse:
+    organisation = request.organisation  # type: ignore[attr-defined]
+    try:
+        turn = Turn.objects.select_related("message", "answer", "conversation", "user").get(
+            pk=turn_id, organisation=organisation
+        )
+        get_conversation_for_user(request.user, turn.conversation_id)
+    except (Turn.DoesNotExist, Conversation.DoesNotExist, ValidationError) as exc:
+        raise Http404 from exc
+    return render(request, "copilot/trace_turn.html", {"view": turn_view(turn)})

@@ -363,6 +363,20 @@
       const footer = el("div", "msg-consulted", t("Consulted") + ": ");
       ev.agents.forEach((a) => footer.append(
         el("span", "pill" + (a.clarifying ? " pill-ask" : a.success ? "" : " pill-bad"), a.label)));
+      // "2 agentes · 3 pasos", from the execution rows; for supervisors, a link to the trace.
+      const steps = ev.agents.reduce((sum, a) => sum + (a.tools || 0), 0);
+      const counted = (n, one, other) => t(n === 1 ? one : other).replace(/\d+/, String(n));
+      const text = counted(ev.agents.length, "Agent", "Agents") + " · " + counted(steps, "Step", "Steps");
+      const counts = el("span", "msg-counts faint small");
+      if (panel.dataset.traceUrl && ev.turn_id) {
+        const link = el("a", "", text);
+        link.href = panel.dataset.traceUrl + encodeURIComponent(ev.turn_id) + "/";
+        link.dataset.traceLink = "";
+        counts.append(link);
+      } else {
+        counts.textContent = text;
+      }
+      footer.append(" ", counts);
       view.li.append(footer);
     },
     error(ev) {

@@ -206,3 +206,66 @@ def test_the_admin_action_says_where_the_chain_breaks(cast: Cast, approved: Pend
     assert response.status_code == 200
     assert f"tool_calls #{call.pk}: ok" in text
     assert ledger.digest_of("", "{}") != ledger.digest_of("x", "{}")
+
+
+# --- the trace browser (D5) -----------------------------------------------------------------
+
+
+def _as(user: Any) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_a_manager_reads_a_turns_trace_with_its_seal(
+    cast: Cast, conversation: Conversation, approved: PendingAction
+) -> None:
+    manager = _as(cast.manager)
+    listing = manager.get("/chat/traces/")
+    assert listing.status_code == 200
+    assert f'data-conversation="{conversation.pk}"' in listing.content.decode()
+    turns = manager.get(f"/chat/traces/{conversation.pk}/").content.decode()
+    assert f'data-turn="{approved.turn_id}"' in turns and "cancelalo" in turns
+
+    page = manager.get(f"/chat/traces/turn/{approved.turn_id}/")
+    body = page.content.decode()
+    assert page.status_code == 200
+    assert "cancel_job" in body  # the understanding
+    assert "job_cancel" in body and f"#{approved.pk}" in body  # the held call and its approval
+    assert 'data-seal="intact"' in body
+
+    call = ToolCall.objects.get(organisation=cast.org, tool="job_cancel", approved=True)
+    ToolCall.objects.filter(pk=call.pk).update(summary="nada")
+    tampered = manager.get(f"/chat/traces/turn/{call.turn_id}/").content.decode()
+    assert 'data-seal="broken"' in tampered and f"tool_calls #{call.pk}: summary" in tampered
+
+
+def test_the_footer_counts_agents_and_steps_and_links_supervisors_to_the_trace(
+    cast: Cast, conversation: Conversation, approved: PendingAction
+) -> None:
+    manager_view = _as(cast.manager).get(f"/chat/{conversation.pk}/").content.decode()
+    operator_view = _as(cast.operator).get(f"/chat/{conversation.pk}/").content.decode()
+    turns = Turn.objects.filter(conversation=conversation).select_related("answer")
+    footed = [t for t in turns if t.answer is not None and t.answer.trace.get("consulted")]
+    assert footed  # the agenda was consulted
+    for turn in footed:
+        link = f'href="/chat/traces/turn/{turn.pk}/"'
+        assert link in manager_view and link not in operator_view
+    assert manager_view.count("1 agente · 1 paso") == len(footed)
+    assert operator_view.count("1 agente · 1 paso") == len(footed)
+
+
+def test_operators_and_outsiders_read_no_trace(
+    cast: Cast, conversation: Conversation, approved: PendingAction
+) -> None:
+    operator = _as(cast.operator)
+    assert operator.get("/chat/traces/").status_code == 403
+    assert operator.get(f"/chat/traces/turn/{approved.turn_id}/").status_code == 403
+
+    outsider = _as(cast.outsider)  # an admin of another organisation
+    assert f'data-conversation="{conversation.pk}"' not in outsider.get(
+        "/chat/traces/"
+    ).content.decode()
+    assert outsider.get(f"/chat/traces/{conversation.pk}/").status_code == 404
+    assert outsider.get(f"/chat/traces/turn/{approved.turn_id}/").status_code == 404
+    assert outsider.get("/chat/traces/turn/not-a-uuid/").status_code == 404
