@@ -263,9 +263,10 @@ def test_operators_and_outsiders_read_no_trace(
     assert operator.get(f"/chat/traces/turn/{approved.turn_id}/").status_code == 403
 
     outsider = _as(cast.outsider)  # an admin of another organisation
-    assert f'data-conversation="{conversation.pk}"' not in outsider.get(
-        "/chat/traces/"
-    ).content.decode()
+    assert (
+        f'data-conversation="{conversation.pk}"'
+        not in outsider.get("/chat/traces/").content.decode()
+    )
     assert outsider.get(f"/chat/traces/{conversation.pk}/").status_code == 404
     assert outsider.get(f"/chat/traces/turn/{approved.turn_id}/").status_code == 404
     assert outsider.get("/chat/traces/turn/not-a-uuid/").status_code == 404
