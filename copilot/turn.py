@@ -46,7 +46,7 @@ from agents.selectors import agents_for_org
 from approvals.models import PendingAction
 from business.hygiene import text_problem
 from business.models import Organisation
-from copilot import checkpoints, clarify, engines, eventlog, replies
+from copilot import checkpoints, clarify, direct_line, engines, eventlog, replies
 from copilot import memory as wm
 from copilot.decisions import answer_order
 from copilot.graph import get_graph, pause, resume, run_graph
@@ -398,7 +398,9 @@ def _store_reply(
     own message (history stays separated per agent); the trace goes with the last one."""
     parts: list[tuple[str, str]] = state.get("parts") or []
     direct = state["reading"].direct_agent
-    per_agent = state["reading"].routed_by == "model" and len(parts) > 1
+    # The model's agents, and a direct line's verbatim block with the copilot's notes after it
+    # (guarded), are stored one message per speaker.
+    per_agent = (state["reading"].routed_by == "model" or bool(direct)) and len(parts) > 1
     if not per_agent:
         return message_add(
             conversation=conversation, role=Message.Role.ASSISTANT, text=state["reply"],
@@ -454,6 +456,7 @@ def _remember(
     updated.pop(clarify.PENDING, None)
     if pending is not None:
         updated[clarify.PENDING] = pending.as_state()
+    updated = direct_line.remembered(updated, reading.direct_line)
     summary = wm.summarize(updated, conversation.summary, user_text)
     conversation_state_update(conversation=conversation, state=updated, summary=summary)
 

@@ -9,7 +9,9 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from agents.models import Agent
 from business.roles import permission_required
+from copilot import direct_line
 from copilot.models import Conversation, Turn
 from copilot.selectors import (
     conversations_for_user,
@@ -57,8 +59,22 @@ def chat_detail(request: HttpRequest, conversation_id: int) -> HttpResponse:
         "chat_messages": conversation.messages.all(),
         "max_chars": settings.COPILOT_MAX_MESSAGE_CHARS,
         "replay_from": replay_from(conversation),
+        "direct_line": _direct_line(conversation, request.LANGUAGE_CODE),
     }
     return render(request, "copilot/chat.html", context)
+
+
+def _direct_line(conversation: Conversation, language: str) -> dict[str, str] | None:
+    """The agent the conversation's direct line is open to (T2), for the panel's indicator."""
+    name = (conversation.state or {}).get(direct_line.STATE_KEY)
+    if not name:
+        return None
+    agent = Agent.objects.filter(
+        organisation_id=conversation.organisation_id, name=name, enabled=True
+    ).first()
+    if agent is None:
+        return None
+    return {"agent": agent.name, "label": agent.label(language[:2])}
 
 
 def _owner_name(conversation: Conversation) -> str:
