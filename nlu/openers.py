@@ -63,6 +63,9 @@ _QUESTION = word_set(
     what which who when where how why is are do does did can could will would has have should
     """
 )
+# English asks in the first person ("I want a manager", "we need someone Friday"): the pronoun is
+# always capitalised, so the examples never teach it as an opener.
+_WANTS = re.compile(r"(?:i|we)\s+(?:want|need|would\s+like|'d\s+like|d\s+like)\b")
 # Words ending in a stressed vowel that are not voseo imperatives.
 _ACCENTED_NOT_VERBS = frozenset(
     ["está", "acá", "allá", "ahí", "así", "aquí", "sí", "mamá", "papá", "bebé", "café", "sofá"]
@@ -161,7 +164,7 @@ def how_it_starts(text: str, openers: frozenset[str]) -> Opening:
         return "report"  # "si hay lugar", "if there's a slot": a condition on the request
     if fold(raw[0]) in _SUBORDINATE and not imperative and fold(words[0]) not in _QUESTION:
         return "report"  # "que la semana pasada ya pagó": the reason for the request
-    if fold(words[0]) in _QUESTION or imperative:
+    if fold(words[0]) in _QUESTION or imperative or _WANTS.match(fold(text).lstrip()):
         return "request"
     # Before the learned openers: the examples of a complaint start with "se queja" too.
     if _reports(words):

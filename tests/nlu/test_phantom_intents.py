@@ -63,6 +63,8 @@ def _intents(text: str, cues: frozenset[int] = CUES) -> list[str]:
         ("que si está, agendale el lunes", "request"),
         ("the customer's furious because he paid", "report"),
         ("nobody showed up", "report"),
+        ("I want a manager", "request"),
+        ("we need someone out on Friday", "request"),
     ],
 )
 def test_a_clause_about_someone_opens_as_a_report(text: str, opening: str) -> None:
