@@ -16,9 +16,11 @@ All matching is on folded text; the offsets are the original's, so callers can b
 from __future__ import annotations
 
 import re
+from collections.abc import Container
 from dataclasses import dataclass
 
 from nlu.normalize import fold_keep_length
+from nlu.values import Entities
 
 QUOTE_PREFIX, QUOTE_WIDTH = "P-", 6  # as business.services numbers them
 POINT_OF_SALE, INVOICE_WIDTH = "0001", 8
@@ -109,3 +111,30 @@ def find_references(text: str) -> list[Reference]:
         if not any(k.start < ref.end and ref.start < k.end for k in kept):
             kept.append(ref)
     return kept
+
+
+_INVOICE_VERB = re.compile(r"\b(?:factur\w*|invoice\w*)")
+# Intents a named invoice turns into its payment status: the invoice exists already, so there
+# is nothing to issue or quote ("¿está paga la factura B 0001-00000012?").
+_ABOUT_AN_INVOICE = frozenset(
+    {"generate_invoice", "generate_quote", "pricing_info", "search_customer", "unknown"}
+)
+
+
+def intent_by_reference(intent: str, text: str, entities: Entities, known: Container[str]) -> str:
+    """The intent a document reference makes plain when the classifier read the words around
+    it ("facturá el presupuesto P-27" is an invoice; "what's the status of ticket 12" is about
+    a ticket, which the escalation agent keeps). Only to intents the registry has."""
+    wanted = intent
+    if entities.quote_number:
+        if intent in ("generate_quote", "unknown", "pricing_info") and _INVOICE_VERB.search(
+            fold_keep_length(text)
+        ):
+            wanted = "generate_invoice"
+        elif intent in ("unknown", "pricing_info"):
+            wanted = "generate_quote"
+    elif entities.invoice_number and entities.job_id is None and intent in _ABOUT_AN_INVOICE:
+        wanted = "payment_status"
+    elif entities.ticket_id and intent in ("unknown", "search_customer"):
+        wanted = "complaint"
+    return wanted if wanted in known else intent
