@@ -523,7 +523,45 @@ def _job_to_invoice(step: Step, runner: Runner) -> Found:
         jobs = [job for job in jobs if job["status"] != "cancelled"]
     if not jobs:
         return Found(problem=_nothing_to_invoice(runner, who, on))
-    return Found(jobs[0], note=note)
+    if on is not None and len(jobs) > 1:
+        # Two jobs that day: which one is the operator's call, never the newest by default.
+        listing = bullets(job_line(job, runner.language) for job in jobs)
+        question = ask(
+            runner,
+            es=f"{who.name} tiene {len(jobs)} trabajos el {day(on, runner.language)}:\n"
+            f"{listing}\n¿Cuál facturo? Decime el número (por ejemplo «el #{jobs[0]['id']}»).",
+            en=f"{who.name} has {len(jobs)} jobs on {day(on, runner.language)}:\n{listing}\n"
+            f"Which one should I invoice? Tell me its number (e.g. “#{jobs[0]['id']}”).",
+            error="several jobs that day",
+        )
+        return Found(problem=question)
+    inferred = _inferred_job(runner, jobs[0], who, on)
+    return Found(jobs[0], note="\n".join(part for part in (note, inferred) if part))
+
+
+def _inferred_job(
+    runner: Runner, job: dict[str, Any], who: CustomerRef, on: datetime.date | None
+) -> str:
+    """Which job "el trabajo de hoy" / "el último" was taken to be, in so many words."""
+    label = job_short(job, runner.language)
+    if on is None:
+        return runner.t(
+            es=f"Tomé el último trabajo terminado de {who.name}: {label}.",
+            en=f"I took {who.name}'s latest finished job: {label}.",
+        )
+    today = runner.today
+    relative = {
+        today: ("de hoy", "from today"),
+        today + datetime.timedelta(days=1): ("de mañana", "from tomorrow"),
+        today - datetime.timedelta(days=1): ("de ayer", "from yesterday"),
+    }
+    es_day, en_day = relative.get(
+        on, (f"del {day(on, runner.language)}", f"on {day(on, runner.language)}")
+    )
+    return runner.t(
+        es=f"Tomé el trabajo {es_day} de {who.name}: {label}.",
+        en=f"I took {who.name}'s job {en_day}: {label}.",
+    )
 
 
 def _nothing_to_invoice(runner: Runner, who: CustomerRef, on: datetime.date | None) -> Outcome:

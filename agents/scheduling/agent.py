@@ -49,6 +49,12 @@ LISTED_JOBS = 5  # jobs listed when the operator must pick one
 _NEXT_JOB = re.compile(
     r"\b(?:proxim[oa]|siguiente)\s+(?:trabajo|visita|servicio)\b"
     r"|\bnext\s+(?:job|visit|appointment|booking|service)\b"
+    # "cancelá el próximo", "la que sigue", "the next one"
+    r"|(?:\b(?:el|la)\s+(?:proxim[oa]|siguiente|que\s+sigue)|\bthe\s+next(?:\s+one)?)\b"
+    # not a day ("pasalo para el próximo lunes", "the next Monday")
+    r"(?!\s+(?:lunes|martes|miercoles|jueves|viernes|sabado|domingo|semana|mes|dia|hueco|horario"
+    r"|turno|monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|month|day|slot|free"
+    r"|available|time))"
 )
 
 
@@ -419,6 +425,37 @@ def _soonest(runner: Runner, jobs: list[dict[str, Any]]) -> dict[str, Any]:
     return (ahead or jobs)[0]
 
 
+def _inferred(
+    runner: Runner,
+    job: dict[str, Any],
+    on: datetime.date | None,
+    *,
+    only: bool,
+) -> str:
+    """Which job "el de mañana" / "el próximo" was taken to be, said in so many words: the
+    message did not name it, so the reply does. Nothing when a customer alone named it."""
+    if on is None and only:
+        return ""  # "cancelá lo de Juan" with one open job: the action's reply names it
+    language = runner.language
+    label = job_line(job, language)
+    if on is not None:
+        today = runner.today
+        relative = {
+            today: ("de hoy", "today's job"),
+            today + datetime.timedelta(days=1): ("de mañana", "tomorrow's job"),
+        }
+        es_day, en_day = relative.get(
+            on, (f"del {day(on, language)}", f"the job on {day(on, language)}")
+        )
+        why_es = "el único abierto ese día" if only else "el más próximo de ese día"
+        why_en = "the only open one that day" if only else "the soonest that day"
+        return runner.t(
+            es=f"Tomé el trabajo {es_day}: {label} ({why_es}).",
+            en=f"I took {en_day}: {label} ({why_en}).",
+        )
+    return runner.t(es=f"Tomé el próximo trabajo: {label}.", en=f"I took the next job: {label}.")
+
+
 def _one_job(
     step: Step,
     runner: Runner,
@@ -447,7 +484,8 @@ def _one_job(
             )
         )
     if len(jobs) == 1 or _NEXT_JOB.search(fold(step.text)):
-        return Found(_soonest(runner, jobs))
+        taken = _soonest(runner, jobs)
+        return Found(taken, note=_inferred(runner, taken, on, only=len(jobs) == 1))
     listed = jobs[:LISTED_JOBS]
     choice = choose(
         step, runner, listed, lambda job: job_line(job, language),
