@@ -13,6 +13,7 @@ import datetime
 import re
 from collections.abc import Sequence
 
+from nlu.addresses import AddressMention, find_addresses
 from nlu.amounts import find_amount
 from nlu.cuit import _DOTTED_CUIT, CUIT_IN_TEXT, format_cuit
 from nlu.dates import Mention, find_dates, find_impossible_dates, pick_date, target_date
@@ -93,6 +94,12 @@ def _references(entities: Entities, references: list[Reference]) -> None:
     entities.ticket_id = int(ticket) if ticket is not None else None
 
 
+def _address(found: list[AddressMention]) -> str | None:
+    """The one address named; two different ones: neither (a later step asks)."""
+    distinct = list(dict.fromkeys(fold(a.text) for a in found))
+    return found[0].text if len(distinct) == 1 else None
+
+
 def _one(values: Sequence[str], whole_message: bool) -> str | None:
     distinct = list(dict.fromkeys(values))
     if not distinct or (whole_message and len(distinct) > 1):
@@ -163,8 +170,13 @@ def extract_entities(
     without_dates = _blank(without_cuit, [(m.start, m.end) for m in dates])
     times = find_times(without_dates)
     entities.time = _time(times, dates, entities.date, whole_message)
-    entities.amount = find_amount(_blank(without_dates, [(t.start, t.end) for t in times]))
+    without_times = _blank(without_dates, [(t.start, t.end) for t in times])
     hits = find_names(text, ctx.vocabulary)
+    addresses = find_addresses(without_times, [(h.start, h.start + len(h.name)) for h in hits])
+    entities.address = _address(addresses)
+    entities.amount = find_amount(_blank(without_times, [(a.start, a.end) for a in addresses]))
+    # A name inside an address is the street's ("calle Thames 1200"), not a person.
+    hits = [h for h in hits if not any(a.start <= h.start < a.end for a in addresses)]
     customer = _names(hits, "customer", whole_message)
     technician = _names(hits, "technician", whole_message)
     if customer:
