@@ -227,6 +227,35 @@ def overdue_equipment(organisation: Organisation, today: datetime.date) -> list[
     return [item.equipment for item in due if item.days_overdue > 0]
 
 
+_STREET_TYPE = re.compile(
+    r"^(?:av(?:da)?\.?|avenida|calle|pje\.?|pasaje|bv\.?|boulevard|diagonal|diag\.?)\s+"
+)
+
+
+def street_core(street: str) -> str:
+    """A street as compared: folded, without its type or "al" ("Av. Cabildo al 500" →
+    "cabildo 500"), so "Cabildo 500" finds "Av. Cabildo 500"."""
+    folded = " ".join(fold(street).replace(",", " ").split())
+    folded = _STREET_TYPE.sub("", folded)
+    return re.sub(r"\bal\s+(?=\d)", "", folded)
+
+
+def customer_address(customer: Customer, street: str) -> Address | None:
+    """The customer's own address that `street` names, or None (another customer's address,
+    or one not on file, is never taken)."""
+    wanted = street_core(street)
+    if not wanted:
+        return None
+    for address in customer.addresses.all():
+        if street_core(address.street) == wanted:
+            return address
+    words = set(wanted.split())
+    for address in customer.addresses.all():
+        if words <= set(street_core(address.street).split()):  # "Cabildo 500" in "… 500 PB"
+            return address
+    return None
+
+
 # --- documents by the number the product prints ----------------------------------------------
 # Numbers arrive as people type them ("P-27", "27", "B 0001-12"); they are read here too (the
 # business layer does not import the language engine) and always within one organisation, so a

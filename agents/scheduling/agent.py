@@ -22,6 +22,7 @@ from agents.phrasing import (
     bullets,
     call_for_customer,
     choose,
+    customer_candidate,
     customer_problem,
     day,
     failed,
@@ -198,6 +199,11 @@ def _offer(
 @handles("book_job")
 def book_job(step: Step, runner: Runner) -> Outcome:
     who = customer_ref(step, runner)
+    note = ""
+    if who is None and step.entities.address:
+        who, note, question = _customer_at(step, runner, step.entities.address)
+        if question is not None:
+            return question
     if who is None:
         return ask(
             runner,
@@ -207,6 +213,48 @@ def book_job(step: Step, runner: Runner) -> Outcome:
             "phone and address so I can register them).",
             error="missing customer",
         )
+    return with_note(_book(step, runner, who), note)
+
+
+def _customer_at(
+    step: Step, runner: Runner, address: str
+) -> tuple[CustomerRef | None, str, Outcome | None]:
+    """A booking that gives an address and no customer: the one customer on file there (said
+    in the reply), or the question — which keeps the address, never drops it."""
+    found = runner.call("customers_find", query=address)
+    customers = found.data.get("customers", []) if found.ok else []
+    if len(customers) == 1:
+        one = customers[0]
+        note = runner.t(
+            es=f"Lo agendé para {one['name']}, el cliente que tengo en {address}.",
+            en=f"I booked it for {one['name']}, the customer I have at {address}.",
+        )
+        return CustomerRef(int(one["id"]), str(one["name"]), "named"), note, None
+    if customers:
+        listing = bullets(customer_candidate(c) for c in customers)
+        question = ask(
+            runner,
+            es=f"Hay {len(customers)} clientes en {address}:\n{listing}\n¿Para cuál es el trabajo?",
+            en=f"There are {len(customers)} customers at {address}:\n{listing}\nWhich one is "
+            "the job for?",
+            error="several customers at the address",
+            slot="customer_choice",
+        )
+        return None, "", question
+    none_es = " No tengo ningún cliente con esa dirección:" if found.ok else ""
+    none_en = " I have no customer at that address:" if found.ok else ""
+    question = ask(
+        runner,
+        es=f"¿Para qué cliente es el trabajo en {address}?{none_es} decime el nombre (si es "
+        "nuevo, también su teléfono y lo registro con esa dirección).",
+        en=f"Which customer is the job at {address} for?{none_en} tell me the name (if they "
+        "are new, also their phone and I'll register them with that address).",
+        error="missing customer",
+    )
+    return None, "", question
+
+
+def _book(step: Step, runner: Runner, who: CustomerRef) -> Outcome:
     if (question := impossible_date(step, runner)) is not None:
         return question
     service = step.entities.service or DEFAULT_SERVICE[runner.ctx.organisation.language]
@@ -306,6 +354,8 @@ def _book_at(
     arguments: dict[str, Any] = {**who.args(), "service": service, "start": start}
     if technician or step.entities.technician:
         arguments["technician"] = technician or step.entities.technician
+    if step.entities.address:
+        arguments["address"] = step.entities.address  # one of theirs, or the booking stops
     result, chosen, note = call_for_customer(step, runner, "job_book", arguments)
     if chosen is not None:
         who = CustomerRef(int(chosen["id"]), str(chosen["name"]), "named")
@@ -335,6 +385,8 @@ def _booking_result(
         problem = customer_problem(runner, who.name, result)
         if problem is not None:
             return problem
+        if "address_missing" in result.data:
+            return _not_their_address(runner, who, result.data)
         if "alternatives" in result.data:
             reason = _refusal(runner, result)
             return _offer(
@@ -348,6 +400,27 @@ def _booking_result(
             )
         return failed(runner, result, es="No pude agendar el trabajo", en="I couldn't book the job")
     return _booked(runner, result.data["job"], first_free=first_free)
+
+
+def _not_their_address(runner: Runner, who: CustomerRef, data: dict[str, Any]) -> Outcome:
+    """The address given is not one of the customer's: nothing is booked (never at another
+    address than the one said), and the way on is offered."""
+    address, name = data["address_missing"], data["customer"]["name"]
+    on_file = data["customer"].get("address") or ""
+    has_es = f" (tengo registrada {on_file})" if on_file else ""
+    has_en = f" (the one on file is {on_file})" if on_file else ""
+    return Outcome(
+        text=runner.t(
+            es=f"No agendé nada: {address} no es una dirección registrada de {name}{has_es}. "
+            f"Si se mudó, cambiá su dirección (por ejemplo «cambiá la dirección de {name} a "
+            f"{address}») y lo agendo; si va a la registrada, decímelo.",
+            en=f"I booked nothing: {address} is not an address on file for {name}{has_en}. "
+            f"If they moved, change their address (e.g. “change {name}'s address to "
+            f"{address}”) and I'll book it; if it goes to the one on file, tell me.",
+        ),
+        success=False,
+        error="address not on file",
+    )
 
 
 def _booked(runner: Runner, job: dict[str, Any], *, first_free: bool) -> Outcome:
