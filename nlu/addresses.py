@@ -71,6 +71,8 @@ _NOT_A_STREET = frozenset(
     split splits aire equipo caldera calefactor termotanque calefon estufa modelo model
     carrier surrey bgh philco samsung lg midea hitachi daikin fujitsu electrolux noblex
     peabody orbis rheem ariston longvie kw frigorias btu
+    lote casa local oficina torre unidad uf box sala planta cuota cuotas item paso parte
+    unit apt apartment suite room floor flat level
     """,
     )
 )

@@ -242,9 +242,7 @@ def test_the_dashboards_overdue_equipment_is_the_copilots_overdue(org, monday) -
     )
     factories.make_job(org, booked, at(monday, 9), skill="ac")  # the AC is taken care of
     shown = selectors.overdue_equipment(org, today)
-    copilot = [
-        d.equipment for d in selectors.maintenance_due(org, on=today) if d.days_overdue > 0
-    ]
+    copilot = [d.equipment for d in selectors.maintenance_due(org, on=today) if d.days_overdue > 0]
     assert shown == copilot == [heater, overdue]
 
 
