@@ -523,6 +523,16 @@ def _named_ticket(step: Step, runner: Runner) -> Outcome | None:
     summary = " ".join(str(data.get("summary") or "").split())
     if summary:
         text += runner.t(es=f" Dice: «{summary[:200]}».", en=f" It says: “{summary[:200]}”.")
+    if data["status"] == "resolved":
+        text += runner.t(
+            es=" Si el problema sigue, contame qué pasa y abro un reclamo nuevo.",
+            en=" If the problem is back, tell me what happens and I'll open a new complaint.",
+        )
+    else:
+        text += runner.t(
+            es=" Lo tiene el equipo: una persona lo sigue desde la lista de tickets.",
+            en=" The team has it: a person follows it up from the ticket list.",
+        )
     mutations = []
     if data.get("customer_id"):
         mutations.append(
