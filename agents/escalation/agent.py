@@ -23,6 +23,7 @@ from agents.phrasing import (
     customer_problem,
     full_date,
     moment_of,
+    not_enabled,
     with_note,
 )
 from agents.registry import ToolResult
@@ -496,6 +497,14 @@ def _named_ticket(step: Step, runner: Runner) -> Outcome | None:
         return None
     result = runner.call("ticket_find", number=number)
     if not result.ok:
+        disabled = not_enabled(
+            runner,
+            result,
+            es=f"No puedo ver el ticket #{number}",
+            en=f"I can't look up ticket #{number}",
+        )
+        if disabled is not None:
+            return disabled
         return Outcome(
             text=runner.t(
                 es=f"No encontré el ticket #{number}. Revisá el número; si es un reclamo nuevo, "
@@ -520,7 +529,7 @@ def _named_ticket(step: Step, runner: Runner) -> Outcome | None:
         en=f"Ticket #{data['id']} ({reason_en}{who_en}{job_en}, "
         f"{_priority(runner, data['priority'])} priority, of {created}) is {status_en}.",
     )
-    summary = " ".join(str(data.get("summary") or "").split())
+    summary = " ".join(str(data.get("summary") or "").split()).rstrip(".")
     if summary:
         text += runner.t(es=f" Dice: «{summary[:200]}».", en=f" It says: “{summary[:200]}”.")
     if data["status"] == "resolved":

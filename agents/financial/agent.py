@@ -31,6 +31,7 @@ from agents.phrasing import (
     job_line,
     job_short,
     money,
+    not_enabled,
     percent,
     with_note,
 )
@@ -318,7 +319,13 @@ def _named_quote(step: Step, runner: Runner) -> tuple[dict[str, Any] | None, Out
     number = str(step.entities.quote_number)
     result = runner.call("quote_find", number=number)
     if not result.ok:
-        return None, failed(
+        disabled = not_enabled(
+            runner,
+            result,
+            es=f"No puedo buscar el presupuesto {number}",
+            en=f"I can't look up quote {number}",
+        )
+        return None, disabled or failed(
             runner,
             result,
             es=f"No encontré el presupuesto {number}",

@@ -245,10 +245,13 @@ def _customer_at(
     none_en = " I have no customer at that address:" if found.ok else ""
     question = ask(
         runner,
-        es=f"¿Para qué cliente es el trabajo en {address}?{none_es} decime el nombre (si es "
-        "nuevo, también su teléfono y lo registro con esa dirección).",
-        en=f"Which customer is the job at {address} for?{none_en} tell me the name (if they "
-        "are new, also their phone and I'll register them with that address).",
+        es=f"¿Para qué cliente es el trabajo en {address}?{none_es} "
+        + ("decime" if found.ok else "Decime")
+        + " el nombre (si es nuevo, también su teléfono y lo registro con esa dirección).",
+        en=f"Which customer is the job at {address} for?{none_en} "
+        + ("tell" if found.ok else "Tell")
+        + " me the name (if they are new, also their phone and I'll register them with that "
+        "address).",
         error="missing customer",
     )
     return None, "", question

@@ -221,3 +221,15 @@ def test_a_missing_ticket_number_opens_nothing(office: Office, shop: Shop, cast:
     assert not turn.outcome.success
     assert turn.text.startswith(f"No encontré el ticket #{foreign.pk}. Revisá el número")
     assert not EscalationTicket.objects.filter(organisation=cast.org).exists()
+
+
+def test_an_agent_without_the_lookup_tool_says_so_and_not_not_found(desk: Desk, shop: Shop) -> None:
+    _quote(shop)
+    row = desk.agents["financial"]
+    row.tools = [name for name in row.tools if name != "quote_find"]
+    row.save()
+    turn = _financial(desk, generate_quote, "generate_quote", quote_number="P-000027")
+    assert not turn.outcome.success
+    assert turn.text.startswith(
+        "No puedo buscar el presupuesto P-000027: la herramienta quote_find no está habilitada"
+    )
