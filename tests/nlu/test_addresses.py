@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nlu import Context, Vocabulary
+from nlu import Context, Router, Vocabulary
 from nlu.entities import extract_entities
 from tests.nlu.conftest import make_context
 
@@ -72,3 +72,10 @@ def test_a_known_customer_before_a_number_is_no_street() -> None:
 
 def test_two_addresses_name_neither(ctx: Context) -> None:
     assert extract_entities("en Cabildo 500 o en Av. Santa Fe 3200", ctx).address is None
+
+
+def test_the_router_carries_the_address_to_the_booking(router: Router, ctx: Context) -> None:
+    understood = router.understand("agendá un service en Cabildo 500 mañana a las 10", ctx)
+    assert understood.intents == ["book_job"]
+    assert understood.tasks[0].entities.address == "Cabildo 500"
+    assert understood.tasks[0].entities.time == "10:00"
