@@ -19,6 +19,7 @@ from nlu.language import detect_language
 from nlu.openers import how_it_starts, opener_words, opening_verb, opening_word, verb_intents
 from nlu.ordering import apply_labelling_rules, order_chain
 from nlu.prerequisites import add_stated, settle_facts
+from nlu.references import intent_by_reference
 from nlu.rules import (
     bare_cuit,
     is_danger,
@@ -127,6 +128,7 @@ class Router:
         elif "unknown" in self.intents and off_topic(seg.text) and not self._names_intent(seg):
             intent, confidence = "unknown", max(confidence, 0.9)
         entities = extract_entities(seg.text, ctx, language)
+        intent = intent_by_reference(intent, seg.text, entities, self.intents)
         return Task(intent, self.agent_for(intent), confidence, seg.text, entities, candidates)
 
     def _names_intent(self, seg: Segment) -> bool:
