@@ -64,6 +64,15 @@ class AgentAdminForm(TenantModelForm):
         widget=forms.CheckboxSelectMultiple,
         help_text=_("Execute and bulk tools always need approval; add others here."),
     )
+    consult_when = forms.CharField(
+        label=_("must be consulted when a message mentions"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4, "cols": 60}),
+        help_text=_(
+            "Words or phrases, one per line; accents and capitals do not matter. A message that "
+            "mentions any of them consults this agent, whatever else it asks."
+        ),
+    )
 
     class Meta:
         model = Agent
@@ -75,6 +84,13 @@ class AgentAdminForm(TenantModelForm):
         for name in ("tools", "requires_approval_for"):
             if name in self.fields:
                 self.fields[name].choices = _tool_choices(current)  # type: ignore[attr-defined]
+        if "consult_when" in self.fields and not self.is_bound:
+            self.initial["consult_when"] = "\n".join(self.instance.consult_when or [])
+
+    def clean_consult_when(self) -> list[str]:
+        """One phrase per line, blank lines and repeats left out."""
+        lines = [" ".join(line.split()) for line in self.cleaned_data["consult_when"].splitlines()]
+        return list(dict.fromkeys(line for line in lines if line))
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
@@ -226,6 +242,7 @@ class AgentAdmin(OrgAdminAccess, OrgScopedAdmin):
                     "model",
                     "context_mode",
                     "direct_line",
+                    "consult_when",
                     "min_confidence",
                     "max_plan_steps",
                     "max_tokens",

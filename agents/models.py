@@ -68,6 +68,17 @@ class Agent(models.Model):
         # …or may add its own attributed note after it (held actions, what was not done).
         GUARDED = "guarded", _("Guarded additive")
 
+    # T3: a message that mentions any of these words or phrases must consult this agent (an
+    # organisation's rule, e.g. "anything about money consults Finanzas"); empty: no rule.
+    consult_when = models.JSONField(
+        _("must be consulted when a message mentions"),
+        default=list,
+        blank=True,
+        help_text=_(
+            "Words or phrases, one per line; accents and capitals do not matter. A message that "
+            "mentions any of them consults this agent, whatever else it asks."
+        ),
+    )
     direct_line = models.CharField(
         _("direct line"),
         max_length=8,

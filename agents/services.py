@@ -43,10 +43,12 @@ EDITABLE_FIELDS = (
     "prompt",
     "context_mode",
     "direct_line",
+    "consult_when",
     "enabled",
 )
 INTENT_FIELDS = ("name", "description", "examples_es", "examples_en")
 MAX_PLAN_STEPS = 10
+MAX_PHRASE = 60  # a consult_when phrase
 MAX_APPROVAL_HOURS = 24 * 30
 _SLUG = re.compile(r"^[-a-zA-Z0-9_]+$")
 
@@ -86,6 +88,13 @@ def agent_validate(values: dict[str, Any]) -> None:
     if outside:
         errors.setdefault("requires_approval_for", []).append(
             _("Approval rules name tools the agent does not enable: %s.") % ", ".join(outside)
+        )
+    phrases = values.get("consult_when") or []
+    if not isinstance(phrases, list) or not all(
+        isinstance(p, str) and 0 < len(p.strip()) <= MAX_PHRASE for p in phrases
+    ):
+        errors.setdefault("consult_when", []).append(
+            _("Write words or phrases of up to %d characters, one per line.") % MAX_PHRASE
         )
     if errors:
         raise ValidationError(errors)

@@ -31,6 +31,7 @@ STATE_CLASSES: tuple[tuple[str, str], ...] = (
     ("agents.base", "Clarification"),
     ("agents.base", "Chain"),
     ("copilot.clarify", "Pending"),
+    ("copilot.obligations", "Obligation"),
     ("copilot.memory", "WorkingMemory"),
     ("copilot.memory", "RecentMessage"),
     ("copilot.state", "Reading"),

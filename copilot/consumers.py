@@ -120,11 +120,11 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await self._refuse(*problem)
             return
         assert frame is not None
-        text, client_id = frame
+        text, client_id, consult = frame
         try:
             accepted = await _db(accept_message)(
                 conversation=self.conversation, user_id=self.scope["user"].pk, text=text,
-                client_id=client_id,
+                client_id=client_id, consult=consult,
             )  # fmt: skip
         except MessageRefused:
             await self._refuse("invalid_characters", {})
@@ -293,13 +293,17 @@ FRAME_ERRORS = {
 
 
 FrameProblem = tuple[str, dict[str, object]]
-Frame = tuple[str, str]  # (text, client_id)
+Frame = tuple[str, str, list[str]]  # (text, client_id, agents ticked to consult)
+_AGENT_NAME = re.compile(r"^[a-z0-9_-]{1,40}$")
+MAX_CONSULT = 8
 
 
 def parse_frame(
     text_data: str | None, bytes_data: bytes | None
 ) -> tuple[Frame | None, FrameProblem | None]:
-    """((text, client_id), None) for a good chat frame, (None, (code, params)) otherwise."""
+    """((text, client_id, consult), None) for a good chat frame, (None, (code, params))
+    otherwise. `consult` names agents the operator ticked: short names, at most MAX_CONSULT
+    (an unknown name is kept: the turn says it could not consult it)."""
     limit = settings.COPILOT_MAX_MESSAGE_CHARS
     if bytes_data is not None or text_data is None:
         return None, ("binary", {})
@@ -321,7 +325,12 @@ def parse_frame(
     client_id = frame.get("client_id", "")
     if not isinstance(client_id, str) or (client_id and not _CLIENT_ID.match(client_id)):
         return None, ("malformed", {})
-    return (text.strip(), client_id), None
+    consult = frame.get("consult", [])
+    if not isinstance(consult, list) or len(consult) > MAX_CONSULT:
+        return None, ("malformed", {})
+    if not all(isinstance(name, str) and _AGENT_NAME.match(name) for name in consult):
+        return None, ("malformed", {})
+    return (text.strip(), client_id, list(dict.fromkeys(consult))), None
 
 
 def _ui_language(scope: dict[str, Any]) -> str:

@@ -147,6 +147,7 @@ def plan_with_model(
         previous_question=previous_question(history),
         today=run.ctx.today.isoformat(),
         target_of=lambda query: target(entities_of(query)),
+        required=[o.agent for o in reading.obligations if o.agent],
     )
     steps = [
         Step(

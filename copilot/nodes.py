@@ -24,7 +24,7 @@ from agents.events import DirectLineEvent
 from agents.models import Agent
 from agents.phrasing import unable_text
 from approvals.models import PendingAction
-from copilot import clarify, direct_line, engines, replies
+from copilot import clarify, direct_line, engines, obligations, replies
 from copilot import memory as wm
 from copilot.delegate import gated, run_chain
 from copilot.resume import run_decision
@@ -110,6 +110,9 @@ def understand(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
         understanding.directive,
         direct_line.open_agent(state["memory"].state, run.agents),
     )
+    # What this message must consult (T3), known before a model plans so it can be made to; a
+    # directive adds its agent (`_directive`).
+    reading.obligations = obligations.obligations_for(run.ctx.text, run.agents, ticked=run.consult)
     if directive is not None and direct_line.is_exit(directive.agent):
         _close_line(run, reading, line)
     elif directive is not None:
@@ -195,6 +198,8 @@ def _directive(
     reading.direct_agent = agent.name
     reading.direct_policy = agent.direct_line
     reading.routed_by = "directive"
+    if agent.name not in {o.agent for o in reading.obligations}:
+        reading.obligations.insert(0, obligations.Obligation(agent.name, obligations.DIRECTIVE))
 
 
 def _close_line(run: TurnRun, reading: Reading, line: Agent | None) -> None:
@@ -510,7 +515,37 @@ def route(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
         steps, sources = chain, dict(enumerate(origin))
         _continue_subject(steps, sources, state, agents, subject, text)
         _courtesy(steps, sources, agents)
+    if not reading.notice and reading.routed_by != "model":  # the model was made to call them
+        _obliged(steps, sources, reading, agents, text)
     return {"route": Route(steps=steps, sources=sources, subject=subject)}
+
+
+def _obliged(
+    steps: list[Step],
+    sources: dict[int, str],
+    reading: Reading,
+    agents: dict[str, Agent],
+    text: str,
+) -> None:
+    """Each agent the turn must consult and the chain left out gets its step (T3): the intent
+    of its own that fits the message best, on the whole message."""
+    present = {step.agent for step in steps}
+    for obligation in reading.obligations:
+        agent = agents.get(obligation.agent)
+        if agent is None or agent.name in present:
+            continue
+        intent, entities = engines.best_intent_for(
+            agent, reading.understanding, reading.intent_agents
+        )
+        index = max([step.index for step in steps], default=-1) + 1
+        steps.append(
+            Step(
+                index=index, intent=intent, agent=agent.name, confidence=1.0, text=text,
+                entities=entities, candidates=[], engine=engines.EMBEDDED,
+            )
+        )  # fmt: skip
+        sources[index] = "obligation"
+        present.add(agent.name)
 
 
 # --- delegate, compose ------------------------------------------------------------------------
@@ -661,6 +696,12 @@ def compose(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
     delegation = state["delegation"]
     language = reading.language
     parts = compose_parts(state)
+    ran = [r.step.agent for r in delegation.runs if r.ran and not r.outcome.yielded]
+    missed = obligations.unmet(reading.obligations, ran)
+    if missed and not reading.notice:  # T3: a turn that skipped an agent it had to consult
+        names = [run.agents[o.agent].label(language) if o.agent in run.agents else o.asked
+                 for o in missed]  # fmt: skip
+        parts.append(Part("", replies.obligation_line(names, language)))
     # Agent names on text events where an agent speaks for itself (direct line, llm engine).
     named = bool(reading.direct_agent) or reading.routed_by == "model"
     _stream_rest(run.stream, parts, named=named)
@@ -671,6 +712,11 @@ def compose(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
         if (row["agent"], row["intent"]) in asked:
             row["clarifying"] = True
     trace = build_trace(run, state, consulted)
+    if reading.obligations:
+        trace["obligations"] = [
+            {**o.as_trace(), "met": o not in missed} for o in reading.obligations
+        ]
+        trace["obligations_failed"] = bool(missed) and not reading.notice
     if reading.direct_agent or reading.direct_line is not None:
         trace["direct_line"] = {
             "agent": reading.direct_agent,

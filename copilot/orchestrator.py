@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -71,6 +71,9 @@ class Plan:
     def fire(self, guard: str) -> None:
         if guard not in self.guards:
             self.guards.append(guard)
+
+    def agents(self) -> set[str]:
+        return {call.agent for call in self.calls}
 
 
 # --- tool schemas ------------------------------------------------------------------------------
@@ -436,12 +439,15 @@ def orchestrate(
     today: str = "",
     tools: list[dict[str, Any]] | None = None,
     target_of: TargetOf | None = None,
+    required: Sequence[str] = (),
 ) -> Plan:
     """Route `text` to agents; raises ModelFailure when the orchestrator call itself fails.
 
     `tools` are the `ask_<agent>` schemas when the caller keeps them cached (building them reads
     every intent and its examples); by default they are built from `agents`. `target_of` reads
     a query's records (customer, job, date, time…): calls on the same ones are one request.
+    `required` names agents the turn must consult (T3): a plan without one of them gets one more
+    completion that must call it (`tool_choice`), at most `OBLIGATION_ROUNDS` agents per turn.
     """
     enabled = {name: agent for name, agent in agents.items() if agent.enabled}
     if target_of is not None:
@@ -471,10 +477,13 @@ def orchestrate(
     plan.intent_count = max(reported, len(calls))
     if completion.tool_calls:
         stream.flush()  # the held text was a preamble after all
-    if not calls and small_talk and completion.text.strip():
+    if not calls and small_talk and not required and completion.text.strip():
         plan.direct_reply = "".join(stream.sent)
         return plan
     plan.calls = _guarded(calls, text, previous_question, enabled, plan)
+    missing = [name for name in required if name in enabled and name not in plan.agents()]
+    for name in missing[:OBLIGATION_ROUNDS]:
+        plan.calls += _obliged(client, messages, name, text, tools, enabled, plan, offered)
     if not plan.calls:
         plan.fire("not_small_talk")
         plan.calls = [AgentCall(fallback_agent, "", text, "", "fallback", "")]
@@ -554,6 +563,47 @@ def _failsafe(
         target_of=target_of,
     )  # fmt: skip
     return merge_calls(calls, more, target_of)
+
+
+OBLIGATION_ROUNDS = 2
+OBLIGATION_NOTE = (
+    "(Routing rule) This message must also be handled by the {agent} agent. Call "
+    "{tool} now, with the user's exact words as query."
+)
+
+
+def _obliged(
+    client: ChatClient,
+    messages: list[dict[str, Any]],
+    agent: str,
+    text: str,
+    tools: list[dict[str, Any]],
+    enabled: dict[str, Agent],
+    plan: Plan,
+    offered: dict[str, frozenset[str]],
+) -> list[AgentCall]:
+    """One completion that must call `ask_<agent>` (tool_choice), with the reason as a note;
+    its call joins the plan with the user's own words as the query. Nothing when it fails."""
+    plan.fire("obligation")
+    tool = f"{TOOL_PREFIX}{agent}"
+    forced = [
+        *messages,
+        {"role": "user", "content": OBLIGATION_NOTE.format(agent=agent, tool=tool)},
+    ]
+    choice = {"type": "function", "function": {"name": tool}}
+    try:
+        again = client.complete(forced, purpose="orchestrator", tools=tools, tool_choice=choice)
+    except ModelFailure:
+        plan.fire("obligation_failed")
+        return []
+    _count_tokens(plan, again)
+    calls, _ = parse_calls(again.tool_calls, enabled, plan, first_id=100, offered=offered)
+    kept = [call for call in calls if call.agent == agent][:1]
+    for call in kept:
+        call.query = text  # the obligation is about the whole message, as written
+    if not kept:
+        plan.fire("obligation_ignored")
+    return kept
 
 
 def _call_id(tool_call: ToolCall, n: int) -> str:

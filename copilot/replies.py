@@ -178,6 +178,19 @@ def agent_choice(
     return f"{head}\n{listed}"
 
 
+def obligation_line(labels: list[str], language: str) -> str:
+    """T3: the turn had to consult these agents and did not."""
+    names = ", ".join(labels)
+    return t(
+        language,
+        es=(
+            f"Atención: este pedido tenía que consultar a {names} y no se pudo; revisalo "
+            "antes de seguir."
+        ),
+        en=f"Note: this request had to consult {names} and could not; check it before going on.",
+    )
+
+
 def direct_line_opened(label: str, name: str, language: str) -> str:
     return t(
         language,

@@ -33,6 +33,7 @@ from agents.events import ConsultedAgent
 from agents.models import Agent
 from copilot.clarify import Pending
 from copilot.memory import WorkingMemory
+from copilot.obligations import Obligation
 from copilot.streaming import TextStream
 from llm.client import ChatClient
 from nlu.tone import Signals
@@ -48,6 +49,7 @@ class TurnRun:
     llm: ChatClient | None  # the model client, on a model engine with a key
     stream: TextStream  # the turn's one writer of `text` events
     agents: dict[str, Agent] = field(default_factory=dict)  # the enabled agents by name
+    consult: tuple[str, ...] = ()  # agents the operator ticked to be consulted (T3)
 
 
 @dataclass
@@ -87,6 +89,8 @@ class Reading:
     direct_sticky: bool = False  # it came through the conversation's open line
     # The open line after this message: None unchanged, "" closed, else the agent it is open to.
     direct_line: str | None = None
+    # Agents this turn must consult (T3: a directive, an agent's rule, the operator's ticks).
+    obligations: list[Obligation] = field(default_factory=list)
     plan: dict[str, Any] = field(default_factory=dict)  # the orchestrator model's plan
     fallback: dict[str, str] = field(default_factory=dict)  # where and why the model failed
     pending: Pending | None = None  # the open question, unless this message dropped it

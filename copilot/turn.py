@@ -23,6 +23,7 @@ import datetime
 import logging
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -102,6 +103,7 @@ def accept_message(
     user_id: int | None,
     text: str,
     client_id: str = "",
+    consult: Sequence[str] = (),
 ) -> Accepted:
     """Store the user's message and its queued turn, and publish `accepted`, in one commit."""
     problem = text_problem(text)
@@ -114,6 +116,8 @@ def accept_message(
             message = message_add(
                 conversation=conversation, role=Message.Role.USER, text=text,
                 language=detect_language(text), client_id=client_id,
+                # The agents the operator ticked (T3): the turn must consult them.
+                trace={"consult": list(consult)} if consult else {},
             )  # fmt: skip
             turn = Turn.objects.create(
                 organisation_id=conversation.organisation_id, conversation=conversation,
@@ -284,9 +288,11 @@ def _open_run(turn: Turn, emit: Any) -> TurnRun:
     engine, client = engines.open_for(ctx)
     # Intents are only read on the rare directive fallback: no prefetch on every turn.
     enabled = agents_for_org(conversation.organisation).prefetch_related(None)
+    ticked = (turn.message.trace or {}).get("consult") if turn.message.trace else None
     return TurnRun(
         ctx=ctx, engine=engine, llm=client, stream=TextStream(emit, ctx.turn_id),
         agents={agent.name: agent for agent in enabled},
+        consult=tuple(str(name) for name in ticked) if isinstance(ticked, list) else (),
     )  # fmt: skip
 
 

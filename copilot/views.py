@@ -60,6 +60,13 @@ def chat_detail(request: HttpRequest, conversation_id: int) -> HttpResponse:
         "max_chars": settings.COPILOT_MAX_MESSAGE_CHARS,
         "replay_from": replay_from(conversation),
         "direct_line": _direct_line(conversation, request.LANGUAGE_CODE),
+        # The agents an operator may tick for a message to consult (T3).
+        "consultable": [
+            (agent.name, agent.label(request.LANGUAGE_CODE[:2]))
+            for agent in Agent.objects.filter(
+                organisation_id=conversation.organisation_id, enabled=True
+            ).order_by("name")
+        ],
     }
     return render(request, "copilot/chat.html", context)
 

@@ -405,7 +405,7 @@ class ChatClient:
         agent: str = "",
         model: str | None = None,
         tools: list[dict[str, Any]] | None = None,
-        tool_choice: str | None = None,
+        tool_choice: str | dict[str, Any] | None = None,
         on_text: Callable[[str], None] | None = None,
         max_tokens: int | None = None,
     ) -> Completion:
@@ -493,7 +493,7 @@ class ChatClient:
         messages: list[dict[str, Any]],
         model: str,
         tools: list[dict[str, Any]] | None,
-        tool_choice: str | None,
+        tool_choice: str | dict[str, Any] | None,
         on_text: Callable[[str], None] | None,
         started: float,
         allowance: _Allowance,

@@ -118,7 +118,8 @@ FRAMES = st.one_of(
     st.text(max_size=200),  # not JSON, mostly
     _JSON.map(json.dumps),
     st.builds(lambda text, extra: json.dumps({"type": "message", "text": text, **extra}),
-              st.text(max_size=80), st.dictionaries(st.sampled_from(["client_id", "x"]), _JSON)),
+              st.text(max_size=80),
+              st.dictionaries(st.sampled_from(["client_id", "consult", "x"]), _JSON)),
     st.integers(min_value=1, max_value=3000).map(lambda n: "[" * n + "]" * n),
     st.builds(lambda text: '{"type": "message", "text": "' + text + '"}',
               st.sampled_from(["\\u0000", "\\ud800", "a\\udfffb", "\\ud83d\\ude00 ok"])),
@@ -134,12 +135,13 @@ def test_a_chat_frame_is_refused_with_a_code_or_stored_exactly_once(cast: Any, f
         assert parsed is None and problem[0] in FRAME_ERRORS
         return
     assert parsed is not None
-    text, client_id = parsed
+    text, client_id, consult = parsed
     assert text_problem(text) is None
     try:
         first = accept_message(
-            conversation=conversation, user_id=cast.operator.pk, text=text, client_id=client_id
-        )
+            conversation=conversation, user_id=cast.operator.pk, text=text, client_id=client_id,
+            consult=consult,
+        )  # fmt: skip
     except MessageRefused:
         pytest.fail(f"a frame that passed parsing was refused on storing: {frame!r}")
     stored = Message.objects.filter(conversation=conversation, role=Message.Role.USER)

@@ -162,19 +162,23 @@
     if (inFlight || resendTimer || !outbox.length || !isOpen()) return;
     const item = outbox[0];
     inFlight = item.client_id;
-    socket.send(JSON.stringify({ type: "message", text: item.text, client_id: item.client_id }));
+    socket.send(JSON.stringify({
+      type: "message", text: item.text, client_id: item.client_id, consult: item.consult || [] }));
   }
 
   function submit() {
     const text = input.value.trim();
     if (!text) return;
     input.value = "";
-    sendText(text);
+    // The agents ticked under the composer must be consulted for this message (T3).
+    const ticked = Array.from(form.querySelectorAll('input[name="consult"]:checked'));
+    sendText(text, ticked.map((box) => box.value));
+    ticked.forEach((box) => { box.checked = false; });
   }
 
   // Through the outbox like anything typed: stored once, resent after a reconnect.
-  function sendText(text) {
-    const item = { client_id: newClientId(), text: text };
+  function sendText(text, consult) {
+    const item = { client_id: newClientId(), text: text, consult: consult || [] };
     outbox.push(item);
     saveOutbox();
     pendingBubble(item);

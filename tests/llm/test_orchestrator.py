@@ -518,3 +518,42 @@ def test_a_preamble_longer_than_a_sentence_is_sent_once_the_calls_confirm_it(
     plan = route(client, agents, text, panel)
     assert panel.text == plan.preamble == preamble
     assert panel.pieces[-1] == " Lo agendo ya mismo."  # held, then flushed in one piece
+
+
+# --- obligations (T3) --------------------------------------------------------------------------
+
+
+def test_a_plan_without_a_required_agent_is_made_to_call_it_with_tool_choice(
+    client: ChatClient, server: scripted.ScriptedServer, agents: dict[str, Agent]
+) -> None:
+    text = "agendá a Pérez el martes y fijate cuánta plata nos debe"
+    server.add(scripted.tool_calls([ask("scheduling", text, intent="book_job")]))
+    server.add(scripted.tool_calls([ask("financial", "cuánto debe", intent="payment_status")]))
+    plan = route(client, agents, text, required=["financial"])
+    assert routed(plan) == [("scheduling", "book_job", text), ("financial", "payment_status", text)]
+    assert "obligation" in plan.guards
+    forced = server.requests[1]
+    assert forced["tool_choice"] == {"type": "function", "function": {"name": "ask_financial"}}
+    assert "must also be handled by the financial agent" in forced["messages"][-1]["content"]
+    assert "tool_choice" not in server.requests[0]
+
+
+def test_a_model_that_still_skips_the_required_agent_leaves_it_out_and_says_so(
+    client: ChatClient, server: scripted.ScriptedServer, agents: dict[str, Agent]
+) -> None:
+    text = "agendá a Pérez el martes"
+    server.add(scripted.tool_calls([ask("scheduling", text, intent="book_job")]))
+    server.add(scripted.tool_calls([ask("scheduling", text, intent="book_job")]))  # ignores it
+    plan = route(client, agents, text, required=["financial", "customer", "fleet"])
+    assert [c.agent for c in plan.calls] == ["scheduling"]
+    assert {"obligation", "obligation_ignored"} <= set(plan.guards)
+    assert len(server.requests) == 3  # bounded: two forced rounds, not one per agent
+
+
+def test_a_required_agent_already_called_costs_no_extra_round(
+    client: ChatClient, server: scripted.ScriptedServer, agents: dict[str, Agent]
+) -> None:
+    text = "¿cuánto debe Pérez?"
+    server.add(scripted.tool_calls([ask("financial", text, intent="payment_status")]))
+    plan = route(client, agents, text, required=["financial"])
+    assert [c.agent for c in plan.calls] == ["financial"] and len(server.requests) == 1
