@@ -327,6 +327,10 @@ OPENAI_CALL_DEADLINE = env_float("OPENAI_CALL_DEADLINE", 60.0)
 # past them the next call is not made (or is cut) and the turn falls back to the embedded engine.
 COPILOT_TURN_DEADLINE = env_float("COPILOT_TURN_DEADLINE", 120.0)
 COPILOT_TURN_TOKEN_BUDGET = env_int("COPILOT_TURN_TOKEN_BUDGET", 40000)
+# The privacy guard (T4): phones, emails, CUIT/CUIL, DNI and card numbers are masked in every
+# request to a model and put back in its answers; street addresses too when this is on.
+COPILOT_PRIVACY_GUARD = env_bool("COPILOT_PRIVACY_GUARD", True)
+COPILOT_PRIVACY_MASK_ADDRESSES = env_bool("COPILOT_PRIVACY_MASK_ADDRESSES", False)
 # Fernet key for secrets stored in the database (organisations' API keys); empty: derived from
 # SECRET_KEY. Keys stored under the derived key stay readable after setting this one.
 FIELD_ENCRYPTION_KEY = env_str("FIELD_ENCRYPTION_KEY", "")

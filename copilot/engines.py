@@ -33,6 +33,7 @@ from copilot.streaming import Writer
 from llm.client import ChatClient
 from llm.provider import Provider, engine_for
 from nlu.ordering import DEPENDS_ON, SMALL_TALK
+from nlu.privacy import ADDRESS, CATEGORIES, Vault
 from nlu.values import Entities, Understanding
 
 logger = logging.getLogger(__name__)
@@ -58,7 +59,29 @@ def model_client(provider: Provider, ctx: TurnContext) -> ChatClient:
         conversation_id=ctx.conversation_id, deferred_records=True,
         turn_deadline_s=float(settings.COPILOT_TURN_DEADLINE),
         token_budget=int(settings.COPILOT_TURN_TOKEN_BUDGET),
+        redactor=privacy_vault(),
     )  # fmt: skip
+
+
+def privacy_vault() -> Vault | None:
+    """The turn's privacy guard (T4, nlu/privacy.py): on unless COPILOT_PRIVACY_GUARD is off;
+    street addresses too when COPILOT_PRIVACY_MASK_ADDRESSES is on."""
+    if not getattr(settings, "COPILOT_PRIVACY_GUARD", True):
+        return None
+    categories = tuple(
+        c for c in CATEGORIES if c != ADDRESS or settings.COPILOT_PRIVACY_MASK_ADDRESSES
+    )
+    return Vault(categories=categories)
+
+
+def privacy_receipt(client: ChatClient | None) -> dict[str, Any]:
+    """What the turn masked in what it sent to a model (T4): per category, distinct values and
+    times; an embedded turn sent nothing anywhere."""
+    if client is None:
+        return {"sent_to_model": False, "masked": {}}
+    vault = client.redactor
+    masked = vault.receipt() if isinstance(vault, Vault) else {}
+    return {"sent_to_model": True, "guard": vault is not None, "masked": masked}
 
 
 def history_for(ctx: TurnContext) -> list[dict[str, str]]:

@@ -18,6 +18,7 @@ by one `flush()` at its end instead of one INSERT per call.
 
 from __future__ import annotations
 
+import dataclasses
 import email.utils
 import json
 import logging
@@ -30,7 +31,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol
 
 import httpx2
 import openai
@@ -82,6 +83,72 @@ class Completion:
     cost: Decimal
     retries: int = 0
     usage_estimated: bool = False  # the server sent no usage: tokens are estimates
+
+
+class Redactor(Protocol):
+    """The privacy guard's side of the seam (nlu/privacy.py `Vault`, given by the turn)."""
+
+    def mask(self, text: str) -> str: ...
+
+    def unmask(self, text: str) -> str: ...
+
+
+def _masked(messages: list[dict[str, Any]], redactor: Redactor) -> list[dict[str, Any]]:
+    """A copy of the request's messages with personal data masked in every text and in the
+    arguments of earlier tool calls; the caller's list is left as it was."""
+    masked: list[dict[str, Any]] = []
+    for message in messages:
+        copy = dict(message)
+        if isinstance(copy.get("content"), str):
+            copy["content"] = redactor.mask(copy["content"])
+        if isinstance(copy.get("tool_calls"), list):
+            copy["tool_calls"] = [_masked_call(call, redactor) for call in copy["tool_calls"]]
+        masked.append(copy)
+    return masked
+
+
+def _masked_call(call: Any, redactor: Redactor) -> Any:
+    function = call.get("function") if isinstance(call, dict) else None
+    if not isinstance(function, dict) or not isinstance(function.get("arguments"), str):
+        return call
+    return {**call, "function": {**function, "arguments": redactor.mask(function["arguments"])}}
+
+
+def _unmasked(completion: Completion, redactor: Redactor) -> Completion:
+    """The model's answer with the real values back in its text and its tool arguments."""
+    return dataclasses.replace(
+        completion,
+        text=redactor.unmask(completion.text),
+        tool_calls=[
+            dataclasses.replace(call, arguments=redactor.unmask(call.arguments))
+            for call in completion.tool_calls
+        ],
+    )
+
+
+class _Unmasking:
+    """A text callback whose deltas get the real values back; a placeholder cut between two
+    deltas ("[TE" + "L_1]") is held until it is whole, or clearly is not one."""
+
+    HOLD_LIMIT = 16
+
+    def __init__(self, redactor: Redactor, emit: Callable[[str], None]) -> None:
+        self.redactor, self.emit, self.held = redactor, emit, ""
+
+    def __call__(self, delta: str) -> None:
+        text = self.held + delta
+        cut = text.rfind("[")
+        if cut != -1 and "]" not in text[cut:] and len(text) - cut <= self.HOLD_LIMIT:
+            text, self.held = text[:cut], text[cut:]
+        else:
+            self.held = ""
+        if text:
+            self.emit(self.redactor.unmask(text))
+
+    def flush(self) -> None:
+        if self.held:
+            held, self.held = self.held, ""
+            self.emit(self.redactor.unmask(held))
 
 
 class ModelFailure(Exception):
@@ -353,8 +420,11 @@ class ChatClient:
         deferred_records: bool = False,
         turn_deadline_s: float = 0.0,
         token_budget: int = 0,
+        redactor: Redactor | None = None,
     ) -> None:
         self.provider = provider
+        # The privacy guard (T4): personal data masked in every request, put back in answers.
+        self.redactor = redactor
         self.organisation = organisation
         self.turn_id = turn_id
         self.conversation_id = conversation_id
@@ -417,6 +487,11 @@ class ChatClient:
         model = model or self.provider.default_model
         started = time.monotonic()
         retries, waited = 0, 0.0
+        redactor = self.redactor
+        if redactor is not None:
+            messages = _masked(messages, redactor)
+            if on_text is not None:
+                on_text = _Unmasking(redactor, on_text)
         try:
             allowance = self._allowance(messages, tools, max_tokens)
         except ModelFailure as refused:  # nothing sent: the row says why
@@ -449,7 +524,9 @@ class ChatClient:
             self._spend(progress)
             completion = self._completion(progress, started, retries)
             self._record(progress, purpose, agent, started, retries, None, completion.cost)
-            return completion
+            if isinstance(on_text, _Unmasking):
+                on_text.flush()
+            return _unmasked(completion, redactor) if redactor is not None else completion
 
     # the turn's limits
     def _allowance(

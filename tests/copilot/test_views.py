@@ -40,8 +40,12 @@ def test_the_conversation_renders_its_messages_and_not_as_flash_messages(
 
     assert "Message object" not in page
     assert page.count('<div class="msg-text">cancelá el trabajo de Ana</div>') == 1
-    assert '<span class="pill pill-ask">Agenda</span>' in page  # a question, not a failure
-    assert '<span class="pill pill-bad">Finanzas</span>' in page
+    assert 'class="pill pill-ask" data-agent="scheduling"' in page  # a question, not a failure
+    assert 'class="pill pill-bad" data-agent="financial"' in page
+    assert "2 agentes · 2 pasos" in page
+    client.force_login(cast.manager)  # a supervisor: no trace link without a turn, no error
+    supervised = client.get(reverse("chat_detail", args=[conversation.pk]))
+    assert supervised.status_code == 200 and "data-trace-link" not in supervised.content.decode()
 
 
 def test_the_page_says_where_its_socket_starts_and_what_it_already_shows(

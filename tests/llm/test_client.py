@@ -725,3 +725,39 @@ def test_a_failed_call_that_streamed_still_counts_against_the_budget(
     row = ModelCall.objects.get()
     assert row.usage_estimated and row.tokens_out > 0
     assert client.tokens_spent == row.tokens_in + row.tokens_out > 0
+
+
+# --- the privacy guard (T4) ----------------------------------------------------------------------
+
+
+def test_personal_data_is_masked_on_the_way_out_and_restored_on_the_way_back(
+    provider: Provider, scripted_server: ScriptedServer, cast: Cast
+) -> None:
+    from nlu.privacy import Vault
+
+    phone = "11 5555-1234"
+    arguments = {"query": "llamar al [TEL_1]", "intent_count": 1}
+    scripted_server.add(
+        scripted.tool_calls(
+            [("ask_customer", arguments, "c1")], preamble="Le escribo al [TEL_1].", split=2
+        )
+    )
+    vault = Vault()
+    texts: list[str] = []
+    messages = [
+        {"role": "system", "content": "Sos el copiloto."},
+        {"role": "user", "content": f"llamá a Juana al {phone} o a juana@example.com"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "x", "type": "function",
+             "function": {"name": "ask_customer", "arguments": f'{{"query": "{phone}"}}'}}]},
+    ]  # fmt: skip
+    completion = _client(provider, cast, redactor=vault).complete(
+        messages, purpose="orchestrator", on_text=texts.append
+    )
+    sent = json.dumps(scripted_server.requests[0]["messages"], ensure_ascii=False)
+    assert phone not in sent and "juana@example.com" not in sent
+    assert "[TEL_1]" in sent and "[EMAIL_1]" in sent
+    assert messages[1]["content"].endswith("juana@example.com")  # the caller's copy is untouched
+    assert completion.text == "".join(texts) == f"Le escribo al {phone}."
+    assert completion.tool_calls[0].parsed()["query"] == f"llamar al {phone}"
+    assert vault.receipt()["phone"] == {"values": 1, "times": 2}

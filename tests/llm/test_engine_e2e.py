@@ -671,3 +671,35 @@ def test_a_preamble_that_is_not_an_answer_is_left_out_of_the_reply(
 
     assert "functions." not in turn.reply
     assert "de lunes a viernes de 8 a 18" in turn.reply
+
+
+# --- the privacy guard (T4) -------------------------------------------------------------------
+
+
+def test_no_phone_or_email_reaches_the_model_and_the_turn_carries_a_receipt(
+    cast: Cast, conversation: Conversation, server: ScriptedServer
+) -> None:
+    text = "¿qué hay libre el martes? la clienta es Juana, 11 5555-1234, juana@example.com"
+    server.add(tool_calls([call("scheduling", text)]), when=ORCHESTRATOR)
+    server.add(scripted.text("El martes a las 10; le aviso al [TEL_1]."), when=SCHEDULING)
+
+    turn = ask(cast, conversation, text)
+
+    assert server.requests
+    for request in server.requests:
+        sent = all_text(request)
+        assert "5555-1234" not in sent and "juana@example.com" not in sent
+    assert "11 5555-1234" in turn.reply  # the model's placeholder, given back its value
+    receipt = turn.trace()["privacy"]
+    assert receipt["sent_to_model"] is True and receipt["guard"] is True
+    assert receipt["masked"]["phone"]["values"] == 1 and receipt["masked"]["email"]["values"] == 1
+    page = _page(cast, conversation)
+    assert "Masked before it went to the model" in page or "Enmascarado antes" in page
+
+
+def _page(cast: Cast, conversation: Conversation) -> str:
+    from django.test import Client
+
+    client = Client()
+    client.force_login(cast.operator)
+    return client.get(f"/chat/{conversation.pk}/").content.decode()
