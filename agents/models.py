@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.core.validators import MaxValueValidator, MinValueValidator
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
@@ -209,12 +209,17 @@ class ProactiveSchedule(models.Model):
     periodic_task = models.OneToOneField(
         PeriodicTask, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
-    hour = models.PositiveSmallIntegerField(_("hour"), default=8)
-    minute = models.PositiveSmallIntegerField(_("minute"), default=0)
+    hour = models.PositiveSmallIntegerField(
+        _("hour"), default=8, validators=[MaxValueValidator(23)]
+    )
+    minute = models.PositiveSmallIntegerField(
+        _("minute"), default=0, validators=[MaxValueValidator(59)]
+    )
     weekdays = models.CharField(
         _("weekdays"),
         max_length=40,
         default="1-5",
+        validators=[RegexValidator(r"^(\*|[0-6](-[0-6])?)(,[0-6](-[0-6])?)*$")],
         help_text=_("Crontab days of the week: 1-5 is Monday to Friday, * every day, 1 Mondays."),
     )
     days = models.PositiveSmallIntegerField(

@@ -786,7 +786,7 @@ def replacement_candidates(
 
 # A finished job whose service says it was a visit to look and price the work: the customer
 # asked for a price. Words as folded (no accents, lower case).
-PRICE_REQUEST_WORDS = ("diagnostico", "presupuesto", "visita", "revision", "diagnosis", "visit")
+PRICE_REQUEST_WORDS = ("diagnostico", "presupuesto", "visita", "diagnosis", "visit", "quote")
 UNQUOTED_DAYS = 30
 
 

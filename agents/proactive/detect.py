@@ -21,7 +21,9 @@ from business.scheduling import local_date
 
 Kind, Priority = Suggestion.Kind, Suggestion.Priority
 
-FOLLOW_UP_WINDOW_DAYS = 14  # how far past the waiting time a job is still worth a call
+# How far past its waiting time a finished job is still worth a call: a week covers a weekend
+# or a missed run without bringing up last month's work.
+FOLLOW_UP_WINDOW_DAYS = 7
 
 
 @dataclass(frozen=True)

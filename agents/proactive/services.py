@@ -46,7 +46,7 @@ DEFAULTS: dict[str, Default] = {
         8, 0, "1", 0, "Mondays at 08:00: the seasonal campaign's equipment (southern hemisphere)."
     ),
     Detector.COLLECTIONS: Default(
-        10, 0, "1-5", 30, "Weekdays at 10:00: invoices overdue by `days` days or more."
+        10, 0, "1-5", 15, "Weekdays at 10:00: invoices overdue by `days` days or more."
     ),
     Detector.OPPORTUNITIES: Default(
         8, 30, "1", 0, "Mondays at 08:30: replacements, prices owed, seasonal regulars."
@@ -123,7 +123,12 @@ def detector_run(
     error. None when the organisation is gone (a beat entry that outlived it)."""
     organisation = Organisation.objects.filter(pk=organisation_id).first()
     if organisation is None or detector not in DETECTORS:
+        # A beat entry that outlived its organisation: it goes too, so beat stops calling.
         logger.info("proactive %s: organisation %s is gone", detector, organisation_id)
+        if organisation is None:
+            PeriodicTask.objects.filter(
+                task__in=TASKS.values(), args=json.dumps([organisation_id])
+            ).delete()
         return None
     schedule = ProactiveSchedule.objects.filter(
         organisation=organisation, detector=detector
@@ -155,7 +160,7 @@ def detector_run(
 def _tally(found: list[Found]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for item in found:
-        counts[item.kind] = counts.get(item.kind, 0) + 1
+        counts[str(item.kind)] = counts.get(str(item.kind), 0) + 1
     return counts
 
 

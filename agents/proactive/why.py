@@ -4,6 +4,7 @@ facts are stored as data, the sentence is made when it is shown."""
 from __future__ import annotations
 
 import datetime
+from decimal import Decimal
 from typing import Any
 
 from django.utils import formats
@@ -32,6 +33,8 @@ def reason(suggestion: Suggestion) -> str:
     for key in ("due_on", "last_service_on", "completed_on", "visited_on"):
         if key in f:
             f[key] = _day(f[key])
+    if "balance" in f:
+        f["balance"] = formats.number_format(Decimal(f["balance"]), 2, force_grouping=True)
     kind = suggestion.kind
     if kind == Kind.MAINTENANCE:
         if f["days_overdue"] > 0:

@@ -171,9 +171,11 @@ def test_a_task_given_a_deleted_organisation_ends_cleanly(cast: Cast) -> None:
     gone = factories.make_org("Cerrada")
     gone_id = gone.pk
     gone.delete()
+    assert PeriodicTask.objects.filter(args=f"[{gone_id}]").count() == len(Detector.values)
     for task in tasks.BY_DETECTOR.values():
         assert task.delay(gone_id).get() is None
     assert not ScheduleRun.objects.exists()
+    assert not PeriodicTask.objects.filter(args=f"[{gone_id}]").exists()  # beat stops calling
 
 
 def test_a_failing_detector_is_recorded_with_its_error(cast: Cast, monkeypatch: Any) -> None:
@@ -217,3 +219,18 @@ def test_manage_py_runs_the_schedules_now(cast: Cast) -> None:
     call_command("proactive_run", cast.org.slug, stdout=out)
     assert "maintenance_due: ok, found 1, new 1" in out.getvalue()
     assert ScheduleRun.objects.filter(organisation=cast.org, trigger="command").count() == 5
+
+
+def test_an_admin_edits_the_time_in_the_admin_and_bad_values_are_refused(cast: Cast) -> None:
+    cast.admin.is_staff = True
+    cast.admin.save()
+    schedule = ProactiveSchedule.objects.get(organisation=cast.org, detector=Detector.SEASONAL)
+    client = Client()
+    client.force_login(cast.admin)
+    url = f"/admin/agents/proactiveschedule/{schedule.pk}/change/"
+    assert client.get(url).status_code == 200
+    form = {"hour": "25", "minute": "0", "weekdays": "lunes", "days": "0", "enabled": "on"}
+    assert client.post(url, form).status_code == 200  # the form again, with its errors
+    assert client.post(url, {**form, "hour": "6", "weekdays": "1,3-5"}).status_code == 302
+    task = PeriodicTask.objects.get(pk=schedule.periodic_task_id)
+    assert (task.crontab.hour, task.crontab.day_of_week) == ("6", "1,3-5")
