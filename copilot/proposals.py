@@ -3,8 +3,8 @@
 The call goes through the same `Runner.call` as any chat step — the agent's tool whitelist, the
 approval gate, one ToolCall row, the tool events — on behalf of an enabled agent that has the
 tool (the proactive agent first). The suggestion then says what came of it: done, still
-accepted while a manager decides a held call, or back to new when the call could not run (a
-slot taken since), so the operator can choose again.
+accepted while a manager decides a held call (then as decided: `proposal_decided`), or back
+to new when the call could not run (a slot taken since), so the operator can choose again.
 """
 
 from __future__ import annotations
@@ -15,11 +15,13 @@ from typing import Any
 from agents.base import Chain, Runner, Step
 from agents.models import Agent, Suggestion
 from agents.proactive.services import suggestion_settle
+from approvals.models import PendingAction
 from copilot import replies
 from copilot.state import TurnRun
 from nlu.values import Entities
 
 State = Suggestion.State
+Status = PendingAction.Status
 PREFERRED_AGENT = "proactive"
 
 
@@ -71,3 +73,21 @@ def run_proposal(run: TurnRun, suggestion_id: int, language: str) -> ProposalRun
             en=f"It could not run: {result.error}. The suggestion stays open.",
         )  # fmt: skip
     return ProposalRun(text, trace)
+
+
+def proposal_decided(*, organisation_id: int, suggestion_id: int, approval_id: int) -> None:
+    """A manager decided the call an accepted suggestion was held for: done once it ran;
+    dismissed (with the manager's reason) when rejected; new again when it expired, failed or
+    found its records changed — the operator may try again."""
+    action = PendingAction.objects.filter(pk=approval_id, organisation_id=organisation_id).first()
+    if action is None or action.status in (Status.PENDING, Status.APPROVED, Status.EXECUTING):
+        return
+    settle: dict[str, Any] = {"suggestion_id": suggestion_id, "organisation_id": organisation_id}
+    outcome = f"#{action.pk} {action.status}"
+    if action.status == Status.EXECUTED:
+        suggestion_settle(**settle, state=State.DONE, outcome=outcome)
+    elif action.status == Status.REJECTED:
+        reason = action.decision_reason or outcome
+        suggestion_settle(**settle, state=State.DISMISSED, outcome=outcome, dismiss_reason=reason)
+    else:
+        suggestion_settle(**settle, state=State.NEW, outcome=outcome)

@@ -240,6 +240,8 @@ def suggestion_claim(*, suggestion: Suggestion, user: Any, arguments: dict[str, 
     changed = Suggestion.objects.filter(
         pk=suggestion.pk, organisation_id=suggestion.organisation_id, state=State.NEW
     ).update(state=State.ACCEPTED, acted_by=user, acted_at=timezone.now(), arguments=arguments)
+    if changed:
+        live.tell(suggestion.organisation_id)
     return changed == 1
 
 

@@ -151,6 +151,39 @@ def test_a_call_that_needs_approval_is_held_not_run(
     assert suggestion.state == State.ACCEPTED and f"#{held.pk}" in suggestion.outcome
 
 
+def test_the_managers_decision_on_the_held_call_settles_the_suggestion(
+    cast: Cast, dispatched: list[tuple[int, int]]
+) -> None:
+    Agent.objects.filter(organisation=cast.org, name="proactive").update(
+        requires_approval_for=["follow_up_record"]
+    )
+    suggestion, job = _follow_up(cast)
+    _client(cast.operator).post(f"/suggestions/{suggestion.pk}/accept/", {"note": "Bien"})
+    _drain(dispatched)
+    held = PendingAction.objects.get(organisation=cast.org, tool="follow_up_record")
+
+    decided = _client(cast.manager).post(f"/approvals/{held.pk}/decide/", {"decision": "approve"})
+    assert decided.status_code in (200, 302)
+    _drain(dispatched[1:])
+
+    assert [e.note for e in JobEvent.objects.filter(job=job, data__follow_up=True)] == ["Bien"]
+    suggestion.refresh_from_db()
+    assert suggestion.state == State.DONE
+
+
+def test_a_proposal_whose_record_was_deleted_ends_cleanly_and_stays_open(
+    cast: Cast, dispatched: list[tuple[int, int]]
+) -> None:
+    suggestion, job = _follow_up(cast)
+    job.delete()
+    _client(cast.operator).post(f"/suggestions/{suggestion.pk}/accept/", {"note": "Bien"})
+    results = _drain(dispatched)
+
+    assert [r.ok for r in results] == [True]  # the turn answered: it could not run
+    suggestion.refresh_from_db()
+    assert suggestion.state == State.NEW and "not found" in suggestion.outcome
+
+
 def test_dismissing_keeps_the_reason_and_happens_once(cast: Cast) -> None:
     suggestion, _job = _follow_up(cast)
     client = _client(cast.operator)
