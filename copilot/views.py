@@ -110,15 +110,17 @@ def suggestions(request: HttpRequest) -> HttpResponse:
     the panel's htmx loads); managers also see the acceptance rate per kind."""
     organisation = request.organisation  # type: ignore[attr-defined]
     waiting = open_suggestions(organisation)
+    part = request.GET.get("part", "")
+    if part == "badge":  # polled every 30 s by every open panel: the count only
+        return render(request, "copilot/suggestions.html#badge", {"total": waiting.count()})
     managing = can(getattr(request, "membership", None), "view_metrics")
     context = {
         "rows": _rows(waiting[:SUGGESTIONS_SHOWN]),
         "total": waiting.count(),
         "rates": acceptance_by_kind(organisation) if managing else None,
     }
-    part = request.GET.get("part", "")
-    if part in ("list", "badge"):
-        return render(request, f"copilot/suggestions.html#{part}", context)
+    if part == "list":
+        return render(request, "copilot/suggestions.html#list", context)
     return render(request, "copilot/suggestions.html", context)
 
 
