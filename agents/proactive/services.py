@@ -197,9 +197,21 @@ def suggestions_record(
     open_subjects = set(mine.filter(state__in=Suggestion.OPEN_STATES).values_list(
         "subject", flat=True
     ))  # fmt: skip
+    # The same action on the same records, already offered by another kind (an air conditioner
+    # both due for service and in the summer campaign): one visit is offered, not two.
+    offered = {
+        _same_action(tool, records)
+        for tool, records in Suggestion.objects.filter(
+            organisation=organisation, state__in=Suggestion.OPEN_STATES
+        )
+        .exclude(kind__in=kinds)
+        .values_list("tool", "records")
+    }
     created = 0
     for item in found:
         if item.dedupe_key in seen or item.subject in open_subjects:
+            continue
+        if _same_action(item.tool, item.records) in offered:
             continue
         proposal_check(item.tool, item.arguments)
         try:
@@ -218,6 +230,10 @@ def suggestions_record(
     still = {item.subject for item in found}
     expired = mine.filter(state=State.NEW).exclude(subject__in=still).update(state=State.EXPIRED)
     return created, expired
+
+
+def _same_action(tool: str, records: dict[str, Any]) -> str:
+    return f"{tool}:{json.dumps(records, sort_keys=True)}"
 
 
 def suggestion_dismiss(*, suggestion: Suggestion, user: Any, reason: str = "") -> bool:

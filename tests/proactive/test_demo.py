@@ -33,7 +33,8 @@ def test_the_demo_gets_its_schedules_and_they_find_work_once() -> None:
     for detector in Detector.values:
         one, two = first[detector], second[detector]
         assert one is not None and two is not None and not one.error and not two.error
-        assert (one.created, two.found, two.created) == (one.found, one.found, 0), detector
+        # Fewer new than found only where another kind already offers the same visit.
+        assert one.created <= one.found and (two.found, two.created) == (one.found, 0), detector
     for detector in (Detector.MAINTENANCE, Detector.FOLLOW_UPS, Detector.OPPORTUNITIES):
         assert first[detector].found > 0, detector  # type: ignore[union-attr]
     assert Suggestion.objects.filter(organisation=demo).count() == sum(

@@ -20,7 +20,7 @@ from django_celery_beat.models import PeriodicTask
 from agents.models import Detector, ProactiveSchedule, ScheduleRun, Suggestion
 from agents.proactive import tasks
 from agents.proactive.detect import DETECTORS, Moment
-from agents.proactive.services import detector_run, schedule_update
+from agents.proactive.services import detector_run, schedule_update, suggestions_record
 from business.models import Job, Quote
 from business.selectors import org_today
 from business.services import job_follow_up_record
@@ -234,3 +234,17 @@ def test_an_admin_edits_the_time_in_the_admin_and_bad_values_are_refused(cast: C
     assert client.post(url, {**form, "hour": "6", "weekdays": "1,3-5"}).status_code == 302
     task = PeriodicTask.objects.get(pk=schedule.periodic_task_id)
     assert (task.crontab.hour, task.crontab.day_of_week) == ("6", "1,3-5")
+
+
+def test_equipment_due_and_in_the_campaign_is_offered_one_visit(cast: Cast) -> None:
+    customer = factories.make_customer(cast.org)
+    factories.make_equipment(cast.org, customer, last_service_on=_months_ago(14))
+    assert _run(cast.org, Detector.MAINTENANCE).created == 1
+    nov_now = timezone.make_aware(datetime.datetime(2026, 11, 2, 9))
+    november = Moment(today=datetime.date(2026, 11, 2), now=nov_now, days=0)
+    found = DETECTORS[Detector.SEASONAL](cast.org, november)
+    assert len(found) == 1
+    created, _expired = suggestions_record(
+        organisation=cast.org, run=None, found=found, kinds=(Kind.SEASONAL,)
+    )
+    assert created == 0 and Suggestion.objects.count() == 1
