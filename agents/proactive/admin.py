@@ -57,8 +57,13 @@ class ProactiveScheduleAdmin(OrgAdminAccess, OrgScopedAdmin):
 
     @admin.action(description=_("Run now"))
     def run_now(self, request: HttpRequest, queryset: QuerySet[ProactiveSchedule]) -> None:
-        for schedule in queryset:
-            BY_DETECTOR[schedule.detector].delay(schedule.organisation_id, trigger="admin")
+        try:
+            for schedule in queryset:
+                BY_DETECTOR[schedule.detector].delay(schedule.organisation_id, trigger="admin")
+        except Exception as exc:  # the job queue is down: say so, the schedule runs later
+            self.message_user(request, _("Could not start it: %(error)s") % {"error": exc},
+                              messages.ERROR)  # fmt: skip
+            return
         count = queryset.count()
         self.message_user(
             request,
