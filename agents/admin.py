@@ -225,6 +225,7 @@ class AgentAdmin(OrgAdminAccess, OrgScopedAdmin):
                     "prompt",
                     "model",
                     "context_mode",
+                    "direct_line",
                     "min_confidence",
                     "max_plan_steps",
                     "max_tokens",

@@ -122,6 +122,16 @@ class RetractEvent(Sequenced):
     reason: str
 
 
+class DirectLineEvent(Sequenced):
+    """The conversation's direct line (T2) opened to `agent` (its `label` in the message's
+    language) or, with `agent` "", closed: the panel shows or hides its indicator."""
+
+    type: Literal["direct_line"]
+    turn_id: str
+    agent: str
+    label: str
+
+
 class ReasoningEvent(Sequenced):
     type: Literal["reasoning"]
     turn_id: str
@@ -199,6 +209,7 @@ Event = (
     | ToolEndEvent
     | TextEvent
     | RetractEvent
+    | DirectLineEvent
     | ReasoningEvent
     | ApprovalRequestedEvent
     | ApprovalDecidedEvent
@@ -220,6 +231,7 @@ EVENT_TYPES = frozenset(
         "tool_end",
         "text",
         "retract",
+        "direct_line",
         "reasoning",
         "approval_requested",
         "approval_decided",

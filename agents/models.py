@@ -66,6 +66,23 @@ class Agent(models.Model):
     )
     prompt = models.TextField(_("prompt"), blank=True)
 
+    class DirectLine(models.TextChoices):
+        # `#agent text`: the agent's answer goes out verbatim, and the orchestrator adds nothing…
+        STRICT = "strict", _("Strict passthrough")
+        # …or may add its own attributed note after it (held actions, what was not done).
+        GUARDED = "guarded", _("Guarded additive")
+
+    direct_line = models.CharField(
+        _("direct line"),
+        max_length=8,
+        choices=DirectLine.choices,
+        default=DirectLine.STRICT,
+        help_text=_(
+            "How a direct line (#agent) delivers this agent's answer: verbatim and alone, or "
+            "verbatim with the copilot's separate, attributed notes after it."
+        ),
+    )
+
     class ContextMode(models.TextChoices):
         HISTORY = "history", _("Conversation history")
         QUERY = "query", _("Query only")

@@ -492,6 +492,25 @@ def failed(runner: Runner, result: ToolResult, *, es: str, en: str) -> Outcome:
     )
 
 
+def not_enabled(runner: Runner, result: ToolResult, *, es: str, en: str) -> Outcome | None:
+    """A tool this agent's row does not enable (an organisation's copy from before the tool
+    shipped): say what cannot be done and who can enable it, never "not found"."""
+    match = re.fullmatch(r"tool (\w+) not enabled", result.error or "")
+    if match is None:
+        return None
+    tool_name = match.group(1)
+    return Outcome(
+        text=runner.t(
+            es=f"{es}: la herramienta {tool_name} no está habilitada para este agente (un "
+            "administrador la habilita en Agentes).",
+            en=f"{en}: the {tool_name} tool is not enabled for this agent (an administrator "
+            "can enable it under Agents).",
+        ),
+        success=False,
+        error=result.error,
+    )
+
+
 def held_id(result: ToolResult) -> int | None:
     """The pending approval's id when the gate held this call instead of running it."""
     if result.ok and result.data.get("held"):

@@ -53,6 +53,8 @@ AGENT_MODULES: dict[str, str] = {
 # registry's own view, for code and tests that need an agent's tools without the database.
 SHARED_TOOLS: dict[str, tuple[str, ...]] = {
     "general": ("price_list",),
+    # A booking that gives only an address finds the customer who lives there.
+    "scheduling": ("customers_find",),
 }
 
 

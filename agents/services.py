@@ -42,6 +42,7 @@ EDITABLE_FIELDS = (
     "approval_decider",
     "prompt",
     "context_mode",
+    "direct_line",
     "enabled",
 )
 INTENT_FIELDS = ("name", "description", "examples_es", "examples_en")

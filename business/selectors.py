@@ -221,11 +221,89 @@ def quotes_with_lines(organisation: Organisation) -> QuerySet[Quote]:
 
 
 def overdue_equipment(organisation: Organisation, today: datetime.date) -> list[Equipment]:
-    # The next service date is derived from the last one and the interval, so it is computed in
-    # Python; an organisation's equipment list is small enough for that.
-    equipment = scoped(Equipment, organisation).select_related("customer")
-    due = [item for item in equipment if item.next_service_on and item.next_service_on < today]
-    return sorted(due, key=lambda item: (item.next_service_on, item.pk))
+    """Equipment past its service date with no open job of its trade booked: the same list, by
+    the same definition, as the copilot's "vencidos" (`maintenance_due`, days overdue > 0)."""
+    due = maintenance_due(organisation, on=today, within_days=0)
+    return [item.equipment for item in due if item.days_overdue > 0]
+
+
+_STREET_TYPE = re.compile(
+    r"^(?:av(?:da)?\.?|avenida|calle|pje\.?|pasaje|bv\.?|boulevard|diagonal|diag\.?)\s+"
+)
+
+
+def street_core(street: str) -> str:
+    """A street as compared: folded, without its type or "al" ("Av. Cabildo al 500" →
+    "cabildo 500"), so "Cabildo 500" finds "Av. Cabildo 500"."""
+    folded = " ".join(fold(street).replace(",", " ").split())
+    folded = _STREET_TYPE.sub("", folded)
+    return re.sub(r"\bal\s+(?=\d)", "", folded)
+
+
+def customer_address(customer: Customer, street: str) -> Address | None:
+    """The customer's own address that `street` names, or None (another customer's address,
+    or one not on file, is never taken)."""
+    wanted = street_core(street)
+    if not wanted:
+        return None
+    for address in customer.addresses.all():
+        if street_core(address.street) == wanted:
+            return address
+    words = set(wanted.split())
+    for address in customer.addresses.all():
+        if words <= set(street_core(address.street).split()):  # "Cabildo 500" in "… 500 PB"
+            return address
+    return None
+
+
+# --- documents by the number the product prints ----------------------------------------------
+# Numbers arrive as people type them ("P-27", "27", "B 0001-12"); they are read here too (the
+# business layer does not import the language engine) and always within one organisation, so a
+# number of another organisation is simply not found.
+_DOC_DIGITS = re.compile(r"\d+")
+
+
+def quote_by_number(organisation: Organisation, number: str) -> Quote | None:
+    """The organisation's quote "P-000027" from "P-000027", "P-27", "p27" or "27"."""
+    text = number.strip()
+    digits = _DOC_DIGITS.findall(text)
+    candidates = {text}
+    if len(digits) == 1:
+        candidates.add(f"P-{int(digits[0]):06d}")
+    return quotes_with_lines(organisation).filter(number__in=candidates).first()
+
+
+def invoice_by_number(
+    organisation: Organisation, number: str, letter: str | None = None
+) -> Invoice | None:
+    """The organisation's invoice "0001-00000012" from "0001-00000012", "B 0001-12", "1-12" or
+    "12" (point of sale 0001). With a letter, an invoice of the other letter is not it."""
+    text = number.strip()
+    digits = _DOC_DIGITS.findall(text)
+    candidates = {text}
+    if len(digits) == 1:
+        candidates.add(f"0001-{int(digits[0]):08d}")
+    elif len(digits) == 2:  # noqa: PLR2004 - point of sale and number
+        candidates.add(f"{int(digits[0]):04d}-{int(digits[1]):08d}")
+    invoices = invoices_with_amounts(organisation).filter(number__in=candidates)
+    head = re.match(r"\s*([AaBb])\b", text)
+    letter = letter or (head.group(1) if head else None)
+    if letter:
+        invoices = invoices.filter(letter=letter.upper())
+    return invoices.first()
+
+
+def ticket_by_number(organisation: Organisation, number: int | str) -> EscalationTicket | None:
+    """The organisation's ticket #12 (tickets are numbered by their id)."""
+    digits = _DOC_DIGITS.findall(str(number))
+    if len(digits) != 1:
+        return None
+    return (
+        scoped(EscalationTicket, organisation)
+        .select_related("customer", "job")
+        .filter(pk=int(digits[0]))
+        .first()
+    )
 
 
 _PRIORITY_ORDER = Case(

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
-from django.contrib import admin
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from business.admin import OrgScopedAdmin
-from copilot.models import AgentRun, Conversation, Message
+from business.models import Organisation
+from copilot.ledger import verify_chain
+from copilot.models import AgentRun, Conversation, Message, TraceSeal
 
 
 class MessageInline(admin.TabularInline):  # type: ignore[type-arg]
@@ -36,3 +44,65 @@ class AgentRunAdmin(OrgScopedAdmin):
     )
     list_filter = ("organisation", "agent", "success", "yielded")
     readonly_fields = [field.name for field in AgentRun._meta.fields]
+
+
+@admin.register(TraceSeal)
+class TraceSealAdmin(OrgScopedAdmin):
+    """The organisation's sealed turns: read-only, and the action that checks the chain."""
+
+    list_display = ("seq", "organisation", "turn_id", "sealed_at", "digest")
+    readonly_fields = (
+        "organisation",
+        "seq",
+        "turn_id",
+        "sealed_at",
+        "previous",
+        "digest",
+        "content",
+    )
+    actions = ("verify",)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.action(description=_("Verify the trace chain of these seals' organisations"))
+    def verify(self, request: HttpRequest, queryset: QuerySet[TraceSeal]) -> None:
+        ids = set(queryset.values_list("organisation_id", flat=True))
+        for organisation in Organisation.objects.filter(pk__in=ids).order_by("name"):
+            verdict = verify_chain(organisation.pk, first_only=True)
+            if verdict.intact:
+                self.message_user(
+                    request,
+                    gettext("Organisation %(org)s: the chain is intact (%(count)d seals).")
+                    % {"org": organisation.name, "count": verdict.seals},
+                    messages.SUCCESS,
+                )
+                continue
+            for item in verdict.breaks:
+                self.message_user(
+                    request,
+                    gettext(
+                        "Organisation %(org)s: the chain breaks at seal #%(seq)d (turn %(turn)s): "
+                        "%(detail)s."
+                    )
+                    % {
+                        "org": organisation.name,
+                        "seq": item.seq,
+                        "turn": item.turn_id,
+                        "detail": item.detail,
+                    },  # fmt: skip
+                    messages.ERROR,
+                )
+            if verdict.unsealed:
+                self.message_user(
+                    request,
+                    gettext("Organisation %(org)s: %(count)d ended turns have no seal.")
+                    % {"org": organisation.name, "count": len(verdict.unsealed)},
+                    messages.ERROR,
+                )

@@ -182,3 +182,37 @@ class AgentRun(models.Model):
     class Meta:
         ordering = ["created_at", "pk"]
         indexes = [models.Index(fields=["organisation", "agent", "created_at"])]
+
+
+class TraceSeal(models.Model):
+    """One sealed turn in the organisation's append-only trace ledger (T1).
+
+    `content` is the canonical JSON of what the turn did when it ended (its messages, sub-agent
+    runs, tool calls, model calls and approvals, copilot/ledger.py); `digest` hashes it together
+    with the previous seal's digest, so each seal vouches for every one before it. Editing a
+    trace row later, or a seal, or removing one, shows in `manage.py verify_trace`."""
+
+    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
+    seq = models.PositiveBigIntegerField()  # 1, 2, 3… per organisation
+    turn_id = models.CharField(max_length=36, db_index=True)
+    content = models.TextField()
+    previous = models.CharField(max_length=64)  # the previous seal's digest ("" for the first)
+    digest = models.CharField(max_length=64)
+    sealed_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["organisation", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["organisation", "seq"], name="trace_seal_seq_once"),
+            models.UniqueConstraint(fields=["turn_id"], name="trace_seal_turn_once"),
+        ]
+        verbose_name = _("trace seal")
+        verbose_name_plural = _("trace seals")
+
+    def __str__(self) -> str:
+        return f"#{self.seq} {self.turn_id}"
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        if self.pk is not None:  # append-only: a seal is never rewritten through the ORM
+            raise ValueError("trace seals are append-only")
+        super().save(*args, **kwargs)  # type: ignore[arg-type]

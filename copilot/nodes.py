@@ -20,10 +20,11 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from agents.base import CUSTOMER_ID, CUSTOMER_LABEL, JOB_ID, JOB_LABEL, Step
+from agents.events import DirectLineEvent
 from agents.models import Agent
 from agents.phrasing import unable_text
 from approvals.models import PendingAction
-from copilot import clarify, engines, replies
+from copilot import clarify, direct_line, engines, replies
 from copilot import memory as wm
 from copilot.delegate import gated, run_chain
 from copilot.resume import run_decision
@@ -39,7 +40,7 @@ from nlu import Router, answers
 from nlu.normalize import fold
 from nlu.openers import how_it_starts, opening_word
 from nlu.tone import Signals, read_signals
-from nlu.values import Context, Entities, Task, Understanding
+from nlu.values import Context, Directive, Entities, Task, Understanding
 
 # Intents a signal or a directive can put in the chain without the classifier.
 EMERGENCY = "emergency"
@@ -105,8 +106,17 @@ def understand(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
         intent_agents=dict(router.intents),
         pending=state.get("pending"),
     )
-    if understanding.directive is not None:
-        _directive(state, run, reading, router, context)
+    directive, line = (
+        understanding.directive,
+        direct_line.open_agent(state["memory"].state, run.agents),
+    )
+    if directive is not None and direct_line.is_exit(directive.agent):
+        _close_line(run, reading, line)
+    elif directive is not None:
+        _directive(state, run, reading, router, context, directive)
+    elif line is not None:  # the open line: the whole message goes to that agent
+        _directive(state, run, reading, router, context, Directive(line.name, run.ctx.text))
+        reading.direct_sticky = True
     elif not _resume(state, run, reading, router, context) and _model_reads(state, run, reading):
         _plan_with_model(state, run, reading, router, context)
     return {"reading": reading}
@@ -149,11 +159,15 @@ def _plan_with_model(
 
 
 def _directive(
-    state: TurnState, run: TurnRun, reading: Reading, router: Router, context: Context
+    state: TurnState,
+    run: TurnRun,
+    reading: Reading,
+    router: Router,
+    context: Context,
+    directive: Directive,
 ) -> None:
-    """`#agent text`: that agent, verbatim in and out; an unknown name gets a choice."""
-    directive = reading.understanding.directive
-    assert directive is not None
+    """`#agent text`: that agent, verbatim in and out; `#agent` alone opens the line to it; an
+    unknown or ambiguous name gets a choice, never a guess."""
     agents = run.agents
     agent, matches = resolve_agent(directive.agent, agents)
     language = reading.language
@@ -163,8 +177,10 @@ def _directive(
             directive.agent, options, language, ambiguous=bool(matches)
         )
         return
-    if not directive.text:
-        reading.notice = replies.directive_usage(agent.name, language)
+    if not directive.text:  # `#agent` alone: the line stays open to it until `#salir`
+        reading.direct_line = agent.name
+        reading.notice = replies.direct_line_opened(agent.label(language), agent.name, language)
+        _line_event(run, agent.name, agent.label(language))
         return
     inner = router.understand(directive.text, context)
     intent, entities = engines.best_intent_for(agent, inner, reading.intent_agents)
@@ -177,7 +193,25 @@ def _directive(
         )
     ]  # fmt: skip
     reading.direct_agent = agent.name
+    reading.direct_policy = agent.direct_line
     reading.routed_by = "directive"
+
+
+def _close_line(run: TurnRun, reading: Reading, line: Agent | None) -> None:
+    """`#salir` / `#exit`: the line closes (or there was none open, and that is said)."""
+    language = reading.language
+    reading.direct_line = ""
+    reading.notice = replies.direct_line_closed(
+        line.label(language) if line is not None else "", language
+    )
+    if line is not None:
+        _line_event(run, "", "")
+
+
+def _line_event(run: TurnRun, agent: str, label: str) -> None:
+    run.ctx.emit(
+        DirectLineEvent(type="direct_line", turn_id=run.ctx.turn_id, agent=agent, label=label)
+    )
 
 
 def _resume(
@@ -501,6 +535,8 @@ class Part:
     agent: str
     text: str
     streamed: bool = False
+    # The orchestrator's note after an agent's verbatim block on a guarded direct line (T2).
+    intervention: bool = False
 
 
 def _summary(step: Step, run: StepRun | None) -> replies.StepSummary:
@@ -533,13 +569,19 @@ def compose_parts(state: TurnState) -> list[Part]:
     final = {run.step.index: run for run in delegation.final_runs()}
     steps = _display_order(delegation)
     summaries = [_summary(step, final.get(step.index)) for step in steps]
+    parts: list[Part] = []
     if reading.direct_agent:
         # Direct line: the agent's words, verbatim; only a failure gets the orchestrator's line.
-        return [
+        parts = [
             _agent_part(step, final.get(step.index), s.text or replies.failure_line(s, language))
             for step, s in zip(steps, summaries, strict=True)
         ]
-    parts: list[Part] = []
+        if reading.direct_policy != Agent.DirectLine.GUARDED:
+            return parts  # strict: nothing of the orchestrator's own
+        notes = _closing_lines(delegation, summaries, " ".join(p.text for p in parts), language)
+        if len(steps) == 1 and _unfinished_by_model(final.get(steps[0].index), summaries[0]):
+            notes.insert(0, Part("", replies.not_done_line(summaries[0], language)))
+        return parts + [dataclasses.replace(note, intervention=True) for note in notes]
     plan = reading.plan
     preamble = plan.get("preamble") or ""
     # A preamble that is not an answer ("functions.customer_create: {…}") is left out: the
@@ -558,7 +600,16 @@ def compose_parts(state: TurnState) -> list[Part]:
                 parts.append(Part("", replies.not_done_line(summary, language)))
         elif summary.ran or summary.yielded:
             parts.append(Part(step.agent, replies.failure_line(summary, language)))
-    said = " ".join(part.text for part in parts)
+    parts.extend(_closing_lines(delegation, summaries, " ".join(p.text for p in parts), language))
+    return parts or [Part("", replies.empty_reply(language))]
+
+
+def _closing_lines(
+    delegation: Delegation, summaries: list[replies.StepSummary], said: str, language: str
+) -> list[Part]:
+    """The orchestrator's own lines after the agents': what was held, what waits, what was
+    deferred, what was partly done, the hand-off."""
+    parts: list[Part] = []
     unnamed = [number for number in delegation.held if f"#{number}" not in said]
     if unnamed:  # an agent that already named its request is not repeated
         held = PendingAction.objects.filter(pk__in=unnamed).order_by("pk")
@@ -575,7 +626,7 @@ def compose_parts(state: TurnState) -> list[Part]:
         parts.append(Part("", line))
     if delegation.stopped:
         parts.append(Part("", replies.handoff_line(delegation.handoff_ticket, language)))
-    return parts or [Part("", replies.empty_reply(language))]
+    return parts
 
 
 def _unfinished_by_model(run: StepRun | None, summary: replies.StepSummary) -> bool:
@@ -619,11 +670,20 @@ def compose(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
     for row in consulted:
         if (row["agent"], row["intent"]) in asked:
             row["clarifying"] = True
+    trace = build_trace(run, state, consulted)
+    if reading.direct_agent or reading.direct_line is not None:
+        trace["direct_line"] = {
+            "agent": reading.direct_agent,
+            "policy": reading.direct_policy,
+            "sticky": reading.direct_sticky,
+            "line": reading.direct_line,  # what this message did to the open line
+            "interventions": [part.text for part in parts if part.intervention],
+        }
     return {
         "reply": "\n\n".join(part.text for part in parts),
         "parts": [(part.agent, part.text) for part in parts],
         "consulted": consulted,
-        "trace": build_trace(run, state, consulted),
+        "trace": trace,
     }
 
 

@@ -178,11 +178,33 @@ def agent_choice(
     return f"{head}\n{listed}"
 
 
-def directive_usage(name: str, language: str) -> str:
+def direct_line_opened(label: str, name: str, language: str) -> str:
     return t(
         language,
-        es=f"Escribí tu pedido después del nombre, por ejemplo: «#{name} …».",
-        en=f"Write your request after the name, for example: “#{name} …”.",
+        es=(
+            f"Línea directa con {label} abierta: lo que escribas va a {label} tal cual, y su "
+            f"respuesta te llega sin cambios. Escribí «#salir» para volver al copiloto "
+            f"(o «#{name} …» para un solo pedido)."
+        ),
+        en=(
+            f"Direct line to {label} open: what you write goes to {label} as is, and its answer "
+            f"reaches you unchanged. Write “#exit” to go back to the copilot (or “#{name} …” "
+            f"for a single request)."
+        ),
+    )
+
+
+def direct_line_closed(label: str, language: str) -> str:
+    if not label:
+        return t(
+            language,
+            es="No hay una línea directa abierta: ya estás hablando con el copiloto.",
+            en="No direct line is open: you are already talking to the copilot.",
+        )
+    return t(
+        language,
+        es=f"Línea directa con {label} cerrada. Volviste al copiloto.",
+        en=f"Direct line to {label} closed. You are back with the copilot.",
     )
 
 

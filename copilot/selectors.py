@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Min, QuerySet
+from django.db.models import Min, Q, QuerySet
 
 from agents.events import ConsultedAgent
 from business.models import Membership, Organisation
@@ -117,4 +117,27 @@ def conversations_for_user(user: AnyUser, organisation: Organisation) -> QuerySe
         return Conversation.objects.none()
     return Conversation.objects.filter(
         organisation=organisation, organisation__memberships__user__pk=user.pk, user__pk=user.pk
+    ).order_by("-updated_at")
+
+
+def readable_conversations(user: AnyUser, organisation: Organisation) -> QuerySet[Conversation]:
+    """Every conversation of `organisation` the user may read (get_conversation_for_user's
+    rule as a query): their own and, for a supervisor, those of members of a lower role, of
+    someone who left and of no member at all (WhatsApp, schedules). Newest first."""
+    if not user.is_authenticated or organisation is None:
+        return Conversation.objects.none()
+    conversations = Conversation.objects.filter(organisation=organisation)
+    reader = Membership.objects.filter(organisation=organisation, user_id=user.pk).first()
+    if reader is None:
+        return Conversation.objects.none()
+    mine = Q(user_id=user.pk)
+    if not can(reader, "supervise_conversations"):
+        return conversations.filter(mine).order_by("-updated_at")
+    members = Membership.objects.filter(organisation=organisation)
+    lower = [m.user_id for m in members if outranks(reader, m)]
+    return conversations.filter(
+        mine
+        | Q(user_id__in=lower)
+        | Q(user__isnull=True)
+        | ~Q(user_id__in=members.values("user_id"))
     ).order_by("-updated_at")

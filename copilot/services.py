@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
+from django.db import transaction
 from django.utils import timezone
 
 from business.models import Organisation
+from copilot.ledger import seal_turn
 from copilot.models import AgentRun, Conversation, Message, Turn
+
+logger = logging.getLogger(__name__)
 
 TITLE_LENGTH = 60
 
@@ -95,6 +100,19 @@ def turn_finish(*, turn: Turn, status: str, answer: Message | None = None, error
     Turn.objects.filter(pk=turn.pk).update(**fields)
     for key, value in fields.items():
         setattr(turn, key, value)
+    turn_seal(turn)
+
+
+def turn_seal(turn: Turn) -> None:
+    """Seal the ended turn into the organisation's trace chain (copilot/ledger.py).
+
+    A seal that cannot be written never costs the turn its answer: the turn stays unsealed,
+    which `verify_trace` reports."""
+    try:
+        with transaction.atomic():
+            seal_turn(turn)
+    except Exception:
+        logger.exception("turn %s: could not be sealed", turn.pk)
 
 
 def agent_run_record(

@@ -83,6 +83,10 @@ class Reading:
     steps: list[Step] = field(default_factory=list)
     notice: str = ""  # a reply that replaces the chain (a choice of agents, a usage hint)
     direct_agent: str = ""  # `#agent text`: that agent's reply goes out verbatim
+    direct_policy: str = ""  # its agent's direct-line policy: "strict" or "guarded"
+    direct_sticky: bool = False  # it came through the conversation's open line
+    # The open line after this message: None unchanged, "" closed, else the agent it is open to.
+    direct_line: str | None = None
     plan: dict[str, Any] = field(default_factory=dict)  # the orchestrator model's plan
     fallback: dict[str, str] = field(default_factory=dict)  # where and why the model failed
     pending: Pending | None = None  # the open question, unless this message dropped it

@@ -46,7 +46,7 @@ from agents.selectors import agents_for_org
 from approvals.models import PendingAction
 from business.hygiene import text_problem
 from business.models import Organisation
-from copilot import checkpoints, clarify, engines, eventlog, replies
+from copilot import checkpoints, clarify, direct_line, engines, eventlog, replies
 from copilot import memory as wm
 from copilot.decisions import answer_order
 from copilot.graph import get_graph, pause, resume, run_graph
@@ -59,6 +59,7 @@ from copilot.services import (
     conversation_state_update,
     message_add,
     turn_finish,
+    turn_seal,
 )
 from copilot.state import Followup, TurnRun, TurnState
 from copilot.streaming import TextStream
@@ -484,7 +485,9 @@ def _store_reply(
     own message (history stays separated per agent); the trace goes with the last one."""
     parts: list[tuple[str, str]] = state.get("parts") or []
     direct = state["reading"].direct_agent
-    per_agent = state["reading"].routed_by == "model" and len(parts) > 1
+    # The model's agents, and a direct line's verbatim block with the copilot's notes after it
+    # (guarded), are stored one message per speaker.
+    per_agent = (state["reading"].routed_by == "model" or bool(direct)) and len(parts) > 1
     if not per_agent:
         return message_add(
             conversation=conversation, role=Message.Role.ASSISTANT, text=state["reply"],
@@ -540,6 +543,7 @@ def _remember(
     updated.pop(clarify.PENDING, None)
     if pending is not None:
         updated[clarify.PENDING] = pending.as_state()
+    updated = direct_line.remembered(updated, reading.direct_line)
     summary = wm.summarize(updated, conversation.summary, user_text)
     conversation_state_update(conversation=conversation, state=updated, summary=summary)
 
@@ -595,6 +599,8 @@ def interrupt_turn(turn: Turn) -> bool:
             language=language, trace={"turn_id": turn_id, "interrupted": True},
         )  # fmt: skip
         Turn.objects.filter(pk=turn.pk).update(answer=answer, error="runner died mid-turn")
+        turn.answer = answer
+        turn_seal(turn)
         emit = _emitter(turn)
         emit(_error(turn_id, "interrupted", text))
         emit(_completed(turn_id, answer.pk, text))

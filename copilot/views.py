@@ -8,13 +8,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.utils.translation import get_language, gettext
 from django.views.decorators.http import require_POST
 
-from agents.models import Suggestion
+from agents.models import Agent, Suggestion
 from agents.proactive import why
 from agents.proactive.selectors import (
     acceptance_by_kind,
@@ -26,11 +28,19 @@ from agents.proactive.services import suggestion_dismiss as suggestion_dismiss_s
 from business.roles import can, permission_required
 from business.scheduling import Slot, next_free_slots
 from business.services import service_duration
-from copilot import tasks
-from copilot.models import Conversation
-from copilot.selectors import conversations_for_user, get_conversation_for_user, replay_from
+from copilot import direct_line, tasks
+from copilot.models import Conversation, Turn
+from copilot.selectors import (
+    conversations_for_user,
+    get_conversation_for_user,
+    readable_conversations,
+    replay_from,
+)
 from copilot.services import conversation_create
+from copilot.trace_browser import conversation_turns, turn_counts, turn_view
 from copilot.turn import accept_suggestion
+
+TRACE_PAGE = 30
 
 
 @permission_required("chat")
@@ -67,8 +77,22 @@ def chat_detail(request: HttpRequest, conversation_id: int) -> HttpResponse:
         "chat_messages": conversation.messages.all(),
         "max_chars": settings.COPILOT_MAX_MESSAGE_CHARS,
         "replay_from": replay_from(conversation),
+        "direct_line": _direct_line(conversation, request.LANGUAGE_CODE),
     }
     return render(request, "copilot/chat.html", context)
+
+
+def _direct_line(conversation: Conversation, language: str) -> dict[str, str] | None:
+    """The agent the conversation's direct line is open to (T2), for the panel's indicator."""
+    name = (conversation.state or {}).get(direct_line.STATE_KEY)
+    if not name:
+        return None
+    agent = Agent.objects.filter(
+        organisation_id=conversation.organisation_id, name=name, enabled=True
+    ).first()
+    if agent is None:
+        return None
+    return {"agent": agent.name, "label": agent.label(language[:2])}
 
 
 def _owner_name(conversation: Conversation) -> str:
@@ -193,3 +217,47 @@ def suggestion_dismiss(request: HttpRequest, pk: int) -> HttpResponse:
     )
     suggestion.refresh_from_db()
     return render(request, "copilot/suggestions.html#row", {"row": _rows([suggestion])[0]})
+
+
+# --- the trace browser (D5): managers and admins read what a turn understood and did -----------
+
+
+@permission_required("supervise_conversations")
+def trace_index(request: HttpRequest) -> HttpResponse:
+    conversations = turn_counts(
+        readable_conversations(request.user, request.organisation)  # type: ignore[attr-defined]
+    ).select_related("user")
+    page = Paginator(conversations, TRACE_PAGE).get_page(request.GET.get("page"))
+    htmx = request.htmx  # type: ignore[attr-defined]
+    partial = bool(htmx) and not htmx.history_restore_request
+    template = "copilot/traces.html#rows" if partial else "copilot/traces.html"
+    return render(request, template, {"page": page})
+
+
+@permission_required("supervise_conversations")
+def trace_conversation(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    try:
+        conversation, _read_only = get_conversation_for_user(request.user, conversation_id)
+    except Conversation.DoesNotExist as exc:
+        raise Http404 from exc
+    if conversation.organisation_id != request.organisation.pk:  # type: ignore[attr-defined]
+        raise Http404
+    turns = conversation_turns(conversation)
+    return render(
+        request,
+        "copilot/trace_conversation.html",
+        {"conversation": conversation, "turns": turns, "owner_name": _owner_name(conversation)},
+    )
+
+
+@permission_required("supervise_conversations")
+def trace_turn(request: HttpRequest, turn_id: str) -> HttpResponse:
+    organisation = request.organisation  # type: ignore[attr-defined]
+    try:
+        turn = Turn.objects.select_related("message", "answer", "conversation", "user").get(
+            pk=turn_id, organisation=organisation
+        )
+        get_conversation_for_user(request.user, turn.conversation_id)
+    except (Turn.DoesNotExist, Conversation.DoesNotExist, ValidationError) as exc:
+        raise Http404 from exc
+    return render(request, "copilot/trace_turn.html", {"view": turn_view(turn)})

@@ -13,12 +13,14 @@ import datetime
 import re
 from collections.abc import Sequence
 
+from nlu.addresses import AddressMention, find_addresses
 from nlu.amounts import find_amount
 from nlu.cuit import _DOTTED_CUIT, CUIT_IN_TEXT, format_cuit
 from nlu.dates import Mention, find_dates, find_impossible_dates, pick_date, target_date
 from nlu.language import detect_language
 from nlu.names import NameHit, find_names
 from nlu.normalize import fold, fold_keep_length
+from nlu.references import Reference, find_references
 from nlu.service_lexicon import find_service
 from nlu.times import TimeMention, find_part_of_day, find_times
 from nlu.values import Context, Entities
@@ -68,13 +70,34 @@ _BARE_JOB_NUMBER = re.compile(
 )
 
 
-def _job_numbers(text: str) -> list[tuple[int, int, int]]:
+def _job_numbers(text: str, taken: Sequence[Reference] = ()) -> list[tuple[int, int, int]]:
+    """Job numbers outside the spans of document references ("ticket #12" is no job #12)."""
     folded = fold_keep_length(text)
-    found = [(m.start(), m.end(), int(m.group(1))) for m in _JOB_NUMBER.finditer(folded)]
-    for m in _BARE_JOB_NUMBER.finditer(folded):
-        if not any(s < m.end() and m.start() < e for s, e, _ in found):
-            found.append((m.start(), m.end(), int(m.group(1))))
-    return sorted(found)
+    found = [(r.start, r.end, 0) for r in taken]
+    for pattern in (_JOB_NUMBER, _BARE_JOB_NUMBER):
+        for m in pattern.finditer(folded):
+            if not any(s < m.end() and m.start() < e for s, e, _ in found):
+                found.append((m.start(), m.end(), int(m.group(1))))
+    return sorted(found[len(taken) :])
+
+
+def _references(entities: Entities, references: list[Reference]) -> None:
+    """One quote / invoice / ticket number per kind; two different ones named: neither."""
+    quotes = [r.value for r in references if r.kind == "quote"]
+    entities.quote_number = _one(quotes, True)
+    invoices = [r for r in references if r.kind == "invoice"]
+    entities.invoice_number = _one([r.value for r in invoices], True)
+    if entities.invoice_number is not None:
+        entities.invoice_letter = next((r.letter for r in invoices if r.letter), None)
+    tickets = [r.value for r in references if r.kind == "ticket"]
+    ticket = _one(tickets, True)
+    entities.ticket_id = int(ticket) if ticket is not None else None
+
+
+def _address(found: list[AddressMention]) -> str | None:
+    """The one address named; two different ones: neither (a later step asks)."""
+    distinct = list(dict.fromkeys(fold(a.text) for a in found))
+    return found[0].text if len(distinct) == 1 else None
 
 
 def _one(values: Sequence[str], whole_message: bool) -> str | None:
@@ -130,10 +153,13 @@ def extract_entities(
     lang = lang or detect_language(text)
     cuits = _cuits(text)
     entities = Entities(cuit=_one([c for _, _, c in cuits], whole_message))
-    jobs = _job_numbers(text)
+    references = find_references(_blank(text, [(s, e) for s, e, _ in cuits]))
+    _references(entities, references)
+    jobs = _job_numbers(text, references)
     numbers = list(dict.fromkeys(number for _, _, number in jobs))
     entities.job_id = numbers[0] if len(numbers) == 1 else None  # two jobs named: neither
-    without_cuit = _blank(text, [(s, e) for s, e, _ in cuits] + [(s, e) for s, e, _ in jobs])
+    understood = [(s, e) for s, e, _ in cuits] + [(s, e) for s, e, _ in jobs]
+    without_cuit = _blank(text, understood + [(r.start, r.end) for r in references])
     impossible = find_impossible_dates(without_cuit, ctx.today, lang)
     without_cuit = _blank(without_cuit, [(i.start, i.end) for i in impossible])
     dates = find_dates(without_cuit, ctx.today, lang)
@@ -144,8 +170,13 @@ def extract_entities(
     without_dates = _blank(without_cuit, [(m.start, m.end) for m in dates])
     times = find_times(without_dates)
     entities.time = _time(times, dates, entities.date, whole_message)
-    entities.amount = find_amount(_blank(without_dates, [(t.start, t.end) for t in times]))
+    without_times = _blank(without_dates, [(t.start, t.end) for t in times])
     hits = find_names(text, ctx.vocabulary)
+    addresses = find_addresses(without_times, [(h.start, h.start + len(h.name)) for h in hits])
+    entities.address = _address(addresses)
+    entities.amount = find_amount(_blank(without_times, [(a.start, a.end) for a in addresses]))
+    # A name inside an address is the street's ("calle Thames 1200"), not a person.
+    hits = [h for h in hits if not any(a.start <= h.start < a.end for a in addresses)]
     customer = _names(hits, "customer", whole_message)
     technician = _names(hits, "technician", whole_message)
     if customer:

@@ -35,6 +35,7 @@ _EN = word_set(
     open need want have has get send check new create add update change find show i we all
     any some there up out if not just also then plus sick vehicle truck van repair install
     maintenance heater boiler leak they them he she someone anyone right away now send
+    never mind forget yes yeah sure sorry nope
     """
 )
 # Voseo imperatives and -ción nouns are unmistakably Spanish even without function words.

@@ -49,7 +49,7 @@ TECHNICIAN_VERBS = word_set(
 JOB_NOUNS = word_set(
     """
     trabajos trabajo visitas turnos jobs job visits visit install installation house account
-    appointment appointments one repair service
+    appointment appointments one repair service invoice invoices quote bill
     """
 )
 VEHICLES = word_set(
@@ -72,7 +72,11 @@ TECHNICIAN_AFTER = re.compile(
     r"^(?:\S+\s+){0,3}?(?:enferm\w*|fiebre|grip\w*|engripad\w*|covid|angina|quebr\w*|lesion\w*|"
     r"licencia|reposo|no\s+(?:viene|vino|va\s+a\s+venir|puede\s+venir)|falt[oa]\w*|"
     r"(?:se\s+)?siente\s+mal|sick|ill|flu|injured|out|off|libre|disponible|free|available|"
-    r"ocupad[oa]|busy|lleva|lleve|maneja|drives|takes)\b"
+    r"ocupad[oa]|busy|lleva|lleve|maneja|drives|takes|"
+    # "Steve won't make it in today", "Sam in the Transit", "Lucas en la Kangoo"
+    r"(?:won'?t|can'?t|cannot)\s+(?:make\s+it|come\s+in|be\s+in)|"
+    rf"(?:in|en|con)\s+(?:the\s+|la\s+|el\s+)?(?:{'|'.join(sorted(VEHICLES))})"
+    r")\b"
 )
 
 FUNCTION_WORDS = """

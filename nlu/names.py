@@ -225,7 +225,7 @@ def _cue_role(tokens: list[Token], start: int) -> str | None:
         return "technician"
     if first in ("a", "al", "to") and (second in TECHNICIAN_VERBS or second in JOB_NOUNS):
         return "technician"  # "mandá a Díaz", "pasá sus trabajos a Ramón"
-    if first in ("a", "al", "to") and _clause_assigns(tokens, start):
+    if first in ("a", "al", "to", "para", "for") and _clause_assigns(tokens, start):
         following = _next_word(tokens, start)
         return "customer" if following in JOB_NOUNS else "technician"  # "to the Hall install"
     if first in CUSTOMER_CUES:
@@ -282,7 +282,10 @@ def _role_after(tokens: list[Token], end: int) -> str | None:
 
 def _span_role(tokens: list[Token], start: int, end: int) -> str | None:
     """customer / technician when the context says this span is a person or a company."""
-    role = _role_after(tokens, end) or _cue_role(tokens, start)
+    role = _role_after(tokens, end)
+    if role is None and _honorific_before(tokens, start):
+        return "customer"  # "send Mrs. Nguyen a quote": a technician is not "Mrs."
+    role = role or _cue_role(tokens, start)
     if role:
         return role
     following = tokens[end].folded if end < len(tokens) else ""

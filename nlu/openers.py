@@ -63,6 +63,9 @@ _QUESTION = word_set(
     what which who when where how why is are do does did can could will would has have should
     """
 )
+# English asks in the first person ("I want a manager", "we need someone Friday"): the pronoun is
+# always capitalised, so the examples never teach it as an opener.
+_WANTS = re.compile(r"(?:i|we)\s+(?:want|need|would\s+like|'d\s+like|d\s+like)\b")
 # Words ending in a stressed vowel that are not voseo imperatives.
 _ACCENTED_NOT_VERBS = frozenset(
     ["está", "acá", "allá", "ahí", "así", "aquí", "sí", "mamá", "papá", "bebé", "café", "sofá"]
@@ -77,9 +80,13 @@ _REPORTS = word_set(
     andaba tiene tienen tenia parece queja quejan quejaba necesita porque xq pq encima sigue
     she he they it its it's they're she's he's theyre shes hes because since cause cuz coz
     says said asks asked wants wanted complains complained paid is are was were has had keeps
-    seems sounds needs
+    seems sounds needs nadie nobody
     """
 )
+# "…, que ya pagó la seña", "…, q se quejó": after a request a clause led by "que" gives its
+# reason (es-AR uses "que" for "because"); only an imperative makes it a request ("que lo agenden"
+# is not one either: a request opens with the verb).
+_SUBORDINATE = frozenset({"que", "q"})
 # "el cliente está enojado", "the owner is really angry": a person, then how they are.
 _PEOPLE = word_set(
     """
@@ -128,7 +135,8 @@ def _reports(words: list[str]) -> bool:
     first = fold(words[0])
     if first in _REPORTS or (words[0].endswith("ó") and len(words[0]) > 3):
         return True
-    return first in _ARTICLES and len(words) > 2 and fold(words[1]) in _PEOPLE
+    person = fold(words[1]).removesuffix("'s") if len(words) > 2 else ""
+    return first in _ARTICLES and person in _PEOPLE
 
 
 Opening = Literal["request", "detail", "report", "other"]
@@ -154,7 +162,9 @@ def how_it_starts(text: str, openers: frozenset[str]) -> Opening:
     raw = _WORD.findall(text.lower())
     if fold(raw[0]) in _CONDITIONS and not imperative:
         return "report"  # "si hay lugar", "if there's a slot": a condition on the request
-    if fold(words[0]) in _QUESTION or imperative:
+    if fold(raw[0]) in _SUBORDINATE and not imperative and fold(words[0]) not in _QUESTION:
+        return "report"  # "que la semana pasada ya pagó": the reason for the request
+    if fold(words[0]) in _QUESTION or imperative or _WANTS.match(fold(text).lstrip()):
         return "request"
     # Before the learned openers: the examples of a complaint start with "se queja" too.
     if _reports(words):
@@ -194,3 +204,12 @@ def opening_word(text: str) -> str:
     """The folded first real word ("Y facturale a Juan..." → "facturale"), or ""."""
     words = _real_words(text)
     return fold(words[0]) if words else ""
+
+
+def opening_verb(text: str) -> str:
+    """The folded first real word when it is a verb in the imperative ("agendá", "cancelalo",
+    "book"), else "": "¿la factura 12 está paga?" opens with a noun that folds like "facturá"."""
+    words = _real_words(text)
+    if not words or not (_imperative(words[0]) or fold(words[0]) in _ENGLISH_VERBS):
+        return ""
+    return fold(words[0])

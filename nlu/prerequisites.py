@@ -13,7 +13,7 @@ Stdlib only.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from nlu.normalize import fold
@@ -27,6 +27,7 @@ class Fact:
     prerequisite: str  # the intent whose step records it
     for_intents: frozenset[str]  # requests that build on it
     pattern: re.Pattern[str]  # matched on folded text
+    unless: re.Pattern[str] | None = None  # a clause that also matches this is about else
 
 
 _ABSENT = re.compile(
@@ -63,6 +64,25 @@ _NEW_CUSTOMER = re.compile(
     r"a customer)"
     r")\b"
 )
+# A job that was never entered ("el trabajo nunca se cargó", "que todavía no está cargada",
+# "the Walsh job isn't in the system yet") must be booked before it is invoiced or given a van.
+_NOT_ENTERED = re.compile(
+    r"\b(?:"
+    r"(?:nunca|no|todavia\s+no|aun\s+no)\s+(?:se\s+)?(?:cargo|cargamos|agendo|agendamos|registro|"
+    r"registramos|anoto|anotamos)\b|"
+    r"no\s+(?:esta|estaba|estan|figura|aparece)\s+(?:todavia\s+|aun\s+)?(?:cargad|agendad|"
+    r"registrad|anotad|en\s+el\s+sistema|en\s+la\s+agenda)|"
+    r"(?:was|has\s+been|were|got)\s+never\s+(?:entered|booked|logged|scheduled|put\s+in)|"
+    r"never\s+(?:got\s+)?(?:entered|booked|logged)|"
+    r"(?:isn't|is\s+not|wasn't|was\s+not|aren't|are\s+not)\s+(?:yet\s+)?(?:in\s+the\s+system|"
+    r"entered|booked|logged|on\s+the\s+schedule)"
+    r")"
+)
+# What a job is called: a clause about one is not about a new customer.
+_JOB = re.compile(
+    r"\b(?:trabajo|trabajos|laburo|laburos|visita|visitas|turno|turnos|service|servicio|orden|"
+    r"job|jobs|visit|appointment|work\s+order)\b"
+)
 FACTS = (
     Fact(
         "technician_sick",
@@ -70,19 +90,69 @@ FACTS = (
         _ABSENT,
     ),
     Fact(
+        "book_job",
+        frozenset({"generate_invoice", "assign_vehicle"}),
+        _NOT_ENTERED,
+    ),
+    Fact(
         "create_customer",
         frozenset({"book_job", "generate_quote"}),
         _NEW_CUSTOMER,
+        _JOB,
     ),
 )
 _CLAUSE = re.compile(r"[^,;.!?\n]+")
+_PARTS = re.compile(r"[^,;:.!?\n]+")
 
 
-def stated_clause(text: str, pattern: re.Pattern[str]) -> str | None:
+def stated_clause(
+    text: str, pattern: re.Pattern[str], unless: re.Pattern[str] | None = None
+) -> str | None:
     """The clause of `text` (original spelling) that states the fact, or None."""
     for match in _CLAUSE.finditer(text):
-        if pattern.search(fold(match.group())):
+        folded = fold(match.group())
+        if pattern.search(folded) and not (unless and unless.search(folded)):
             return match.group().strip()
+    return None
+
+
+def settle_facts(tasks: Sequence[Task], is_request: Callable[[str], bool]) -> list[Task]:
+    """The parts of the chain that only state a fact, read as that fact.
+
+    "Sosa se lesionó la rodilla, mandá a otro" or "la señora Lamas nunca nos llamó, quiere un
+    service" hold a part that asks nothing: the classifier reads it by its words (an
+    emergency, the customer's file). When it states a fact a request of the chain builds on,
+    it is the fact's step — or nothing, when another part already asks for that step ("ese
+    laburo no está cargado; cargalo para mañana"). While a customer is being registered a part
+    that only names them ("se llama Horacio Benegas") is part of the registration, not a search.
+    """
+    intents = [task.intent for task in tasks]
+    settled: list[Task] = []
+    for k, task in enumerate(tasks):
+        others = set(intents[:k] + intents[k + 1 :])
+        if any(is_request(clause.strip()) for clause in _PARTS.findall(task.text)):
+            settled.append(task)
+            continue
+        fact = _stated_by(task.text, others)
+        if fact is not None and fact.prerequisite in others:
+            continue
+        if fact is not None:
+            candidates = [(fact.prerequisite, STATED_CONFIDENCE)]
+            task = Task(fact.prerequisite, task.agent, STATED_CONFIDENCE, task.text,
+                        task.entities, candidates)  # fmt: skip
+        elif task.intent == "search_customer" and "create_customer" in others:
+            continue
+        settled.append(task)
+    return settled
+
+
+def _stated_by(text: str, others: set[str]) -> Fact | None:
+    folded = fold(text)
+    for fact in FACTS:
+        if not (others & fact.for_intents) or not fact.pattern.search(folded):
+            continue
+        if fact.unless is None or not fact.unless.search(folded):
+            return fact
     return None
 
 
@@ -92,12 +162,14 @@ def add_stated(
     """The chain with each stated prerequisite a task of it depends on; (tasks, added intents)."""
     present = {task.intent for task in tasks}
     added: list[Task] = []
+    used: set[str] = set()
     for fact in FACTS:
         if fact.prerequisite in present or not (present & fact.for_intents):
             continue
-        clause = stated_clause(text, fact.pattern)
-        if clause is None:
-            continue
+        clause = stated_clause(text, fact.pattern, fact.unless)
+        if clause is None or clause in used:
+            continue  # one clause states one fact ("que todavía no está cargada": the job)
+        used.add(clause)
         agent = (agent_for or {}).get(fact.prerequisite, "")
         candidates = [(fact.prerequisite, STATED_CONFIDENCE)]
         added.append(

@@ -16,9 +16,10 @@ from nlu.answers import dont_know
 from nlu.classifier import IntentClassifier, train_classifier
 from nlu.entities import extract_entities
 from nlu.language import detect_language
-from nlu.openers import how_it_starts, opener_words, opening_word, verb_intents
+from nlu.openers import how_it_starts, opener_words, opening_verb, opening_word, verb_intents
 from nlu.ordering import apply_labelling_rules, order_chain
-from nlu.prerequisites import add_stated
+from nlu.prerequisites import add_stated, settle_facts
+from nlu.references import intent_by_reference
 from nlu.rules import (
     bare_cuit,
     is_danger,
@@ -93,6 +94,7 @@ class Router:
         )
         classified = time.perf_counter()
         tasks = [self._task(seg, ctx, language) for seg in segments]
+        tasks = settle_facts(tasks, lambda part: how_it_starts(part, self.openers) == "request")
         kept, notes = apply_labelling_rules(
             tasks, ctx.today, lambda part: how_it_starts(part, self.openers) == "request"
         )
@@ -126,6 +128,7 @@ class Router:
         elif "unknown" in self.intents and off_topic(seg.text) and not self._names_intent(seg):
             intent, confidence = "unknown", max(confidence, 0.9)
         entities = extract_entities(seg.text, ctx, language)
+        intent = intent_by_reference(intent, seg.text, entities, self.intents)
         return Task(intent, self.agent_for(intent), confidence, seg.text, entities, candidates)
 
     def _names_intent(self, seg: Segment) -> bool:
@@ -142,6 +145,12 @@ class Router:
             # "agendá algo", "book something": the trade's verb is in scope though nothing else
             # is said; the handler asks what and for whom (only a clear aside overrules it).
             return named, VERB_CONFIDENCE
+        verb = self.verbs.get(opening_verb(text))
+        if top in CUE_INTENTS - {"unknown"} and verb and verb not in CUE_INTENTS:
+            # "agendá a Ponce el viernes si hay lugar", "book the repair, he paid and nobody
+            # came": the words of availability, money or grievance around the verb are why
+            # the operator asks, and the verb says what is asked.
+            return verb, VERB_CONFIDENCE
         for intent, probability in candidates[1:]:
             if intent == named and probability >= VERB_CANDIDATE_FLOOR:
                 # The verb is the evidence: its reading is as sure as a clear one, so the step

@@ -52,6 +52,12 @@ class Entities:
     amount: decimal.Decimal | None = None
     service: str | None = None
     job_id: int | None = None  # "el trabajo #265", "job 265", "#265": a job named by its number
+    # Documents by their number, canonical as the product prints them (nlu.references).
+    quote_number: str | None = None  # "P-000027" ("el presupuesto 27", "quote P-27")
+    invoice_number: str | None = None  # "0001-00000012" ("la factura B 12")
+    invoice_letter: str | None = None  # "A" / "B", only when written
+    ticket_id: int | None = None  # "ticket #12", "reclamo 12"
+    address: str | None = None  # "Av. Cabildo 2150", "Cabildo 500", "123 Florida St", as written
     # A date as written that does not exist ("31/11"): the step asks which day, never guesses.
     impossible_date: str | None = None
     # "morning" / "afternoon" / "evening" ("a la tarde"): filters slots; not a time.

@@ -23,6 +23,7 @@ from agents.phrasing import (
     customer_problem,
     full_date,
     moment_of,
+    not_enabled,
     with_note,
 )
 from agents.registry import ToolResult
@@ -471,11 +472,91 @@ def _technician(runner: Runner, technician: dict[str, Any]) -> str:
     return f"{technician['name']} ({details})" if details else str(technician["name"])
 
 
+# --- a ticket named by its number ---------------------------------------------------------------
+
+REASON_WORDS = {
+    "complaint": ("reclamo", "complaint"),
+    "emergency": ("emergencia", "emergency"),
+    "escalate": ("pedido de hablar con una persona", "request for a person"),
+    "frustration": ("malestar", "frustration"),
+    "handoff": ("derivación del copiloto", "copilot hand-off"),
+}
+STATUS_WORDS = {
+    "open": ("abierto, sin tomar todavía", "open, not picked up yet"),
+    "in_progress": ("en curso: alguien del equipo lo está trabajando", "in progress"),
+    "resolved": ("resuelto", "resolved"),
+}
+
+
+def _named_ticket(step: Step, runner: Runner) -> Outcome | None:
+    """ "¿cómo va el reclamo 12?", "what's the status of ticket 12": the ticket's state, or that
+    there is no such ticket (another organisation's reads the same). No new ticket is opened
+    for a number that is not found: the reply asks what happened instead."""
+    number = step.entities.ticket_id
+    if number is None:
+        return None
+    result = runner.call("ticket_find", number=number)
+    if not result.ok:
+        disabled = not_enabled(
+            runner,
+            result,
+            es=f"No puedo ver el ticket #{number}",
+            en=f"I can't look up ticket #{number}",
+        )
+        if disabled is not None:
+            return disabled
+        return Outcome(
+            text=runner.t(
+                es=f"No encontré el ticket #{number}. Revisá el número; si es un reclamo nuevo, "
+                "contame qué pasó y lo registro.",
+                en=f"I couldn't find ticket #{number}. Please check the number; if it is a new "
+                "complaint, tell me what happened and I'll record it.",
+            ),
+            success=False,
+            error=result.error or f"ticket #{number} not found",
+        )
+    data = result.data["ticket"]
+    reason_es, reason_en = REASON_WORDS.get(data["reason"], (data["reason"], data["reason"]))
+    status_es, status_en = STATUS_WORDS.get(data["status"], (data["status"], data["status"]))
+    created = full_date(str(data["created_at"])[:10], runner.language)
+    who_es = f" de {data['customer']}" if data.get("customer") else ""
+    who_en = f" for {data['customer']}" if data.get("customer") else ""
+    job_es = f", trabajo #{data['job_id']}" if data.get("job_id") else ""
+    job_en = f", job #{data['job_id']}" if data.get("job_id") else ""
+    text = runner.t(
+        es=f"El ticket #{data['id']} ({reason_es}{who_es}{job_es}, prioridad "
+        f"{_priority(runner, data['priority'])}, del {created}) está {status_es}.",
+        en=f"Ticket #{data['id']} ({reason_en}{who_en}{job_en}, "
+        f"{_priority(runner, data['priority'])} priority, of {created}) is {status_en}.",
+    )
+    summary = " ".join(str(data.get("summary") or "").split()).rstrip(".")
+    if summary:
+        text += runner.t(es=f" Dice: «{summary[:200]}».", en=f" It says: “{summary[:200]}”.")
+    if data["status"] == "resolved":
+        text += runner.t(
+            es=" Si el problema sigue, contame qué pasa y abro un reclamo nuevo.",
+            en=" If the problem is back, tell me what happens and I'll open a new complaint.",
+        )
+    else:
+        text += runner.t(
+            es=" Lo tiene el equipo: una persona lo sigue desde la lista de tickets.",
+            en=" The team has it: a person follows it up from the ticket list.",
+        )
+    mutations = []
+    if data.get("customer_id"):
+        mutations.append(
+            Mutation(kind="customer", id=int(data["customer_id"]), label=str(data["customer"]))
+        )
+    return Outcome(text=text, mutations=mutations)
+
+
 # --- complaint --------------------------------------------------------------------------------
 
 
 @handles("complaint")
 def complaint(step: Step, runner: Runner) -> Outcome:
+    if (named := _named_ticket(step, runner)) is not None:
+        return named
     angry = read_signals(step.text).frustrated
     priority = "high" if angry else "normal"
     subject, who, problem = _subject(step, runner, with_latest_job=True)
@@ -521,6 +602,8 @@ def _quick_subject(step: Step, runner: Runner) -> tuple[_Subject, CustomerRef | 
 
 @handles("escalate")
 def escalate(step: Step, runner: Runner) -> Outcome:
+    if (named := _named_ticket(step, runner)) is not None:
+        return named
     signals = read_signals(step.text)
     priority = "high" if signals.frustrated or signals.urgency != "normal" else "normal"
     subject, who = _quick_subject(step, runner)
@@ -548,6 +631,8 @@ def escalate(step: Step, runner: Runner) -> Outcome:
 
 @handles("frustration_detected")
 def frustration_detected(step: Step, runner: Runner) -> Outcome:
+    if (named := _named_ticket(step, runner)) is not None:
+        return named
     subject, who = _quick_subject(step, runner)
     ticket = _open_ticket(
         runner, subject, who, reason="frustration", priority="high", summary=_summary(step)

@@ -7,9 +7,10 @@ from typing import Literal
 from agents.context import TurnContext
 from agents.lookups import resolve_customer
 from agents.payloads import local_iso
-from agents.registry import Category, ToolResult, get_scoped, success, tool
+from agents.registry import Category, ToolError, ToolResult, get_scoped, success, tool
 from business import services
 from business.models import Customer, EscalationTicket, Job
+from business.selectors import ticket_by_number
 
 Reason = Literal["complaint", "emergency", "escalate", "frustration", "handoff"]
 Priority = Literal["low", "normal", "high", "urgent"]
@@ -65,6 +66,18 @@ def ticket_create(
     )
     data = _ticket_data(ctx, ticket)
     return success(f"ticket #{ticket.pk} opened ({ticket.priority})", ticket=data)
+
+
+@tool(
+    category=Category.SAFE,
+    description="One ticket by its number (#12): reason, priority, status, customer and job.",
+    param_docs={"number": "The ticket's number (12 for ticket #12)."},
+)
+def ticket_find(ctx: TurnContext, *, number: int) -> ToolResult:
+    ticket = ticket_by_number(ctx.organisation, number)
+    if ticket is None:
+        raise ToolError(f"ticket #{number} not found")
+    return success(f"ticket #{ticket.pk} ({ticket.status})", ticket=_ticket_data(ctx, ticket))
 
 
 def _ticket_data(ctx: TurnContext, ticket: EscalationTicket) -> dict[str, object]:

@@ -31,6 +31,7 @@ from agents.phrasing import (
     job_line,
     job_short,
     money,
+    not_enabled,
     percent,
     with_note,
 )
@@ -45,6 +46,16 @@ MIN_SHARED_STEMS = 2  # a service read from the message's own words must share t
 
 _SERVICE_JOINS = re.compile(r"\s*(?:,|\+|\by\b|\band\b)\s*", re.IGNORECASE)
 _INVOICE_NUMBER = re.compile(r"\b(\d{4}-\d{8})\b")
+_INVOICE_VERB = re.compile(r"\b(?:factur\w*|invoice\w*|bill\b|bill (?:it|them))")
+_SEND_VERB = re.compile(
+    r"\b(?:mand\w*|envi\w*|pas\w*le|reenvi\w*|send\w*|email\w*|mail\w*|forward\w*)"
+)
+QUOTE_STATUS = {
+    "draft": ("borrador", "draft"),
+    "sent": ("enviado", "sent"),
+    "accepted": ("aceptado", "accepted"),
+    "rejected": ("rechazado", "rejected"),
+}
 _REDUCED_IVA = re.compile(r"\b10[.,]5\s*%?")
 _IVA_INCLUDED = re.compile(
     r"\b(?:iva incluido|con iva|incluye iva|final|vat included|incl\w* vat)\b"
@@ -120,6 +131,11 @@ def _net_amount(step: Step) -> Decimal | None:
 
 @handles("generate_quote")
 def generate_quote(step: Step, runner: Runner) -> Outcome:
+    if step.entities.quote_number:
+        # "mandale el presupuesto P-000027", "facturá el presupuesto 27": an existing quote.
+        if _INVOICE_VERB.search(fold(step.text)):
+            return _invoice_named_quote(step, runner)
+        return _show_named_quote(step, runner)
     who = customer_ref(step, runner)
     if who is None:
         return ask(
@@ -294,11 +310,137 @@ def _quoted(runner: Runner, who: CustomerRef, quote: dict[str, Any]) -> Outcome:
     return Outcome(text=text, mutations=mutations)
 
 
+# --- a quote named by its number --------------------------------------------------------------
+
+
+def _named_quote(step: Step, runner: Runner) -> tuple[dict[str, Any] | None, Outcome | None]:
+    """The organisation's quote the message names by number, or the reply saying why not:
+    no such number (another organisation's reads the same), or it is another customer's."""
+    number = str(step.entities.quote_number)
+    result = runner.call("quote_find", number=number)
+    if not result.ok:
+        disabled = not_enabled(
+            runner,
+            result,
+            es=f"No puedo buscar el presupuesto {number}",
+            en=f"I can't look up quote {number}",
+        )
+        return None, disabled or failed(
+            runner,
+            result,
+            es=f"No encontré el presupuesto {number}",
+            en=f"I couldn't find quote {number}",
+        )
+    quote: dict[str, Any] = result.data["quote"]
+    named = (step.entities.customer or "").strip()
+    if named and not same_person(named, str(quote["customer"])):
+        mismatch = Outcome(
+            text=runner.t(
+                es=f"El presupuesto {quote['number']} es de {quote['customer']}, no de {named}: "
+                "no hice nada con él. Revisá el número.",
+                en=f"Quote {quote['number']} belongs to {quote['customer']}, not {named}: I "
+                "did nothing with it. Please check the number.",
+            ),
+            success=False,
+            error="quote of another customer",
+        )
+        return None, mismatch
+    return quote, None
+
+
+def _quote_mutation(quote: dict[str, Any]) -> Mutation:
+    return Mutation(
+        kind="quote",
+        id=int(quote["id"]),
+        label=str(quote["number"]),
+        data={
+            "customer_id": quote["customer_id"],
+            "customer": quote["customer"],
+            "job_id": quote.get("job_id"),
+            "lines": quote["lines"],
+        },
+    )
+
+
+def _show_named_quote(step: Step, runner: Runner) -> Outcome:
+    quote, problem = _named_quote(step, runner)
+    if problem is not None or quote is None:
+        return problem or ask(runner, es="¿Qué presupuesto?", en="Which quote?", error="no quote")
+    language = runner.language
+    es_status, en_status = QUOTE_STATUS.get(quote["status"], (quote["status"], quote["status"]))
+    created = full_date(quote["created_on"], language)
+    text = runner.t(
+        es=f"El presupuesto {quote['number']} de {quote['customer']} ({es_status}, del "
+        f"{created}):\n{_document_lines(runner, quote['lines'])}\n"
+        f"Total: {_totals_text(runner, _lines_of(quote['lines']))}.",
+        en=f"Quote {quote['number']} for {quote['customer']} ({en_status}, of {created}):\n"
+        f"{_document_lines(runner, quote['lines'])}\n"
+        f"Total: {_totals_text(runner, _lines_of(quote['lines']))}.",
+    )
+    if quote.get("invoice"):
+        text += runner.t(
+            es=f" Ya está facturado (factura {quote['invoice']}).",
+            en=f" It is already invoiced (invoice {quote['invoice']}).",
+        )
+    if _SEND_VERB.search(fold(step.text)):
+        text += runner.t(
+            es=" No envío presupuestos desde acá: lo tenés en Presupuestos para mandárselo a "
+            f"{quote['customer']}.",
+            en=" I don't send quotes from here: it is under Quotes, ready to send to "
+            f"{quote['customer']}.",
+        )
+    mutations = [
+        _quote_mutation(quote),
+        Mutation(kind="customer", id=int(quote["customer_id"]), label=str(quote["customer"])),
+    ]
+    return Outcome(text=text, mutations=mutations)
+
+
+def _invoice_named_quote(step: Step, runner: Runner) -> Outcome:
+    """ "facturá el presupuesto P-000027": exactly its lines, unless it was rejected or is
+    already invoiced."""
+    quote, problem = _named_quote(step, runner)
+    if problem is not None or quote is None:
+        return problem or ask(runner, es="¿Qué presupuesto?", en="Which quote?", error="no quote")
+    if quote["status"] == "rejected":
+        return Outcome(
+            text=runner.t(
+                es=f"El presupuesto {quote['number']} de {quote['customer']} está rechazado: no "
+                "lo facturo.",
+                en=f"Quote {quote['number']} for {quote['customer']} was rejected: I won't "
+                "invoice it.",
+            ),
+            success=False,
+            error="quote rejected",
+        )
+    if quote.get("invoice"):
+        return Outcome(
+            text=runner.t(
+                es=f"El presupuesto {quote['number']} ya está facturado (factura "
+                f"{quote['invoice']}): no hice otra.",
+                en=f"Quote {quote['number']} is already invoiced (invoice {quote['invoice']}): "
+                "I didn't make another one.",
+            ),
+            success=False,
+            error="quote already invoiced",
+        )
+    outcome = _invoice_quote(runner, _quote_mutation(quote))
+    outcome.mutations.append(
+        Mutation(kind="customer", id=int(quote["customer_id"]), label=str(quote["customer"]))
+    )
+    return outcome
+
+
 # --- generate_invoice -----------------------------------------------------------------------
 
 
 @handles("generate_invoice")
 def generate_invoice(step: Step, runner: Runner) -> Outcome:
+    if step.entities.quote_number:
+        return _invoice_named_quote(step, runner)
+    if step.entities.invoice_number and step.entities.job_id is None:
+        # An invoice named by its number exists already: the question is about it (paid?).
+        return payment_status(step, runner)
     quote = runner.earlier("quote")
     named = step.entities.customer
     quoted_for = str(quote.data.get("customer") or "") if quote else ""
@@ -388,7 +530,45 @@ def _job_to_invoice(step: Step, runner: Runner) -> Found:
         jobs = [job for job in jobs if job["status"] != "cancelled"]
     if not jobs:
         return Found(problem=_nothing_to_invoice(runner, who, on))
-    return Found(jobs[0], note=note)
+    if on is not None and len(jobs) > 1:
+        # Two jobs that day: which one is the operator's call, never the newest by default.
+        listing = bullets(job_line(job, runner.language) for job in jobs)
+        question = ask(
+            runner,
+            es=f"{who.name} tiene {len(jobs)} trabajos el {day(on, runner.language)}:\n"
+            f"{listing}\n¿Cuál facturo? Decime el número (por ejemplo «el #{jobs[0]['id']}»).",
+            en=f"{who.name} has {len(jobs)} jobs on {day(on, runner.language)}:\n{listing}\n"
+            f"Which one should I invoice? Tell me its number (e.g. “#{jobs[0]['id']}”).",
+            error="several jobs that day",
+        )
+        return Found(problem=question)
+    inferred = _inferred_job(runner, jobs[0], who, on)
+    return Found(jobs[0], note="\n".join(part for part in (note, inferred) if part))
+
+
+def _inferred_job(
+    runner: Runner, job: dict[str, Any], who: CustomerRef, on: datetime.date | None
+) -> str:
+    """Which job "el trabajo de hoy" / "el último" was taken to be, in so many words."""
+    label = job_short(job, runner.language)
+    if on is None:
+        return runner.t(
+            es=f"Tomé el último trabajo terminado de {who.name}: {label}.",
+            en=f"I took {who.name}'s latest finished job: {label}.",
+        )
+    today = runner.today
+    relative = {
+        today: ("de hoy", "from today"),
+        today + datetime.timedelta(days=1): ("de mañana", "from tomorrow"),
+        today - datetime.timedelta(days=1): ("de ayer", "from yesterday"),
+    }
+    es_day, en_day = relative.get(
+        on, (f"del {day(on, runner.language)}", f"on {day(on, runner.language)}")
+    )
+    return runner.t(
+        es=f"Tomé el trabajo {es_day} de {who.name}: {label}.",
+        en=f"I took {who.name}'s job {en_day}: {label}.",
+    )
 
 
 def _nothing_to_invoice(runner: Runner, who: CustomerRef, on: datetime.date | None) -> Outcome:
@@ -492,16 +672,31 @@ def _filed(runner: Runner, result: ToolResult, subject: str, lines: list[Line]) 
 
 @handles("payment_status")
 def payment_status(step: Step, runner: Runner) -> Outcome:
-    number = _INVOICE_NUMBER.search(step.text)
+    printed = _INVOICE_NUMBER.search(step.text)
+    number = step.entities.invoice_number or (printed.group(1) if printed else None)
+    letter = step.entities.invoice_letter if step.entities.invoice_number else None
     who = customer_ref(step, runner)
+    if number and who is not None and who.source != "named":
+        who = None  # the invoice says whose it is; a customer remembered from before does not
     arguments: dict[str, Any] = {**(who.args() if who else {})}
     if number:
-        arguments["invoice_number"] = number.group(1)
+        arguments["invoice_number"] = number
+        if letter:
+            arguments["invoice_letter"] = letter
     result, chosen, note = call_for_customer(step, runner, "payment_status", arguments)
     if chosen is not None:
         who = CustomerRef(int(chosen["id"]), str(chosen["name"]), "named")
     if not result.ok:
         problem = customer_problem(runner, who.name, result) if who else None
+        if problem is None and number:
+            written = f"{letter} {number}" if letter else number
+            of = runner.t(es=f" de {who.name}", en=f" of {who.name}") if who else ""
+            problem = failed(
+                runner,
+                result,
+                es=f"No encontré la factura {written}{of}",
+                en=f"I couldn't find invoice {written}{of}",
+            )
         return problem or failed(
             runner, result, es="No pude ver los pagos", en="I couldn't check the payments"
         )

@@ -33,9 +33,12 @@ from business import services as _services
 from business.models import Customer, Invoice, Job, PriceItem, Quote
 from business.selectors import (
     InvoiceRow,
+    invoice_by_number,
+    invoice_row,
     invoice_rows,
     invoices_with_amounts,
     invoices_with_balance,
+    quote_by_number,
     scoped,
 )
 
@@ -119,7 +122,8 @@ def _owed_data(ctx: TurnContext, row: InvoiceRow) -> dict[str, object]:
     param_docs={
         "customer_id": "Only this customer's invoices.",
         "customer": "Only this customer's invoices, by name (when the id is not known).",
-        "invoice_number": "One invoice, by number (e.g. 0001-00000012).",
+        "invoice_number": "One invoice, by number (e.g. 0001-00000012, or 12).",
+        "invoice_letter": "The invoice's letter (A or B), when the number comes with one.",
     },
 )
 def payment_status(
@@ -128,18 +132,18 @@ def payment_status(
     customer_id: int | None = None,
     customer: str | None = None,
     invoice_number: str | None = None,
+    invoice_letter: Literal["A", "B"] | None = None,
 ) -> ToolResult:
     who = None
     if customer_id is not None or customer:
         who = resolve_customer(ctx, customer_id, customer)
     if invoice_number:
         # One named invoice is reported whatever its state, so "it is paid" is an answer too.
-        invoices = invoices_with_amounts(ctx.organisation).filter(number=invoice_number.strip())
-        if who is not None:
-            invoices = invoices.filter(customer=who)
-        rows = invoice_rows(invoices)
-        if not rows:
-            raise ToolError(f"invoice {invoice_number} not found")
+        found = invoice_by_number(ctx.organisation, invoice_number, invoice_letter)
+        if found is None or (who is not None and found.customer_id != who.pk):
+            letter = f"{invoice_letter} " if invoice_letter else ""
+            raise ToolError(f"invoice {letter}{invoice_number.strip()} not found")
+        rows = [invoice_row(found)]
     else:
         rows = invoices_with_balance(ctx.organisation, who).rows
     owing = [row for row in rows if row.balance > 0]
@@ -209,6 +213,45 @@ _LINE_DOCS = {
     "quantity": "How many of each line (default 1).",
     "iva_rate": "IVA rate: 21 (default) or 10.5.",
 }
+
+
+@tool(
+    category=Category.SAFE,
+    description=(
+        "One quote (presupuesto) by its number (P-000027, or 27): customer, status, lines, "
+        "totals, and the invoice made from it, if any."
+    ),
+    param_docs={"number": "The quote's number as printed (P-000027) or typed (27)."},
+)
+def quote_find(ctx: TurnContext, *, number: str) -> ToolResult:
+    quote = quote_by_number(ctx.organisation, number)
+    if quote is None:
+        raise ToolError(f"quote {number.strip()} not found")
+    invoiced = (
+        scoped(Invoice, ctx.organisation)
+        .filter(job=quote.job_id)
+        .exclude(status=Invoice.Status.VOID)
+        .values_list("letter", "number")
+        .first()
+        if quote.job_id is not None
+        else None
+    )
+    return success(
+        f"quote {quote.number} ({quote.status})",
+        quote={
+            "id": quote.pk,
+            "number": quote.number,
+            "status": quote.status,
+            "customer_id": quote.customer_id,
+            "customer": quote.customer.name,
+            "job_id": quote.job_id,
+            "created_on": quote.created_at.date().isoformat(),
+            "valid_until": quote.valid_until.isoformat() if quote.valid_until else None,
+            "lines": _document_lines(quote),
+            **document_totals(quote.totals()),
+            "invoice": " ".join(invoiced) if invoiced else None,
+        },
+    )
 
 
 @tool(

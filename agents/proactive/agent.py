@@ -156,9 +156,9 @@ def maintenance_due(step: Step, runner: Runner) -> Outcome:
     parts = [
         runner.t(
             es=f"{total} equipos de {customers} clientes necesitan mantenimiento ({late} "
-            "vencidos):",
+            "vencidos; no cuento los que ya tienen una visita de ese rubro agendada):",
             en=f"{total} pieces of equipment of {customers} customers need maintenance ({late} "
-            "overdue):",
+            "overdue; those with a visit of that trade booked are not counted):",
         )
     ]
     if overdue:

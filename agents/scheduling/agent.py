@@ -22,6 +22,7 @@ from agents.phrasing import (
     bullets,
     call_for_customer,
     choose,
+    customer_candidate,
     customer_problem,
     day,
     failed,
@@ -49,6 +50,12 @@ LISTED_JOBS = 5  # jobs listed when the operator must pick one
 _NEXT_JOB = re.compile(
     r"\b(?:proxim[oa]|siguiente)\s+(?:trabajo|visita|servicio)\b"
     r"|\bnext\s+(?:job|visit|appointment|booking|service)\b"
+    # "cancelá el próximo", "la que sigue", "the next one"
+    r"|(?:\b(?:el|la)\s+(?:proxim[oa]|siguiente|que\s+sigue)|\bthe\s+next(?:\s+one)?)\b"
+    # not a day ("pasalo para el próximo lunes", "the next Monday")
+    r"(?!\s+(?:lunes|martes|miercoles|jueves|viernes|sabado|domingo|semana|mes|dia|hueco|horario"
+    r"|turno|monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|month|day|slot|free"
+    r"|available|time))"
 )
 
 
@@ -192,6 +199,11 @@ def _offer(
 @handles("book_job")
 def book_job(step: Step, runner: Runner) -> Outcome:
     who = customer_ref(step, runner)
+    note = ""
+    if who is None and step.entities.address:
+        who, note, question = _customer_at(step, runner, step.entities.address)
+        if question is not None:
+            return question
     if who is None:
         return ask(
             runner,
@@ -201,6 +213,51 @@ def book_job(step: Step, runner: Runner) -> Outcome:
             "phone and address so I can register them).",
             error="missing customer",
         )
+    return with_note(_book(step, runner, who), note)
+
+
+def _customer_at(
+    step: Step, runner: Runner, address: str
+) -> tuple[CustomerRef | None, str, Outcome | None]:
+    """A booking that gives an address and no customer: the one customer on file there (said
+    in the reply), or the question — which keeps the address, never drops it."""
+    found = runner.call("customers_find", query=address)
+    customers = found.data.get("customers", []) if found.ok else []
+    if len(customers) == 1:
+        one = customers[0]
+        note = runner.t(
+            es=f"Lo agendé para {one['name']}, el cliente que tengo en {address}.",
+            en=f"I booked it for {one['name']}, the customer I have at {address}.",
+        )
+        return CustomerRef(int(one["id"]), str(one["name"]), "named"), note, None
+    if customers:
+        listing = bullets(customer_candidate(c) for c in customers)
+        question = ask(
+            runner,
+            es=f"Hay {len(customers)} clientes en {address}:\n{listing}\n¿Para cuál es el trabajo?",
+            en=f"There are {len(customers)} customers at {address}:\n{listing}\nWhich one is "
+            "the job for?",
+            error="several customers at the address",
+            slot="customer_choice",
+        )
+        return None, "", question
+    none_es = " No tengo ningún cliente con esa dirección:" if found.ok else ""
+    none_en = " I have no customer at that address:" if found.ok else ""
+    question = ask(
+        runner,
+        es=f"¿Para qué cliente es el trabajo en {address}?{none_es} "
+        + ("decime" if found.ok else "Decime")
+        + " el nombre (si es nuevo, también su teléfono y lo registro con esa dirección).",
+        en=f"Which customer is the job at {address} for?{none_en} "
+        + ("tell" if found.ok else "Tell")
+        + " me the name (if they are new, also their phone and I'll register them with that "
+        "address).",
+        error="missing customer",
+    )
+    return None, "", question
+
+
+def _book(step: Step, runner: Runner, who: CustomerRef) -> Outcome:
     if (question := impossible_date(step, runner)) is not None:
         return question
     service = step.entities.service or DEFAULT_SERVICE[runner.ctx.organisation.language]
@@ -300,6 +357,8 @@ def _book_at(
     arguments: dict[str, Any] = {**who.args(), "service": service, "start": start}
     if technician or step.entities.technician:
         arguments["technician"] = technician or step.entities.technician
+    if step.entities.address:
+        arguments["address"] = step.entities.address  # one of theirs, or the booking stops
     result, chosen, note = call_for_customer(step, runner, "job_book", arguments)
     if chosen is not None:
         who = CustomerRef(int(chosen["id"]), str(chosen["name"]), "named")
@@ -329,6 +388,8 @@ def _booking_result(
         problem = customer_problem(runner, who.name, result)
         if problem is not None:
             return problem
+        if "address_missing" in result.data:
+            return _not_their_address(runner, who, result.data)
         if "alternatives" in result.data:
             reason = _refusal(runner, result)
             return _offer(
@@ -342,6 +403,27 @@ def _booking_result(
             )
         return failed(runner, result, es="No pude agendar el trabajo", en="I couldn't book the job")
     return _booked(runner, result.data["job"], first_free=first_free)
+
+
+def _not_their_address(runner: Runner, who: CustomerRef, data: dict[str, Any]) -> Outcome:
+    """The address given is not one of the customer's: nothing is booked (never at another
+    address than the one said), and the way on is offered."""
+    address, name = data["address_missing"], data["customer"]["name"]
+    on_file = data["customer"].get("address") or ""
+    has_es = f" (tengo registrada {on_file})" if on_file else ""
+    has_en = f" (the one on file is {on_file})" if on_file else ""
+    return Outcome(
+        text=runner.t(
+            es=f"No agendé nada: {address} no es una dirección registrada de {name}{has_es}. "
+            f"Si se mudó, cambiá su dirección (por ejemplo «cambiá la dirección de {name} a "
+            f"{address}») y lo agendo; si va a la registrada, decímelo.",
+            en=f"I booked nothing: {address} is not an address on file for {name}{has_en}. "
+            f"If they moved, change their address (e.g. “change {name}'s address to "
+            f"{address}”) and I'll book it; if it goes to the one on file, tell me.",
+        ),
+        success=False,
+        error="address not on file",
+    )
 
 
 def _booked(runner: Runner, job: dict[str, Any], *, first_free: bool) -> Outcome:
@@ -419,6 +501,37 @@ def _soonest(runner: Runner, jobs: list[dict[str, Any]]) -> dict[str, Any]:
     return (ahead or jobs)[0]
 
 
+def _inferred(
+    runner: Runner,
+    job: dict[str, Any],
+    on: datetime.date | None,
+    *,
+    only: bool,
+) -> str:
+    """Which job "el de mañana" / "el próximo" was taken to be, said in so many words: the
+    message did not name it, so the reply does. Nothing when a customer alone named it."""
+    if on is None and only:
+        return ""  # "cancelá lo de Juan" with one open job: the action's reply names it
+    language = runner.language
+    label = job_line(job, language)
+    if on is not None:
+        today = runner.today
+        relative = {
+            today: ("de hoy", "today's job"),
+            today + datetime.timedelta(days=1): ("de mañana", "tomorrow's job"),
+        }
+        es_day, en_day = relative.get(
+            on, (f"del {day(on, language)}", f"the job on {day(on, language)}")
+        )
+        why_es = "el único abierto ese día" if only else "el más próximo de ese día"
+        why_en = "the only open one that day" if only else "the soonest that day"
+        return runner.t(
+            es=f"Tomé el trabajo {es_day}: {label} ({why_es}).",
+            en=f"I took {en_day}: {label} ({why_en}).",
+        )
+    return runner.t(es=f"Tomé el próximo trabajo: {label}.", en=f"I took the next job: {label}.")
+
+
 def _one_job(
     step: Step,
     runner: Runner,
@@ -447,7 +560,8 @@ def _one_job(
             )
         )
     if len(jobs) == 1 or _NEXT_JOB.search(fold(step.text)):
-        return Found(_soonest(runner, jobs))
+        taken = _soonest(runner, jobs)
+        return Found(taken, note=_inferred(runner, taken, on, only=len(jobs) == 1))
     listed = jobs[:LISTED_JOBS]
     choice = choose(
         step, runner, listed, lambda job: job_line(job, language),

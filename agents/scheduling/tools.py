@@ -11,6 +11,7 @@ from django.db.models import QuerySet
 from agents.context import TurnContext
 from agents.lookups import resolve_customer, resolve_technician
 from agents.payloads import (
+    customer_data,
     customer_link,
     job_data,
     job_link,
@@ -31,7 +32,7 @@ from agents.registry import (
 )
 from business import scheduling, services
 from business.models import Job
-from business.selectors import filtered_jobs, scoped
+from business.selectors import customer_address, filtered_jobs, scoped
 
 JOBS_LIMIT = 30
 DEFAULT_DAYS = 7  # without a date, "the jobs" means the coming week
@@ -287,6 +288,8 @@ def _alternatives(
         "technician": "A specific technician, by name.",
         "skill": "The trade; default inferred from the service.",
         "notes": "Notes for the technician.",
+        "address": "Where, when not the customer's primary address: one of the customer's own "
+        "addresses on file (street and number).",
     },
 )
 def job_book(
@@ -301,8 +304,18 @@ def job_book(
     technician: str | None = None,
     skill: SkillName | None = None,
     notes: str | None = None,
+    address: str | None = None,
 ) -> ToolResult:
     who = resolve_customer(ctx, customer_id, customer)
+    place = None
+    if address:
+        place = customer_address(who, address)
+        if place is None:
+            raise ToolError(
+                f"address {address} is not on file for {who.name}",
+                address_missing=address,
+                customer=customer_data(who),
+            )
     tech = None
     if technician_id is not None or technician:
         tech = resolve_technician(ctx, technician_id, technician)
@@ -311,13 +324,13 @@ def job_book(
         job = services.job_book(
             organisation=ctx.organisation, customer=who, service=service, start=start,
             duration=duration, technician=tech, skill=skill, notes=notes or "",
-            actor=ctx.user, now=ctx.now,
+            actor=ctx.user, now=ctx.now, address=place,
         )  # fmt: skip
     except ValidationError as exc:
-        address = who.primary_address
+        where = place or who.primary_address
         raise _alternatives(
             ctx, exc, after=start, skill=skill or services.infer_skill(service),
-            zone=address.zone if address else None,
+            zone=where.zone if where else None,
             duration=duration or services.service_duration(service),
         ) from exc  # fmt: skip
     return success(f"job #{job.pk} booked", job=job_data(ctx, job))

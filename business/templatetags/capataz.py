@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 
@@ -30,6 +31,12 @@ def ars(value: Decimal | int | float | str | None) -> str:
     grouped = f"{int(whole):,}".replace(",", ".")
     sign = "-" if amount < 0 else ""
     return f"{sign}$ {grouped},{cents}"
+
+
+@register.filter
+def pretty_json(value: object) -> str:
+    """A stored JSON value, indented for reading (keys sorted, non-ASCII kept)."""
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=str)
 
 
 @register.filter

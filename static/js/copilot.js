@@ -31,6 +31,7 @@
   const readOnly = panel.dataset.readOnly === "true";
   if (!readOnly && (!form || !input)) return;
 
+  const lineBox = document.getElementById("direct-line");
   const t = (key) => panel.dataset["i18n" + key] || key;
   const BACKOFF_FIRST_MS = 500;
   const BACKOFF_CAP_MS = 10000;
@@ -167,11 +168,16 @@
   function submit() {
     const text = input.value.trim();
     if (!text) return;
+    input.value = "";
+    sendText(text);
+  }
+
+  // Through the outbox like anything typed: stored once, resent after a reconnect.
+  function sendText(text) {
     const item = { client_id: newClientId(), text: text };
     outbox.push(item);
     saveOutbox();
     pendingBubble(item);
-    input.value = "";
     input.focus();
     scrollDown();
     pump();
@@ -357,12 +363,37 @@
       li.id = "message-" + ev.message_id;
       place(li);
     },
+    direct_line(ev) {
+      if (!lineBox) return;
+      lineBox.hidden = !ev.agent;
+      lineBox.dataset.agent = ev.agent || "";
+      const label = lineBox.querySelector("[data-direct-label]");
+      if (label) label.textContent = ev.label || "";
+    },
     consulted(ev) {
       if (!ev.agents.length) return;
       const view = turnView(ev.turn_id);
       const footer = el("div", "msg-consulted", t("Consulted") + ": ");
-      ev.agents.forEach((a) => footer.append(
-        el("span", "pill" + (a.clarifying ? " pill-ask" : a.success ? "" : " pill-bad"), a.label)));
+      ev.agents.forEach((a) => {
+        const pill = el("button", "pill" + (a.clarifying ? " pill-ask" : a.success ? "" : " pill-bad"), a.label);
+        pill.type = "button";
+        pill.dataset.agent = a.agent;
+        footer.append(pill);
+      });
+      // "2 agentes · 3 pasos", from the execution rows; for supervisors, a link to the trace.
+      const steps = ev.agents.reduce((sum, a) => sum + (a.tools || 0), 0);
+      const counted = (n, one, other) => t(n === 1 ? one : other).replace(/\d+/, String(n));
+      const text = counted(ev.agents.length, "Agent", "Agents") + " · " + counted(steps, "Step", "Steps");
+      const counts = el("span", "msg-counts faint small");
+      if (panel.dataset.traceUrl && ev.turn_id) {
+        const link = el("a", "", text);
+        link.href = panel.dataset.traceUrl + encodeURIComponent(ev.turn_id) + "/";
+        link.dataset.traceLink = "";
+        counts.append(link);
+      } else {
+        counts.textContent = text;
+      }
+      footer.append(" ", counts);
       view.li.append(footer);
     },
     error(ev) {
@@ -479,6 +510,14 @@
   if (!readOnly) {
     saveOutbox();
     outbox.forEach(pendingBubble);
+    // The direct line (T2): a footer's agent pill opens it, the indicator's button closes it;
+    // both send what the operator could type ("#finanzas", "#salir"), so the turn decides.
+    thread.addEventListener("click", (e) => {
+      const pill = e.target.closest("button.pill[data-agent]");
+      if (pill && pill.dataset.agent) sendText("#" + pill.dataset.agent);
+    });
+    const close = lineBox && lineBox.querySelector("[data-direct-close]");
+    if (close) close.addEventListener("click", () => sendText(close.dataset.exit || "#salir"));
     form.addEventListener("submit", (e) => {
       e.preventDefault();
       submit();

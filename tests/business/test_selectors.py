@@ -227,6 +227,25 @@ def test_maintenance_due_lists_past_and_near_service_dates(org, monday) -> None:
     assert len(selectors.maintenance_due(org, on=today, exclude_booked=False)) == 3
 
 
+def test_the_dashboards_overdue_equipment_is_the_copilots_overdue(org, monday) -> None:
+    """One definition: past its service date (not due today, not due soon), and no open job of
+    its trade booked for the customer — what maintenance_due counts as overdue."""
+    customer = factories.make_customer(org, "Ana")
+    booked = factories.make_customer(org, "Con turno")
+    today = datetime.date(2026, 11, 22)
+    overdue = factories.make_equipment(org, customer, last_service_on=datetime.date(2025, 10, 1))
+    factories.make_equipment(org, customer, last_service_on=datetime.date(2025, 11, 22))  # today
+    factories.make_equipment(org, customer, installed_on=datetime.date(2025, 12, 10))  # soon
+    factories.make_equipment(org, booked, last_service_on=datetime.date(2025, 1, 1))
+    heater = factories.make_equipment(
+        org, booked, kind="Caldera", skill="heating", last_service_on=datetime.date(2025, 1, 1)
+    )
+    factories.make_job(org, booked, at(monday, 9), skill="ac")  # the AC is taken care of
+    shown = selectors.overdue_equipment(org, today)
+    copilot = [d.equipment for d in selectors.maintenance_due(org, on=today) if d.days_overdue > 0]
+    assert shown == copilot == [heater, overdue]
+
+
 def test_recently_completed_jobs_without_follow_up(cast) -> None:
     org = cast.org
     customer = factories.make_customer(org)

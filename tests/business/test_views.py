@@ -250,7 +250,9 @@ def test_the_dashboard_counts_what_needs_attention(cast: Cast, records: Records)
     assert [job.service for job in summary.todays_jobs] == [OURS["service"]]
     # 100.000 + 21% IVA = 121.000, of which 21.000 were paid.
     assert summary.unpaid_total == Decimal("100000.00")
-    assert len(summary.overdue) == 1
+    # The overdue split's customer has a job of that trade booked today: taken care of, so not
+    # counted (the copilot's maintenance_due definition; tests/business/test_selectors.py).
+    assert summary.overdue == []
     assert summary.open_ticket_count == 1
 
 

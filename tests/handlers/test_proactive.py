@@ -54,7 +54,10 @@ def test_maintenance_due_groups_overdue_and_upcoming_with_customers(
     turn = office.run(maintenance_due, "maintenance_due", "proactive")
     assert turn.outcome.success and turn.tools == ["maintenance_due_list"]
     text = turn.text
-    assert text.startswith("2 equipos de 2 clientes necesitan mantenimiento (1 vencidos):")
+    assert text.startswith(
+        "2 equipos de 2 clientes necesitan mantenimiento (1 vencidos; no cuento los que ya "
+        "tienen una visita de ese rubro agendada):"
+    )
     assert (
         "Vencidos:\n- Juan Pérez (+541145678901): Split BGH, vencido hace 46 días (tocaba el "
         "08/10/2026)"

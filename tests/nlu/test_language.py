@@ -29,6 +29,9 @@ def test_it_reads_spanish(text: str) -> None:
         "Has Kevin paid yet?",
         "move the Johnson job to Friday",
         "thanks, bye",
+        "never mind",
+        "forget it",
+        "yes, sure",
     ],
 )
 def test_it_reads_english(text: str) -> None:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pytest
 
 from nlu import Context, Router
-from nlu.openers import how_it_starts
+from nlu.openers import how_it_starts, opening_verb
 from nlu.segmentation import joined, segment
 
 LABELS = ["book_job", "complaint", "payment_status", "check_availability", "generate_quote"]
@@ -57,6 +58,13 @@ def _intents(text: str, cues: frozenset[int] = CUES) -> list[str]:
         ("¿hay lugar el jueves?", "request"),
         ("is anyone free tomorrow", "request"),
         ("el técnico de la zona sur", "other"),
+        ("que la semana pasada ya nos pagó la seña", "report"),  # "que" giving the reason
+        ("que lo agenden para el lunes", "report"),
+        ("que si está, agendale el lunes", "request"),
+        ("the customer's furious because he paid", "report"),
+        ("nobody showed up", "report"),
+        ("I want a manager", "request"),
+        ("we need someone out on Friday", "request"),
     ],
 )
 def test_a_clause_about_someone_opens_as_a_report(text: str, opening: str) -> None:
@@ -113,3 +121,24 @@ def test_the_router_reads_one_request_with_cue_words(
 def test_the_router_still_splits_two_requests(router: Router, ctx: Context) -> None:
     result = router.understand("¿hay lugar mañana? también armale un presupuesto a Vega", ctx)
     assert result.intents == ["check_availability", "generate_quote"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # The verb names the request; the availability or money words only say why.
+        ("agendale a Sosa el jueves a las 9 si hay disponibilidad", "book_job"),
+        ("book the repair for Ann, she paid and nobody showed up", "book_job"),
+    ],
+)
+def test_a_request_verb_overrules_a_cue_reading(
+    router: Router, ctx: Context, text: str, expected: str
+) -> None:
+    verbs = {"agendale": "book_job", "book": "book_job"}
+    assert replace(router, verbs=verbs).understand(text, ctx).intents == [expected]
+
+
+def test_only_a_verb_in_the_imperative_names_the_request() -> None:
+    assert opening_verb("agendale a Sosa el jueves") == "agendale"
+    assert opening_verb("book the repair") == "book"
+    assert opening_verb("¿la factura 0003-00000871 ya está paga?") == ""  # "factura", a noun

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nlu.prerequisites import add_stated
+from nlu.prerequisites import add_stated, settle_facts
 from nlu.values import Task
 
 
@@ -61,3 +61,50 @@ def test_a_prerequisite_already_in_the_chain_is_not_added_twice() -> None:
              Task("bulk_reschedule", "", 0.9, "mové sus trabajos al jueves")]  # fmt: skip
     kept, added = add_stated(tasks, text)
     assert [t.intent for t in kept] == ["technician_sick", "bulk_reschedule"] and added == []
+
+
+@pytest.mark.parametrize(
+    ("intent", "text"),
+    [
+        ("generate_invoice", "el laburo de Funes nunca se cargó, facturale 30 lucas"),
+        ("generate_invoice", "facturale a Paz la visita de ayer, que todavía no está agendada"),
+        ("assign_vehicle", "the Grant job was never entered; give the Transit to Lou for it"),
+    ],
+)
+def test_a_job_never_entered_is_booked_before_it_is_invoiced_or_given_a_van(
+    intent: str, text: str
+) -> None:
+    assert _chain(intent, text) == ["book_job", intent]
+
+
+def test_a_job_not_entered_is_not_a_new_customer() -> None:
+    text = "el trabajo de Sosa no está cargado, agendalo para el lunes"
+    assert _chain("book_job", text) == ["book_job"]
+
+
+def _settled(parts: list[tuple[str, str]]) -> list[str]:
+    tasks = [Task(intent, "", 0.9, text) for intent, text in parts]
+    opens_a_request = ("agend", "mand", "cargalo", "book")
+    return [t.intent for t in settle_facts(tasks, lambda t: t.lower().startswith(opens_a_request))]
+
+
+def test_a_part_that_only_states_a_fact_is_the_fact() -> None:
+    parts = [("emergency", "Sosa se lesionó la rodilla"), ("dispatch", "mandá a otro ya")]
+    assert _settled(parts) == ["technician_sick", "dispatch"]
+
+
+def test_a_stated_fact_another_part_asks_for_adds_nothing() -> None:
+    parts = [("search_customer", "ese laburo no está cargado"), ("book_job", "cargalo mañana"),
+             ("assign_vehicle", "mandale la Partner a Pablo")]  # fmt: skip
+    assert _settled(parts) == ["book_job", "assign_vehicle"]
+
+
+def test_naming_the_customer_being_registered_is_not_a_search() -> None:
+    parts = [("create_customer", "el cliente es nuevo"), ("search_customer", "se llama Ana Paz"),
+             ("book_job", "agendale el viernes")]  # fmt: skip
+    assert _settled(parts) == ["create_customer", "book_job"]
+
+
+def test_a_part_with_its_own_request_is_left_alone() -> None:
+    parts = [("generate_quote", "Ana Paz es clienta nueva: cotizale un split")]
+    assert _settled(parts) == ["generate_quote"]

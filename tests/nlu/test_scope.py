@@ -22,6 +22,15 @@ from nlu.scope import off_topic
         "who won the Champions League?",
         "¿cuál es la capital de Francia?",
         "what's the weather in Madrid?",
+        "¿a qué hora juega Independiente?",
+        "what time does the Celtics game start?",
+        "¿cuál es el horario del tren Sarmiento?",
+        "reservame una mesa para cuatro en un bodegón",
+        "book a table for two near the office",
+        "¿cuánto sale un pasaje a Bariloche?",
+        "¿cuánta gente vive en Córdoba?",
+        "who invented the thermostat?",
+        "¿cuánto es el IVA en Chile?",
     ],
 )
 def test_an_ask_about_the_world_is_off_topic(text: str) -> None:
@@ -36,6 +45,9 @@ def test_an_ask_about_the_world_is_off_topic(text: str) -> None:
         "cobrale en euros a la empresa",
         "¿cuánto nos debe Gómez?",
         "agendá la visita, el capital de trabajo no importa",
+        "pasá lo de Uruguay 1200 al lunes",
+        "¿qué horario tienen el sábado?",
+        "facturale con IVA a Gómez",
     ],
 )
 def test_a_request_of_the_trade_with_money_words_is_not(text: str) -> None:

@@ -49,6 +49,7 @@ EXPECTED = {
         "invoice_create": "execute",
         "payment_status": "safe",
         "price_list": "safe",
+        "quote_find": "safe",
     },
     "fleet": {
         "vehicles_available": "safe",
@@ -60,7 +61,7 @@ EXPECTED = {
         "technicians_nearest": "safe",
         "technician_dispatch": "execute",
     },
-    "escalation": {"ticket_create": "suggest"},
+    "escalation": {"ticket_create": "suggest", "ticket_find": "safe"},
     "proactive": {
         "maintenance_due_list": "safe",
         "follow_up_list": "safe",

@@ -10,7 +10,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('agents', '0007_agent_max_tokens'),
+        ('agents', '0008_agent_direct_line'),
         ('business', '0002_field_rules'),
         ('django_celery_beat', '0019_alter_periodictasks_options'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
