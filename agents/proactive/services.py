@@ -157,11 +157,15 @@ def detector_run(
     return run
 
 
-def _tally(found: list[Found]) -> dict[str, int]:
+FOUND_LISTED = 200  # subjects kept on a run's row for the admin (the counts are complete)
+
+
+def _tally(found: list[Found]) -> dict[str, Any]:
+    """What a run found, for its row: the count per kind and the subjects themselves."""
     counts: dict[str, int] = {}
     for item in found:
         counts[str(item.kind)] = counts.get(str(item.kind), 0) + 1
-    return counts
+    return {"kinds": counts, "found": [item.subject for item in found[:FOUND_LISTED]]}
 
 
 # --- suggestions --------------------------------------------------------------------------------

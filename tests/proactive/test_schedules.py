@@ -128,7 +128,8 @@ def test_opportunities_old_equipment_and_a_price_asked_without_a_quote(cast: Cas
         Kind.REPLACEMENT: {"customer": customer.pk, "equipment": old.pk},
         Kind.QUOTE_MISSING: {"customer": asker.pk, "job": visit.pk},
     }
-    assert run.details == {Kind.REPLACEMENT: 1, Kind.QUOTE_MISSING: 1}
+    assert run.details["kinds"] == {Kind.REPLACEMENT: 1, Kind.QUOTE_MISSING: 1}
+    assert f"quote_missing:customer={asker.pk},job={visit.pk}" in run.details["found"]
     Quote.objects.create(organisation=cast.org, customer=asker, number="P-1")
     _run(cast.org, Detector.OPPORTUNITIES)
     assert Suggestion.objects.get(kind=Kind.QUOTE_MISSING).state == State.EXPIRED

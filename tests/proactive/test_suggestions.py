@@ -80,6 +80,20 @@ def test_the_page_says_why_in_the_readers_language_with_the_proposed_action(cast
     assert re.search(r">\s*1\s*</a>", badge)
 
 
+def test_the_list_costs_the_same_few_queries_however_many_suggestions(
+    cast: Cast, django_assert_max_num_queries: Any
+) -> None:
+    for name in ("Ana", "Beto", "Carla", "Dario"):
+        customer = factories.make_customer(cast.org, name)
+        factories.make_equipment(cast.org, customer, last_service_on=datetime.date(2024, 1, 1))
+    detector_run(detector=Detector.MAINTENANCE, organisation_id=cast.org.pk)
+    client = _client(cast.manager)
+    client.get("/suggestions/?part=list")  # the session and the membership, warmed
+    with django_assert_max_num_queries(8):
+        page = client.get("/suggestions/?part=list").content.decode()
+    assert page.count('class="suggestion suggestion-new"') == 4
+
+
 def test_accepting_runs_the_call_once_as_a_turn_even_on_a_double_click(
     cast: Cast, dispatched: list[tuple[int, int]]
 ) -> None:

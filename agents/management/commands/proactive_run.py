@@ -34,6 +34,6 @@ class Command(BaseCommand):
                 continue
             line = (
                 f"{detector}: {run.status}, found {run.found}, new {run.created}, "
-                f"expired {run.expired}, {run.duration_ms:.0f} ms {run.details}"
+                f"expired {run.expired}, {run.duration_ms:.0f} ms {run.details.get('kinds', {})}"
             )
             self.stdout.write(line + (f" — {run.error}" if run.error else ""))
