@@ -113,6 +113,14 @@ def schedule_update(*, schedule: ProactiveSchedule) -> ProactiveSchedule:
     return schedule
 
 
+def schedules_retime(*, organisation: Organisation) -> None:
+    """The organisation moved to another timezone: its beat entries follow (same local time)."""
+    with transaction.atomic():
+        for schedule in ProactiveSchedule.objects.filter(organisation=organisation):
+            schedule.organisation = organisation
+            schedule_update(schedule=schedule)
+
+
 # --- runs ---------------------------------------------------------------------------------------
 
 

@@ -11,6 +11,7 @@ from io import StringIO
 from typing import Any
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.core.management import call_command
 from django.test import Client
@@ -249,3 +250,39 @@ def test_equipment_due_and_in_the_campaign_is_offered_one_visit(cast: Cast) -> N
         organisation=cast.org, run=None, found=found, kinds=(Kind.SEASONAL,)
     )
     assert created == 0 and Suggestion.objects.count() == 1
+
+
+def _as_posted(form: Any) -> dict[str, Any]:
+    """A bound admin form's current values as the browser would post them (split date-times)."""
+    data: dict[str, Any] = {}
+    for name in form.fields:
+        value = form[name].value()
+        if isinstance(value, datetime.datetime):
+            local = timezone.localtime(value)
+            data[form.add_prefix(f"{name}_0")] = f"{local:%Y-%m-%d}"
+            data[form.add_prefix(f"{name}_1")] = f"{local:%H:%M:%S}"
+        elif isinstance(value, dict | list):
+            data[form.add_prefix(name)] = json.dumps(value)
+        elif value is not None:
+            data[form.add_prefix(name)] = value
+    return data
+
+
+def test_the_schedules_follow_the_organisation_to_another_timezone(cast: Cast) -> None:
+    root = get_user_model().objects.create_superuser("root", "root@example.com", "x")
+    client = Client()
+    client.force_login(root)
+    url = f"/admin/business/organisation/{cast.org.pk}/change/"
+    page = client.get(url)
+    data = _as_posted(page.context["adminform"].form)
+    for inline in page.context["inline_admin_formsets"]:
+        for form in [inline.formset.management_form, *inline.formset.forms]:
+            data.update(_as_posted(form))
+    data["timezone"] = "America/Argentina/Mendoza"
+    response = client.post(url, data)
+    assert response.status_code == 302
+    zones = {
+        str(s.periodic_task.crontab.timezone)
+        for s in ProactiveSchedule.objects.filter(organisation=cast.org)
+    }
+    assert zones == {"America/Argentina/Mendoza"}
