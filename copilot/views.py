@@ -181,12 +181,13 @@ def suggestion_accept(request: HttpRequest, pk: int) -> HttpResponse:
     once (new → accepted), then its call runs as a turn of a new conversation."""
     suggestion = _suggestion(request, pk)
     template = "copilot/suggestions.html#accept"
+    context: dict[str, Any] = {"row": _rows([suggestion])[0]}
+    if request.method == "POST" and suggestion.state != Suggestion.State.NEW:
+        return render(request, "copilot/suggestions.html#row", context)  # a second click
     slots = _slots(suggestion) if suggestion.tool == "job_book" else []
-    context: dict[str, Any] = {"row": _rows([suggestion])[0], "slots": slots}
+    context["slots"] = slots
     if request.method != "POST":
         return render(request, template, context)
-    if suggestion.state != Suggestion.State.NEW:  # a second click: it is already taken
-        return render(request, "copilot/suggestions.html#row", context)
     arguments = _chosen(suggestion, request.POST, slots)
     if arguments is None:
         context["problem"] = gettext("That time is no longer free: pick another one.")
