@@ -418,3 +418,7 @@ class AgentVersionAdmin(OrgAdminAccess, OrgScopedAdmin):
             % {"agent": version.agent, "old": version.number, "new": new_version.number},
             messages.SUCCESS,
         )
+
+
+# The proactive agent's schedules, runs and suggestions (their admin lives in its folder).
+from agents.proactive import admin as proactive_admin  # noqa: E402, F401

@@ -3,6 +3,9 @@
 Rows with no organisation are the shipped defaults (created by a data migration); every
 organisation gets its own copy, which its admins edit. Each save through the services records a
 version; a rollback restores one.
+
+Below them, the proactive agent's rows (agents/proactive/): its schedules per organisation, their
+runs, and the suggestions they leave.
 """
 
 from __future__ import annotations
@@ -10,12 +13,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.core.validators import MaxValueValidator, MinValueValidator
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+from django_celery_beat.models import PeriodicTask
 
-from business.models import Organisation, Role
+from business.models import Customer, Organisation, Role
 
 
 class Agent(models.Model):
@@ -204,3 +208,163 @@ class ToolCall(models.Model):
 
     def __str__(self) -> str:
         return f"{self.tool} ({'ok' if self.ok else 'failed'})"
+
+
+# --- The proactive agent (P1, P2): its schedules per organisation, every run of them, and the
+# suggestions they leave for the office to act on or dismiss. ----------------------------------
+
+
+class Detector(models.TextChoices):
+    """What a schedule looks for; each is one task in agents/proactive/tasks.py."""
+
+    MAINTENANCE = "maintenance_due", _("Maintenance due")
+    FOLLOW_UPS = "follow_ups", _("Follow-ups")
+    SEASONAL = "seasonal", _("Seasonal campaigns")
+    COLLECTIONS = "collections", _("Collections")
+    OPPORTUNITIES = "opportunities", _("Opportunities")
+
+
+class ProactiveSchedule(models.Model):
+    """One detector of one organisation, run by its beat entry on the organisation's clock.
+
+    Admins edit the time, the weekdays, whether it runs and its number of days here; the
+    service behind the admin (schedule_update) keeps the beat entry in step."""
+
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, related_name="proactive_schedules"
+    )
+    detector = models.CharField(_("looks for"), max_length=20, choices=Detector.choices)
+    periodic_task = models.OneToOneField(
+        PeriodicTask, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    hour = models.PositiveSmallIntegerField(
+        _("hour"), default=8, validators=[MaxValueValidator(23)]
+    )
+    minute = models.PositiveSmallIntegerField(
+        _("minute"), default=0, validators=[MaxValueValidator(59)]
+    )
+    weekdays = models.CharField(
+        _("weekdays"),
+        max_length=40,
+        default="1-5",
+        validators=[RegexValidator(r"^(\*|[0-6](-[0-6])?)(,[0-6](-[0-6])?)*$")],
+        help_text=_("Crontab days of the week: 1-5 is Monday to Friday, * every day, 1 Mondays."),
+    )
+    days = models.PositiveSmallIntegerField(
+        _("days"),
+        default=0,
+        help_text=_(
+            "Maintenance: due within this many days. Follow-ups: finished at least this many "
+            "days ago. Collections: overdue by this many days."
+        ),
+    )
+    enabled = models.BooleanField(_("enabled"), default=True)
+
+    class Meta:
+        ordering = ["organisation_id", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organisation", "detector"], name="unique_proactive_schedule"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_detector_display()} · {self.organisation}"
+
+
+class ScheduleRun(models.Model):
+    """One run of a detector for an organisation: when, how long, what it found, what failed."""
+
+    class Status(models.TextChoices):
+        RUNNING = "running", _("Running")
+        OK = "ok", _("OK")
+        FAILED = "failed", _("Failed")
+
+    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
+    detector = models.CharField(_("looks for"), max_length=20, choices=Detector.choices)
+    trigger = models.CharField(_("started by"), max_length=20, default="schedule")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
+    started_at = models.DateTimeField(_("started"), default=timezone.now)
+    finished_at = models.DateTimeField(_("finished"), null=True, blank=True)
+    duration_ms = models.FloatField(_("duration (ms)"), default=0)
+    found = models.PositiveIntegerField(_("found"), default=0)
+    created = models.PositiveIntegerField(_("new suggestions"), default=0)
+    expired = models.PositiveIntegerField(_("expired"), default=0)
+    details = models.JSONField(default=dict, blank=True)
+    error = models.TextField(_("error"), blank=True)
+
+    class Meta:
+        ordering = ["-started_at"]
+        indexes = [models.Index(fields=["organisation", "detector", "-started_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.detector} {self.started_at:%Y-%m-%d %H:%M} ({self.status})"
+
+
+class Suggestion(models.Model):
+    """Work worth offering, found by a schedule: what it is about, why (structured facts,
+    worded in the reader's language), and the proposed action as a registry tool call."""
+
+    class Kind(models.TextChoices):
+        MAINTENANCE = "maintenance", _("Maintenance due")
+        FOLLOW_UP = "follow_up", _("Follow-up call")
+        SEASONAL = "seasonal", _("Seasonal campaign")
+        COLLECTION = "collection", _("Collection")
+        REPLACEMENT = "replacement", _("Replacement quote")
+        QUOTE_MISSING = "quote_missing", _("Price asked, no quote")
+        SEASONAL_REGULAR = "seasonal_regular", _("Seasonal customer not booked")
+
+    class State(models.TextChoices):
+        NEW = "new", _("New")
+        ACCEPTED = "accepted", _("Accepted")
+        DISMISSED = "dismissed", _("Dismissed")
+        DONE = "done", _("Done")
+        EXPIRED = "expired", _("Expired")
+
+    class Priority(models.IntegerChoices):
+        LOW = 1, _("Low")
+        NORMAL = 2, _("Normal")
+        HIGH = 3, _("High")
+
+    OPEN_STATES = (State.NEW, State.ACCEPTED)
+
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, related_name="suggestions"
+    )
+    kind = models.CharField(_("kind"), max_length=20, choices=Kind.choices)
+    # What it is about: {"customer": id, "equipment": id, "job": id, "invoice": id}.
+    records = models.JSONField(default=dict)
+    customer = models.ForeignKey(Customer, on_delete=models.SET_NULL, null=True, blank=True)
+    # kind + records, and kind + records + period: the same thing is suggested once per period.
+    subject = models.CharField(max_length=160)
+    dedupe_key = models.CharField(max_length=200)
+    facts = models.JSONField(_("why"), default=dict)
+    tool = models.CharField(_("proposed tool"), max_length=60)
+    arguments = models.JSONField(_("arguments"), default=dict)
+    priority = models.PositiveSmallIntegerField(
+        _("priority"), choices=Priority.choices, default=Priority.NORMAL
+    )
+    state = models.CharField(_("state"), max_length=10, choices=State.choices, default=State.NEW)
+    run = models.ForeignKey(ScheduleRun, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(_("created"), default=timezone.now)
+    acted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    acted_at = models.DateTimeField(_("acted"), null=True, blank=True)
+    dismiss_reason = models.CharField(_("reason"), max_length=300, blank=True)
+    # The turn that ran the accepted action, and what came of it.
+    conversation_id = models.BigIntegerField(null=True, blank=True)
+    turn_id = models.CharField(max_length=40, blank=True)
+    outcome = models.CharField(_("outcome"), max_length=300, blank=True)
+
+    class Meta:
+        ordering = ["-priority", "-created_at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organisation", "dedupe_key"], name="unique_suggestion_per_period"
+            )
+        ]
+        indexes = [models.Index(fields=["organisation", "state", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.kind} ({self.state})"

@@ -791,3 +791,144 @@ def seasonal_targets(
     ]
     never = datetime.date.min
     return sorted(found, key=lambda t: (t.last_service_on or never, t.equipment.pk))
+
+
+# --- Collections and opportunities (the proactive agent's schedules read these) -------------
+
+
+@dataclass(frozen=True)
+class OverdueInvoice:
+    row: InvoiceRow
+    due_on: datetime.date  # its due date, or its issue date when it has none
+    days_overdue: int
+
+
+def overdue_invoices(
+    organisation: Organisation, *, today: datetime.date | None = None, days: int = 30
+) -> list[OverdueInvoice]:
+    """Issued invoices with money owed that are at least `days` past their due date (the issue
+    date when there is none), the most overdue first."""
+    today = today or org_today(organisation)
+    found = []
+    for row in invoices_with_balance(organisation).rows:
+        due_on = row.invoice.due_on or row.invoice.issued_on
+        late = (today - due_on).days
+        if late >= days:
+            found.append(OverdueInvoice(row, due_on, late))
+    return sorted(found, key=lambda o: (-o.days_overdue, o.row.invoice.pk))
+
+
+@dataclass(frozen=True)
+class ReplacementCandidate:
+    equipment: Equipment
+    age_years: int | None  # None: installation date unknown
+    repairs: int  # finished jobs of its trade at its customer within REPAIR_MONTHS
+
+
+REPLACEMENT_AGE_YEARS = 10
+REPLACEMENT_REPAIRS = 3
+REPAIR_MONTHS = 24
+RECENT_QUOTE_DAYS = 90
+
+
+def _customers_quoted_since(organisation: Organisation, since: datetime.datetime) -> set[int]:
+    return set(scoped(Quote, organisation).filter(created_at__gte=since).values_list(
+        "customer_id", flat=True
+    ))  # fmt: skip
+
+
+def replacement_candidates(
+    organisation: Organisation, *, today: datetime.date | None = None
+) -> list[ReplacementCandidate]:
+    """Equipment old enough (REPLACEMENT_AGE_YEARS) or repaired often enough (REPLACEMENT_REPAIRS
+    finished jobs of its trade at its customer in REPAIR_MONTHS) to offer a replacement quote;
+    customers quoted in the last RECENT_QUOTE_DAYS are left out (they have an offer)."""
+    today = today or org_today(organisation)
+    start, _ = local_days(organisation, _months_before(today, REPAIR_MONTHS), 1)
+    repairs: dict[tuple[int, str], int] = {}
+    done = scoped(Job, organisation).filter(status=Job.Status.DONE, completed_at__gte=start)
+    for customer_id, skill in done.values_list("customer_id", "skill"):
+        repairs[(customer_id, skill)] = repairs.get((customer_id, skill), 0) + 1
+    quoted_from, _ = local_days(organisation, today - datetime.timedelta(RECENT_QUOTE_DAYS), 1)
+    quoted = _customers_quoted_since(organisation, quoted_from)
+    found = []
+    for item in scoped(Equipment, organisation).select_related("customer"):
+        if item.customer_id in quoted:
+            continue
+        age = (today - item.installed_on).days // 365 if item.installed_on else None
+        count = repairs.get((item.customer_id, item.skill), 0)
+        if (age is not None and age >= REPLACEMENT_AGE_YEARS) or count >= REPLACEMENT_REPAIRS:
+            found.append(ReplacementCandidate(item, age, count))
+    return sorted(found, key=lambda c: (-c.repairs, -(c.age_years or 0), c.equipment.pk))
+
+
+# A finished job whose service says it was a visit to look and price the work: the customer
+# asked for a price. Words as folded (no accents, lower case).
+PRICE_REQUEST_WORDS = ("diagnostico", "presupuesto", "visita", "diagnosis", "visit", "quote")
+UNQUOTED_DAYS = 30
+
+
+def unquoted_visits(
+    organisation: Organisation, *, now: datetime.datetime | None = None, days: int = UNQUOTED_DAYS
+) -> list[Job]:
+    """Visits to diagnose or price a job, finished in the last `days` days, whose customer got
+    no quote since: the price they asked for is still owed. Oldest first."""
+    now = now or datetime.datetime.now(ZoneInfo(organisation.timezone))
+    jobs = scoped(Job, organisation).filter(
+        status=Job.Status.DONE, completed_at__gte=now - datetime.timedelta(days=days)
+    )
+    visits = [
+        job
+        for job in jobs.select_related("customer").order_by("completed_at", "pk")
+        if any(word in fold(job.service) for word in PRICE_REQUEST_WORDS)
+    ]
+    quotes = scoped(Quote, organisation).filter(customer_id__in={job.customer_id for job in visits})
+    first_quote: dict[int, list[datetime.datetime]] = {}
+    for customer_id, created_at in quotes.values_list("customer_id", "created_at"):
+        first_quote.setdefault(customer_id, []).append(created_at)
+    return [
+        job
+        for job in visits
+        if not any(at >= job.scheduled_start for at in first_quote.get(job.customer_id, []))
+    ]
+
+
+@dataclass(frozen=True)
+class SeasonalRegular:
+    customer: Customer
+    campaign: str
+    skill: str
+    last_season_year: int  # the latest earlier year they were served in this season
+
+
+def _campaign_months(campaign: str) -> list[int]:
+    return sorted(month for month, (name, _s) in SEASONAL_CAMPAIGNS.items() if name == campaign)
+
+
+def seasonal_regulars(
+    organisation: Organisation, today: datetime.date | None = None, *, years_back: int = 2
+) -> list[SeasonalRegular]:
+    """Customers served in this campaign's months in one of the last `years_back` years who have
+    no job of its trades this season yet (booked, done or on the board)."""
+    today = today or org_today(organisation)
+    campaign = seasonal_campaign(today)
+    if campaign is None:
+        return []
+    skills, months = SEASONAL_CAMPAIGNS[today.month][1], _campaign_months(campaign)
+    season_start = datetime.date(today.year, months[0], 1)
+    start, _ = local_days(organisation, season_start, 1)
+    jobs = scoped(Job, organisation).filter(skill__in=skills).exclude(status=Job.Status.CANCELLED)
+    this_season = set(jobs.filter(scheduled_start__gte=start).values_list("customer_id", flat=True))
+    tz = ZoneInfo(organisation.timezone)
+    earliest, _ = local_days(organisation, datetime.date(today.year - years_back, 1, 1), 1)
+    served: dict[int, tuple[int, str, Customer]] = {}
+    earlier = jobs.filter(status=Job.Status.DONE, scheduled_start__gte=earliest,
+                          scheduled_start__lt=start).select_related("customer")  # fmt: skip
+    for job in earlier:
+        local = job.scheduled_start.astimezone(tz)
+        if local.month in months and job.customer_id not in this_season:
+            best = served.get(job.customer_id)
+            if best is None or local.year > best[0]:
+                served[job.customer_id] = (local.year, job.skill, job.customer)
+    found = [SeasonalRegular(c, campaign, skill, year) for year, skill, c in served.values()]
+    return sorted(found, key=lambda r: (r.customer.name, r.customer.pk))

@@ -15,6 +15,7 @@ from django.db.models import Model, QuerySet
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
+from agents.proactive.services import schedules_retime
 from agents.services import agents_install_defaults
 from business.admin import ScopedChoices, admin_organisation_ids, scope_choices
 from business.models import Membership, Organisation
@@ -60,6 +61,9 @@ class OrganisationAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         if not change:
             # A new organisation gets its own copy of the default agent registry.
             agents_install_defaults(organisation=obj)  # type: ignore[arg-type]
+        elif "timezone" in form.changed_data:
+            # Its proactive schedules run on its clock: they move with it.
+            schedules_retime(organisation=obj)  # type: ignore[arg-type]
 
 
 # --- what belongs to no organisation: the platform's own, for superusers only ---------------

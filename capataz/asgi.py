@@ -16,6 +16,7 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.urls import path  # noqa: E402
 
+from agents.proactive.consumers import SuggestionsConsumer  # noqa: E402
 from approvals.consumers import ApprovalsConsumer  # noqa: E402
 from capataz.origin import SameOriginValidator  # noqa: E402
 from copilot import eventlog  # noqa: E402
@@ -35,7 +36,11 @@ application = ProtocolTypeRouter(
         "websocket": SameOriginValidator(
             AuthMiddlewareStack(
                 URLRouter(
-                    [*websocket_urlpatterns, path("ws/approvals/", ApprovalsConsumer.as_asgi())]
+                    [
+                        *websocket_urlpatterns,
+                        path("ws/approvals/", ApprovalsConsumer.as_asgi()),
+                        path("ws/suggestions/", SuggestionsConsumer.as_asgi()),
+                    ]
                 )
             )
         ),

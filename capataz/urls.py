@@ -9,5 +9,6 @@ urlpatterns = [
     path("agents/", include("agents.urls")),
     path("chat/", include("copilot.chat_urls")),
     path("approvals/", include("approvals.urls")),
+    path("suggestions/", include("copilot.suggestion_urls")),
     path("", include("business.urls")),
 ]

@@ -42,7 +42,7 @@ from agents.events import (
     ThinkingEvent,
     UsageEvent,
 )
-from agents.models import ToolCall
+from agents.models import Suggestion, ToolCall
 from agents.selectors import agents_for_org
 from approvals.models import PendingAction
 from business.hygiene import text_problem
@@ -52,9 +52,16 @@ from copilot import memory as wm
 from copilot.decisions import answer_order
 from copilot.graph import get_graph, pause, resume, run_graph
 from copilot.models import AgentRun, Conversation, ConversationEvent, Message, Turn
+from copilot.proposals import proposal_decided, run_proposal
 from copilot.resume import run_decision_alone
 from copilot.router_cache import router_for
-from copilot.services import conversation_state_update, message_add, turn_finish, turn_seal
+from copilot.services import (
+    conversation_create,
+    conversation_state_update,
+    message_add,
+    turn_finish,
+    turn_seal,
+)
 from copilot.state import Followup, TurnRun, TurnState
 from copilot.streaming import TextStream
 from llm.client import sdk_client
@@ -204,6 +211,44 @@ def accept_decision(action: PendingAction) -> Accepted | None:
     return Accepted(turn_id=str(turn.pk), message_id=message.pk, event=event)
 
 
+def accept_suggestion(
+    suggestion: Suggestion, *, user: Any, note: str, language: str
+) -> Conversation:
+    """An accepted suggestion enters the chat like a message: a note (what was accepted) in a
+    new conversation of the person who accepted it, and a queued turn that runs its proposed
+    call. The note carries the suggestion's id in its trace; a note with one is the only kind
+    of stored message whose turn runs a proposal instead of the graph (see `_run`). The caller
+    hands the conversation to a runner once this commits."""
+    with transaction.atomic():
+        conversation = conversation_create(
+            organisation=suggestion.organisation, user=user, title=note
+        )
+        message = message_add(
+            conversation=conversation, role=Message.Role.SYSTEM, text=note, language=language,
+            trace={"suggestion_id": suggestion.pk},
+        )  # fmt: skip
+        turn = Turn.objects.create(
+            organisation_id=conversation.organisation_id, conversation=conversation,
+            message=message, user_id=user.pk, created_at=message.created_at,
+        )  # fmt: skip
+        Suggestion.objects.filter(pk=suggestion.pk).update(
+            conversation_id=conversation.pk, turn_id=str(turn.pk)
+        )
+        eventlog.publish(
+            conversation.organisation_id, conversation.pk,
+            AcceptedEvent(type="accepted", turn_id=str(turn.pk), message_id=message.pk,
+                          text=note, client_id=""),
+        )  # fmt: skip
+    return conversation
+
+
+def _suggestion_of(message: Message) -> int | None:
+    if message.role != Message.Role.SYSTEM:
+        return None
+    value = (message.trace or {}).get("suggestion_id")
+    return value if isinstance(value, int) else None
+
+
 def _is_uuid(value: str) -> bool:
     try:
         uuid.UUID(value)
@@ -240,6 +285,9 @@ def _emitter(turn: Turn) -> Any:
 def _run(turn: Turn) -> TurnResult:
     if turn.kind == Turn.Kind.DECISION:
         return _run_decision(turn)
+    suggestion_id = _suggestion_of(turn.message)
+    if suggestion_id is not None:
+        return _run_suggestion(turn, suggestion_id)
     turn_id, asked, conversation = str(turn.pk), turn.message, turn.conversation
     emit = _emitter(turn)
     emit(ThinkingEvent(type="thinking", turn_id=turn_id, message_id=asked.pk))
@@ -326,12 +374,40 @@ def _run_decision(turn: Turn) -> TurnResult:
             )  # fmt: skip
             turn_finish(turn=turn, status=Turn.Status.DONE, answer=answer)
             _settle_paused(turn)
+            _settle_suggestion(turn)
             _finish_events(run, turn_id, answer.pk, followup.reply, followup.consulted)
     except Exception as exc:
         logger.exception("decision turn %s failed", turn_id)
         return _fail(turn, emit, exc)
     return TurnResult(
         turn_id, True, followup.reply, language, user_message_id=note.pk,
+        assistant_message_id=answer.pk,
+    )  # fmt: skip
+
+
+def _run_suggestion(turn: Turn, suggestion_id: int) -> TurnResult:
+    """An accepted suggestion's proposed call, through the Runner and the approval gate."""
+    turn_id, note, conversation = str(turn.pk), turn.message, turn.conversation
+    emit = _emitter(turn)
+    emit(ThinkingEvent(type="thinking", turn_id=turn_id, message_id=note.pk))
+    language = note.language or "es"
+    try:
+        run = _open_run(turn, emit)
+        with transaction.atomic():
+            done = run_proposal(run, suggestion_id, language)
+            held = bool(done.trace.get("held"))
+            answer = message_add(
+                conversation=conversation, role=Message.Role.ASSISTANT, text=done.reply,
+                language=language, trace={**done.trace, "turn_id": turn_id},
+            )  # fmt: skip
+            status = Turn.Status.WAITING if held else Turn.Status.DONE
+            turn_finish(turn=turn, status=status, answer=answer)
+            _finish_events(run, turn_id, answer.pk, done.reply, [])
+    except Exception as exc:
+        logger.exception("suggestion turn %s failed", turn_id)
+        return _fail(turn, emit, exc)
+    return TurnResult(
+        turn_id, True, done.reply, language, user_message_id=note.pk,
         assistant_message_id=answer.pk,
     )  # fmt: skip
 
@@ -387,6 +463,17 @@ def _settle_paused(turn: Turn) -> None:
                 paused.organisation_id, paused.conversation_id, str(paused.pk)
             )
         )
+
+
+def _settle_suggestion(turn: Turn) -> None:
+    """A decision on a call an accepted suggestion was held for settles the suggestion too."""
+    paused = turn.resumes
+    suggestion_id = _suggestion_of(paused.message) if paused is not None else None
+    if suggestion_id is not None and turn.approval_id is not None:
+        proposal_decided(
+            organisation_id=turn.organisation_id, suggestion_id=suggestion_id,
+            approval_id=turn.approval_id,
+        )  # fmt: skip
 
 
 def _completed(turn_id: str, message_id: int | None, text: str) -> CompletedEvent:

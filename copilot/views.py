@@ -1,17 +1,34 @@
-"""The CopilotPanel pages: the conversation list, a new conversation, one conversation."""
+"""The CopilotPanel pages: the conversation list, a new conversation, one conversation — and the
+suggestions the proactive schedules leave (list, accept, dismiss)."""
 
 from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.db import transaction
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
+from django.utils.translation import get_language, gettext
 from django.views.decorators.http import require_POST
 
-from agents.models import Agent
-from business.roles import permission_required
-from copilot import direct_line
+from agents.models import Agent, Suggestion
+from agents.proactive import why
+from agents.proactive.selectors import (
+    acceptance_by_kind,
+    get_suggestion_for_org,
+    open_suggestions,
+)
+from agents.proactive.services import suggestion_claim
+from agents.proactive.services import suggestion_dismiss as suggestion_dismiss_service
+from business.roles import can, permission_required
+from business.scheduling import Slot, next_free_slots
+from business.services import service_duration
+from copilot import direct_line, tasks
 from copilot.models import Conversation, Turn
 from copilot.selectors import (
     conversations_for_user,
@@ -21,6 +38,7 @@ from copilot.selectors import (
 )
 from copilot.services import conversation_create
 from copilot.trace_browser import conversation_turns, turn_counts, turn_view
+from copilot.turn import accept_suggestion
 
 TRACE_PAGE = 30
 
@@ -90,6 +108,123 @@ def _owner_name(conversation: Conversation) -> str:
     if owner is None:
         return str(conversation.get_channel_display())
     return owner.get_full_name() or owner.get_username()
+
+
+# --- Suggestions (P2): the schedules' proposals, accepted or dismissed -------------------------
+
+SUGGESTIONS_SHOWN = 20
+SLOTS_OFFERED = 3
+
+
+@dataclass(frozen=True)
+class SuggestionRow:
+    suggestion: Suggestion
+    reason: str
+    action: str
+
+
+def _rows(suggestions: Iterable[Suggestion]) -> list[SuggestionRow]:
+    return [SuggestionRow(s, why.reason(s), why.action(s)) for s in suggestions]
+
+
+def _suggestion(request: HttpRequest, pk: int) -> Suggestion:
+    """The current organisation's suggestion; 404 for anyone else's (or none)."""
+    try:
+        return get_suggestion_for_org(request.organisation, pk)  # type: ignore[attr-defined]
+    except Suggestion.DoesNotExist as exc:
+        raise Http404 from exc
+
+
+@permission_required("chat")
+def suggestions(request: HttpRequest) -> HttpResponse:
+    """The open suggestions (the page; `?part=list` or `?part=badge` for the dashboard's and
+    the panel's htmx loads); managers also see the acceptance rate per kind."""
+    organisation = request.organisation  # type: ignore[attr-defined]
+    waiting = open_suggestions(organisation)
+    part = request.GET.get("part", "")
+    if part == "badge":  # polled every 30 s by every open panel: the count only
+        return render(request, "copilot/suggestions.html#badge", {"total": waiting.count()})
+    managing = can(getattr(request, "membership", None), "view_metrics")
+    context = {
+        "rows": _rows(waiting[:SUGGESTIONS_SHOWN]),
+        "total": waiting.count(),
+        "rates": acceptance_by_kind(organisation) if managing else None,
+    }
+    if part == "list":
+        return render(request, "copilot/suggestions.html#list", context)
+    return render(request, "copilot/suggestions.html", context)
+
+
+def _slots(suggestion: Suggestion) -> list[Slot]:
+    """Concrete slots for a proposed booking: the next free ones for its trade, near the
+    customer's zone."""
+    customer = suggestion.customer
+    address = customer.addresses.filter(is_primary=True).first() if customer else None
+    service = str(suggestion.arguments.get("service", ""))
+    return next_free_slots(
+        suggestion.organisation, skill=suggestion.arguments.get("skill"),
+        zone=address.zone if address else None, duration=service_duration(service),
+        count=SLOTS_OFFERED,
+    )  # fmt: skip
+
+
+def _chosen(suggestion: Suggestion, data: QueryDict, slots: list[Slot]) -> dict[str, Any] | None:
+    """The arguments the call will run with, completed by the operator's choice; None when
+    what they chose is not (or no longer) there."""
+    arguments = dict(suggestion.arguments)
+    if suggestion.tool == "job_book":
+        picked = next((s for s in slots if s.start.isoformat() == data.get("start")), None)
+        if picked is None:
+            return None
+        arguments.update(start=picked.start.isoformat(), technician_id=picked.technician.pk)
+    elif suggestion.tool == "follow_up_record":
+        arguments["note"] = data.get("note", "").strip() or gettext("Called after the job.")
+    return arguments
+
+
+@permission_required("chat")
+def suggestion_accept(request: HttpRequest, pk: int) -> HttpResponse:
+    """GET: what accepting will do (a booking's concrete slots to pick from). POST: claimed
+    once (new → accepted), then its call runs as a turn of a new conversation."""
+    suggestion = _suggestion(request, pk)
+    template = "copilot/suggestions.html#accept"
+    context: dict[str, Any] = {"row": _rows([suggestion])[0]}
+    if request.method == "POST" and suggestion.state != Suggestion.State.NEW:
+        return render(request, "copilot/suggestions.html#row", context)  # a second click
+    slots = _slots(suggestion) if suggestion.tool == "job_book" else []
+    context["slots"] = slots
+    if request.method != "POST":
+        return render(request, template, context)
+    arguments = _chosen(suggestion, request.POST, slots)
+    if arguments is None:
+        context["problem"] = gettext("That time is no longer free: pick another one.")
+        return render(request, template, context, status=409)
+    with transaction.atomic():
+        if suggestion_claim(suggestion=suggestion, user=request.user, arguments=arguments):
+            note = gettext("Suggestion accepted: %(action)s. %(reason)s") % {
+                "action": why.action(suggestion), "reason": why.reason(suggestion)
+            }  # fmt: skip
+            conversation = accept_suggestion(
+                suggestion, user=request.user, note=note, language=get_language()[:2]
+            )
+            conversation_id = conversation.pk
+            organisation_id = suggestion.organisation_id
+            transaction.on_commit(lambda: tasks.dispatch(organisation_id, conversation_id))
+    suggestion.refresh_from_db()
+    return render(request, "copilot/suggestions.html#row", {"row": _rows([suggestion])[0]})
+
+
+@permission_required("chat")
+def suggestion_dismiss(request: HttpRequest, pk: int) -> HttpResponse:
+    """GET: the optional reason. POST: new → dismissed, once."""
+    suggestion = _suggestion(request, pk)
+    if request.method != "POST":
+        return render(request, "copilot/suggestions.html#dismiss", {"row": _rows([suggestion])[0]})
+    suggestion_dismiss_service(
+        suggestion=suggestion, user=request.user, reason=request.POST.get("reason", "")
+    )
+    suggestion.refresh_from_db()
+    return render(request, "copilot/suggestions.html#row", {"row": _rows([suggestion])[0]})
 
 
 # --- the trace browser (D5): managers and admins read what a turn understood and did -----------

@@ -26,6 +26,7 @@ from django.contrib.auth.models import Permission
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
+from agents.models import ProactiveSchedule, ScheduleRun, Suggestion
 from agents.services import agents_install_defaults
 from approvals.models import PendingAction
 from business.models import EscalationTicket, Organisation, Quote
@@ -75,9 +76,20 @@ def _victim() -> Victim:
         category="execute", arguments={"job_id": job.pk}, summary=f"{MARK} cancelar",
         requested_by=operator,
     )  # fmt: skip
+    run = ScheduleRun.objects.create(organisation=org, detector="follow_ups", error=MARK)
+    suggestion = Suggestion.objects.create(
+        organisation=org, kind="follow_up", records={"job": job.pk}, customer=customer,
+        subject=f"follow_up:job={job.pk}", dedupe_key=f"follow_up:job={job.pk}:",
+        facts={"customer": f"{MARK} Ferreyra", "service": MARK, "completed_on": "2026-01-02",
+               "days_ago": 3, "technician": ""},
+        tool="follow_up_record", arguments={"job_id": job.pk}, run=run,
+    )  # fmt: skip
+    schedule = ProactiveSchedule.objects.filter(organisation=org).first()
     victim = Victim(org)
     for row in (org, manager, operator, customer, technician, vehicle, job, equipment, invoice,
-                payment, quote, price, absence, ticket, conversation, message, action):  # fmt: skip
+                payment, quote, price, absence, ticket, conversation, message, action, run,
+                suggestion, schedule):  # fmt: skip
+        assert row is not None
         victim.ids[row._meta.label_lower] = row.pk
     for agent in org.agents.all()[:1]:
         victim.ids[agent._meta.label_lower] = agent.pk
@@ -180,6 +192,12 @@ def _write_attempts(victim: Victim) -> list[tuple[str, dict[str, Any]]]:
           "reason": "complaint", "status": "open", "organisation": victim.org.pk}),
         (f"/approvals/{victim.ids['approvals.pendingaction']}/decide/", {"decision": "approve"}),
         (f"/admin/business/job/{job}/change/", {"status": "cancelled"}),
+        (f"/suggestions/{victim.ids['agents.suggestion']}/accept/", {"note": "x"}),
+        (f"/suggestions/{victim.ids['agents.suggestion']}/dismiss/", {"reason": "x"}),
+        (f"/admin/agents/proactiveschedule/{victim.ids['agents.proactiveschedule']}/change/",
+         {"hour": "1", "minute": "1", "weekdays": "*", "days": "1"}),
+        ("/admin/agents/proactiveschedule/",
+         {"action": "run_now", "_selected_action": [victim.ids["agents.proactiveschedule"]]}),
     ]  # fmt: skip
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from agents.context import TurnContext
 from agents.payloads import customer_data, equipment_data, local_iso
-from agents.registry import Category, ToolError, ToolResult, success, tool
-from business import selectors
+from agents.registry import Category, ToolError, ToolResult, get_scoped, success, tool
+from business import selectors, services
+from business.models import Job
 
 LIST_LIMIT = 50
 MAX_WITHIN_DAYS = 365
@@ -102,6 +103,22 @@ def seasonal_targets(ctx: TurnContext) -> ToolResult:
         total=len(targets),
         truncated=len(targets) > len(rows),
     )
+
+
+@tool(
+    category=Category.SUGGEST,
+    description=(
+        "Record that a finished job was followed up (the customer was called to ask how it "
+        "went), with what they said; the job leaves the follow-up list."
+    ),
+    param_docs={"job_id": "The finished job.", "note": "What the customer said."},
+)
+def follow_up_record(ctx: TurnContext, *, job_id: int, note: str) -> ToolResult:
+    job = get_scoped(Job, ctx, job_id, "job")
+    event = services.job_follow_up_record(
+        organisation=ctx.organisation, job=job, note=note, actor=ctx.user
+    )
+    return success(f"follow-up of job {job.pk} recorded", job_id=job.pk, event_id=event.pk)
 
 
 def _season(month: int) -> str:

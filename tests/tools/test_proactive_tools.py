@@ -95,3 +95,16 @@ def test_the_outsider_sees_none_of_the_first_organisations_targets(
     assert run(outsider_ctx, "maintenance_due_list").data["total"] == 0
     assert run(outsider_ctx, "follow_up_list").data["total"] == 0
     assert run(outsider_ctx, "seasonal_targets").data["total"] == 0
+
+
+def test_follow_up_record_takes_the_job_off_the_follow_up_list(
+    ctx: TurnContext, outsider_ctx: TurnContext, shop: Shop
+) -> None:
+    last_week = at(MONDAY - datetime.timedelta(days=7), 10)
+    job = factories.make_job(ctx.organisation, shop.juan, last_week, status="done",
+                             completed_at=last_week)  # fmt: skip
+    assert run(ctx, "follow_up_list").data["total"] == 1
+    assert not run(outsider_ctx, "follow_up_record", job_id=job.pk, note="x").ok
+    result = run(ctx, "follow_up_record", job_id=job.pk, note="Conforme")
+    assert result.ok, result.error
+    assert run(ctx, "follow_up_list").data["total"] == 0

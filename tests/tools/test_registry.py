@@ -66,6 +66,7 @@ EXPECTED = {
         "maintenance_due_list": "safe",
         "follow_up_list": "safe",
         "seasonal_targets": "safe",
+        "follow_up_record": "suggest",
     },
     "general": {"org_info": "safe"},
 }

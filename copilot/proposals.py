@@ -1,0 +1,93 @@
+"""An accepted suggestion's proposed call, run inside its turn (P2).
+
+The call goes through the same `Runner.call` as any chat step — the agent's tool whitelist, the
+approval gate, one ToolCall row, the tool events — on behalf of an enabled agent that has the
+tool (the proactive agent first). The suggestion then says what came of it: done, still
+accepted while a manager decides a held call (then as decided: `proposal_decided`), or back
+to new when the call could not run (a slot taken since), so the operator can choose again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from agents.base import Chain, Runner, Step
+from agents.models import Agent, Suggestion
+from agents.proactive.services import suggestion_settle
+from approvals.models import PendingAction
+from copilot import replies
+from copilot.state import TurnRun
+from nlu.values import Entities
+
+State = Suggestion.State
+Status = PendingAction.Status
+PREFERRED_AGENT = "proactive"
+
+
+@dataclass
+class ProposalRun:
+    reply: str
+    trace: dict[str, Any] = field(default_factory=dict)
+
+
+def _agent_for(run: TurnRun, tool: str) -> Agent | None:
+    candidates = [agent for agent in run.agents.values() if tool in (agent.tools or [])]
+    candidates.sort(key=lambda agent: agent.name != PREFERRED_AGENT)
+    return candidates[0] if candidates else None
+
+
+def run_proposal(run: TurnRun, suggestion_id: int, language: str) -> ProposalRun:
+    organisation = run.ctx.organisation
+    suggestion = Suggestion.objects.filter(pk=suggestion_id, organisation=organisation).first()
+    trace: dict[str, Any] = {"suggestion_id": suggestion_id}
+    if suggestion is None or suggestion.state != State.ACCEPTED:
+        gone = replies.t(language, es="Esa sugerencia ya no está para ejecutar.",
+                         en="That suggestion is no longer there to run.")  # fmt: skip
+        return ProposalRun(gone, trace)
+    agent = _agent_for(run, suggestion.tool)
+    settle: dict[str, Any] = {"suggestion_id": suggestion.pk, "organisation_id": organisation.pk}
+    if agent is None:
+        suggestion_settle(**settle, state=State.NEW, outcome=f"{suggestion.tool}: no agent")
+        return ProposalRun(replies.t(
+            language, es=f"Ningún agente activo tiene la herramienta {suggestion.tool}.",
+            en=f"No enabled agent has the tool {suggestion.tool}.",
+        ), trace)  # fmt: skip
+    step = Step(index=0, intent="suggestion", agent=agent.name, confidence=1.0, text="",
+                entities=Entities())  # fmt: skip
+    runner = Runner(run.ctx, Chain(language), agent, step)
+    result = runner.call(suggestion.tool, **suggestion.arguments)
+    trace.update(tool=suggestion.tool, ok=result.ok, held=runner.held, agent=agent.name)
+    if runner.held:
+        held = runner.held[0]
+        suggestion_settle(**settle, state=State.ACCEPTED, outcome=f"held for approval #{held}")
+        text = replies.t(language, es=f"Quedó pendiente de la aprobación de un gerente (#{held}).",
+                         en=f"It waits for a manager's approval (#{held}).")  # fmt: skip
+    elif result.ok:
+        suggestion_settle(**settle, state=State.DONE, outcome=result.summary)
+        text = replies.t(language, es=f"Listo: {result.summary}.", en=f"Done: {result.summary}.")
+    else:
+        suggestion_settle(**settle, state=State.NEW, outcome=result.error)
+        text = replies.t(
+            language, es=f"No se pudo: {result.error}. La sugerencia sigue abierta.",
+            en=f"It could not run: {result.error}. The suggestion stays open.",
+        )  # fmt: skip
+    return ProposalRun(text, trace)
+
+
+def proposal_decided(*, organisation_id: int, suggestion_id: int, approval_id: int) -> None:
+    """A manager decided the call an accepted suggestion was held for: done once it ran;
+    dismissed (with the manager's reason) when rejected; new again when it expired, failed or
+    found its records changed — the operator may try again."""
+    action = PendingAction.objects.filter(pk=approval_id, organisation_id=organisation_id).first()
+    if action is None or action.status in (Status.PENDING, Status.APPROVED, Status.EXECUTING):
+        return
+    settle: dict[str, Any] = {"suggestion_id": suggestion_id, "organisation_id": organisation_id}
+    outcome = f"#{action.pk} {action.status}"
+    if action.status == Status.EXECUTED:
+        suggestion_settle(**settle, state=State.DONE, outcome=outcome)
+    elif action.status == Status.REJECTED:
+        reason = action.decision_reason or outcome
+        suggestion_settle(**settle, state=State.DISMISSED, outcome=outcome, dismiss_reason=reason)
+    else:
+        suggestion_settle(**settle, state=State.NEW, outcome=outcome)
