@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('agents', '0008_agent_direct_line'),
+        ('agents', '0009_proactive_schedules_suggestions'),
     ]
 
     operations = [
