@@ -260,7 +260,7 @@ def _run(turn: Turn) -> TurnResult:
             pause(run, state)
         with transaction.atomic():
             answer = _store_reply(conversation, state, language, trace)
-            _remember(conversation, state, asked.text, run.ctx.now)
+            _remember(conversation, state, asked, run.ctx.now)
             status = Turn.Status.WAITING if held else Turn.Status.DONE
             turn_finish(turn=turn, status=status, answer=answer)
             _finish_events(run, turn_id, answer.pk, state["reply"], state.get("consulted", []))
@@ -427,7 +427,7 @@ def _turn_tokens(organisation_id: int, turn_id: str) -> tuple[int, int]:
 
 
 def _remember(
-    conversation: Conversation, state: TurnState, user_text: str, now: datetime.datetime
+    conversation: Conversation, state: TurnState, message: Message, now: datetime.datetime
 ) -> None:
     """The next turn's working memory: the subject under discussion, a compact summary and the
     question this turn left open (O8)."""
@@ -438,6 +438,14 @@ def _remember(
         delegation.chain.state,
         intents=[step.intent for step in done],
         agents=[step.agent for step in done],
+        done=[
+            (run.step.intent, mutation)
+            for run in runs
+            if not run.outcome.yielded
+            for mutation in run.outcome.mutations
+        ],
+        message_id=message.pk,
+        held=delegation.held,
     )
     asking = next((run for run in runs if run.outcome.clarify is not None), None)
     asked = None
@@ -454,7 +462,12 @@ def _remember(
     updated.pop(clarify.PENDING, None)
     if pending is not None:
         updated[clarify.PENDING] = pending.as_state()
-    summary = wm.summarize(updated, conversation.summary, user_text)
+    waiting = PendingAction.objects.filter(
+        organisation_id=conversation.organisation_id,
+        pk__in=updated.get(wm.HELD, []),
+        status=PendingAction.Status.PENDING,
+    ).values_list("pk", flat=True)
+    summary = wm.summarize(updated, conversation.summary, message.text, waiting=sorted(waiting))
     conversation_state_update(conversation=conversation, state=updated, summary=summary)
 
 
