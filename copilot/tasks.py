@@ -21,10 +21,13 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from copilot import checkpoints, runner
+from copilot import checkpoints, profile_tasks, runner
 from copilot.models import ConversationEvent, Turn
 
 logger = logging.getLogger(__name__)
+
+# The profile jobs live apart (the turn enqueues them); named here so the worker registers them.
+PROFILE_TASKS = (profile_tasks.extract_profiles, profile_tasks.sweep_idle_conversations)
 
 _executor: ThreadPoolExecutor | None = None
 _executor_lock = threading.Lock()

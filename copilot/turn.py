@@ -46,7 +46,7 @@ from agents.selectors import agents_for_org
 from approvals.models import PendingAction
 from business.hygiene import text_problem
 from business.models import Organisation
-from copilot import checkpoints, clarify, engines, eventlog, replies
+from copilot import checkpoints, clarify, engines, eventlog, profile_tasks, profiles, replies
 from copilot import memory as wm
 from copilot.decisions import answer_order
 from copilot.graph import get_graph, pause, resume, run_graph
@@ -63,6 +63,8 @@ from nlu.decisions import DecisionOrder, read_decision
 from nlu.language import detect_language
 
 logger = logging.getLogger(__name__)
+
+FAREWELL = "farewell"  # "gracias, chau": the conversation ends, its profiles are extracted
 
 
 class MessageRefused(ValueError):
@@ -261,6 +263,7 @@ def _run(turn: Turn) -> TurnResult:
         with transaction.atomic():
             answer = _store_reply(conversation, state, language, trace)
             _remember(conversation, state, asked, run.ctx.now)
+            _learn(conversation, state, asked)
             status = Turn.Status.WAITING if held else Turn.Status.DONE
             turn_finish(turn=turn, status=status, answer=answer)
             _finish_events(run, turn_id, answer.pk, state["reply"], state.get("consulted", []))
@@ -469,6 +472,16 @@ def _remember(
     ).values_list("pk", flat=True)
     summary = wm.summarize(updated, conversation.summary, message.text, waiting=sorted(waiting))
     conversation_state_update(conversation=conversation, state=updated, summary=summary)
+
+
+def _learn(conversation: Conversation, state: TurnState, message: Message) -> None:
+    """The customer profile (P3): this message's cheap signals now; at a farewell, the fuller
+    extraction as a job once the turn is committed."""
+    profiles.learn_from_message(conversation, message)
+    intents = {task.intent for task in state["reading"].understanding.tasks}
+    intents |= {run.step.intent for run in state["delegation"].runs}
+    if FAREWELL in intents:
+        profile_tasks.extract_after_commit(conversation.organisation_id, conversation.pk)
 
 
 def _fail(turn: Turn, emit: Any, exc: Exception) -> TurnResult:
