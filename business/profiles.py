@@ -11,13 +11,16 @@ evidence: `message:<id>` (what was said in a conversation), `job:<id>`, `invoice
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from django.db import transaction
 from django.utils import timezone
 
 from business.models import Customer, CustomerProfile, Organisation
+from business.scheduling import fold  # a manager may write "miércoles" or "miercoles"
 from business.services import Actor
 
 MANAGER = "manager:"
@@ -125,3 +128,49 @@ def customer_profile_clear(*, organisation: Organisation, customer_id: int) -> b
         organisation=organisation, customer_id=customer_id
     ).delete()
     return deleted > 0
+
+
+DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+PARTS_OF_DAY = ("morning", "afternoon", "evening")
+_CLOCK = re.compile(r"\b([01]?\d|2[0-3]):([0-5]\d)\b")
+
+
+@dataclass(frozen=True)
+class UsualSlot:
+    """When a customer usually wants their visits, read from their profile (P4)."""
+
+    weekdays: tuple[int, ...]  # 0 = Monday; () when only the time is known
+    part_of_day: str  # morning / afternoon / evening, or ""
+    clock: datetime.time | None  # their usual start, when one stands out
+
+    def next_day(self, after: datetime.date) -> datetime.date | None:
+        """The first of their days strictly after `after` (None without days)."""
+        ahead = [(weekday - after.weekday() - 1) % 7 + 1 for weekday in self.weekdays]
+        return after + datetime.timedelta(days=min(ahead)) if ahead else None
+
+
+def usual_slot(fields: Mapping[str, Any]) -> UsualSlot | None:
+    """The preferred days and time of a profile (learnt or a manager's words: "martes",
+    "tuesday, thursday", "morning 09:00", "a la mañana"); None when it says neither."""
+    days_text = _value(fields.get("preferred_days")).casefold()
+    time_text = _value(fields.get("preferred_time")).casefold()
+    weekdays = tuple(
+        index
+        for index, (en, es) in enumerate(zip(DAY_NAMES, _DAYS_ES, strict=True))
+        if en in days_text or es in fold(days_text)
+    )
+    part = next((p for p in PARTS_OF_DAY if p in time_text), "")
+    part = part or next((p for p, es in _PARTS_ES.items() if es in fold(time_text)), "")
+    match = _CLOCK.search(time_text)
+    clock = datetime.time(int(match[1]), int(match[2])) if match else None
+    if not weekdays and not part and clock is None:
+        return None
+    return UsualSlot(weekdays=weekdays, part_of_day=part, clock=clock)
+
+
+_DAYS_ES = ("lunes", "martes", "miercoles", "jueves", "viernes", "sabado", "domingo")
+_PARTS_ES = {"morning": "manana", "afternoon": "tarde", "evening": "noche"}
+
+
+def _value(item: Any) -> str:
+    return str(item.get("value", "")) if isinstance(item, dict) else ""

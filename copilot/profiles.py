@@ -32,13 +32,12 @@ from business.models import (
     Invoice,
     Job,
 )
-from business.profiles import ProfileField, customer_profile_learn, profile_field
+from business.profiles import DAY_NAMES, ProfileField, customer_profile_learn, profile_field
 from copilot.memory import RECORDS
 from copilot.models import Conversation, Message
 from nlu.normalize import fold, words
 from nlu.style import read_brevity, read_register, stated_preference
 
-DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 JOBS_READ = 30  # the customer's latest jobs the preferred days and times are read from
 MESSAGES_READ = 200  # the conversation's latest messages read by an extraction
 MIN_EVIDENCE = 2  # a day or a time is "preferred" only with at least two pieces of evidence
