@@ -295,6 +295,7 @@ _RECORDS: tuple[tuple[type[Model], tuple[str, ...], tuple[str, ...], tuple[str, 
      ("category",)),
     (m.Absence, ("technician", "start_date", "end_date", "reason"),
      ("technician__name", "reason"), ("technician",)),
+    (m.CustomerProfile, ("customer", "extracted_at", "updated_at"), ("customer__name",), ()),
 )  # fmt: skip
 
 for model, shown, searched, filtered in _RECORDS:

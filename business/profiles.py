@@ -174,3 +174,38 @@ _PARTS_ES = {"morning": "manana", "afternoon": "tarde", "evening": "noche"}
 
 def _value(item: Any) -> str:
     return str(item.get("value", "")) if isinstance(item, dict) else ""
+
+
+@dataclass(frozen=True)
+class ProfileRow:
+    """One field of a profile as the customer page shows it."""
+
+    name: str
+    label: str
+    value: str
+    sources: list[str]
+    at: datetime.datetime | None
+    by_manager: bool
+
+
+def profile_rows(fields: Mapping[str, Any], labels: Mapping[str, Any]) -> list[ProfileRow]:
+    rows = []
+    for name in CustomerProfile.FIELDS:
+        item = fields.get(name)
+        if not isinstance(item, dict) or not item.get("value"):
+            continue
+        try:
+            at = datetime.datetime.fromisoformat(str(item.get("at", "")))
+        except ValueError:
+            at = None
+        rows.append(
+            ProfileRow(
+                name=name,
+                label=str(labels.get(name, name)),
+                value=str(item["value"]),
+                sources=[str(s) for s in item.get("sources", [])],
+                at=at,
+                by_manager=by_manager(item),
+            )  # fmt: skip
+        )
+    return rows
