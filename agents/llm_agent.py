@@ -41,6 +41,7 @@ from agents.models import Agent
 from agents.phrasing import DAYS_EN, held_id, job_line
 from agents.registry import Category, Tool, ToolResult, all_tools, build_tool, failure, get_tool
 from agents.subjects import job_mutation
+from business.profiles import customer_profile_fields
 from llm import answers
 from llm.client import ChatClient, Completion, ModelFailure, ToolCall
 from llm.fencing import fence
@@ -145,6 +146,12 @@ def working_context(runner: Runner) -> str:
     context: dict[str, Any] = {}
     if isinstance(state.get(CUSTOMER_ID), int):
         context["customer"] = {"id": state[CUSTOMER_ID], "name": state.get(CUSTOMER_LABEL)}
+        # What was learnt of them (P3/P4): usual days and times for proposals, their register.
+        learnt = customer_profile_fields(runner.ctx.organisation.pk, state[CUSTOMER_ID])
+        if learnt:
+            context["customer"]["profile"] = {
+                name: item["value"] for name, item in learnt.items() if isinstance(item, dict)
+            }
     if isinstance(state.get(JOB_ID), int):
         context["job"] = {"id": state[JOB_ID], "label": state.get(JOB_LABEL)}
     if runner.chain.mutations:

@@ -53,6 +53,10 @@ class WorkingMemory:
     state: dict[str, Any] = field(default_factory=dict)
     # The profile of the customer under discussion: field → {value, sources, at} (P3).
     profile: dict[str, Any] = field(default_factory=dict)
+    channel: str = Conversation.Channel.PANEL  # whatsapp: the customer reads the replies
+
+    def writes_to_customer(self) -> bool:
+        return self.channel == Conversation.Channel.WHATSAPP
 
     def earlier_user_texts(self) -> list[str]:
         return [m.text for m in self.recent if m.role == Message.Role.USER]
@@ -74,7 +78,10 @@ def load_working_memory(
         if isinstance(customer_id, int)
         else {}
     )
-    return WorkingMemory(summary=conversation.summary, recent=recent, state=state, profile=profile)
+    return WorkingMemory(
+        summary=conversation.summary, recent=recent, state=state, profile=profile,
+        channel=conversation.channel,
+    )  # fmt: skip
 
 
 def remember_turn(

@@ -610,6 +610,14 @@ def compose(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
     delegation = state["delegation"]
     language = reading.language
     parts = compose_parts(state)
+    memory = state["memory"]
+    if memory.writes_to_customer():  # what did not stream yet, in the customer's register (P4)
+        parts = [
+            p
+            if p.streamed
+            else Part(p.agent, replies.in_customer_style(p.text, memory.profile, language))
+            for p in parts
+        ]
     # Agent names on text events where an agent speaks for itself (direct line, llm engine).
     named = bool(reading.direct_agent) or reading.routed_by == "model"
     _stream_rest(run.stream, parts, named=named)

@@ -115,6 +115,8 @@ _TO_USTED = (
     ("Escribime", "Escríbame"),
     ("escribime", "escríbame"),
     ("te sirve", "le sirve"),
+    ("te ayudo", "le ayudo"),
+    ("Te ayudo", "Le ayudo"),
     ("te aviso", "le aviso"),
     ("te confirmo", "le confirmo"),
 )

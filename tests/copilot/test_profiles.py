@@ -190,3 +190,41 @@ def test_forgetting_a_customer_clears_the_profile(
     customer.refresh_from_db()
     assert not CustomerProfile.objects.filter(customer=customer).exists()
     assert "Gómez" not in customer.name and customer.phone == "" and customer.email == ""
+
+
+# --- style adaptation (P4): replies written to the customer ----------------------------------
+
+
+def whatsapp_with(cast: Cast, register: str) -> Conversation:
+    customer = factories.make_customer(cast.org, "Ana Ríos")
+    customer_profile_edit(
+        organisation=cast.org, customer=customer, values={"register": register},
+        actor=cast.manager,
+    )  # fmt: skip
+    conversation = conversation_create(organisation=cast.org, user=None, channel="whatsapp")
+    conversation.state = {"customer_id": customer.pk}
+    conversation.save()
+    return conversation
+
+
+def test_a_customer_who_writes_usted_is_answered_in_usted(
+    cast: Cast, router: ScriptedRouter
+) -> None:
+    conversation = whatsapp_with(cast, "usted")
+    router.script["hola"] = [task("greeting")]
+
+    turn = answer(conversation, None, "hola")
+
+    assert turn.result.text == "¡Hola! ¿En qué le ayudo?"
+    assert turn.events[-1]["text"] == turn.result.text  # stored, streamed and completed alike
+
+
+def test_the_office_panel_keeps_its_voseo(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    ana = whatsapp_with(cast, "usted").state["customer_id"]
+    conversation.state = {"customer_id": ana}
+    conversation.save()
+    router.script["hola"] = [task("greeting")]
+
+    assert answer(conversation, cast.operator.pk, "hola").result.text == "¡Hola! ¿En qué te ayudo?"
