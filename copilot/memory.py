@@ -155,6 +155,8 @@ def summarize(
     pending = state.get(PENDING)
     if isinstance(pending, dict) and pending.get("question"):
         lines.append(f"open question ({pending.get('intent', '')}): {pending['question']}")
+    # A model's gist (llm engine: copilot/summaries.py) is carried until the model rewrites it.
+    lines.extend([line for line in previous.splitlines() if line.startswith("gist: ")][:3])
     asks = [line for line in previous.splitlines() if line.startswith("asked: ")]
     intents = ", ".join(state.get(LAST_INTENTS, [])) or "-"
     asks.append(f"asked: {' '.join(user_text.split())[:100]} [{intents}]")

@@ -4,7 +4,7 @@
   WhatsApp conversation), the message's language and register (voseo / usted / tuteo) update the
   profile at once — cheap signals, no model.
 - **At farewell and when a conversation goes idle** (`extract_for_conversation`, a Celery task:
-  copilot/profile_tasks.py): the fuller extraction for every customer the conversation was
+  copilot/memory_tasks.py): the fuller extraction for every customer the conversation was
   about, from what was said and from the records — preferred days and time (their jobs, and
   what someone said they prefer), contact channel, language, register and brevity, equipment and
   address notes, payment behaviour (invoices against payments), sensitivities (complaints).

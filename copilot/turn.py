@@ -26,6 +26,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, close_old_connections, transaction
 from django.utils import timezone
 
@@ -46,7 +47,7 @@ from agents.selectors import agents_for_org
 from approvals.models import PendingAction
 from business.hygiene import text_problem
 from business.models import Organisation
-from copilot import checkpoints, clarify, engines, eventlog, profile_tasks, profiles, replies
+from copilot import checkpoints, clarify, engines, eventlog, memory_tasks, profiles, replies
 from copilot import memory as wm
 from copilot.decisions import answer_order
 from copilot.graph import get_graph, pause, resume, run_graph
@@ -262,7 +263,11 @@ def _run(turn: Turn) -> TurnResult:
             pause(run, state)
         with transaction.atomic():
             answer = _store_reply(conversation, state, language, trace)
-            _remember(conversation, state, asked, run.ctx.now)
+            summary = _remember(conversation, state, asked, run.ctx.now)
+            if run.llm is not None and settings.COPILOT_MODEL_SUMMARY:  # the model's gist, later
+                memory_tasks.summarize_after_commit(
+                    conversation.organisation_id, conversation.pk, summary
+                )
             _learn(conversation, state, asked)
             status = Turn.Status.WAITING if held else Turn.Status.DONE
             turn_finish(turn=turn, status=status, answer=answer)
@@ -431,9 +436,9 @@ def _turn_tokens(organisation_id: int, turn_id: str) -> tuple[int, int]:
 
 def _remember(
     conversation: Conversation, state: TurnState, message: Message, now: datetime.datetime
-) -> None:
-    """The next turn's working memory: the subject under discussion, a compact summary and the
-    question this turn left open (O8)."""
+) -> str:
+    """The next turn's working memory: the subject under discussion, a compact summary (returned)
+    and the question this turn left open (O8)."""
     delegation, reading = state["delegation"], state["reading"]
     runs = delegation.runs
     done = [run.step for run in runs if not run.outcome.yielded]
@@ -472,6 +477,7 @@ def _remember(
     ).values_list("pk", flat=True)
     summary = wm.summarize(updated, conversation.summary, message.text, waiting=sorted(waiting))
     conversation_state_update(conversation=conversation, state=updated, summary=summary)
+    return summary
 
 
 def _learn(conversation: Conversation, state: TurnState, message: Message) -> None:
@@ -481,7 +487,7 @@ def _learn(conversation: Conversation, state: TurnState, message: Message) -> No
     intents = {task.intent for task in state["reading"].understanding.tasks}
     intents |= {run.step.intent for run in state["delegation"].runs}
     if FAREWELL in intents:
-        profile_tasks.extract_after_commit(conversation.organisation_id, conversation.pk)
+        memory_tasks.extract_after_commit(conversation.organisation_id, conversation.pk)
 
 
 def _fail(turn: Turn, emit: Any, exc: Exception) -> TurnResult:

@@ -13,7 +13,7 @@ from django.utils import timezone
 from business.models import Customer, CustomerProfile, EscalationTicket
 from business.profiles import customer_profile_edit
 from business.services import customer_forget
-from copilot import profile_tasks, profiles
+from copilot import memory_tasks, profiles
 from copilot.models import Conversation, Message
 from copilot.services import conversation_create, message_add
 from tests import factories
@@ -158,9 +158,9 @@ def test_the_idle_sweep_takes_each_quiet_conversation_once(
     an_hour_ago = timezone.now() - datetime.timedelta(hours=1)
     Conversation.objects.filter(pk=conversation.pk).update(updated_at=an_hour_ago)
 
-    assert profile_tasks.sweep_idle_conversations.delay().get() == 1
+    assert memory_tasks.sweep_idle_conversations.delay().get() == 1
     assert CustomerProfile.objects.get(customer=customer).fields["preferred_days"]["value"]
-    assert profile_tasks.sweep_idle_conversations.delay().get() == 0  # once
+    assert memory_tasks.sweep_idle_conversations.delay().get() == 0  # once
     fresh.refresh_from_db()
     assert fresh.profiled_at is None  # not idle yet
 
@@ -171,10 +171,10 @@ def test_tasks_given_deleted_rows_end_cleanly(cast: Cast, conversation: Conversa
     conversation.save()
     customer.delete()
 
-    assert profile_tasks.extract_profiles.delay(cast.org.pk, conversation.pk).get() == 0
-    assert profile_tasks.extract_profiles.delay(cast.org.pk, 999_999).get() == 0
+    assert memory_tasks.extract_profiles.delay(cast.org.pk, conversation.pk).get() == 0
+    assert memory_tasks.extract_profiles.delay(cast.org.pk, 999_999).get() == 0
     # another organisation's conversation is the same as a missing one
-    assert profile_tasks.extract_profiles.delay(cast.other_org.pk, conversation.pk).get() == 0
+    assert memory_tasks.extract_profiles.delay(cast.other_org.pk, conversation.pk).get() == 0
     assert not CustomerProfile.objects.exists()
 
 
