@@ -33,6 +33,7 @@ from business.models import (
     Job,
 )
 from business.profiles import DAY_NAMES, ProfileField, customer_profile_learn, profile_field
+from copilot import profile_model
 from copilot.memory import RECORDS
 from copilot.models import Conversation, Message
 from nlu.normalize import fold, words
@@ -114,7 +115,12 @@ def extract_for_conversation(
     for customer in Customer.objects.filter(
         organisation_id=organisation_id, pk__in=customers_of(conversation)
     ).prefetch_related("addresses"):
-        fields = extract_customer(conversation, customer, messages, timezone.now())
+        now = timezone.now()
+        fields = extract_customer(conversation, customer, messages, now)
+        about = _messages_about(conversation, customer, messages)
+        fields = profile_model.refine(
+            conversation.organisation, conversation.pk, about, fields, now
+        )
         profile = customer_profile_learn(
             organisation=conversation.organisation, customer_id=customer.pk, fields=fields,
             extracted=True,
