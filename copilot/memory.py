@@ -145,7 +145,8 @@ def summarize(
     if state.get(CUSTOMER_ID):
         lines.append(f"customer: {state.get(CUSTOMER_LABEL, '')} (#{state[CUSTOMER_ID]})")
     if state.get(JOB_ID):
-        lines.append(f"job: {state.get(JOB_LABEL, '')} (#{state[JOB_ID]})")
+        label = str(state.get(JOB_LABEL, "")).removeprefix(f"#{state[JOB_ID]}").strip()
+        lines.append(f"job: #{state[JOB_ID]} {label}".strip())
     done = [r for r in state.get(RECORDS, []) if r.get("intent") not in READS]
     if done:
         lines.append("done: " + "; ".join(_done_line(r) for r in done[-DONE_SHOWN:]))
@@ -166,8 +167,13 @@ def summarize(
 
 
 def _done_line(record: dict[str, Any]) -> str:
-    when = f" {record['start'][:16]}" if record.get("start") else ""
-    return f"{record.get('intent', '')} {record['kind']} #{record['id']} {record['label']}{when}"
+    """ "book_job job #379 service de aire — Carolina Ruiz 01/12 09:00" (the label says the
+    number and the time when it has them: not said twice)."""
+    number = f"#{record['id']}"
+    label = str(record.get("label", "")).removeprefix(number).strip()
+    start = str(record.get("start") or "")
+    when = f" {start[:16]}" if start and start[11:16] not in label else ""
+    return f"{record.get('intent', '')} {record['kind']} {number} {label}{when}".strip()
 
 
 def _bounded(line: str) -> str:

@@ -201,14 +201,18 @@ def _schedule_preferences(
         days[start.weekday()].extend(cited)
         parts[_part_of_day(start.hour)].extend(cited)
         clocks[start.strftime("%H:%M")] += 1
+    stated: set[int] = set()
     for message in about:
         said = stated_preference(message.text)
         if said is None:
             continue
+        stated.update(said.weekdays)
         for weekday in said.weekdays:
             days[weekday].extend([f"message:{message.pk}"] * STATED_WEIGHT)
         if said.part_of_day:
             parts[said.part_of_day].extend([f"message:{message.pk}"] * STATED_WEIGHT)
+    if stated:  # what someone said the customer prefers beats what their jobs suggest
+        days = defaultdict(list, {d: cited for d, cited in days.items() if d in stated})
     fields: dict[str, ProfileField] = {}
     best_days = _preferred(days)
     if best_days:

@@ -228,3 +228,23 @@ def test_the_office_panel_keeps_its_voseo(
     router.script["hola"] = [task("greeting")]
 
     assert answer(conversation, cast.operator.pk, "hola").result.text == "¡Hola! ¿En qué te ayudo?"
+
+
+def test_what_someone_says_the_customer_prefers_beats_their_jobs(
+    cast: Cast, conversation: Conversation
+) -> None:
+    customer = factories.make_customer(cast.org, "Ana Ríos")
+    wednesday = tuesdays(1)[0] + datetime.timedelta(days=1)
+    for week in range(3):
+        start = datetime.datetime.combine(
+            wednesday + datetime.timedelta(weeks=week), datetime.time(15), tzinfo=timezone.UTC
+        )
+        factories.make_job(cast.org, customer, start)
+    said = message_add(conversation=conversation, role="user", text="Ana prefiere los martes")
+    conversation.state = {"customer_id": customer.pk}
+    conversation.save()
+
+    learnt = profiles.extract_for_conversation(cast.org.pk, conversation.pk)[customer.pk]
+
+    assert learnt["preferred_days"]["value"] == "tuesday"
+    assert learnt["preferred_days"]["sources"] == [f"message:{said.pk}"]
