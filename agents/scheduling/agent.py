@@ -271,7 +271,8 @@ def _offer_usual(
     arguments: dict[str, Any] = {
         "skill": _skill(service), "duration_minutes": _minutes(service), "count": 3,
     }  # fmt: skip
-    on = usual.next_day(runner.local_now.date())
+    # Today counts too (slots_find only offers what is still ahead).
+    on = usual.next_day(runner.local_now.date() - datetime.timedelta(days=1))
     if on is not None:
         arguments["date"] = on.isoformat()
     if usual.clock is not None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -97,3 +98,24 @@ def test_a_too_long_correction_is_refused_and_changes_nothing(cast: Cast, learnt
     )
     assert response.status_code == 400
     assert CustomerProfile.objects.get(customer=learnt).fields == before
+
+
+def test_the_admin_forgets_a_customer_and_their_profile_but_not_another_orgs(
+    cast: Cast, learnt: Any
+) -> None:
+    foreign = factories.make_customer(cast.other_org, "Nora Gómez")
+    cast.admin.is_staff = True
+    cast.admin.save()
+    cast.admin.user_permissions.set(Permission.objects.all())
+    url = reverse("admin:business_customer_changelist")
+
+    response = _client(cast.admin).post(
+        url, {"action": "forget_customers", "_selected_action": [learnt.pk, foreign.pk]}
+    )
+
+    assert response.status_code == 302
+    learnt.refresh_from_db()
+    foreign.refresh_from_db()
+    assert learnt.name.endswith(f"#{learnt.pk}") and learnt.phone == ""
+    assert not CustomerProfile.objects.filter(customer=learnt).exists()
+    assert foreign.name == "Nora Gómez"  # another organisation's row is out of reach
