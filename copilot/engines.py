@@ -61,9 +61,12 @@ def model_client(provider: Provider, ctx: TurnContext) -> ChatClient:
     )  # fmt: skip
 
 
-def history_for(ctx: TurnContext) -> list[dict[str, str]]:
-    """The bounded cross-turn history the models read: earlier messages only, oldest first."""
+def history_for(ctx: TurnContext, *, summarised: bool = False) -> list[dict[str, str]]:
+    """The bounded cross-turn history the models read: earlier messages only, oldest first —
+    fewer once the conversation has a summary, which the models read instead (O9)."""
     limit = int(getattr(settings, "COPILOT_LLM_HISTORY", 10))
+    if summarised:
+        limit = min(limit, int(getattr(settings, "COPILOT_LLM_HISTORY_WITH_SUMMARY", 4)))
     if ctx.conversation_id is None:
         return []
     return [

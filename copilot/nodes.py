@@ -70,7 +70,9 @@ def intake(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
     memory = wm.load_working_memory(conversation, before_message_id=ctx.message_id)
     return {
         "memory": memory,
-        "history": engines.history_for(ctx) if run.llm is not None else [],
+        "history": (
+            engines.history_for(ctx, summarised=bool(memory.summary)) if run.llm is not None else []
+        ),
         "pending": clarify.pending_from_state(memory.state, ctx.now),
     }
 

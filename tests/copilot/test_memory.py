@@ -4,12 +4,17 @@ next turn's intake loads it with the last messages and the customer's profile.""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.utils import timezone
 
+from agents.context import TurnContext
 from business.profiles import customer_profile_learn, profile_field
+from copilot import engines
 from copilot import memory as wm
 from copilot.models import Conversation
+from copilot.services import message_add
 from tests import factories
 from tests.conftest import Cast
 from tests.copilot.conftest import ScriptedRouter, task
@@ -110,3 +115,19 @@ def test_intake_loads_the_summary_the_last_messages_and_the_profile(
     assert memory.summary == conversation.summary and "asked: buscá a Ana" in memory.summary
     assert [m.text for m in memory.recent][0] == "buscá a Ana"
     assert memory.profile["register"]["value"] == "usted"
+
+
+def test_the_models_read_the_summary_instead_of_older_messages(
+    cast: Cast, conversation: Conversation, settings: Any
+) -> None:
+    settings.COPILOT_LLM_HISTORY, settings.COPILOT_LLM_HISTORY_WITH_SUMMARY = 10, 4
+    for number in range(8):
+        message_add(conversation=conversation, role="user", text=f"mensaje {number}")
+    ctx = TurnContext(
+        organisation=cast.org, user=cast.operator, conversation_id=conversation.pk,
+        now=timezone.now(), turn_id="t",
+    )  # fmt: skip
+
+    assert len(engines.history_for(ctx)) == 8  # no summary yet: the bounded history
+    recent = engines.history_for(ctx, summarised=True)
+    assert [m["content"] for m in recent] == [f"mensaje {n}" for n in range(4, 8)]
