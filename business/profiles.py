@@ -18,6 +18,7 @@ from typing import Any, TypedDict
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from business.models import Customer, CustomerProfile, Organisation
 from business.scheduling import fold  # a manager may write "miércoles" or "miercoles"
@@ -202,10 +203,34 @@ def profile_rows(fields: Mapping[str, Any], labels: Mapping[str, Any]) -> list[P
             ProfileRow(
                 name=name,
                 label=str(labels.get(name, name)),
-                value=str(item["value"]),
+                value=display_value(name, str(item["value"])),
                 sources=[str(s) for s in item.get("sources", [])],
                 at=at,
                 by_manager=by_manager(item),
             )  # fmt: skip
         )
     return rows
+
+
+_PAYMENT = re.compile(r"pays (late|on time) \((\d+) of (\d+) invoices")
+
+
+def display_value(name: str, value: str) -> str:
+    """A learnt value in the reader's language: the extraction stores language-neutral words
+    ("tuesday", "morning 09:00", "pays late (2 of 3 …)"); a manager's own words pass as they are."""
+    words = {
+        "morning": gettext("morning"), "afternoon": gettext("afternoon"),
+        "evening": gettext("evening"), "brief": gettext("brief"), "detailed": gettext("detailed"),
+        "phone": gettext("phone"), "email": gettext("email"), "whatsapp": "WhatsApp",
+        **{day: gettext(day.capitalize()) for day in DAY_NAMES},  # Django's own catalogue
+    }  # fmt: skip
+    if name == "payment" and (match := _PAYMENT.match(value)):
+        late, count, total = match[1] == "late", match[2], match[3]
+        if late:
+            return gettext("pays late (%(late)s of %(total)s invoices late or unpaid)") % {
+                "late": count, "total": total,
+            }  # fmt: skip
+        return gettext("pays on time (%(total)s invoices)") % {"total": total}
+    if name in ("preferred_days", "preferred_time", "brevity", "channel"):
+        return re.sub(r"[a-z]+", lambda m: words.get(m[0], m[0]), value)
+    return value

@@ -43,7 +43,7 @@ def test_an_operator_reads_the_profile_with_its_sources_but_gets_no_form(
     cast: Cast, learnt: Any
 ) -> None:
     text = _client(cast.operator).get(reverse("customer_detail", args=[learnt.pk])).content.decode()
-    assert 'data-profile-field="preferred_days">tuesday' in text
+    assert 'data-profile-field="preferred_days">martes' in text  # in the reader's language
     assert "message:7, job:3" in text
     assert reverse("customer_profile", args=[learnt.pk]) not in text
 
