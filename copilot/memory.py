@@ -152,7 +152,7 @@ def summarize(
         lines.append("done: " + "; ".join(_done_line(r) for r in done[-DONE_SHOWN:]))
     waiting = list(waiting)
     if waiting:
-        lines.append("waiting for approval: " + ", ".join(f"#{a}" for a in waiting))
+        lines.append(WAITING + ", ".join(f"#{a}" for a in waiting))
     pending = state.get(PENDING)
     if isinstance(pending, dict) and pending.get("question"):
         lines.append(f"open question ({pending.get('intent', '')}): {pending['question']}")
@@ -179,3 +179,17 @@ def _done_line(record: dict[str, Any]) -> str:
 def _bounded(line: str) -> str:
     line = " ".join(line.split())
     return line if len(line) <= LINE_CHARS else line[: LINE_CHARS - 1] + "…"
+
+
+WAITING = "waiting for approval: "
+_FACTS = ("customer: ", "job: ", "done: ")
+
+
+def with_waiting(summary: str, waiting: Iterable[int]) -> str:
+    """The summary with its approvals line brought up to date (a manager decided one): the
+    facts first, then what still waits, then the rest as it was."""
+    lines = [line for line in summary.splitlines() if not line.startswith(WAITING)]
+    facts = [line for line in lines if line.startswith(_FACTS)]
+    rest = [line for line in lines if not line.startswith(_FACTS)]
+    still = [f"{WAITING}{', '.join(f'#{a}' for a in waiting)}"] if waiting else []
+    return "\n".join([*facts, *still, *rest])

@@ -328,6 +328,7 @@ def _run_decision(turn: Turn) -> TurnResult:
             )  # fmt: skip
             turn_finish(turn=turn, status=Turn.Status.DONE, answer=answer)
             _settle_paused(turn)
+            _settle_summary(conversation)
             _finish_events(run, turn_id, answer.pk, followup.reply, followup.consulted)
     except Exception as exc:
         logger.exception("decision turn %s failed", turn_id)
@@ -470,14 +471,30 @@ def _remember(
     updated.pop(clarify.PENDING, None)
     if pending is not None:
         updated[clarify.PENDING] = pending.as_state()
-    waiting = PendingAction.objects.filter(
-        organisation_id=conversation.organisation_id,
-        pk__in=updated.get(wm.HELD, []),
-        status=PendingAction.Status.PENDING,
-    ).values_list("pk", flat=True)
-    summary = wm.summarize(updated, conversation.summary, message.text, waiting=sorted(waiting))
+    waiting = _waiting(conversation, updated.get(wm.HELD, []))
+    summary = wm.summarize(updated, conversation.summary, message.text, waiting=waiting)
     conversation_state_update(conversation=conversation, state=updated, summary=summary)
     return summary
+
+
+def _waiting(conversation: Conversation, held: list[int]) -> list[int]:
+    """Of the approvals this conversation filed, those still waiting for a decision."""
+    return sorted(
+        PendingAction.objects.filter(
+            organisation_id=conversation.organisation_id, pk__in=held,
+            status=PendingAction.Status.PENDING,
+        ).values_list("pk", flat=True)
+    )  # fmt: skip
+
+
+def _settle_summary(conversation: Conversation) -> None:
+    """A decision turn changes what waits for approval: the summary says so at once."""
+    conversation.refresh_from_db(fields=["summary", "state"])
+    waiting = _waiting(conversation, (conversation.state or {}).get(wm.HELD, []))
+    summary = wm.with_waiting(conversation.summary, waiting)
+    if summary != conversation.summary:
+        Conversation.objects.filter(pk=conversation.pk).update(summary=summary)
+        conversation.summary = summary
 
 
 def _learn(conversation: Conversation, state: TurnState, message: Message) -> None:

@@ -7,11 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.test import Client
 from django.utils import timezone
 
 from agents.context import TurnContext
 from business.profiles import customer_profile_learn, profile_field
-from copilot import engines
+from copilot import engines, runner, tasks
 from copilot import memory as wm
 from copilot.models import Conversation
 from copilot.services import message_add
@@ -59,8 +60,12 @@ def test_the_summary_is_kept_current_after_each_turn(
     assert records[1]["message"] is not None  # the message that asked for it
 
 
-def test_the_summary_names_approvals_still_waiting(
-    cast: Cast, conversation: Conversation, router: ScriptedRouter, registry: dict
+def test_the_summary_names_approvals_still_waiting_until_decided(
+    cast: Cast,
+    conversation: Conversation,
+    router: ScriptedRouter,
+    registry: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     scheduling = registry["scheduling"]
     scheduling.requires_approval_for = ["job_cancel"]
@@ -77,6 +82,17 @@ def test_the_summary_names_approvals_still_waiting(
     held = conversation.state[wm.HELD]
     assert len(held) == 1
     assert f"waiting for approval: #{held[0]}" in conversation.summary
+
+    # A manager decides: the decision turn brings the summary up to date at once.
+    monkeypatch.setattr(tasks, "dispatch", lambda organisation_id, conversation_id: True)
+    client = Client()
+    client.force_login(cast.manager)
+    assert client.post(f"/approvals/{held[0]}/decide/", {"decision": "reject"}).status_code == 302
+    runner.drain(cast.org.pk, conversation.pk)
+    conversation.refresh_from_db()
+    assert "waiting for approval" not in conversation.summary
+    assert conversation.summary.startswith(f"customer: (#{customer.pk})")  # the facts stay
+    assert "asked: cancelalo [cancel_job]" in conversation.summary
 
 
 def test_the_summary_stays_bounded(
