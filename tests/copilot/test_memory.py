@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from django.test import Client
+from django.urls import reverse
 from django.utils import timezone
 
 from agents.context import TurnContext
@@ -147,3 +148,19 @@ def test_the_models_read_the_summary_instead_of_older_messages(
     assert len(engines.history_for(ctx)) == 8  # no summary yet: the bounded history
     recent = engines.history_for(ctx, summarised=True)
     assert [m["content"] for m in recent] == [f"mensaje {n}" for n in range(4, 8)]
+
+
+def test_the_chat_page_shows_what_the_copilot_remembers(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    router.script["alta de Gómez"] = [task("create_customer", customer="Nora Gómez")]
+    client = Client()
+    client.force_login(cast.operator)
+    empty = client.get(reverse("chat_detail", args=[conversation.pk])).content.decode()
+    assert 'data-testid="memory"' not in empty
+
+    answer(conversation, cast.operator.pk, "alta de Gómez")
+
+    page = client.get(reverse("chat_detail", args=[conversation.pk])).content.decode()
+    assert 'data-testid="memory"' in page
+    assert "customer: Nora Gómez" in page and "asked: alta de Gómez [create_customer]" in page
