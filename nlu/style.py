@@ -116,6 +116,7 @@ _TO_USTED = (
     ("escribime", "escríbame"),
     ("te sirve", "le sirve"),
     ("te ayudo", "le ayudo"),
+    ("me dijiste", "me dijo"),
     ("Te ayudo", "Le ayudo"),
     ("te aviso", "le aviso"),
     ("te confirmo", "le confirmo"),
