@@ -9,7 +9,7 @@ from django import forms
 from django.http import QueryDict
 from django.utils.translation import gettext_lazy as _
 
-from business.models import Job, Organisation, Technician
+from business.models import CustomerProfile, Job, Organisation, Technician
 from business.selectors import scoped
 
 
@@ -94,3 +94,28 @@ class JobFilterForm(forms.Form):
             technician=data.get("technician"),
             status=data.get("status") or "",
         )
+
+
+PROFILE_LABELS = {
+    "preferred_days": _("Preferred days"),
+    "preferred_time": _("Preferred time"),
+    "channel": _("Contact channel"),
+    "language": _("Language"),
+    "register": _("Register (voseo, usted, tuteo)"),
+    "brevity": _("Message length"),
+    "equipment": _("Equipment"),
+    "address_notes": _("Address notes"),
+    "payment": _("Payment behaviour"),
+    "sensitivities": _("Sensitivities"),
+}
+
+
+class CustomerProfileForm(forms.Form):
+    """A manager's corrections to a customer profile: one text per field; empty removes it."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        for name in CustomerProfile.FIELDS:
+            self.fields[name] = forms.CharField(
+                label=PROFILE_LABELS[name], max_length=200, required=False
+            )

@@ -224,6 +224,33 @@ class Customer(TenantRecord, models.Model):
         return next((a for a in addresses if a.is_primary), addresses[0] if addresses else None)
 
 
+class CustomerProfile(TenantRecord, models.Model):
+    """What the copilot learnt of a customer (P3): one row per customer, each field a
+    `{"value": …, "sources": ["message:12", "job:40", …], "at": ISO date-time}` so every fact says
+    where it came from and when. Filled by the copilot's extraction (on farewell and on idle
+    conversations) and by cheap per-message signals; a manager may edit or clear it, and a
+    customer's right to be forgotten deletes it. A field a manager wrote is theirs: extraction
+    never overwrites it (its source is `manager:<user id>`)."""
+
+    FIELDS = (
+        "preferred_days", "preferred_time", "channel", "language", "register", "brevity",
+        "equipment", "address_notes", "payment", "sensitivities",
+    )  # fmt: skip
+
+    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE, related_name="+")
+    customer = models.OneToOneField(Customer, on_delete=models.CASCADE, related_name="profile")
+    fields = models.JSONField(_("profile"), default=dict, blank=True)
+    extracted_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(default=now)
+
+    class Meta:
+        verbose_name = _("customer profile")
+        verbose_name_plural = _("customer profiles")
+
+    def __str__(self) -> str:
+        return f"{_('Profile')}: {self.customer}"
+
+
 def check_cuit_free(organisation_id: int, cuit: str, exclude_pk: int | None) -> None:
     """One customer per CUIT in an organisation."""
     twins = Customer.objects.filter(organisation_id=organisation_id, cuit=cuit)

@@ -23,6 +23,7 @@ PERMISSIONS: dict[str, Role] = {
     "view_records": Role.OPERATOR,
     "edit_records": Role.OPERATOR,
     "decide_approvals": Role.MANAGER,
+    "edit_profiles": Role.MANAGER,  # correct or clear what the copilot learnt of a customer
     "supervise_conversations": Role.MANAGER,
     "view_metrics": Role.MANAGER,
     "edit_agents": Role.ADMIN,

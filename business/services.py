@@ -31,6 +31,7 @@ from business.models import (
     Absence,
     Address,
     Customer,
+    CustomerProfile,
     Equipment,
     EscalationTicket,
     Invoice,
@@ -221,6 +222,26 @@ def customer_update(
         if address_changes:
             _update_primary_address(organisation, customer, address_changes)
     # Only now: a failed update leaves the caller's object as it was, like the database.
+    for key, value in changes.items():
+        setattr(customer, key, value)
+    return customer
+
+
+def customer_forget(
+    *, organisation: Organisation, customer: Customer, actor: Actor = None
+) -> Customer:
+    """The customer's right to be forgotten: their personal data is blanked (the jobs, invoices
+    and payments stay — the books must add up — but no longer say who) and what the copilot
+    learnt of them (their profile) is deleted."""
+    _ensure_org(customer, organisation, "customer")
+    changes = {
+        "name": _("Forgotten customer #%(id)s") % {"id": customer.pk},
+        "cuit": "", "phone": "", "phone_alt": "", "email": "", "notes": "",
+    }  # fmt: skip
+    with transaction.atomic():
+        Customer.objects.filter(pk=customer.pk).update(**changes)
+        Address.objects.filter(customer=customer).update(street="—", unit="")
+        CustomerProfile.objects.filter(organisation=organisation, customer=customer).delete()
     for key, value in changes.items():
         setattr(customer, key, value)
     return customer

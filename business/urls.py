@@ -14,6 +14,12 @@ urlpatterns = [
     path("jobs/<int:pk>/", views.job_detail, name="job_detail"),
     path("customers/", views.customers, name="customers"),
     path("customers/<int:pk>/", views.customer_detail, name="customer_detail"),
+    path("customers/<int:pk>/profile/", views.customer_profile, name="customer_profile"),
+    path(
+        "customers/<int:pk>/profile/clear/",
+        views.customer_profile_clear,
+        name="customer_profile_clear",
+    ),
     path("technicians/", views.technicians, name="technicians"),
     path("vehicles/", views.vehicles, name="vehicles"),
     path("invoices/", views.invoices, name="invoices"),

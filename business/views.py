@@ -18,12 +18,13 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.cache import patch_vary_headers
 from django.utils.translation import gettext, ngettext, pgettext_lazy
+from django.views.decorators.http import require_POST
 from django_htmx.middleware import HtmxDetails
 
-from business import selectors
-from business.forms import JobFilterForm
-from business.models import Membership, Organisation, Vehicle
-from business.roles import permission_required
+from business import profiles, selectors
+from business.forms import PROFILE_LABELS, CustomerProfileForm, JobFilterForm
+from business.models import Customer, Membership, Organisation, Vehicle
+from business.roles import can, permission_required
 
 PAGE_SIZE = 25
 
@@ -165,11 +166,45 @@ def customers(request: OrgRequest) -> HttpResponse:
 @permission_required("view_records")
 def customer_detail(request: OrgRequest, pk: int) -> HttpResponse:
     customer = _found(selectors.get_customer_for_user, request, pk)
+    return _customer_page(request, customer, None)
+
+
+def _customer_page(
+    request: OrgRequest, customer: Customer, form: CustomerProfileForm | None, status: int = 200
+) -> HttpResponse:
+    learnt = profiles.customer_profile_fields(customer.organisation_id, customer.pk)
+    if form is None and can(request.membership, "edit_profiles"):
+        form = CustomerProfileForm(initial={name: item["value"] for name, item in learnt.items()})
     context = {
         "file": selectors.customer_file(customer),
         "today": selectors.org_today(customer.organisation),
+        "profile": profiles.profile_rows(learnt, PROFILE_LABELS),
+        "profile_form": form,
     }
-    return render(request, "business/customer_detail.html", context)
+    return render(request, "business/customer_detail.html", context, status=status)
+
+
+@require_POST
+@permission_required("edit_profiles")
+def customer_profile(request: OrgRequest, pk: int) -> HttpResponse:
+    """A manager corrects what the copilot learnt of the customer."""
+    customer = _found(selectors.get_customer_for_user, request, pk)
+    form = CustomerProfileForm(request.POST)
+    if not form.is_valid():
+        return _customer_page(request, customer, form, status=400)
+    profiles.customer_profile_edit(
+        organisation=request.organisation, customer=customer, values=form.cleaned_data,
+        actor=request.user if request.user.is_authenticated else None,
+    )  # fmt: skip
+    return redirect("customer_detail", pk=customer.pk)
+
+
+@require_POST
+@permission_required("edit_profiles")
+def customer_profile_clear(request: OrgRequest, pk: int) -> HttpResponse:
+    customer = _found(selectors.get_customer_for_user, request, pk)
+    profiles.customer_profile_clear(organisation=request.organisation, customer_id=customer.pk)
+    return redirect("customer_detail", pk=customer.pk)
 
 
 @permission_required("view_records")

@@ -49,6 +49,13 @@ SCHEDULES = (
         cron=("40", "3"),
     ),
     Schedule(
+        "copilot: profiles of idle conversations",
+        "copilot.sweep_idle_conversations",
+        "Every 10 minutes: conversations quiet for half an hour, with something new since their "
+        "last extraction and no farewell, get their customers' profiles extracted (once).",
+        every_seconds=600,
+    ),
+    Schedule(
         "approvals: expire due actions",
         "approvals.expire_due",
         "Every minute: held actions past their expiry become expired, never run, and the "

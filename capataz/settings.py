@@ -343,6 +343,12 @@ COPILOT_MAX_MESSAGE_CHARS = env_int("COPILOT_MAX_MESSAGE_CHARS", 4000)
 COPILOT_MAX_CLARIFICATIONS = env_int("COPILOT_MAX_CLARIFICATIONS", 2)
 # Earlier messages the models read (llm and hybrid engines).
 COPILOT_LLM_HISTORY = env_int("COPILOT_LLM_HISTORY", 10)
+# ...and once the conversation has a summary (the working memory, O9), which they read instead
+# of the older ones.
+COPILOT_LLM_HISTORY_WITH_SUMMARY = env_int("COPILOT_LLM_HISTORY_WITH_SUMMARY", 4)
+# On a model engine, a job after each turn asks the model for the conversation's gist (O9); the
+# extractive summary is stored either way (copilot/summaries.py).
+COPILOT_MODEL_SUMMARY = env_bool("COPILOT_MODEL_SUMMARY", True)
 # Independent llm steps run at once (1: one after the other), and the simulated streaming delay
 # between chunks of an answer that waited for the live slot (O7).
 COPILOT_LLM_CONCURRENCY = env_int("COPILOT_LLM_CONCURRENCY", 4)

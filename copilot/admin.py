@@ -27,6 +27,8 @@ class MessageInline(admin.TabularInline):  # type: ignore[type-arg]
 @admin.register(Conversation)
 class ConversationAdmin(OrgScopedAdmin):
     list_display = ("id", "title", "organisation", "user", "channel", "updated_at")
+    # The working memory (O9) as the next turn will load it: shown, never edited by hand.
+    readonly_fields = ("summary", "state")
     inlines = (MessageInline,)
 
 

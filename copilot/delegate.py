@@ -48,6 +48,7 @@ class ModelSide:
     client: ChatClient
     history: list[dict[str, str]]
     say: Writer
+    summary: str = ""  # the working memory's summary: read with the history (O9)
 
 
 # --- the chain ------------------------------------------------------------------------------
@@ -211,7 +212,10 @@ def depends(later: Step, earlier: Step) -> bool:
 def _model_side(run: TurnRun, state: TurnState, writer: Writer) -> ModelSide | None:
     if run.llm is None:
         return None
-    return ModelSide(client=run.llm, history=state.get("history") or [], say=writer)
+    return ModelSide(
+        client=run.llm, history=state.get("history") or [], say=writer,
+        summary=state["memory"].summary if "memory" in state else "",
+    )  # fmt: skip
 
 
 def _best_effort(state: TurnState, step: Step) -> bool:
@@ -338,8 +342,9 @@ def _invoke_llm(
 
     try:
         outcome = run_llm_step(
-            step, runner, client=model.client, history=model.history, on_text=on_text
-        )
+            step, runner, client=model.client, history=model.history, on_text=on_text,
+            summary=model.summary,
+        )  # fmt: skip
         return outcome, False, "plan limit" in outcome.error, streamed, "", runner
     except ModelFailure as exc:
         kind = getattr(exc, "kind", "error")

@@ -84,9 +84,12 @@ def privacy_receipt(client: ChatClient | None) -> dict[str, Any]:
     return {"sent_to_model": True, "guard": vault is not None, "masked": masked}
 
 
-def history_for(ctx: TurnContext) -> list[dict[str, str]]:
-    """The bounded cross-turn history the models read: earlier messages only, oldest first."""
+def history_for(ctx: TurnContext, *, summarised: bool = False) -> list[dict[str, str]]:
+    """The bounded cross-turn history the models read: earlier messages only, oldest first —
+    fewer once the conversation has a summary, which the models read instead (O9)."""
     limit = int(getattr(settings, "COPILOT_LLM_HISTORY", 10))
+    if summarised:
+        limit = min(limit, int(getattr(settings, "COPILOT_LLM_HISTORY_WITH_SUMMARY", 4)))
     if ctx.conversation_id is None:
         return []
     return [

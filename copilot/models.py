@@ -40,6 +40,9 @@ class Conversation(models.Model):
     lease_until = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
+    # When its customers' profiles were last extracted from it (P3: at a farewell, or by the
+    # idle sweep, which takes only conversations updated since).
+    profiled_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-updated_at"]

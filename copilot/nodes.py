@@ -71,7 +71,9 @@ def intake(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
     memory = wm.load_working_memory(conversation, before_message_id=ctx.message_id)
     return {
         "memory": memory,
-        "history": engines.history_for(ctx) if run.llm is not None else [],
+        "history": (
+            engines.history_for(ctx, summarised=bool(memory.summary)) if run.llm is not None else []
+        ),
         "pending": clarify.pending_from_state(memory.state, ctx.now),
     }
 
@@ -702,6 +704,16 @@ def compose(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
         names = [run.agents[o.agent].label(language) if o.agent in run.agents else o.asked
                  for o in missed]  # fmt: skip
         parts.append(Part("", replies.obligation_line(names, language)))
+    memory = state["memory"]
+    if memory.writes_to_customer():  # what did not stream yet, in the customer's register (P4)
+        parts = [
+            p
+            if p.streamed
+            else dataclasses.replace(
+                p, text=replies.in_customer_style(p.text, memory.profile, language)
+            )
+            for p in parts
+        ]
     # Agent names on text events where an agent speaks for itself (direct line, llm engine).
     named = bool(reading.direct_agent) or reading.routed_by == "model"
     _stream_rest(run.stream, parts, named=named)

@@ -11,6 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from nlu.style import to_usted
 
 # What each default intent does, as a short verb phrase for "done: …" / "not done: …" lines.
 INTENT_PHRASES: dict[str, tuple[str, str]] = {
@@ -424,3 +427,12 @@ def chunks(text: str, target: int = 3) -> list[str]:
         return pieces
     size = -(-len(pieces) // target)  # ceil: at most `target` chunks
     return ["".join(pieces[i : i + size]) for i in range(0, len(pieces), size)]
+
+
+def in_customer_style(text: str, profile: dict[str, Any], language: str) -> str:
+    """A reply written to a customer (P4), in the register they use: a customer who writes
+    "usted" is answered in usted, not in the office's voseo. Only Spanish changes."""
+    register = profile.get("register")
+    if language == "es" and isinstance(register, dict) and register.get("value") == "usted":
+        return to_usted(text)
+    return text

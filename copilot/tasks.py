@@ -21,10 +21,17 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from copilot import checkpoints, runner
+from copilot import checkpoints, memory_tasks, runner
 from copilot.models import ConversationEvent, Turn
 
 logger = logging.getLogger(__name__)
+
+# The memory jobs live apart (the turn enqueues them); named here so the worker registers them.
+MEMORY_TASKS = (
+    memory_tasks.extract_profiles,
+    memory_tasks.sweep_idle_conversations,
+    memory_tasks.refresh_summary,
+)
 
 _executor: ThreadPoolExecutor | None = None
 _executor_lock = threading.Lock()

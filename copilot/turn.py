@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, close_old_connections, transaction
 from django.utils import timezone
 
@@ -47,7 +48,16 @@ from agents.selectors import agents_for_org
 from approvals.models import PendingAction
 from business.hygiene import text_problem
 from business.models import Organisation
-from copilot import checkpoints, clarify, direct_line, engines, eventlog, replies
+from copilot import (
+    checkpoints,
+    clarify,
+    direct_line,
+    engines,
+    eventlog,
+    memory_tasks,
+    profiles,
+    replies,
+)
 from copilot import memory as wm
 from copilot.decisions import answer_order
 from copilot.graph import get_graph, pause, resume, run_graph
@@ -71,6 +81,8 @@ from nlu.decisions import DecisionOrder, read_decision
 from nlu.language import detect_language
 
 logger = logging.getLogger(__name__)
+
+FAREWELL = "farewell"  # "gracias, chau": the conversation ends, its profiles are extracted
 
 
 class MessageRefused(ValueError):
@@ -312,7 +324,12 @@ def _run(turn: Turn) -> TurnResult:
             pause(run, state)
         with transaction.atomic():
             answer = _store_reply(conversation, state, language, trace)
-            _remember(conversation, state, asked.text, run.ctx.now)
+            summary = _remember(conversation, state, asked, run.ctx.now)
+            if run.llm is not None and settings.COPILOT_MODEL_SUMMARY:  # the model's gist, later
+                memory_tasks.summarize_after_commit(
+                    conversation.organisation_id, conversation.pk, summary
+                )
+            _learn(conversation, state, asked)
             status = Turn.Status.WAITING if held else Turn.Status.DONE
             turn_finish(turn=turn, status=status, answer=answer)
             _finish_events(run, turn_id, answer.pk, state["reply"], state.get("consulted", []))
@@ -375,6 +392,7 @@ def _run_decision(turn: Turn) -> TurnResult:
             turn_finish(turn=turn, status=Turn.Status.DONE, answer=answer)
             _settle_paused(turn)
             _settle_suggestion(turn)
+            _settle_summary(conversation)
             _finish_events(run, turn_id, answer.pk, followup.reply, followup.consulted)
     except Exception as exc:
         logger.exception("decision turn %s failed", turn_id)
@@ -522,10 +540,10 @@ def _turn_tokens(organisation_id: int, turn_id: str) -> tuple[int, int]:
 
 
 def _remember(
-    conversation: Conversation, state: TurnState, user_text: str, now: datetime.datetime
-) -> None:
-    """The next turn's working memory: the subject under discussion, a compact summary and the
-    question this turn left open (O8)."""
+    conversation: Conversation, state: TurnState, message: Message, now: datetime.datetime
+) -> str:
+    """The next turn's working memory: the subject under discussion, a compact summary (returned)
+    and the question this turn left open (O8)."""
     delegation, reading = state["delegation"], state["reading"]
     runs = delegation.runs
     done = [run.step for run in runs if not run.outcome.yielded]
@@ -533,6 +551,14 @@ def _remember(
         delegation.chain.state,
         intents=[step.intent for step in done],
         agents=[step.agent for step in done],
+        done=[
+            (run.step.intent, mutation)
+            for run in runs
+            if not run.outcome.yielded
+            for mutation in run.outcome.mutations
+        ],
+        message_id=message.pk,
+        held=delegation.held,
     )
     asking = next((run for run in runs if run.outcome.clarify is not None), None)
     asked = None
@@ -550,8 +576,40 @@ def _remember(
     if pending is not None:
         updated[clarify.PENDING] = pending.as_state()
     updated = direct_line.remembered(updated, reading.direct_line)
-    summary = wm.summarize(updated, conversation.summary, user_text)
+    waiting = _waiting(conversation, updated.get(wm.HELD, []))
+    summary = wm.summarize(updated, conversation.summary, message.text, waiting=waiting)
     conversation_state_update(conversation=conversation, state=updated, summary=summary)
+    return summary
+
+
+def _waiting(conversation: Conversation, held: list[int]) -> list[int]:
+    """Of the approvals this conversation filed, those still waiting for a decision."""
+    return sorted(
+        PendingAction.objects.filter(
+            organisation_id=conversation.organisation_id, pk__in=held,
+            status=PendingAction.Status.PENDING,
+        ).values_list("pk", flat=True)
+    )  # fmt: skip
+
+
+def _settle_summary(conversation: Conversation) -> None:
+    """A decision turn changes what waits for approval: the summary says so at once."""
+    conversation.refresh_from_db(fields=["summary", "state"])
+    waiting = _waiting(conversation, (conversation.state or {}).get(wm.HELD, []))
+    summary = wm.with_waiting(conversation.summary, waiting)
+    if summary != conversation.summary:
+        Conversation.objects.filter(pk=conversation.pk).update(summary=summary)
+        conversation.summary = summary
+
+
+def _learn(conversation: Conversation, state: TurnState, message: Message) -> None:
+    """The customer profile (P3): this message's cheap signals now; at a farewell, the fuller
+    extraction as a job once the turn is committed."""
+    profiles.learn_from_message(conversation, message)
+    intents = {task.intent for task in state["reading"].understanding.tasks}
+    intents |= {run.step.intent for run in state["delegation"].runs}
+    if FAREWELL in intents:
+        memory_tasks.extract_after_commit(conversation.organisation_id, conversation.pk)
 
 
 def _fail(turn: Turn, emit: Any, exc: Exception) -> TurnResult:

@@ -44,6 +44,13 @@ def org(cast: Cast) -> Organisation:
 
 
 @pytest.fixture(autouse=True)
+def _no_model_summary(settings: Any) -> None:
+    # The model's gist after a turn is one more request to a scripted server, which would take
+    # a reply queued for the test's next turn; tests/copilot/test_summaries.py turns it on.
+    settings.COPILOT_MODEL_SUMMARY = False
+
+
+@pytest.fixture(autouse=True)
 def _fast_password_hasher(settings: Any) -> None:
     # The cast creates several users per test; the real hasher would dominate the suite's time.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

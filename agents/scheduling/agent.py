@@ -39,7 +39,9 @@ from agents.phrasing import (
 )
 from agents.registry import ToolResult
 from agents.subjects import CustomerRef, customer_ref, job_mutation, job_ref, same_person
+from business.profiles import UsualSlot, customer_profile_fields, usual_slot
 from business.scheduling import business_hours_on
+from business.selectors import search_customers
 from business.services import infer_skill, service_duration
 from nlu.decisions import stated_reason
 
@@ -152,6 +154,7 @@ def _offer(
     slot: str = "time",
     take: Take | None = None,
     stated: tuple[str, str] | None = None,
+    listed: tuple[str, str] = ("Te propongo estos turnos libres", "These slots are free"),
 ) -> Outcome:
     """Nothing booked or moved: why, and the next concrete slots to choose from.
 
@@ -186,8 +189,8 @@ def _offer(
         )
     return ask(
         runner,
-        es=f"{es}. Te propongo estos turnos libres:\n{listing}\n¿Cuál te sirve?",
-        en=f"{en}. These slots are free:\n{listing}\nWhich one works for you?",
+        es=f"{es}. {listed[0]}:\n{listing}\n¿Cuál te sirve?",
+        en=f"{en}. {listed[1]}:\n{listing}\nWhich one works for you?",
         error=error,
         slot=slot,
     )
@@ -272,6 +275,9 @@ def _book(step: Step, runner: Runner, who: CustomerRef) -> Outcome:
 
 
 def _ask_when(step: Step, runner: Runner, who: CustomerRef, service: str) -> Outcome:
+    usual = _usual_slot(step, runner, who)
+    if usual is not None and (offer := _offer_usual(step, runner, who, service, usual)):
+        return offer
     found = runner.call(
         "slots_find",
         skill=_skill(service),
@@ -296,6 +302,62 @@ def _ask_when(step: Step, runner: Runner, who: CustomerRef, service: str) -> Out
             f"No agendé {service} de {name}: no me dijiste el día",
             f"I didn't book {service} for {name}: you didn't say the day",
         ),
+    )
+
+
+def _usual_slot(step: Step, runner: Runner, who: CustomerRef) -> UsualSlot | None:
+    """The customer's usual days and time (their profile, P4) — unless the operator limited
+    the search themselves ("a la tarde")."""
+    if step.entities.part_of_day:
+        return None
+    organisation, customer_id = runner.ctx.organisation, who.id
+    if customer_id is None:  # named: the profile of the one customer the name finds
+        matches = list(search_customers(organisation, who.name).values_list("pk", flat=True)[:2])
+        customer_id = matches[0] if len(matches) == 1 else None
+    if customer_id is None:
+        return None
+    return usual_slot(customer_profile_fields(organisation.pk, customer_id))
+
+
+def _offer_usual(
+    step: Step, runner: Runner, who: CustomerRef, service: str, usual: UsualSlot
+) -> Outcome | None:
+    """No day was said: the free slots on the customer's usual day and time, proposed as such
+    ("Te propongo el martes 01/12 09:00, como suele preferir Gómez"). None when nothing is free
+    then (the usual offer follows)."""
+    arguments: dict[str, Any] = {
+        "skill": _skill(service), "duration_minutes": _minutes(service), "count": 3,
+    }  # fmt: skip
+    # Today counts too (slots_find only offers what is still ahead).
+    on = usual.next_day(runner.local_now.date() - datetime.timedelta(days=1))
+    if on is not None:
+        arguments["date"] = on.isoformat()
+    if usual.clock is not None:
+        arguments["time_from"] = f"{usual.clock:%H:%M}"
+    elif usual.part_of_day in _PARTS:
+        arguments["part_of_day"] = usual.part_of_day
+    found = runner.call("slots_find", **arguments)
+    if not found.ok or found.data["requested_range_full"] or not found.data["slots"]:
+        return None
+    slots, name = found.data["slots"], who.name
+    first = slot_line(slots[0], runner.language)
+    return _offer(
+        step,
+        runner,
+        slots,
+        es=f"¿Para cuándo agendo {service} de {name}? Te propongo el {first}, como suele "
+        f"preferir {name}",
+        en=f"When should I book {service} for {name}? I suggest {first}, as {name} usually prefers",
+        error="missing date",
+        slot="date",
+        take=lambda free: _book_slot(step, runner, who, service, free),
+        stated=(
+            f"No agendé {service} de {name}: no me dijiste el día; {name} suele preferir "
+            "estos horarios",
+            f"I didn't book {service} for {name}: you didn't say the day; {name} usually "
+            "prefers these times",
+        ),
+        listed=("Los turnos libres en ese horario", "The free slots then"),
     )
 
 

@@ -15,6 +15,7 @@ EXPECTED = {
     "view_records": {"operator", "manager", "admin"},
     "edit_records": {"operator", "manager", "admin"},
     "decide_approvals": {"manager", "admin"},
+    "edit_profiles": {"manager", "admin"},
     "supervise_conversations": {"manager", "admin"},
     "view_metrics": {"manager", "admin"},
     "edit_agents": {"admin"},
