@@ -23,7 +23,7 @@ from copilot.models import AgentRun, Conversation, Message, TraceSeal, Turn
 from llm.models import ModelCall
 
 # Node timings drawn as bars, in the order the graph runs them (others follow, as stored).
-NODE_ORDER = ("intake", "understand", "plan", "delegate", "compose", "graph")
+NODE_ORDER = ("intake", "signals", "understand", "route", "delegate", "compose", "graph")
 
 
 @dataclass
