@@ -21,12 +21,13 @@ from langgraph.types import interrupt
 
 from agents.base import CUSTOMER_ID, CUSTOMER_LABEL, JOB_ID, JOB_LABEL, Step
 from agents.events import DirectLineEvent
+from agents.llm_agent import WRITE_INTENTS
 from agents.models import Agent
 from agents.phrasing import unable_text
 from approvals.models import PendingAction
 from copilot import clarify, direct_line, engines, obligations, replies
 from copilot import memory as wm
-from copilot.delegate import gated, run_chain
+from copilot.delegate import FALLBACK_INTENT, gated, run_chain
 from copilot.resume import run_decision
 from copilot.router_cache import router_for, vocabulary_for
 from copilot.selectors import consulted_for_turn, get_conversation_for_org
@@ -522,6 +523,19 @@ def route(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
     return {"route": Route(steps=steps, sources=sources, subject=subject)}
 
 
+def _consulting_intent(agent: Agent, reading: Reading) -> tuple[str, Entities]:
+    """The intent an obliged agent is consulted with: one the reading ranked for it, else the
+    first of its intents that writes nothing (being consulted is not being asked to act)."""
+    for task in reading.understanding.tasks:
+        for intent, _score in [(task.intent, task.confidence), *task.candidates]:
+            if reading.intent_agents.get(intent) == agent.name:
+                return intent, task.entities
+    own = [i.name for i in agent.intents.all()]
+    reads = [name for name in own if name not in WRITE_INTENTS]
+    fallback = (reads or own or [FALLBACK_INTENT])[0]
+    return fallback, reading.understanding.entities
+
+
 def _obliged(
     steps: list[Step],
     sources: dict[int, str],
@@ -536,9 +550,7 @@ def _obliged(
         agent = agents.get(obligation.agent)
         if agent is None or agent.name in present:
             continue
-        intent, entities = engines.best_intent_for(
-            agent, reading.understanding, reading.intent_agents
-        )
+        intent, entities = _consulting_intent(agent, reading)
         index = max([step.index for step in steps], default=-1) + 1
         steps.append(
             Step(

@@ -142,3 +142,14 @@ def test_a_consult_list_is_read_deduplicated() -> None:
     frame = json.dumps({"type": "message", "text": "hola", "consult": ["financial", "financial"]})
     parsed, problem = parse_frame(frame, None)
     assert problem is None and parsed == ("hola", "", ["financial"])
+
+
+def test_an_agent_consulted_without_a_reading_of_its_own_is_asked_something_that_writes_nothing(
+    cast: Cast, conversation: Conversation, scripted: ScriptedRouter
+) -> None:
+    accept_message(
+        conversation=conversation, user_id=cast.operator.pk, text=BOOKING, consult=["financial"]
+    )
+    [result] = runner.drain(cast.org.pk, conversation.pk).results
+    runs = AgentRun.objects.filter(turn_id=result.turn_id, agent="financial")
+    assert [run.intent for run in runs] == ["payment_status"]  # not a quote or an invoice
