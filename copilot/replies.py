@@ -434,5 +434,35 @@ def in_customer_style(text: str, profile: dict[str, Any], language: str) -> str:
     "usted" is answered in usted, not in the office's voseo. Only Spanish changes."""
     register = profile.get("register")
     if language == "es" and isinstance(register, dict) and register.get("value") == "usted":
-        return to_usted(text)
+        text = to_usted(text)
+    brevity = profile.get("brevity")
+    if isinstance(brevity, dict) and brevity.get("value") == "brief":
+        text = briefer(text, language)
     return text
+
+
+BRIEF_LIST = 3
+_LIST_ITEM = re.compile(r"^\s*(?:\d{1,2}[.)]|[-•*])\s+\S")
+
+
+def briefer(text: str, language: str) -> str:
+    """For a customer who writes briefly: each list keeps its first items and says how many
+    more there are ("y 3 más"); nothing else of the reply is dropped."""
+    out: list[str] = []
+    run: list[str] = []
+
+    def close() -> None:
+        out.extend(run[:BRIEF_LIST])
+        if len(run) > BRIEF_LIST:
+            more = len(run) - BRIEF_LIST
+            out.append(t(language, es=f"(y {more} más)", en=f"(and {more} more)"))
+        run.clear()
+
+    for line in text.split("\n"):
+        if _LIST_ITEM.match(line):
+            run.append(line)
+            continue
+        close()
+        out.append(line)
+    close()
+    return "\n".join(out)
