@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections import Counter
 from typing import Any
 
 from langgraph.graph import END
@@ -40,6 +41,7 @@ from llm.client import ModelFailure
 from nlu import Router, answers
 from nlu.normalize import fold
 from nlu.openers import how_it_starts, opening_word
+from nlu.privacy import redact_for_display
 from nlu.tone import Signals, read_signals
 from nlu.values import Context, Directive, Entities, Task, Understanding
 
@@ -726,6 +728,11 @@ def compose(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
             )
             for p in parts
         ]
+    shown: Counter[str] = Counter()  # T4: what is shown never carries a whole card number
+    for position, part in enumerate(parts):
+        if not part.streamed:
+            text, counts = redact_for_display(part.text)
+            parts[position], shown = dataclasses.replace(part, text=text), shown + counts
     # Agent names on text events where an agent speaks for itself (direct line, llm engine).
     named = bool(reading.direct_agent) or reading.routed_by == "model"
     _stream_rest(run.stream, parts, named=named)
@@ -736,7 +743,7 @@ def compose(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
         if (row["agent"], row["intent"]) in asked:
             row["clarifying"] = True
     trace = build_trace(run, state, consulted)
-    trace["privacy"] = engines.privacy_receipt(run.llm)  # T4: the turn's receipt
+    trace["privacy"] = {**engines.privacy_receipt(run.llm), "shown": dict(shown)}  # T4
     if reading.obligations:
         trace["obligations"] = [
             {**o.as_trace(), "met": o not in missed} for o in reading.obligations

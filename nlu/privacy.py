@@ -81,6 +81,26 @@ def find(text: str, categories: tuple[str, ...] = CATEGORIES) -> list[tuple[int,
     return sorted(taken)
 
 
+def redact_for_display(
+    text: str, categories: tuple[str, ...] = (CARD,)
+) -> tuple[str, Counter[str]]:
+    """What is shown, with the given categories cut to their last four characters ("•••• 1111"):
+    never the whole value, and the count per category for the receipt."""
+    counts: Counter[str] = Counter()
+    spans = find(text, categories) if text else []
+    if not spans:
+        return text, counts
+    out, cursor = [], 0
+    for start, end, category in spans:
+        digits = re.sub(r"\W", "", text[start:end])
+        out.append(text[cursor:start])
+        out.append(f"•••• {digits[-4:]}")
+        counts[category] += 1
+        cursor = end
+    out.append(text[cursor:])
+    return "".join(out), counts
+
+
 @dataclass
 class Vault:
     """One turn's placeholders: value → placeholder and back, and what was masked."""
@@ -115,7 +135,10 @@ class Vault:
             number = sum(1 for c, _v in self._by_value if c == category) + 1
             found = f"[{_TAGS[category]}_{number}]"
             self._by_value[key] = found
-            self._by_placeholder[found] = value
+            # A card number never comes back whole: no tool needs it, and what the model writes
+            # is shown (only its last four digits, as on a receipt).
+            shown = f"•••• {re.sub(r'\W', '', value)[-4:]}" if category == CARD else value
+            self._by_placeholder[found] = shown
         return found
 
     def unmask(self, text: str) -> str:

@@ -703,3 +703,32 @@ def _page(cast: Cast, conversation: Conversation) -> str:
     client = Client()
     client.force_login(cast.operator)
     return client.get(f"/chat/{conversation.pk}/").content.decode()
+
+
+# --- the direct line on the llm engine (T2) ---------------------------------------------------
+
+
+def test_a_sticky_direct_line_delivers_the_models_agent_answer_verbatim(
+    cast: Cast, conversation: Conversation, server: ScriptedServer
+) -> None:
+    answer_text = "Debe $ 12.000 en 1 factura (B 0001-00000012), vencida hace 3 días."
+    server.add(scripted.text(answer_text), when=FINANCIAL, times=None)
+
+    opened = ask(cast, conversation, "#finanzas")
+    assert opened.reply.startswith("Línea directa con Finanzas abierta")
+    assert server.requests == []  # opening the line asks no model
+
+    for question in ("¿cuánto debe la Panadería?", "¿y la factura 12?"):
+        turn = ask(cast, conversation, question)
+        assert turn.reply == answer_text  # the agent's block, byte for byte, nothing added
+        assert set(turn.texts()) <= {answer_text} or "".join(turn.texts()) == answer_text
+        assert turn.trace()["direct_line"]["sticky"] is True
+    orchestrator_calls = [r for r in server.requests if ORCHESTRATOR(r)]
+    assert orchestrator_calls == []  # the line goes straight to the agent
+    agent_users = [
+        m["content"] for r in server.requests for m in r["messages"] if m["role"] == "user"
+    ]
+    assert any("¿y la factura 12?" in content for content in agent_users)  # verbatim in
+
+    closed = ask(cast, conversation, "#salir")
+    assert closed.reply == "Línea directa con Finanzas cerrada. Volviste al copiloto."

@@ -63,3 +63,14 @@ def test_addresses_only_when_configured() -> None:
     assert Vault().mask(text) == text
     assert Vault(categories=CATEGORIES).mask(text) == "el equipo está en [DIR_1]"
     assert ADDRESS in CATEGORIES
+
+
+def test_a_card_is_shown_by_its_last_four_digits_only() -> None:
+    from nlu.privacy import redact_for_display
+
+    text, counts = redact_for_display("pagó con la 4111 1111 1111 1111 ayer, tel 11 5555-1234")
+    assert text == "pagó con la •••• 1111 ayer, tel 11 5555-1234"  # a phone is shown to members
+    assert counts == {"card": 1}
+    vault = Vault()
+    assert vault.mask("la 4111-1111-1111-1111") == "la [TARJETA_1]"
+    assert vault.unmask("cobrar con [TARJETA_1]") == "cobrar con •••• 1111"  # never whole again
