@@ -3,9 +3,13 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import include, path
 
+from copilot import views as copilot_views
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("i18n/", include("django.conf.urls.i18n")),
+    # Try an utterance (D1) sits with the agents, but runs the chat's engine (a floor above them).
+    path("agents/try/", copilot_views.try_view, name="try_utterance"),
     path("agents/", include("agents.urls")),
     path("chat/", include("copilot.chat_urls")),
     path("approvals/", include("approvals.urls")),

@@ -25,10 +25,11 @@ from agents.proactive.selectors import (
 )
 from agents.proactive.services import suggestion_claim
 from agents.proactive.services import suggestion_dismiss as suggestion_dismiss_service
+from business.hygiene import text_problem
 from business.roles import can, permission_required
 from business.scheduling import Slot, next_free_slots
 from business.services import service_duration
-from copilot import direct_line, tasks
+from copilot import direct_line, tasks, tryout
 from copilot.models import Conversation, Turn
 from copilot.selectors import (
     conversations_for_user,
@@ -269,3 +270,34 @@ def trace_turn(request: HttpRequest, turn_id: str) -> HttpResponse:
     except (Turn.DoesNotExist, Conversation.DoesNotExist, ValidationError) as exc:
         raise Http404 from exc
     return render(request, "copilot/trace_turn.html", {"view": turn_view(turn)})
+
+
+# --- try an utterance (D1): what the engine understands and would do, writing nothing ----------
+
+
+@permission_required("edit_agents")
+def try_view(request: HttpRequest) -> HttpResponse:
+    """The registry-wide box, and the agent page's (which sends its unsaved form along)."""
+    text = str(request.POST.get("text") or request.GET.get("text") or "")
+    tried, problem = None, ""
+    if request.method == "POST" and text.strip():
+        if text_problem(text) is not None or len(text) > tryout.MAX_TEXT:
+            problem = gettext("That text cannot be tried: too long, or invalid characters.")
+        else:
+            edits = tryout.edits_from_form(request.POST) if request.POST.get("with_edits") else None
+            try:
+                tried = tryout.try_utterance(
+                    request.organisation,  # type: ignore[attr-defined]
+                    request.user,
+                    text,
+                    edits=edits,
+                )
+            except tryout.NothingToTry:
+                problem = gettext(
+                    "The registry needs examples of at least two intents of enabled agents "
+                    "before anything can be understood."
+                )
+    htmx = request.htmx  # type: ignore[attr-defined]
+    partial = bool(htmx) and not htmx.history_restore_request
+    template = "copilot/try.html#result" if partial else "copilot/try.html"
+    return render(request, template, {"text": text, "tried": tried, "problem": problem})
