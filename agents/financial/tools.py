@@ -7,6 +7,7 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from django.db import transaction
+from django.urls import reverse
 
 from agents.context import TurnContext
 from agents.lookups import resolve_customer
@@ -249,6 +250,7 @@ def quote_find(ctx: TurnContext, *, number: str) -> ToolResult:
             "valid_until": quote.valid_until.isoformat() if quote.valid_until else None,
             "lines": _document_lines(quote),
             **document_totals(quote.totals()),
+            "pdf": reverse("quote_pdf", args=[quote.pk]),
             "invoice": " ".join(invoiced) if invoiced else None,
         },
     )
@@ -305,6 +307,7 @@ def quote_create(
             "valid_until": quote.valid_until.isoformat() if quote.valid_until else None,
             "lines": _document_lines(quote),
             **document_totals(quote.totals()),
+            "pdf": reverse("quote_pdf", args=[quote.pk]),
         },
     )
 
