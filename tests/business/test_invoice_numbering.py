@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from importlib import import_module
+
 import pytest
 from django.db import IntegrityError, transaction
 
@@ -67,3 +69,17 @@ def test_another_organisation_starts_its_own_sequences(cast) -> None:
     _invoice(cast.org, factories.make_customer(cast.org, "Ana Gómez"))
     theirs = _invoice(cast.other_org, factories.make_customer(cast.other_org, "Beto"))
     assert theirs.full_number == "B 0001-00000001"
+
+
+def test_the_migration_reads_the_point_of_sale_from_existing_numbers(org) -> None:
+    from django.apps import apps
+
+    migration = import_module("business.migrations.0004_invoice_numbering_per_letter")
+    person = factories.make_customer(org, "Ana Gómez")
+    old = factories.make_invoice(org, person, number="0003-00000005")
+    usual = factories.make_invoice(org, person, number="0001-00000006")
+    assert (old.point_of_sale, usual.point_of_sale) == (1, 1)
+    migration.point_of_sale_from_number(apps, None)
+    old.refresh_from_db()
+    usual.refresh_from_db()
+    assert (old.point_of_sale, old.number, usual.point_of_sale) == (3, "0003-00000005", 1)
