@@ -8,6 +8,8 @@ import unicodedata
 from decimal import Decimal
 from typing import Any
 
+from django.urls import reverse
+
 from agents.context import TurnContext
 from business.models import (
     Address,
@@ -131,6 +133,7 @@ def invoice_data(row: InvoiceRow) -> dict[str, Any]:
         "total": decimal_str(row.total),
         "paid": decimal_str(row.paid),
         "balance": decimal_str(row.balance),
+        "pdf": reverse("invoice_pdf", args=[invoice.pk]),
     }
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils import timezone
 from django.utils.timezone import now
@@ -88,6 +89,13 @@ class TenantRecord:
             raise ValidationError(errors)
 
 
+class IvaCondition(models.TextChoices):
+    RESPONSABLE_INSCRIPTO = "responsable_inscripto", _("IVA Responsable Inscripto")
+    MONOTRIBUTO = "monotributo", _("Responsable Monotributo")
+    EXENTO = "exento", _("IVA Sujeto Exento")
+    CONSUMIDOR_FINAL = "consumidor_final", _("Consumidor Final")
+
+
 class Organisation(models.Model):
     class Engine(models.TextChoices):
         EMBEDDED = "embedded", _("Embedded (offline)")
@@ -106,6 +114,17 @@ class Organisation(models.Model):
     phone = models.CharField(_("phone"), max_length=40, blank=True)
     email = models.EmailField(_("email"), blank=True)
     address = models.CharField(_("address"), max_length=200, blank=True)
+    # What a quote or invoice prints about the issuer (AFIP's "datos del emisor").
+    cuit = models.CharField(_("CUIT"), max_length=13, blank=True)
+    iva_condition = models.CharField(
+        _("IVA condition"),
+        max_length=24,
+        choices=IvaCondition.choices,
+        default=IvaCondition.RESPONSABLE_INSCRIPTO,
+    )
+    point_of_sale = models.PositiveSmallIntegerField(
+        _("point of sale"), default=1, validators=[MinValueValidator(1), MaxValueValidator(9999)]
+    )
     engine = models.CharField(
         _("engine"), max_length=16, choices=Engine.choices, default=Engine.EMBEDDED
     )
@@ -120,6 +139,7 @@ class Organisation(models.Model):
     def clean(self) -> None:
         super().clean()
         self.phone = optional_phone(self.phone)
+        self.cuit = clean_cuit(self.cuit)
 
 
 class Role(models.TextChoices):
@@ -216,6 +236,14 @@ class Customer(TenantRecord, models.Model):
         self.phone = optional_phone(self.phone)
         self.phone_alt = optional_phone(self.phone_alt, "phone_alt")
         check_cuit_free(self.organisation_id, self.cuit, self.pk)
+
+    @property
+    def iva_condition(self) -> str:
+        """What a document prints for the customer: a company with a CUIT is taken as
+        Responsable Inscripto (it gets factura A), anyone else as Consumidor Final."""
+        if self.kind == self.Kind.COMPANY and self.cuit:
+            return str(IvaCondition.RESPONSABLE_INSCRIPTO.label)
+        return str(IvaCondition.CONSUMIDOR_FINAL.label)
 
     @property
     def primary_address(self) -> Address | None:
@@ -560,20 +588,32 @@ class Invoice(PricedDocument):
     class Letter(models.TextChoices):
         A = "A", "A"
         B = "B", "B"
+        C = "C", "C"
 
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ISSUED)
     letter = models.CharField(_("type"), max_length=1, choices=Letter.choices, default=Letter.B)
+    # Each letter and point of sale has its own sequence (AFIP): "B 0001-00000012". `number`
+    # keeps the point of sale as its prefix, so it reads the same wherever it is printed.
+    point_of_sale = models.PositiveSmallIntegerField(_("point of sale"), default=1)
     issued_on = models.DateField(_("issued"), default=local_today)
     due_on = models.DateField(_("due"), null=True, blank=True)
 
     class Meta:
         ordering = ["-issued_on", "-pk"]
         constraints = [
-            models.UniqueConstraint(fields=["organisation", "number"], name="unique_invoice_number")
+            models.UniqueConstraint(
+                fields=["organisation", "letter", "point_of_sale", "number"],
+                name="unique_invoice_number_per_letter_and_pos",
+            )
         ]
 
     def __str__(self) -> str:
-        return f"{_('Invoice')} {self.letter} {self.number}"
+        return f"{_('Invoice')} {self.full_number}"
+
+    @property
+    def full_number(self) -> str:
+        """The number as printed: letter, point of sale and sequence, "B 0001-00000012"."""
+        return f"{self.letter} {self.number}"
 
     def clean(self) -> None:
         super().clean()

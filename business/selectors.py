@@ -286,7 +286,7 @@ def invoice_by_number(
     elif len(digits) == 2:  # noqa: PLR2004 - point of sale and number
         candidates.add(f"{int(digits[0]):04d}-{int(digits[1]):08d}")
     invoices = invoices_with_amounts(organisation).filter(number__in=candidates)
-    head = re.match(r"\s*([AaBb])\b", text)
+    head = re.match(r"\s*([AaBbCc])\b", text)
     letter = letter or (head.group(1) if head else None)
     if letter:
         invoices = invoices.filter(letter=letter.upper())

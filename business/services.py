@@ -22,6 +22,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import IntegrityError, models, transaction
+from django.db.models import QuerySet
 from django.db.models.functions import Length
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -36,6 +37,7 @@ from business.models import (
     EscalationTicket,
     Invoice,
     InvoiceLine,
+    IvaCondition,
     Job,
     JobEvent,
     Organisation,
@@ -58,7 +60,7 @@ QUOTE_VALID_DAYS = 15
 INVOICE_DUE_DAYS = 15
 IVA_RATES = (Decimal("21"), Decimal("10.5"))
 QUOTE_PREFIX, QUOTE_WIDTH = "P-", 6
-INVOICE_PREFIX, INVOICE_WIDTH = "0001-", 8  # point of sale 0001
+INVOICE_WIDTH = 8  # "0001-00000012": the point of sale, then the sequence
 
 
 class _Unset:
@@ -987,13 +989,15 @@ def _clean_lines(organisation: Organisation, lines: Sequence[LineInput]) -> list
 
 
 def _next_number(
-    model: type[Quote] | type[Invoice], organisation: Organisation, prefix: str, width: int
+    documents: QuerySet[Any], organisation: Organisation, prefix: str, width: int
 ) -> str:
-    """The organisation's next document number. Call inside a transaction: the organisation row
-    is locked so concurrent writers take turns (on SQLite the write lock does the same)."""
+    """The next number of one sequence (`documents` is that sequence: the organisation's quotes,
+    or its invoices of one letter and point of sale). Call inside a transaction: the
+    organisation row is locked so concurrent writers take turns (on SQLite the write lock does
+    the same), and the unique constraint backs it up (`_create_numbered` retries)."""
     Organisation.objects.select_for_update().filter(pk=organisation.pk).first()
     last = (
-        model.objects.filter(organisation=organisation, number__startswith=prefix)
+        documents.filter(organisation=organisation, number__startswith=prefix)
         .annotate(width=Length("number"))
         .order_by("-width", "-number")
         .values_list("number", flat=True)
@@ -1039,7 +1043,7 @@ def quote_create(
             customer=customer,
             job=job,
             notes=notes.strip(),
-            number=_next_number(Quote, organisation, QUOTE_PREFIX, QUOTE_WIDTH),
+            number=_next_number(Quote.objects.all(), organisation, QUOTE_PREFIX, QUOTE_WIDTH),
             valid_until=today + datetime.timedelta(days=valid_days),
         )
         QuoteLine.objects.bulk_create(QuoteLine(quote=quote, **line.__dict__) for line in clean)
@@ -1050,11 +1054,19 @@ def quote_create(
     return quote
 
 
-def invoice_letter(customer: Customer) -> str:
-    """A for companies with a CUIT (they discriminate IVA), B for everyone else."""
+def invoice_letter(customer: Customer, organisation: Organisation | None = None) -> str:
+    """C when the issuer is monotributista or exempt (it does not charge IVA); otherwise A for
+    companies with a CUIT (they discriminate IVA), B for everyone else."""
+    issuer = organisation or customer.organisation
+    if issuer.iva_condition in (IvaCondition.MONOTRIBUTO, IvaCondition.EXENTO):
+        return Invoice.Letter.C
     if customer.kind == Customer.Kind.COMPANY and customer.cuit:
         return Invoice.Letter.A
     return Invoice.Letter.B
+
+
+def invoice_number_prefix(point_of_sale: int) -> str:
+    return f"{point_of_sale:04d}-"
 
 
 def _invoice_source(
@@ -1104,14 +1116,20 @@ def invoice_create(
     issued_on = issued_on or timezone.localdate(timezone=scheduling.org_tz(organisation))
     clean = _invoice_source(organisation, job, quote, lines)
 
+    letter = invoice_letter(customer, organisation)
+    point_of_sale = organisation.point_of_sale
+
     def create() -> Invoice:
+        sequence = Invoice.objects.filter(letter=letter, point_of_sale=point_of_sale)
+        prefix = invoice_number_prefix(point_of_sale)
         invoice = Invoice.objects.create(
             organisation=organisation,
             customer=customer,
             job=job,
             notes=notes.strip(),
-            number=_next_number(Invoice, organisation, INVOICE_PREFIX, INVOICE_WIDTH),
-            letter=invoice_letter(customer),
+            number=_next_number(sequence, organisation, prefix, INVOICE_WIDTH),
+            letter=letter,
+            point_of_sale=point_of_sale,
             status=Invoice.Status.ISSUED,
             issued_on=issued_on,
             due_on=issued_on + datetime.timedelta(days=INVOICE_DUE_DAYS),

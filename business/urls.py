@@ -24,7 +24,9 @@ urlpatterns = [
     path("vehicles/", views.vehicles, name="vehicles"),
     path("invoices/", views.invoices, name="invoices"),
     path("invoices/<int:pk>/", views.invoice_detail, name="invoice_detail"),
+    path("invoices/<int:pk>/pdf/", views.invoice_pdf, name="invoice_pdf"),
     path("quotes/", views.quotes, name="quotes"),
     path("quotes/<int:pk>/", views.quote_detail, name="quote_detail"),
+    path("quotes/<int:pk>/pdf/", views.quote_pdf, name="quote_pdf"),
     path("tickets/", views.tickets, name="tickets"),
 ]

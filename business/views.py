@@ -21,9 +21,9 @@ from django.utils.translation import gettext, ngettext, pgettext_lazy
 from django.views.decorators.http import require_POST
 from django_htmx.middleware import HtmxDetails
 
-from business import profiles, selectors
+from business import documents, profiles, selectors
 from business.forms import PROFILE_LABELS, CustomerProfileForm, JobFilterForm
-from business.models import Customer, Membership, Organisation, Vehicle
+from business.models import Customer, Invoice, Membership, Organisation, Quote, Vehicle
 from business.roles import can, permission_required
 
 PAGE_SIZE = 25
@@ -251,6 +251,26 @@ def quotes(request: OrgRequest) -> HttpResponse:
 def quote_detail(request: OrgRequest, pk: int) -> HttpResponse:
     quote = _found(selectors.get_quote_for_user, request, pk)
     return render(request, "business/quote_detail.html", {"quote": quote, "totals": quote.totals()})
+
+
+def _pdf_response(request: OrgRequest, document: Quote | Invoice) -> HttpResponse:
+    lang = documents.document_language(request.GET.get("lang"), request.LANGUAGE_CODE)
+    response = HttpResponse(
+        documents.render_document_pdf(document, lang), content_type="application/pdf"
+    )
+    filename = documents.document_filename(document)
+    response["Content-Disposition"] = f'inline; filename="{filename}"'
+    return response
+
+
+@permission_required("view_records")
+def quote_pdf(request: OrgRequest, pk: int) -> HttpResponse:
+    return _pdf_response(request, _found(selectors.get_quote_for_user, request, pk))
+
+
+@permission_required("view_records")
+def invoice_pdf(request: OrgRequest, pk: int) -> HttpResponse:
+    return _pdf_response(request, _found(selectors.get_invoice_for_user, request, pk))
 
 
 @permission_required("view_records")

@@ -400,4 +400,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    # WeasyPrint narrates every PDF step by step at INFO ("weasyprint.progress"); keep its warnings.
+    "loggers": {"weasyprint": {"level": "WARNING"}},
 }

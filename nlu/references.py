@@ -42,14 +42,14 @@ _QUOTE = re.compile(
     rf"|{_QUOTE_WORD}\s+{_SHORT}"  # "presupuesto 27"
 )
 _INVOICE_WORD = r"\b(?:factura|facturas|fact\.|fc|invoice|invoices|comprobante)"
-_LETTER = r"(?:\b(?P<letter>[ab])\s*-?\s*)"
+_LETTER = r"(?:\b(?P<letter>[abc])\s*-?\s*)"
 _INVOICE = tuple(
     re.compile(pattern)
     for pattern in (
         # The printed number after the word: "factura B 0001-00000012", "invoice no. 0001-00000012"
         rf"{_INVOICE_WORD}\s+{_MARKER}?{_LETTER}?\b(?P<pos>\d{{1,4}})\s*-\s*(?P<num>\d{{1,8}})\b",
         # The printed number alone: "B 0001-00000012", "0001-00000012" (a phone is 4-4 digits)
-        r"(?:\b(?P<letter>b)\s+)?(?<![\d-])\b(?P<pos>\d{4})\s*-\s*(?P<num>\d{8})\b(?!-)",
+        r"(?:\b(?P<letter>[bc])\s+)?(?<![\d-])\b(?P<pos>\d{4})\s*-\s*(?P<num>\d{8})\b(?!-)",
         # "factura B 12", "factura B nro 12", "invoice #12", "la factura 12"
         rf"{_INVOICE_WORD}\s+{_LETTER}{_MARKER}?(?P<num>\d{{1,8}})\b",
         rf"{_INVOICE_WORD}\s+{_MARKER}(?P<num>\d{{1,8}})\b",

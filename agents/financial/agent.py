@@ -271,6 +271,11 @@ def _document_lines(runner: Runner, lines: list[dict[str, Any]]) -> str:
     )
 
 
+def _pdf(document: dict[str, Any]) -> str:
+    """The document's download link, on a line of its own under the answer."""
+    return f"\nPDF: {document['pdf']}" if document.get("pdf") else ""
+
+
 def _quoted(runner: Runner, who: CustomerRef, quote: dict[str, Any]) -> Outcome:
     language = runner.language
     lines = _lines_of(quote["lines"])
@@ -289,7 +294,7 @@ def _quoted(runner: Runner, who: CustomerRef, quote: dict[str, Any]) -> Outcome:
         f"{_document_lines(runner, quote['lines'])}\nTotal: {_totals_text(runner, lines)}.",
         en=f"Done: I made quote {quote['number']} for {quote['customer']}{valid_en}:\n"
         f"{_document_lines(runner, quote['lines'])}\nTotal: {_totals_text(runner, lines)}.",
-    )
+    ) + _pdf(quote)
     mutations = [
         Mutation(
             kind="quote",
@@ -389,6 +394,7 @@ def _show_named_quote(step: Step, runner: Runner) -> Outcome:
             en=" I don't send quotes from here: it is under Quotes, ready to send to "
             f"{quote['customer']}.",
         )
+    text += _pdf(quote)
     mutations = [
         _quote_mutation(quote),
         Mutation(kind="customer", id=int(quote["customer_id"]), label=str(quote["customer"])),
@@ -664,6 +670,7 @@ def _filed(runner: Runner, result: ToolResult, subject: str, lines: list[Line]) 
             en=f"Done: I issued invoice {invoice['letter']} {invoice['number']} to "
             f"{invoice['customer']}: total {money(invoice['total'], runner.language)}.",
         )
+        + _pdf(invoice)
     )
 
 
@@ -727,6 +734,12 @@ def _invoice_line(runner: Runner, invoice: dict[str, Any]) -> str:
 
 
 def _one_invoice(runner: Runner, invoice: dict[str, Any]) -> Outcome:
+    outcome = _invoice_state(runner, invoice)
+    outcome.text += _pdf(invoice)
+    return outcome
+
+
+def _invoice_state(runner: Runner, invoice: dict[str, Any]) -> Outcome:
     customer = invoice.get("customer", "")
     if invoice["state"] == "paid":
         return Outcome(

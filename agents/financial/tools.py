@@ -7,6 +7,7 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from django.db import transaction
+from django.urls import reverse
 
 from agents.context import TurnContext
 from agents.lookups import resolve_customer
@@ -123,7 +124,7 @@ def _owed_data(ctx: TurnContext, row: InvoiceRow) -> dict[str, object]:
         "customer_id": "Only this customer's invoices.",
         "customer": "Only this customer's invoices, by name (when the id is not known).",
         "invoice_number": "One invoice, by number (e.g. 0001-00000012, or 12).",
-        "invoice_letter": "The invoice's letter (A or B), when the number comes with one.",
+        "invoice_letter": "The invoice's letter (A, B or C), when the number comes with one.",
     },
 )
 def payment_status(
@@ -132,7 +133,7 @@ def payment_status(
     customer_id: int | None = None,
     customer: str | None = None,
     invoice_number: str | None = None,
-    invoice_letter: Literal["A", "B"] | None = None,
+    invoice_letter: Literal["A", "B", "C"] | None = None,
 ) -> ToolResult:
     who = None
     if customer_id is not None or customer:
@@ -249,6 +250,7 @@ def quote_find(ctx: TurnContext, *, number: str) -> ToolResult:
             "valid_until": quote.valid_until.isoformat() if quote.valid_until else None,
             "lines": _document_lines(quote),
             **document_totals(quote.totals()),
+            "pdf": reverse("quote_pdf", args=[quote.pk]),
             "invoice": " ".join(invoiced) if invoiced else None,
         },
     )
@@ -305,6 +307,7 @@ def quote_create(
             "valid_until": quote.valid_until.isoformat() if quote.valid_until else None,
             "lines": _document_lines(quote),
             **document_totals(quote.totals()),
+            "pdf": reverse("quote_pdf", args=[quote.pk]),
         },
     )
 

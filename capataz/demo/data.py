@@ -22,6 +22,9 @@ ORG = {
     "phone": "+541147812250",
     "email": "hola@climariodelaplata.com.ar",
     "address": "Av. del Libertador 6850, Núñez, CABA",
+    "cuit": "30-71584963-8",
+    "iva_condition": "responsable_inscripto",
+    "point_of_sale": 1,
     "business_hours": {
         "mon": ["08:00", "18:00"],
         "tue": ["08:00", "18:00"],

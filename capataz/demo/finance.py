@@ -48,8 +48,13 @@ def _line_fields(ctx: SeedContext, code: str, quantity: int) -> dict[str, object
 
 
 def _number(documents: list[Quote] | list[Invoice], pattern: str) -> None:
-    for index, document in enumerate(documents, start=1):
-        document.number = pattern.format(index)
+    """One sequence per invoice letter (A and B are numbered apart, as AFIP wants); quotes
+    have one sequence."""
+    counters: Counter[str] = Counter()
+    for document in documents:
+        sequence = getattr(document, "letter", "")
+        counters[sequence] += 1
+        document.number = pattern.format(counters[sequence])
 
 
 def _accepted_quotes(ctx: SeedContext) -> list[tuple[Quote, Codes]]:

@@ -73,6 +73,9 @@ def delete_demo() -> bool:
 def _ensure_org() -> Organisation:
     defaults = {key: value for key, value in data.ORG.items() if key != "slug"}
     org, _created = Organisation.objects.get_or_create(slug=SLUG, defaults=defaults)
+    if not org.cuit:  # a demo loaded before documents printed the issuer's CUIT
+        Organisation.objects.filter(pk=org.pk).update(cuit=data.ORG["cuit"])
+        org.cuit = str(data.ORG["cuit"])
     return org
 
 

@@ -12,7 +12,7 @@ from django.core.exceptions import ValidationError
 from django.db import connection, connections
 
 from business import services
-from business.models import Job, Quote
+from business.models import Invoice, Job, Quote
 from business.services import LineInput
 from tests import factories
 from tests.business.conftest import at
@@ -60,6 +60,25 @@ def test_concurrent_quotes_get_distinct_numbers(cast) -> None:
     assert failures == []
     assert sorted(numbers) == [f"P-{n:06d}" for n in range(1, 7)]
     assert Quote.objects.count() == 6
+
+
+def test_concurrent_invoices_never_share_a_number(cast) -> None:
+    person = factories.make_customer(cast.org, "Ana Gómez")
+    company = factories.make_customer(cast.org, "Frío SA", kind="company", cuit="30-71234567-1")
+    who = iter([person, company] * 4)
+    customers = [next(who) for _ in range(8)]
+
+    def create() -> str:
+        customer = customers.pop()
+        return services.invoice_create(
+            organisation=cast.org, customer=customer, lines=[LineInput("Visita", 1, 100)]
+        ).full_number
+
+    numbers, failures = race(create, workers=8)
+    assert failures == []
+    expected = [f"{letter} 0001-{n:08d}" for letter in "AB" for n in range(1, 5)]
+    assert sorted(numbers) == expected
+    assert Invoice.objects.count() == 8
 
 
 def test_concurrent_bookings_never_double_book_a_technician(cast, monday) -> None:

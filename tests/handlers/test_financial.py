@@ -244,7 +244,10 @@ def test_payment_status_of_one_invoice_by_number(desk: Desk, shop: Shop) -> None
     factories.make_payment(shop.juan.organisation, invoice, "12100")
     turn = desk.run(payment_status, "payment_status", "financial",
                     text=f"¿la {invoice.number} está paga?")  # fmt: skip
-    assert f"La factura B {invoice.number} de Juan Pérez está paga ($ 12.100,00)." == turn.text
+    assert turn.text == (
+        f"La factura B {invoice.number} de Juan Pérez está paga ($ 12.100,00).\n"
+        f"PDF: /invoices/{invoice.pk}/pdf/"
+    )
 
 
 def test_payment_status_of_the_company_ranks_debtors(desk: Desk, shop: Shop) -> None:

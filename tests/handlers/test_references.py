@@ -50,6 +50,7 @@ def test_a_quote_named_by_number_is_shown_and_not_sent(desk: Desk, shop: Shop) -
     assert turn.text.startswith("El presupuesto P-000027 de Juan Pérez (enviado, del ")
     assert "total $ 181.500,00" in turn.text
     assert "No envío presupuestos desde acá" in turn.text
+    assert turn.text.endswith(f"\nPDF: /quotes/{quote.pk}/pdf/")
     assert Quote.objects.count() == 1  # nothing new was quoted
     assert [(m.kind, m.id) for m in turn.outcome.mutations] == [
         ("quote", quote.pk), ("customer", shop.juan.pk),

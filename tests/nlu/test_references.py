@@ -37,6 +37,8 @@ def test_quote_numbers(text: str, ctx: Context) -> None:
         ("la factura 12", None),
         ("invoice #12", None),
         ("factura A 0001-12", "A"),
+        ("factura C 0001-00000012", "C"),
+        ("la C 0001-00000012 está paga?", "C"),
         ("0001-00000012 está paga?", None),
         ("invoice 0001-00000012 paid?", None),
         ("factura nro 12 de Gómez", None),
