@@ -108,6 +108,13 @@ def _receive_one(incoming: Incoming, account: WhatsAppAccount) -> bool:
 
 def conversation_for(organisation_id: int, incoming: Incoming) -> Conversation:
     """The organisation's conversation with this sender (the latest), or a new one."""
+    # Two deliveries from a new sender at once must not open two conversations: the account's
+    # row is the lock (a no-op on SQLite, which writes one transaction at a time anyway).
+    account = (
+        WhatsAppAccount.objects.select_for_update()
+        .select_related("organisation")
+        .get(organisation_id=organisation_id)
+    )
     conversation = (
         Conversation.objects.filter(
             organisation_id=organisation_id,
@@ -119,9 +126,6 @@ def conversation_for(organisation_id: int, incoming: Incoming) -> Conversation:
     )
     if conversation is not None:
         return conversation
-    account = WhatsAppAccount.objects.select_related("organisation").get(
-        organisation_id=organisation_id
-    )
     return conversation_create(
         organisation=account.organisation, user=None, channel=Conversation.Channel.WHATSAPP,
         title=f"WhatsApp {incoming.name or '+' + incoming.sender}", contact=incoming.sender,

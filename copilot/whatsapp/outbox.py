@@ -26,6 +26,7 @@ logger = logging.getLogger(__name__)
 
 WINDOW = datetime.timedelta(hours=24)
 OUTSIDE_WINDOW = "outside the 24-hour window"
+STUCK_SECONDS = 120  # far more than one attempt's timeout
 # Callbacks may arrive out of order: a status never goes back to an earlier one.
 _RANK = {"queued": 0, "sending": 1, "sent": 2, "delivered": 3, "read": 4, "failed": 5}
 
@@ -66,6 +67,12 @@ def send_outgoing(outgoing_id: int) -> str:
 @shared_task(name="copilot.whatsapp_flush_outbox", ignore_result=True)
 def flush_outbox() -> int:
     """Rows due (a lost job, a broker that was down) get a job now."""
+    # A row left *sending* by a worker that died is tried again: the customer may get the reply
+    # twice, which beats never getting it (the Cloud API takes no idempotency key).
+    stuck = timezone.now() - datetime.timedelta(seconds=STUCK_SECONDS)
+    OutgoingMessage.objects.filter(
+        status=OutgoingMessage.Status.SENDING, updated_at__lt=stuck
+    ).update(status=OutgoingMessage.Status.QUEUED, next_attempt_at=timezone.now())
     due = list(
         OutgoingMessage.objects.filter(
             status=OutgoingMessage.Status.QUEUED, next_attempt_at__lte=timezone.now()

@@ -368,3 +368,14 @@ def test_a_panel_conversation_writes_no_outbox_row(cast: Cast, accounts: Any) ->
         organisation=cast.org, conversation=conversation, role="assistant", text="ok"
     )
     assert outbox.outbox_add(reply, conversation) is None
+
+
+def test_the_sweep_sends_rows_no_job_holds(cast: Cast, accounts: Any, graph: FakeGraph) -> None:
+    waiting = _queued(cast)
+    stuck = _queued(cast)
+    long_ago = timezone.now() - datetime.timedelta(minutes=5)
+    OutgoingMessage.objects.filter(pk=stuck).update(status="sending", updated_at=long_ago)
+    assert outbox.flush_outbox() == 2
+    assert set(OutgoingMessage.objects.values_list("status", flat=True)) == {"sent"}
+    assert {r.body["to"] for r in graph.requests} == {CUSTOMER} and len(graph.requests) == 2
+    assert waiting != stuck
