@@ -32,8 +32,9 @@ class Request:
 
 
 class FakeGraph:
-    def __init__(self, host: str = "127.0.0.1") -> None:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         self._host = host
+        self._port = port
         self._lock = threading.Lock()
         self._answers: list[Answer] = []
         self._requests: list[Request] = []
@@ -73,7 +74,7 @@ class FakeGraph:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self._server = ThreadingHTTPServer((self._host, 0), Handler)
+        self._server = ThreadingHTTPServer((self._host, self._port), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()

@@ -5,11 +5,13 @@ test client and a fake Graph API on a real socket."""
 from __future__ import annotations
 
 import datetime
+import io
 import json
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from django.core.management import CommandError, call_command
 from django.test import Client
 from django.utils import timezone
 
@@ -379,3 +381,21 @@ def test_the_sweep_sends_rows_no_job_holds(cast: Cast, accounts: Any, graph: Fak
     assert set(OutgoingMessage.objects.values_list("status", flat=True)) == {"sent"}
     assert {r.body["to"] for r in graph.requests} == {CUSTOMER} and len(graph.requests) == 2
     assert waiting != stuck
+
+
+def test_the_demo_command_posts_a_signed_delivery(
+    cast: Cast, accounts: Any, dispatched: list[Any], live_server: Any
+) -> None:
+    out = io.StringIO()
+    call_command(
+        "whatsapp_fake_send", "clima-sur", CUSTOMER, "hola", url=f"{live_server.url}{URL}",
+        stdout=out,
+    )  # fmt: skip
+    assert out.getvalue().startswith("200")
+    [asked] = Message.objects.filter(organisation=cast.org, role="user")
+    assert asked.text == "hola" and asked.conversation.contact == CUSTOMER
+
+
+def test_the_demo_command_needs_an_account(cast: Cast) -> None:
+    with pytest.raises(CommandError):
+        call_command("whatsapp_fake_send", "clima-sur", CUSTOMER, "hola")
