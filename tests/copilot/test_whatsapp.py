@@ -399,3 +399,23 @@ def test_the_demo_command_posts_a_signed_delivery(
 def test_the_demo_command_needs_an_account(cast: Cast) -> None:
     with pytest.raises(CommandError):
         call_command("whatsapp_fake_send", "clima-sur", CUSTOMER, "hola")
+
+
+# --- the panel ------------------------------------------------------------------------------
+
+
+def test_the_panel_lists_whatsapp_conversations_with_the_delivery_status(
+    cast: Cast, accounts: Any, graph: FakeGraph
+) -> None:
+    outgoing_id = _queued(cast)
+    graph.add(400)
+    outbox.deliver(outgoing_id)
+    conversation = OutgoingMessage.objects.get(pk=outgoing_id).conversation
+    manager = Client()
+    manager.force_login(cast.manager)
+    page = manager.get(f"/chat/{conversation.pk}/").content.decode()
+    assert f'href="/chat/{conversation.pk}/"' in page and "chat-whatsapp" in page
+    assert 'data-outgoing-status="failed"' in page and "HTTP 400" in page
+    outsider = Client()
+    outsider.force_login(cast.outsider)
+    assert outsider.get(f"/chat/{conversation.pk}/").status_code == 404
