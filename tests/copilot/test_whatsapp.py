@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime
 import io
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -419,3 +420,26 @@ def test_the_panel_lists_whatsapp_conversations_with_the_delivery_status(
     outsider = Client()
     outsider.force_login(cast.outsider)
     assert outsider.get(f"/chat/{conversation.pk}/").status_code == 404
+
+
+def test_a_burst_through_the_real_runners_is_answered_once_each_in_order(
+    cast: Cast, accounts: Any, graph: FakeGraph
+) -> None:
+    # No stand-in for dispatch: each delivery hands the conversation to this process's runner
+    # threads, which race for its lease; one of them answers the three turns, in order.
+    texts = ["hola", "¿a qué hora abren?", "gracias"]
+    for number, text in enumerate(texts):
+        assert _post(_delivery(_text(f"wamid.b{number}", text))).status_code == 200
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if Turn.objects.filter(status=Turn.Status.DONE).count() == 3 and len(graph.requests) >= 3:
+            break
+        time.sleep(0.1)
+    turns = list(Turn.objects.order_by("started_at"))
+    assert [t.message.text for t in turns] == texts
+    assert [t.status for t in turns] == [Turn.Status.DONE] * 3
+    answers = [t.answer_id for t in turns]
+    assert answers == sorted(answers)
+    sent = OutgoingMessage.objects.order_by("pk")
+    assert [r.body["text"]["body"] for r in graph.requests] == [o.text for o in sent]
+    assert {o.status for o in sent} == {"sent"}
