@@ -443,3 +443,35 @@ def test_a_burst_through_the_real_runners_is_answered_once_each_in_order(
     sent = OutgoingMessage.objects.order_by("pk")
     assert [r.body["text"]["body"] for r in graph.requests] == [o.text for o in sent]
     assert {o.status for o in sent} == {"sent"}
+
+
+# --- the admin ------------------------------------------------------------------------------
+
+
+def test_the_admin_keeps_the_secrets_write_only(cast: Cast, django_user_model: Any) -> None:
+    root = django_user_model.objects.create_superuser("root", "root@example.com", "pw")
+    client = Client()
+    client.force_login(root)
+    response = client.post(
+        "/admin/copilot/whatsappaccount/add/",
+        {"organisation": cast.org.pk, "active": "on", "template_language": "es_AR",
+         "phone_number_id": NUMBER, "app_secret": SECRET, "verify_token": TOKEN,
+         "access_token": "EAAB-secret"},
+    )  # fmt: skip
+    assert response.status_code == 302
+    account = WhatsAppAccount.objects.get(organisation=cast.org)
+    assert account.app_secret == SECRET and account.phone_number_id == NUMBER
+    assert SECRET not in account.app_secret_encrypted
+    assert WhatsAppAccount.objects.filter(phone_number_digest=account.digest_of(NUMBER)).exists()
+    page = client.get(f"/admin/copilot/whatsappaccount/{account.pk}/change/").content.decode()
+    assert SECRET not in page and TOKEN not in page and NUMBER not in page and "EAAB" not in page
+    # A blank field keeps what is stored.
+    client.post(
+        f"/admin/copilot/whatsappaccount/{account.pk}/change/",
+        {"organisation": cast.org.pk, "active": "on", "template_language": "es_AR",
+         "template_name": "seguimiento"},
+    )  # fmt: skip
+    account.refresh_from_db()
+    assert account.app_secret == SECRET and account.template_name == "seguimiento"
+    listing = client.get("/admin/copilot/outgoingmessage/")
+    assert listing.status_code == 200
