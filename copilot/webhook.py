@@ -12,6 +12,7 @@ import datetime
 import hmac
 import logging
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
@@ -88,8 +89,10 @@ def _receive_one(incoming: Incoming, account: WhatsAppAccount) -> bool:
         with transaction.atomic():
             conversation = conversation_for(account.organisation_id, incoming)
             if incoming.type == "text" and incoming.text.strip():
+                # The panel refuses longer text; a customer's message is kept, cut at the limit.
+                text = incoming.text[: settings.COPILOT_MAX_MESSAGE_CHARS]
                 accepted = accept_message(
-                    conversation=conversation, user_id=None, text=incoming.text,
+                    conversation=conversation, user_id=None, text=text,
                     client_id=incoming.message_id, meta={"whatsapp": _meta(incoming)},
                 )  # fmt: skip
                 if accepted.duplicate:

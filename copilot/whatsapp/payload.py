@@ -84,7 +84,10 @@ def parse(body: bytes) -> Delivery:
                 delivery.messages.append(_incoming(number, _dict(raw), names))
             for raw in _list(value.get("statuses")):
                 delivery.statuses.append(_status(number, _dict(raw)))
-    delivery.messages = [m for m in delivery.messages if m.message_id and m.sender]
+    # One delivery may batch several messages: answered in the order they were written.
+    delivery.messages = sorted(
+        (m for m in delivery.messages if m.message_id and m.sender), key=lambda m: m.timestamp
+    )
     delivery.statuses = [s for s in delivery.statuses if s.message_id and s.status]
     return delivery
 

@@ -475,3 +475,14 @@ def test_the_admin_keeps_the_secrets_write_only(cast: Cast, django_user_model: A
     assert account.app_secret == SECRET and account.template_name == "seguimiento"
     listing = client.get("/admin/copilot/outgoingmessage/")
     assert listing.status_code == 200
+
+
+def test_a_batched_delivery_is_stored_in_the_order_it_was_written(
+    cast: Cast, accounts: Any, dispatched: list[Any]
+) -> None:
+    later, earlier = _text("wamid.late", "segundo"), _text("wamid.early", "primero")
+    earlier["timestamp"] = str(int(later["timestamp"]) - 5)
+    assert _post(_delivery(later, earlier)).status_code == 200
+    stored = Message.objects.filter(role="user").order_by("pk").values_list("text", flat=True)
+    assert list(stored) == ["primero", "segundo"]
+    assert Turn.objects.count() == 2
