@@ -4,7 +4,10 @@ commits (`deliver`), retrying with exponential back-off on 429, 5xx and connecti
 server's Retry-After wins) and giving up after `WHATSAPP_MAX_ATTEMPTS` as *failed*.
 
 The 24-hour customer-service window: when the customer last wrote more than 24 hours ago, only
-the organisation's approved template may be sent; without one the row fails, saying so."""
+the organisation's approved template may be sent; without one the row fails, saying so.
+
+Rows of one conversation go out in order: a row waits while an earlier one is unsettled, and
+each row that settles (sent or failed) hands the next one to a job."""
 
 from __future__ import annotations
 
@@ -87,6 +90,8 @@ def deliver(outgoing_id: int, *, now: datetime.datetime | None = None) -> float 
     """One attempt. None when the row is settled (sent, failed, or not ours to send now); else
     the seconds until the next attempt."""
     now = now or timezone.now()
+    if _waits_for_earlier(outgoing_id):
+        return None  # the earlier row's job sends this one after it (`_next`)
     claimed = OutgoingMessage.objects.filter(
         pk=outgoing_id, status=OutgoingMessage.Status.QUEUED, next_attempt_at__lte=now
     ).update(status=OutgoingMessage.Status.SENDING, attempts=F("attempts") + 1, updated_at=now)
@@ -107,6 +112,7 @@ def deliver(outgoing_id: int, *, now: datetime.datetime | None = None) -> float 
             status=OutgoingMessage.Status.SENT, provider_message_id=sent.provider_id,
             template=outgoing.template, last_error="", updated_at=timezone.now(),
         )  # fmt: skip
+        _next(outgoing)
         return None
     if not sent.retryable or outgoing.attempts >= settings.WHATSAPP_MAX_ATTEMPTS:
         return _fail(outgoing, sent.error, now)
@@ -148,7 +154,37 @@ def _fail(outgoing: OutgoingMessage, error: str, now: datetime.datetime) -> floa
         template=outgoing.template,
     )  # fmt: skip
     logger.warning("outgoing WhatsApp message %s failed: %s", outgoing.pk, error)
+    _next(outgoing)
     return None
+
+
+def _waits_for_earlier(outgoing_id: int) -> bool:
+    """The customer reads the replies in the order they were written: a row waits while an
+    earlier one of its conversation is still queued or being sent (in back-off, say)."""
+    conversation_id = (
+        OutgoingMessage.objects.filter(pk=outgoing_id).values_list("conversation_id", flat=True)
+    ).first()
+    if conversation_id is None:
+        return False
+    return OutgoingMessage.objects.filter(
+        conversation_id=conversation_id, pk__lt=outgoing_id,
+        status__in=(OutgoingMessage.Status.QUEUED, OutgoingMessage.Status.SENDING),
+    ).exists()  # fmt: skip
+
+
+def _next(outgoing: OutgoingMessage) -> None:
+    """A settled row hands the conversation's next waiting one to a job."""
+    following = (
+        OutgoingMessage.objects.filter(
+            conversation_id=outgoing.conversation_id,
+            pk__gt=outgoing.pk,
+            status=OutgoingMessage.Status.QUEUED,
+        )  # fmt: skip
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if following is not None:
+        enqueue(following)
 
 
 def status_apply(organisation_id: int, update: StatusUpdate) -> bool:

@@ -486,3 +486,24 @@ def test_a_batched_delivery_is_stored_in_the_order_it_was_written(
     stored = Message.objects.filter(role="user").order_by("pk").values_list("text", flat=True)
     assert list(stored) == ["primero", "segundo"]
     assert Turn.objects.count() == 2
+
+
+def test_a_later_reply_waits_for_an_earlier_one_in_back_off(
+    cast: Cast, accounts: Any, graph: FakeGraph
+) -> None:
+    first = _queued(cast)
+    conversation = OutgoingMessage.objects.get(pk=first).conversation
+    reply = Message.objects.create(
+        organisation=cast.org, conversation=conversation, role="assistant", text="¿Algo más?"
+    )
+    second = OutgoingMessage.objects.create(
+        organisation=cast.org, conversation=conversation, message=reply, to=CUSTOMER,
+        text=reply.text,
+    ).pk  # fmt: skip
+    graph.add(500)
+    assert outbox.deliver(first) == 2.0
+    assert outbox.deliver(second) is None  # waits: nothing sent out of order
+    assert OutgoingMessage.objects.get(pk=second).attempts == 0
+    outbox.deliver(first, now=timezone.now() + datetime.timedelta(seconds=3))  # then the second
+    assert [r.body["text"]["body"] for r in graph.requests] == ["¡Hola!", "¡Hola!", "¿Algo más?"]
+    assert set(OutgoingMessage.objects.values_list("status", flat=True)) == {"sent"}
