@@ -97,16 +97,15 @@ def _receive_one(incoming: Incoming, account: WhatsAppAccount) -> bool:
                 )  # fmt: skip
                 if accepted.duplicate:
                     return False
-            elif not _acknowledge_other(conversation, incoming):
-                return False
-            org_id, conversation_id = conversation.organisation_id, conversation.pk
-            transaction.on_commit(lambda: tasks.dispatch(org_id, conversation_id))
+                org_id, conversation_id = conversation.organisation_id, conversation.pk
+                transaction.on_commit(lambda: tasks.dispatch(org_id, conversation_id))
+                return True
+            return _acknowledge_other(conversation, incoming)  # no turn: nothing to dispatch
     except MessageRefused as exc:
         logger.warning("WhatsApp message %s refused: %s", incoming.message_id, exc.code)
         return False
     except IntegrityError:  # the same message from a concurrent delivery: stored there
         return False
-    return True
 
 
 def conversation_for(organisation_id: int, incoming: Incoming) -> Conversation:

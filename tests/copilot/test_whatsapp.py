@@ -257,7 +257,7 @@ def test_an_image_is_stored_and_answered_asking_for_text(
     conversation = Conversation.objects.get(organisation=cast.org, contact=CUSTOMER)
     roles = list(conversation.messages.values_list("role", flat=True))
     assert roles == ["user", "assistant"]
-    assert not Turn.objects.exists()
+    assert not Turn.objects.exists() and dispatched == []
     [request] = graph.requests
     assert "texto" in request.body["text"]["body"]
 
