@@ -35,6 +35,13 @@ SCHEDULES = (
         every_seconds=10,
     ),
     Schedule(
+        "copilot: WhatsApp outbox",
+        "copilot.whatsapp_flush_outbox",
+        "Every 30 seconds: outgoing WhatsApp messages due for an attempt that no job holds (the "
+        "job queue was down, a worker died mid-send) get a job.",
+        every_seconds=30,
+    ),
+    Schedule(
         "copilot: purge the event log",
         "copilot.purge_event_log",
         "Every day at 03:30: conversation events older than COPILOT_EVENT_LOG_DAYS (what a "

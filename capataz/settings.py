@@ -285,6 +285,15 @@ CELERY_TIMEZONE = "America/Argentina/Buenos_Aires"
 # "Periodic tasks". Entries here would be copied over the admins' edits on every start of beat.
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {}
 
+# --- WhatsApp Cloud API (copilot/webhook.py, copilot/whatsapp/) ---
+# The Graph API the outbox sends through; tests and the demo point it at a local fake server.
+WHATSAPP_GRAPH_URL = env_str("WHATSAPP_GRAPH_URL", "https://graph.facebook.com")
+WHATSAPP_GRAPH_VERSION = env_str("WHATSAPP_GRAPH_VERSION", "v21.0")
+WHATSAPP_SEND_TIMEOUT = env_float("WHATSAPP_SEND_TIMEOUT", 10.0)
+# An outgoing message is tried this many times (back-off doubling from the base) before failing.
+WHATSAPP_MAX_ATTEMPTS = env_int("WHATSAPP_MAX_ATTEMPTS", 5)
+WHATSAPP_RETRY_BASE_SECONDS = env_float("WHATSAPP_RETRY_BASE_SECONDS", 2.0)
+
 # --- Approvals (approvals/, copilot/receivers.py) ---
 # Decided actions and their audit trail are kept this long; paused turns' checkpoints this long.
 APPROVALS_RETENTION_DAYS = env_int("APPROVALS_RETENTION_DAYS", 180)

@@ -13,6 +13,7 @@ urlpatterns = [
     path("agents/", include("agents.urls")),
     path("chat/", include("copilot.chat_urls")),
     path("approvals/", include("approvals.urls")),
+    path("whatsapp/", include("copilot.whatsapp_urls")),
     path("suggestions/", include("copilot.suggestion_urls")),
     path("", include("business.urls")),
 ]

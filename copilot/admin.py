@@ -4,16 +4,24 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from business.admin import OrgScopedAdmin
+from business.admin import OrgAdminAccess, OrgScopedAdmin, TenantModelForm
 from business.models import Organisation
 from copilot.ledger import verify_chain
-from copilot.models import AgentRun, Conversation, Message, TraceSeal
+from copilot.models import (
+    AgentRun,
+    Conversation,
+    Message,
+    OutgoingMessage,
+    TraceSeal,
+    WhatsAppAccount,
+)
 
 
 class MessageInline(admin.TabularInline):  # type: ignore[type-arg]
@@ -108,3 +116,91 @@ class TraceSealAdmin(OrgScopedAdmin):
                     % {"org": organisation.name, "count": len(verdict.unsealed)},
                     messages.ERROR,
                 )
+
+
+# --- WhatsApp (copilot/webhook.py, copilot/whatsapp/) ----------------------------------------
+
+_SECRETS = {
+    "phone_number_id": _("Phone-number id"),
+    "app_secret": _("App secret"),
+    "verify_token": _("Webhook verify token"),
+    "access_token": _("Access token"),
+}
+
+
+def _secret_field(label: Any) -> forms.CharField:
+    return forms.CharField(
+        label=label, required=False, strip=True,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+        help_text=_("Type a new value to replace the stored one; leave blank to keep it."),
+    )  # fmt: skip
+
+
+class WhatsAppAccountForm(TenantModelForm):
+    """Every identifier and secret is write-only: typed to replace, never shown back."""
+
+    phone_number_id = _secret_field(_SECRETS["phone_number_id"])
+    app_secret = _secret_field(_SECRETS["app_secret"])
+    verify_token = _secret_field(_SECRETS["verify_token"])
+    access_token = _secret_field(_SECRETS["access_token"])
+
+    class Meta:
+        model = WhatsAppAccount
+        fields = ("organisation", "active", "template_name", "template_language")
+
+    def save(self, commit: bool = True) -> WhatsAppAccount:
+        instance: WhatsAppAccount = super().save(commit=False)
+        for name in _SECRETS:
+            typed = self.cleaned_data.get(name) or ""
+            if typed:
+                getattr(instance, f"set_{name}")(typed)
+        if commit:
+            instance.save()
+        return instance
+
+
+def _set(value: str) -> str:
+    return str(_("set") if value else _("not set"))
+
+
+@admin.register(WhatsAppAccount)
+class WhatsAppAccountAdmin(OrgAdminAccess, OrgScopedAdmin):
+    form = WhatsAppAccountForm
+    list_display = ("organisation", "active", "number_status", "secret_status", "template_name")
+    readonly_fields = ("number_status", "secret_status", "token_status", "access_status")
+
+    @admin.display(description=_("Phone-number id"))
+    def number_status(self, obj: WhatsAppAccount) -> str:
+        return _set(obj.phone_number_id_encrypted)
+
+    @admin.display(description=_("App secret"))
+    def secret_status(self, obj: WhatsAppAccount) -> str:
+        return _set(obj.app_secret_encrypted)
+
+    @admin.display(description=_("Webhook verify token"))
+    def token_status(self, obj: WhatsAppAccount) -> str:
+        return _set(obj.verify_token_encrypted)
+
+    @admin.display(description=_("Access token"))
+    def access_status(self, obj: WhatsAppAccount) -> str:
+        return _set(obj.access_token_encrypted)
+
+
+@admin.register(OutgoingMessage)
+class OutgoingMessageAdmin(OrgScopedAdmin):
+    """The outbox as operators see it: what was sent, what is waiting, what failed and why."""
+
+    list_display = (
+        "id", "organisation", "conversation", "to", "status", "attempts", "next_attempt_at",
+        "last_error", "updated_at",
+    )  # fmt: skip
+    list_filter = ("organisation", "status")
+    search_fields = ("to", "provider_message_id", "text")
+    readonly_fields = (
+        "organisation", "conversation", "message", "to", "text", "template", "status",
+        "attempts", "next_attempt_at", "last_error", "provider_message_id", "created_at",
+        "updated_at",
+    )  # fmt: skip
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False

@@ -3,6 +3,7 @@ run (the runtime trace)."""
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 
 from django.conf import settings
@@ -12,6 +13,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from business.models import Organisation
+from llm.secrets import decrypt, encrypt
 
 
 class Conversation(models.Model):
@@ -43,10 +45,15 @@ class Conversation(models.Model):
     # When its customers' profiles were last extracted from it (P3: at a farewell, or by the
     # idle sweep, which takes only conversations updated since).
     profiled_at = models.DateTimeField(null=True, blank=True)
+    # Who the conversation is with on its channel: the customer's WhatsApp number (wa_id).
+    contact = models.CharField(max_length=32, blank=True)
 
     class Meta:
         ordering = ["-updated_at"]
-        indexes = [models.Index(fields=["organisation", "-updated_at"])]
+        indexes = [
+            models.Index(fields=["organisation", "-updated_at"]),
+            models.Index(fields=["organisation", "channel", "contact"]),
+        ]
 
     def __str__(self) -> str:
         return self.title or f"#{self.pk}"
@@ -219,3 +226,112 @@ class TraceSeal(models.Model):
         if self.pk is not None:  # append-only: a seal is never rewritten through the ORM
             raise ValueError("trace seals are append-only")
         super().save(*args, **kwargs)  # type: ignore[arg-type]
+
+
+def _digest(value: str) -> str:
+    return hashlib.sha256(value.strip().encode()).hexdigest() if value.strip() else ""
+
+
+class WhatsAppAccount(models.Model):
+    """An organisation's WhatsApp Business number (Cloud API). Its identifiers and secrets are
+    kept encrypted (llm/secrets.py); the phone-number id is found again by its digest, which is
+    what the webhook's payload names."""
+
+    organisation = models.OneToOneField(
+        Organisation, on_delete=models.CASCADE, related_name="whatsapp_account"
+    )
+    phone_number_id_encrypted = models.TextField(blank=True, editable=False)
+    phone_number_digest = models.CharField(max_length=64, blank=True, editable=False)
+    app_secret_encrypted = models.TextField(blank=True, editable=False)
+    verify_token_encrypted = models.TextField(blank=True, editable=False)
+    access_token_encrypted = models.TextField(blank=True, editable=False)
+    # The approved template sent when the customer last wrote more than 24 hours ago.
+    template_name = models.CharField(_("template outside the 24-hour window"), max_length=120,
+                                     blank=True)  # fmt: skip
+    template_language = models.CharField(_("template language"), max_length=10, default="es_AR")
+    active = models.BooleanField(_("active"), default=True)
+
+    class Meta:
+        verbose_name = _("WhatsApp account")
+        verbose_name_plural = _("WhatsApp accounts")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["phone_number_digest"],
+                condition=~Q(phone_number_digest=""),
+                name="whatsapp_phone_number_once",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"WhatsApp {self.organisation}"
+
+    @staticmethod
+    def digest_of(phone_number_id: str) -> str:
+        return _digest(phone_number_id)
+
+    @property
+    def phone_number_id(self) -> str:
+        return decrypt(self.phone_number_id_encrypted)
+
+    def set_phone_number_id(self, plain: str) -> None:
+        self.phone_number_id_encrypted = encrypt(plain.strip())
+        self.phone_number_digest = _digest(plain)
+
+    @property
+    def app_secret(self) -> str:
+        return decrypt(self.app_secret_encrypted)
+
+    def set_app_secret(self, plain: str) -> None:
+        self.app_secret_encrypted = encrypt(plain.strip())
+
+    @property
+    def verify_token(self) -> str:
+        return decrypt(self.verify_token_encrypted)
+
+    def set_verify_token(self, plain: str) -> None:
+        self.verify_token_encrypted = encrypt(plain.strip())
+
+    @property
+    def access_token(self) -> str:
+        return decrypt(self.access_token_encrypted)
+
+    def set_access_token(self, plain: str) -> None:
+        self.access_token_encrypted = encrypt(plain.strip())
+
+
+class OutgoingMessage(models.Model):
+    """The WhatsApp outbox: one row per reply to send, written in the transaction that stored
+    the reply, sent by a job, retried with back-off; its status follows Meta's callbacks."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", _("Queued")
+        SENDING = "sending", _("Sending")
+        SENT = "sent", _("Sent")
+        DELIVERED = "delivered", _("Delivered")
+        READ = "read", _("Read")
+        FAILED = "failed", _("Failed")
+
+    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="outgoing"
+    )
+    message = models.OneToOneField(Message, on_delete=models.CASCADE, related_name="outgoing")
+    to = models.CharField(max_length=32)
+    text = models.TextField()
+    template = models.CharField(max_length=120, blank=True)  # sent as this template instead
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(default=timezone.now)
+    last_error = models.TextField(blank=True)
+    provider_message_id = models.CharField(max_length=128, blank=True, db_index=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+        indexes = [models.Index(fields=["status", "next_attempt_at"])]
+        verbose_name = _("outgoing WhatsApp message")
+        verbose_name_plural = _("WhatsApp outbox")
+
+    def __str__(self) -> str:
+        return f"→ {self.to} ({self.status})"

@@ -466,3 +466,16 @@ def briefer(text: str, language: str) -> str:
         out.append(line)
     close()
     return "\n".join(out)
+
+
+def whatsapp_text_only(language: str) -> str:
+    """The answer to an image, audio or other non-text WhatsApp message (read later: issue 14.5)."""
+    return t(
+        language,
+        es="Por ahora solo puedo leer mensajes de texto: ¿me lo podés escribir, por favor?",
+        en="For now I can only read text messages: could you write it to me, please?",
+    )
+
+
+def whatsapp_received(kind: str, language: str) -> str:
+    return t(language, es=f"[{kind} recibido por WhatsApp]", en=f"[{kind} received on WhatsApp]")

@@ -141,3 +141,9 @@ def readable_conversations(user: AnyUser, organisation: Organisation) -> QuerySe
         | Q(user__isnull=True)
         | ~Q(user_id__in=members.values("user_id"))
     ).order_by("-updated_at")
+
+
+def whatsapp_conversations(user: AnyUser, organisation: Organisation) -> QuerySet[Conversation]:
+    """The organisation's WhatsApp conversations the user may read (customers write them: no
+    member owns them, so supervisors read them), newest first."""
+    return readable_conversations(user, organisation).filter(channel=Conversation.Channel.WHATSAPP)

@@ -13,6 +13,7 @@ from django.utils import timezone
 from business.models import Organisation
 from copilot.ledger import seal_turn
 from copilot.models import AgentRun, Conversation, Message, Turn
+from copilot.whatsapp.outbox import outbox_add
 
 logger = logging.getLogger(__name__)
 
@@ -25,12 +26,14 @@ def conversation_create(
     user: AbstractBaseUser | None,
     channel: str = Conversation.Channel.PANEL,
     title: str = "",
+    contact: str = "",
 ) -> Conversation:
     return Conversation.objects.create(
         organisation=organisation,
         user_id=user.pk if user is not None else None,
         channel=channel,
         title=title[:120],
+        contact=contact,
     )
 
 
@@ -68,6 +71,8 @@ def message_add(
     Conversation.objects.filter(pk=conversation.pk).update(**fields)
     for key, value in fields.items():
         setattr(conversation, key, value)
+    if role == Message.Role.ASSISTANT:  # a WhatsApp customer reads it: sent once this commits
+        outbox_add(message, conversation)
     return message
 
 

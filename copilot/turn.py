@@ -123,6 +123,7 @@ def accept_message(
     text: str,
     client_id: str = "",
     consult: Sequence[str] = (),
+    meta: dict[str, Any] | None = None,
 ) -> Accepted:
     """Store the user's message and its queued turn, and publish `accepted`, in one commit."""
     problem = text_problem(text)
@@ -136,7 +137,8 @@ def accept_message(
                 conversation=conversation, role=Message.Role.USER, text=text,
                 language=detect_language(text), client_id=client_id,
                 # The agents the operator ticked (T3): the turn must consult them.
-                trace={"consult": list(consult)} if consult else {},
+                # What the channel said about it (a WhatsApp message's sender and timestamp).
+                trace={**(meta or {}), **({"consult": list(consult)} if consult else {})},
             )  # fmt: skip
             turn = Turn.objects.create(
                 organisation_id=conversation.organisation_id, conversation=conversation,

@@ -36,6 +36,7 @@ from copilot.selectors import (
     get_conversation_for_user,
     readable_conversations,
     replay_from,
+    whatsapp_conversations,
 )
 from copilot.services import conversation_create
 from copilot.trace_browser import conversation_turns, turn_counts, turn_view
@@ -49,7 +50,10 @@ def chat_index(request: HttpRequest) -> HttpResponse:
     latest = conversations_for_user(request.user, request.organisation).first()  # type: ignore[attr-defined]
     if latest is not None:
         return redirect("chat_detail", conversation_id=latest.pk)
-    return render(request, "copilot/chat.html", {"conversations": [], "conversation": None})
+    whatsapp = whatsapp_conversations(request.user, request.organisation)[:30]  # type: ignore[attr-defined]
+    context: dict[str, Any] = {"conversations": [], "conversation": None}
+    context["whatsapp_conversations"] = whatsapp
+    return render(request, "copilot/chat.html", context)
 
 
 @require_POST
@@ -74,8 +78,12 @@ def chat_detail(request: HttpRequest, conversation_id: int) -> HttpResponse:
         "read_only": read_only,
         "owner_name": _owner_name(conversation),
         "conversations": conversations_for_user(request.user, conversation.organisation)[:30],
+        "whatsapp_conversations": whatsapp_conversations(request.user, conversation.organisation)[
+            :30
+        ],
         # Not "messages": that name is Django's flash messages, which base.html renders.
-        "chat_messages": conversation.messages.all(),
+        # A WhatsApp reply carries its outbox row: the panel shows whether it reached the customer.
+        "chat_messages": conversation.messages.select_related("outgoing"),
         "max_chars": settings.COPILOT_MAX_MESSAGE_CHARS,
         "replay_from": replay_from(conversation),
         "direct_line": _direct_line(conversation, request.LANGUAGE_CODE),

@@ -1,0 +1,35 @@
+"""`manage.py whatsapp_fake_graph [--port 8765]`: for the demo, a fake Graph API in the foreground
+that answers every send with 200 and prints what would have reached the customer. Run the server
+with WHATSAPP_GRAPH_URL=http://127.0.0.1:8765."""
+
+from __future__ import annotations
+
+import time
+from argparse import ArgumentParser
+from typing import Any
+
+from django.core.management.base import BaseCommand
+
+from copilot.whatsapp.fake_graph import FakeGraph
+
+
+class Command(BaseCommand):
+    help = "Una API de Graph falsa que imprime lo que se le enviaría al cliente (para la demo)."
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("--port", type=int, default=8765)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        with FakeGraph(port=options["port"]) as graph:
+            self.stdout.write(f"fake Graph API at {graph.base_url} (Ctrl-C to stop)")
+            seen = 0
+            try:
+                while True:
+                    time.sleep(0.3)
+                    for request in graph.requests[seen:]:
+                        body = request.body
+                        text = (body.get("text") or {}).get("body") or body.get("template")
+                        self.stdout.write(f"→ {body.get('to')}: {text}")
+                    seen = len(graph.requests)
+            except KeyboardInterrupt:
+                return

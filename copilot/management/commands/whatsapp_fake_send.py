@@ -1,0 +1,68 @@
+"""`manage.py whatsapp_fake_send ORG-SLUG FROM-NUMBER "TEXT" [--url URL]`: for the demo, post a
+WhatsApp delivery to the local webhook as Meta would — signed with the organisation's app secret,
+naming its phone-number id — and print the answer's status.
+
+Point WHATSAPP_GRAPH_URL at `manage.py whatsapp_fake_graph` to see the replies go out."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from argparse import ArgumentParser
+from typing import Any
+
+import httpx
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
+
+from copilot.models import WhatsAppAccount
+from copilot.whatsapp.payload import sign
+
+
+def delivery(phone_number_id: str, sender: str, text: str) -> bytes:
+    message = {
+        "from": sender, "id": f"wamid.demo-{uuid.uuid4().hex}", "type": "text",
+        "timestamp": str(int(timezone.now().timestamp())), "text": {"body": text},
+    }  # fmt: skip
+    value = {
+        "messaging_product": "whatsapp",
+        "metadata": {"display_phone_number": phone_number_id, "phone_number_id": phone_number_id},
+        "contacts": [{"profile": {"name": f"+{sender}"}, "wa_id": sender}],
+        "messages": [message],
+    }
+    change = {"field": "messages", "value": value}
+    body = {"object": "whatsapp_business_account", "entry": [{"id": "demo", "changes": [change]}]}
+    return json.dumps(body).encode()
+
+
+class Command(BaseCommand):
+    help = (
+        "Envía al webhook local un mensaje de WhatsApp firmado como lo haría Meta (para la demo)."
+    )
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("organisation", help="the organisation's slug")
+        parser.add_argument("sender", help="the customer's number (wa_id), e.g. 5491155550000")
+        parser.add_argument("text")
+        parser.add_argument("--url", default=f"{settings.SITE_URL}/whatsapp/webhook/")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        account = WhatsAppAccount.objects.filter(organisation__slug=options["organisation"]).first()
+        if account is None or not account.phone_number_id or not account.app_secret:
+            raise CommandError(
+                f"{options['organisation']!r} has no WhatsApp account with a phone-number id "
+                "and an app secret (set them in the admin)"
+            )
+        body = delivery(account.phone_number_id, options["sender"], options["text"])
+        try:
+            response = httpx.post(
+                options["url"], content=body, timeout=10,
+                headers={"Content-Type": "application/json",
+                         "X-Hub-Signature-256": sign(account.app_secret, body)},
+            )  # fmt: skip
+        except httpx.HTTPError as exc:
+            raise CommandError(f"could not reach {options['url']}: {exc}") from exc
+        self.stdout.write(f"{response.status_code} {response.text[:200]}")
+        if response.status_code != 200:
+            raise CommandError("the webhook refused the delivery")

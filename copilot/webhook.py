@@ -1,0 +1,166 @@
+"""The WhatsApp webhook (E2): Meta's verification handshake, and deliveries — each incoming text
+stored and answered through the one path every entry point takes (copilot/turn.py
+`accept_message`, then copilot/tasks.py `dispatch` once it commits), idempotent per WhatsApp
+message id; status callbacks applied to the outbox (copilot/whatsapp/outbox.py).
+
+A delivery is read, then its signature checked against the app secret of the organisation that
+owns each phone-number id it names; a forged or missing signature stores nothing."""
+
+from __future__ import annotations
+
+import datetime
+import hmac
+import logging
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils import timezone
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_http_methods
+
+from copilot import replies, tasks
+from copilot.models import Conversation, Message, WhatsAppAccount
+from copilot.services import conversation_create, message_add
+from copilot.turn import MessageRefused, accept_message
+from copilot.whatsapp.outbox import status_apply
+from copilot.whatsapp.payload import BadPayload, Delivery, Incoming, parse, signature_valid
+
+logger = logging.getLogger(__name__)
+
+
+@csrf_exempt
+@require_http_methods(["GET", "POST"])
+def webhook(request: HttpRequest) -> HttpResponse:
+    if request.method == "GET":
+        return _handshake(request)
+    try:
+        delivery = parse(request.body)
+    except BadPayload as exc:
+        return JsonResponse({"error": "bad payload", "reason": str(exc)}, status=400)
+    accounts = accounts_for(delivery)
+    if accounts is None or not all(
+        signature_valid(account.app_secret, request.body,
+                        request.headers.get("X-Hub-Signature-256", ""))
+        for account in accounts.values()
+    ):  # fmt: skip
+        return JsonResponse({"error": "forbidden"}, status=403)
+    webhook_receive(delivery, accounts)
+    return JsonResponse({"ok": True})
+
+
+def _handshake(request: HttpRequest) -> HttpResponse:
+    mode = request.GET.get("hub.mode", "")
+    token = request.GET.get("hub.verify_token", "")
+    challenge = request.GET.get("hub.challenge", "")
+    if mode != "subscribe" or not token or not challenge or not verify_token_known(token):
+        return HttpResponse("forbidden", status=403, content_type="text/plain")
+    return HttpResponse(challenge[:200], content_type="text/plain")
+
+
+def verify_token_known(token: str) -> bool:
+    tokens = (a.verify_token for a in WhatsAppAccount.objects.filter(active=True))
+    return any(known and hmac.compare_digest(known.encode(), token.encode()) for known in tokens)
+
+
+def accounts_for(delivery: Delivery) -> dict[str, WhatsAppAccount] | None:
+    """The active account of each phone-number id the delivery names; None when one is unknown
+    (its signature cannot be checked)."""
+    numbers = delivery.phone_number_ids()
+    digests = {WhatsAppAccount.digest_of(number): number for number in numbers}
+    found = WhatsAppAccount.objects.filter(phone_number_digest__in=digests, active=True)
+    accounts = {digests[a.phone_number_digest]: a for a in found}
+    return accounts if len(accounts) == len(numbers) else None
+
+
+def webhook_receive(delivery: Delivery, accounts: dict[str, WhatsAppAccount]) -> int:
+    """Store the delivery's messages (each once) and apply its statuses; the number of messages
+    newly stored."""
+    stored = 0
+    for incoming in delivery.messages:
+        stored += _receive_one(incoming, accounts[incoming.phone_number_id])
+    for update in delivery.statuses:
+        status_apply(accounts[update.phone_number_id].organisation_id, update)
+    return stored
+
+
+def _receive_one(incoming: Incoming, account: WhatsAppAccount) -> bool:
+    try:
+        with transaction.atomic():
+            conversation = conversation_for(account.organisation_id, incoming)
+            if incoming.type == "text" and incoming.text.strip():
+                # The panel refuses longer text; a customer's message is kept, cut at the limit.
+                text = incoming.text[: settings.COPILOT_MAX_MESSAGE_CHARS]
+                accepted = accept_message(
+                    conversation=conversation, user_id=None, text=text,
+                    client_id=incoming.message_id, meta={"whatsapp": _meta(incoming)},
+                )  # fmt: skip
+                if accepted.duplicate:
+                    return False
+                org_id, conversation_id = conversation.organisation_id, conversation.pk
+                transaction.on_commit(lambda: tasks.dispatch(org_id, conversation_id))
+                return True
+            return _acknowledge_other(conversation, incoming)  # no turn: nothing to dispatch
+    except MessageRefused as exc:
+        logger.warning("WhatsApp message %s refused: %s", incoming.message_id, exc.code)
+        return False
+    except IntegrityError:  # the same message from a concurrent delivery: stored there
+        return False
+
+
+def conversation_for(organisation_id: int, incoming: Incoming) -> Conversation:
+    """The organisation's conversation with this sender (the latest), or a new one."""
+    # Two deliveries from a new sender at once must not open two conversations: the account's
+    # row is the lock (a no-op on SQLite, which writes one transaction at a time anyway).
+    account = (
+        WhatsAppAccount.objects.select_for_update()
+        .select_related("organisation")
+        .get(organisation_id=organisation_id)
+    )
+    conversation = (
+        Conversation.objects.filter(
+            organisation_id=organisation_id,
+            channel=Conversation.Channel.WHATSAPP,
+            contact=incoming.sender,
+        )  # fmt: skip
+        .order_by("-updated_at")
+        .first()
+    )
+    if conversation is not None:
+        return conversation
+    return conversation_create(
+        organisation=account.organisation, user=None, channel=Conversation.Channel.WHATSAPP,
+        title=f"WhatsApp {incoming.name or '+' + incoming.sender}", contact=incoming.sender,
+    )  # fmt: skip
+
+
+def _meta(incoming: Incoming) -> dict[str, object]:
+    sent_at = datetime.datetime.fromtimestamp(incoming.timestamp, tz=datetime.UTC)
+    return {
+        "id": incoming.message_id, "from": incoming.sender, "type": incoming.type,
+        "timestamp": sent_at.isoformat(), "name": incoming.name,
+    }  # fmt: skip
+
+
+def _acknowledge_other(conversation: Conversation, incoming: Incoming) -> bool:
+    """An image, audio, ... is stored (not read yet) and answered asking for text. False when
+    it was stored before."""
+    if Message.objects.filter(conversation=conversation, client_id=incoming.message_id).exists():
+        return False
+    language = (
+        Message.objects.filter(conversation=conversation, role=Message.Role.USER)
+        .exclude(language="")
+        .values_list("language", flat=True)
+        .last()
+    ) or "es"
+    received = replies.whatsapp_received(incoming.type or "?", language)
+    reply = replies.whatsapp_text_only(language)
+    message_add(
+        conversation=conversation, role=Message.Role.USER, text=received, language=language,
+        client_id=incoming.message_id, trace={"whatsapp": _meta(incoming)},
+    )  # fmt: skip
+    message_add(
+        conversation=conversation, role=Message.Role.ASSISTANT, text=reply, language=language,
+        trace={"whatsapp_ack": incoming.message_id, "at": timezone.now().isoformat()},
+    )  # fmt: skip
+    return True

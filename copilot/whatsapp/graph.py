@@ -1,0 +1,80 @@
+"""A small client of the Graph API's messages endpoint: `POST {base}/{version}/{number}/messages`.
+
+The base URL is `settings.WHATSAPP_GRAPH_URL`, so tests and the demo talk to a local fake server
+(copilot/whatsapp/fake_graph.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from django.conf import settings
+
+TEXT_LIMIT = 4096  # the Cloud API's limit for a text message's body
+
+
+@dataclass(frozen=True)
+class Sent:
+    ok: bool
+    provider_id: str = ""
+    retryable: bool = False
+    retry_after: float | None = None  # the server's Retry-After, in seconds
+    error: str = ""
+
+
+def text_body(to: str, text: str) -> dict[str, Any]:
+    return {
+        "messaging_product": "whatsapp", "recipient_type": "individual", "to": to,
+        "type": "text", "text": {"body": text[:TEXT_LIMIT], "preview_url": False},
+    }  # fmt: skip
+
+
+def template_body(to: str, name: str, language: str) -> dict[str, Any]:
+    return {
+        "messaging_product": "whatsapp", "to": to, "type": "template",
+        "template": {"name": name, "language": {"code": language}},
+    }  # fmt: skip
+
+
+def send(*, phone_number_id: str, access_token: str, body: dict[str, Any]) -> Sent:
+    base = str(settings.WHATSAPP_GRAPH_URL).rstrip("/")
+    url = f"{base}/{settings.WHATSAPP_GRAPH_VERSION}/{phone_number_id}/messages"
+    try:
+        response = httpx.post(
+            url, json=body, timeout=settings.WHATSAPP_SEND_TIMEOUT,
+            headers={"Authorization": f"Bearer {access_token}"},
+        )  # fmt: skip
+    except httpx.HTTPError as exc:  # refused, reset, timed out: worth another try
+        return Sent(ok=False, retryable=True, error=f"{type(exc).__name__}: {exc}"[:500])
+    if response.status_code == 200:
+        messages = _json(response).get("messages") or [{}]
+        return Sent(ok=True, provider_id=str(messages[0].get("id") or ""))
+    retryable = response.status_code == 429 or response.status_code >= 500
+    return Sent(
+        ok=False, retryable=retryable, retry_after=_retry_after(response),
+        error=f"HTTP {response.status_code}: {_error_text(response)}"[:500],
+    )  # fmt: skip
+
+
+def _json(response: httpx.Response) -> dict[str, Any]:
+    try:
+        data = response.json()
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _error_text(response: httpx.Response) -> str:
+    error = _json(response).get("error")
+    if isinstance(error, dict):
+        return str(error.get("message") or error)
+    return response.text[:200]
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    raw = response.headers.get("Retry-After", "")
+    try:
+        return max(0.0, float(raw)) if raw else None
+    except ValueError:
+        return None

@@ -1,0 +1,203 @@
+"""The WhatsApp outbox: a reply stored in a WhatsApp conversation gets an outgoing row in the same
+transaction (`outbox_add`, called by copilot/services.py `message_add`), a job sends it once that
+commits (`deliver`), retrying with exponential back-off on 429, 5xx and connection errors (the
+server's Retry-After wins) and giving up after `WHATSAPP_MAX_ATTEMPTS` as *failed*.
+
+The 24-hour customer-service window: when the customer last wrote more than 24 hours ago, only
+the organisation's approved template may be sent; without one the row fails, saying so.
+
+Rows of one conversation go out in order: a row waits while an earlier one is unsettled, and
+each row that settles (sent or failed) hands the next one to a job."""
+
+from __future__ import annotations
+
+import datetime
+import logging
+from typing import Any
+
+from celery import shared_task
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from copilot.models import Conversation, Message, OutgoingMessage, WhatsAppAccount
+from copilot.whatsapp import graph
+from copilot.whatsapp.payload import StatusUpdate
+
+logger = logging.getLogger(__name__)
+
+WINDOW = datetime.timedelta(hours=24)
+OUTSIDE_WINDOW = "outside the 24-hour window"
+STUCK_SECONDS = 120  # far more than one attempt's timeout
+# Callbacks may arrive out of order: a status never goes back to an earlier one.
+_RANK = {"queued": 0, "sending": 1, "sent": 2, "delivered": 3, "read": 4, "failed": 5}
+
+
+def outbox_add(message: Message, conversation: Conversation) -> OutgoingMessage | None:
+    """An outgoing row for a reply in a WhatsApp conversation whose organisation has an account;
+    sent once the caller's transaction commits."""
+    if conversation.channel != Conversation.Channel.WHATSAPP or not conversation.contact:
+        return None
+    if not WhatsAppAccount.objects.filter(
+        organisation_id=conversation.organisation_id, active=True
+    ).exists():
+        return None
+    outgoing = OutgoingMessage.objects.create(
+        organisation_id=conversation.organisation_id, conversation=conversation,
+        message=message, to=conversation.contact, text=message.text,
+    )  # fmt: skip
+    transaction.on_commit(lambda: enqueue(outgoing.pk))
+    return outgoing
+
+
+def enqueue(outgoing_id: int, countdown: float = 0.0) -> None:
+    try:
+        send_outgoing.apply_async(args=[outgoing_id], countdown=countdown or None)
+    except Exception as exc:  # the broker is down: the row stays queued for the sweep
+        logger.warning("outgoing WhatsApp message %s not enqueued: %s", outgoing_id, exc)
+
+
+@shared_task(name="copilot.whatsapp_send", ignore_result=True)
+def send_outgoing(outgoing_id: int) -> str:
+    """Try to send one outgoing row; come back later when the attempt may be retried."""
+    retry_in = deliver(outgoing_id)
+    if retry_in is not None and not send_outgoing.request.is_eager:
+        enqueue(outgoing_id, countdown=retry_in)
+    return "retry" if retry_in is not None else "done"
+
+
+@shared_task(name="copilot.whatsapp_flush_outbox", ignore_result=True)
+def flush_outbox() -> int:
+    """Rows due (a lost job, a broker that was down) get a job now."""
+    # A row left *sending* by a worker that died is tried again: the customer may get the reply
+    # twice, which beats never getting it (the Cloud API takes no idempotency key).
+    stuck = timezone.now() - datetime.timedelta(seconds=STUCK_SECONDS)
+    OutgoingMessage.objects.filter(
+        status=OutgoingMessage.Status.SENDING, updated_at__lt=stuck
+    ).update(status=OutgoingMessage.Status.QUEUED, next_attempt_at=timezone.now())
+    due = list(
+        OutgoingMessage.objects.filter(
+            status=OutgoingMessage.Status.QUEUED, next_attempt_at__lte=timezone.now()
+        ).values_list("pk", flat=True)[:500]
+    )
+    for outgoing_id in due:
+        enqueue(outgoing_id)
+    return len(due)
+
+
+def deliver(outgoing_id: int, *, now: datetime.datetime | None = None) -> float | None:
+    """One attempt. None when the row is settled (sent, failed, or not ours to send now); else
+    the seconds until the next attempt."""
+    now = now or timezone.now()
+    if _waits_for_earlier(outgoing_id):
+        return None  # the earlier row's job sends this one after it (`_next`)
+    claimed = OutgoingMessage.objects.filter(
+        pk=outgoing_id, status=OutgoingMessage.Status.QUEUED, next_attempt_at__lte=now
+    ).update(status=OutgoingMessage.Status.SENDING, attempts=F("attempts") + 1, updated_at=now)
+    if claimed != 1:
+        return None
+    outgoing = OutgoingMessage.objects.select_related("conversation").get(pk=outgoing_id)
+    account = WhatsAppAccount.objects.filter(organisation_id=outgoing.organisation_id).first()
+    if account is None or not account.active:
+        return _fail(outgoing, "no active WhatsApp account", now)
+    body = _body(outgoing, account, now)
+    if body is None:
+        return _fail(outgoing, OUTSIDE_WINDOW, now)
+    sent = graph.send(
+        phone_number_id=account.phone_number_id, access_token=account.access_token, body=body
+    )
+    if sent.ok:
+        OutgoingMessage.objects.filter(pk=outgoing_id).update(
+            status=OutgoingMessage.Status.SENT, provider_message_id=sent.provider_id,
+            template=outgoing.template, last_error="", updated_at=timezone.now(),
+        )  # fmt: skip
+        _next(outgoing)
+        return None
+    if not sent.retryable or outgoing.attempts >= settings.WHATSAPP_MAX_ATTEMPTS:
+        return _fail(outgoing, sent.error, now)
+    delay = _backoff(outgoing.attempts, sent.retry_after)
+    OutgoingMessage.objects.filter(pk=outgoing_id).update(
+        status=OutgoingMessage.Status.QUEUED, last_error=sent.error,
+        next_attempt_at=now + datetime.timedelta(seconds=delay), updated_at=timezone.now(),
+    )  # fmt: skip
+    return delay
+
+
+def _body(
+    outgoing: OutgoingMessage, account: WhatsAppAccount, now: datetime.datetime
+) -> dict[str, Any] | None:
+    last_incoming = (
+        Message.objects.filter(conversation_id=outgoing.conversation_id, role=Message.Role.USER)
+        .order_by("-created_at")
+        .values_list("created_at", flat=True)
+        .first()
+    )
+    if last_incoming is not None and now - last_incoming <= WINDOW:
+        return graph.text_body(outgoing.to, outgoing.text)
+    if not account.template_name:
+        return None
+    outgoing.template = account.template_name
+    return graph.template_body(outgoing.to, account.template_name, account.template_language)
+
+
+def _backoff(attempts: int, retry_after: float | None) -> float:
+    if retry_after is not None:
+        return min(retry_after, 3600.0)
+    base = float(settings.WHATSAPP_RETRY_BASE_SECONDS)
+    return min(base * 2 ** max(0, attempts - 1), 3600.0)
+
+
+def _fail(outgoing: OutgoingMessage, error: str, now: datetime.datetime) -> float | None:
+    OutgoingMessage.objects.filter(pk=outgoing.pk).update(
+        status=OutgoingMessage.Status.FAILED, last_error=error[:500], updated_at=now,
+        template=outgoing.template,
+    )  # fmt: skip
+    logger.warning("outgoing WhatsApp message %s failed: %s", outgoing.pk, error)
+    _next(outgoing)
+    return None
+
+
+def _waits_for_earlier(outgoing_id: int) -> bool:
+    """The customer reads the replies in the order they were written: a row waits while an
+    earlier one of its conversation is still queued or being sent (in back-off, say)."""
+    conversation_id = (
+        OutgoingMessage.objects.filter(pk=outgoing_id).values_list("conversation_id", flat=True)
+    ).first()
+    if conversation_id is None:
+        return False
+    return OutgoingMessage.objects.filter(
+        conversation_id=conversation_id, pk__lt=outgoing_id,
+        status__in=(OutgoingMessage.Status.QUEUED, OutgoingMessage.Status.SENDING),
+    ).exists()  # fmt: skip
+
+
+def _next(outgoing: OutgoingMessage) -> None:
+    """A settled row hands the conversation's next waiting one to a job."""
+    following = (
+        OutgoingMessage.objects.filter(
+            conversation_id=outgoing.conversation_id,
+            pk__gt=outgoing.pk,
+            status=OutgoingMessage.Status.QUEUED,
+        )  # fmt: skip
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if following is not None:
+        enqueue(following)
+
+
+def status_apply(organisation_id: int, update: StatusUpdate) -> bool:
+    """A status callback on one of this organisation's outgoing messages."""
+    if update.status not in _RANK:
+        return False
+    earlier = [name for name, rank in _RANK.items() if rank < _RANK[update.status]]
+    fields: dict[str, Any] = {"status": update.status, "updated_at": timezone.now()}
+    if update.error:
+        fields["last_error"] = update.error[:500]
+    changed = OutgoingMessage.objects.filter(
+        Q(status__in=earlier),
+        organisation_id=organisation_id,
+        provider_message_id=update.message_id,
+    ).update(**fields)
+    return changed == 1
