@@ -12,6 +12,8 @@
     const data = new FormData(form);
     data.set("text", input.value);
     data.set("with_edits", "1");
+    // The name is read-only once the agent exists: the page still speaks for that agent.
+    if (!data.get("name") && box.dataset.agent) data.set("name", box.dataset.agent);
     go.disabled = true;
     try {
       const response = await fetch(box.dataset.url, {

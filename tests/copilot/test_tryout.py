@@ -116,3 +116,4 @@ def test_the_agent_page_has_the_box(cast: Cast) -> None:
     scheduling = Agent.objects.get(organisation=cast.org, name="scheduling")
     page = _as(cast.admin).get(f"/admin/agents/agent/{scheduling.pk}/change/").content.decode()
     assert 'id="try-utterance"' in page and "js/try.js" in page
+    assert 'data-agent="scheduling"' in page  # the name is read-only there: the box sends it
