@@ -152,7 +152,7 @@ def try_utterance(
     now = timezone.now()
     ctx = TurnContext(
         organisation=organisation, user=user, conversation_id=None, now=now,
-        turn_id=f"try-{uuid.uuid4()}", message_id=None, text=text, emit=lambda event: None,
+        turn_id=str(uuid.uuid4()), message_id=None, text=text, emit=lambda event: None,
     )  # fmt: skip
     understanding = router.understand(
         text,
