@@ -273,16 +273,20 @@ def quote_by_number(organisation: Organisation, number: str) -> Quote | None:
     return quotes_with_lines(organisation).filter(number__in=candidates).first()
 
 
-def invoice_by_number(
+def invoices_by_number(
     organisation: Organisation, number: str, letter: str | None = None
-) -> Invoice | None:
-    """The organisation's invoice "0001-00000012" from "0001-00000012", "B 0001-12", "1-12" or
-    "12" (point of sale 0001). With a letter, an invoice of the other letter is not it."""
+) -> list[Invoice]:
+    """The organisation's invoices numbered "0001-00000012", from "0001-00000012", "B 0001-12",
+    "1-12" or "12". A number alone, or with the reader's default point of sale 0001, is also
+    looked for at the organisation's own point of sale. Each letter numbers on its own, so
+    without a letter "12" may be an A and a B: all of them are returned, the caller asks which.
+    With a letter, an invoice of another letter is not it."""
     text = number.strip()
     digits = _DOC_DIGITS.findall(text)
     candidates = {text}
-    if len(digits) == 1:
-        candidates.add(f"0001-{int(digits[0]):08d}")
+    if len(digits) == 1 or (len(digits) == 2 and int(digits[0]) == 1):  # noqa: PLR2004
+        for point_of_sale in {1, organisation.point_of_sale}:
+            candidates.add(f"{point_of_sale:04d}-{int(digits[-1]):08d}")
     elif len(digits) == 2:  # noqa: PLR2004 - point of sale and number
         candidates.add(f"{int(digits[0]):04d}-{int(digits[1]):08d}")
     invoices = invoices_with_amounts(organisation).filter(number__in=candidates)
@@ -290,7 +294,7 @@ def invoice_by_number(
     letter = letter or (head.group(1) if head else None)
     if letter:
         invoices = invoices.filter(letter=letter.upper())
-    return invoices.first()
+    return list(invoices.order_by("letter", "pk"))
 
 
 def ticket_by_number(organisation: Organisation, number: int | str) -> EscalationTicket | None:

@@ -677,11 +677,17 @@ def _filed(runner: Runner, result: ToolResult, subject: str, lines: list[Line]) 
 # --- payment_status -------------------------------------------------------------------------
 
 
+# The answer to "¿la A o la B?": a capital letter after "la", "letra", "the" or "letter".
+_LETTER_ANSWER = re.compile(r"\b(?:[Ll]a|[Ll]etra|[Tt]he|[Ll]etter)\s+([ABC])\b")
+
+
 @handles("payment_status")
 def payment_status(step: Step, runner: Runner) -> Outcome:
     printed = _INVOICE_NUMBER.search(step.text)
     number = step.entities.invoice_number or (printed.group(1) if printed else None)
     letter = step.entities.invoice_letter if step.entities.invoice_number else None
+    if number and not letter and (answered := _LETTER_ANSWER.search(step.text)):
+        letter = answered.group(1)  # "la B", the answer to "¿la A o la B?"
     who = customer_ref(step, runner)
     if number and who is not None and who.source != "named":
         who = None  # the invoice says whose it is; a customer remembered from before does not
@@ -694,6 +700,16 @@ def payment_status(step: Step, runner: Runner) -> Outcome:
     if chosen is not None:
         who = CustomerRef(int(chosen["id"]), str(chosen["name"]), "named")
     if not result.ok:
+        letters = [str(c["letter"]) for c in result.data.get("candidates", []) if "letter" in c]
+        if number and len(letters) > 1:  # the same number in two letters: which one
+            which = " o la ".join(letters)
+            return ask(
+                runner,
+                es=f"Hay más de una factura {number}: ¿la {which}?",
+                en=f"There is more than one invoice {number}: {' or '.join(letters)}?",
+                error="ambiguous invoice number",
+                slot="invoice_letter",
+            )
         problem = customer_problem(runner, who.name, result) if who else None
         if problem is None and number:
             written = f"{letter} {number}" if letter else number

@@ -34,9 +34,9 @@ from business import services as _services
 from business.models import Customer, Invoice, Job, PriceItem, Quote
 from business.selectors import (
     InvoiceRow,
-    invoice_by_number,
     invoice_row,
     invoice_rows,
+    invoices_by_number,
     invoices_with_amounts,
     invoices_with_balance,
     quote_by_number,
@@ -140,11 +140,25 @@ def payment_status(
         who = resolve_customer(ctx, customer_id, customer)
     if invoice_number:
         # One named invoice is reported whatever its state, so "it is paid" is an answer too.
-        found = invoice_by_number(ctx.organisation, invoice_number, invoice_letter)
-        if found is None or (who is not None and found.customer_id != who.pk):
+        found = [
+            invoice
+            for invoice in invoices_by_number(ctx.organisation, invoice_number, invoice_letter)
+            if who is None or invoice.customer_id == who.pk
+        ]
+        if not found:
             letter = f"{invoice_letter} " if invoice_letter else ""
             raise ToolError(f"invoice {letter}{invoice_number.strip()} not found")
-        rows = [invoice_row(found)]
+        if len(found) > 1:  # A and B share the number: which one, never a guess
+            raise ToolError(
+                f"invoice {invoice_number.strip()} exists as "
+                + " and ".join(invoice.letter for invoice in found)
+                + ": say which letter",
+                candidates=[
+                    {"id": invoice.pk, "letter": invoice.letter, "number": invoice.number}
+                    for invoice in found
+                ],
+            )
+        rows = [invoice_row(found[0])]
     else:
         rows = invoices_with_balance(ctx.organisation, who).rows
     owing = [row for row in rows if row.balance > 0]

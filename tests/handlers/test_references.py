@@ -234,3 +234,37 @@ def test_an_agent_without_the_lookup_tool_says_so_and_not_not_found(desk: Desk, 
     assert turn.text.startswith(
         "No puedo buscar el presupuesto P-000027: la herramienta quote_find no está habilitada"
     )
+
+
+def test_a_number_both_letters_use_is_asked_about_and_the_answer_picks_one(
+    desk: Desk, shop: Shop, cast: Cast
+) -> None:
+    # Each letter numbers on its own: A 0001-00000007 and B 0001-00000007 are both normal.
+    factories.make_invoice(cast.org, shop.juan, number="0001-00000007", letter="A")
+    paid = factories.make_invoice(cast.org, shop.juan, number="0001-00000007", letter="B")
+    factories.make_payment(cast.org, paid, str(paid.totals()["total"]))
+    asked = _financial(
+        desk, payment_status, "payment_status",
+        text="¿está paga la factura 7?", invoice_number="0001-00000007",
+    )  # fmt: skip
+    assert not asked.outcome.success and asked.outcome.clarify is not None
+    assert asked.text == "Hay más de una factura 0001-00000007: ¿la A o la B?"
+    answered = _financial(
+        desk, payment_status, "payment_status",
+        text="¿está paga la factura 7? la B", invoice_number="0001-00000007",
+    )  # fmt: skip
+    assert answered.outcome.success, answered.outcome.error
+    assert answered.text.startswith("La factura B 0001-00000007 de Juan Pérez está paga")
+
+
+def test_a_number_alone_is_found_at_the_organisations_own_point_of_sale(
+    desk: Desk, shop: Shop, cast: Cast
+) -> None:
+    cast.org.point_of_sale = 3
+    cast.org.save(update_fields=["point_of_sale"])
+    factories.make_invoice(cast.org, shop.juan, number="0003-00000005", point_of_sale=3)
+    turn = _financial(
+        desk, payment_status, "payment_status",
+        text="¿está paga la factura 5?", invoice_number="0001-00000005",  # the reader's default
+    )  # fmt: skip
+    assert "Factura B 0003-00000005" in turn.text or "factura B 0003-00000005" in turn.text
