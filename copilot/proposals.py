@@ -75,6 +75,27 @@ def run_proposal(run: TurnRun, suggestion_id: int, language: str) -> ProposalRun
     return ProposalRun(text, trace)
 
 
+def proposal_settled(action: PendingAction) -> None:
+    """A held call came to an end (executed, rejected, expired, failed, stale): when it was an
+    accepted suggestion's, the suggestion follows — whatever path ended it, a decision turn or
+    not (an abandoned run is failed by a schedule, with no turn at all)."""
+    suggestion = (
+        Suggestion.objects.filter(
+            organisation_id=action.organisation_id,
+            turn_id=action.turn_id,
+            state=Suggestion.State.ACCEPTED,
+        )  # fmt: skip
+        .exclude(turn_id="")
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if suggestion is not None:
+        proposal_decided(
+            organisation_id=action.organisation_id, suggestion_id=suggestion,
+            approval_id=action.pk,
+        )  # fmt: skip
+
+
 def proposal_decided(*, organisation_id: int, suggestion_id: int, approval_id: int) -> None:
     """A manager decided the call an accepted suggestion was held for: done once it ran;
     dismissed (with the manager's reason) when rejected; new again when it expired, failed or

@@ -17,15 +17,20 @@ from django.db import transaction
 from approvals import live
 from approvals.models import ApprovalEvent, PendingAction
 from copilot import eventlog, tasks
+from copilot.proposals import proposal_settled
 from copilot.turn import accept_decision
 
 Kind = ApprovalEvent.Kind
 DECISIONS = frozenset({Kind.APPROVED, Kind.REJECTED, Kind.EXPIRED})
+# The ends of a held call: an accepted suggestion waiting on it settles (copilot/proposals.py).
+ENDS = frozenset({Kind.EXECUTED, Kind.REJECTED, Kind.EXPIRED, Kind.FAILED, Kind.STALE})
 
 
 def on_action_changed(sender: Any, action: PendingAction, kind: str, **kwargs: Any) -> None:
     organisation_id, action_id, status = action.organisation_id, action.pk, str(action.status)
     transaction.on_commit(lambda: _tell_queue(organisation_id, action_id, status))
+    if kind in ENDS:
+        proposal_settled(action)
     if kind not in DECISIONS:
         return
     accepted = accept_decision(action)

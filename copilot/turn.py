@@ -44,6 +44,7 @@ from agents.events import (
     UsageEvent,
 )
 from agents.models import Suggestion, ToolCall
+from agents.proactive.services import suggestion_settle
 from agents.selectors import agents_for_org
 from approvals.models import PendingAction
 from business.hygiene import text_problem
@@ -62,7 +63,7 @@ from copilot import memory as wm
 from copilot.decisions import answer_order
 from copilot.graph import get_graph, pause, resume, run_graph
 from copilot.models import AgentRun, Conversation, ConversationEvent, Message, Turn
-from copilot.proposals import proposal_decided, run_proposal
+from copilot.proposals import run_proposal
 from copilot.resume import run_decision_alone
 from copilot.router_cache import router_for
 from copilot.services import (
@@ -393,7 +394,6 @@ def _run_decision(turn: Turn) -> TurnResult:
             )  # fmt: skip
             turn_finish(turn=turn, status=Turn.Status.DONE, answer=answer)
             _settle_paused(turn)
-            _settle_suggestion(turn)
             _settle_summary(conversation)
             _finish_events(run, turn_id, answer.pk, followup.reply, followup.consulted)
     except Exception as exc:
@@ -425,6 +425,11 @@ def _run_suggestion(turn: Turn, suggestion_id: int) -> TurnResult:
             _finish_events(run, turn_id, answer.pk, done.reply, [])
     except Exception as exc:
         logger.exception("suggestion turn %s failed", turn_id)
+        # Its call did not happen (the transaction rolled back): the suggestion is open again.
+        suggestion_settle(
+            suggestion_id=suggestion_id, organisation_id=turn.organisation_id,
+            state=Suggestion.State.NEW, outcome=f"{type(exc).__name__}: {exc}",
+        )  # fmt: skip
         return _fail(turn, emit, exc)
     return TurnResult(
         turn_id, True, done.reply, language, user_message_id=note.pk,
@@ -483,17 +488,6 @@ def _settle_paused(turn: Turn) -> None:
                 paused.organisation_id, paused.conversation_id, str(paused.pk)
             )
         )
-
-
-def _settle_suggestion(turn: Turn) -> None:
-    """A decision on a call an accepted suggestion was held for settles the suggestion too."""
-    paused = turn.resumes
-    suggestion_id = _suggestion_of(paused.message) if paused is not None else None
-    if suggestion_id is not None and turn.approval_id is not None:
-        proposal_decided(
-            organisation_id=turn.organisation_id, suggestion_id=suggestion_id,
-            approval_id=turn.approval_id,
-        )  # fmt: skip
 
 
 def _completed(turn_id: str, message_id: int | None, text: str) -> CompletedEvent:

@@ -16,6 +16,7 @@ from agents.models import Agent, Detector, Suggestion, ToolCall
 from agents.proactive.services import detector_run
 from agents.services import agents_install_defaults
 from approvals.models import PendingAction
+from approvals.services import actions_abandoned
 from business.models import Job, JobEvent
 from copilot import runner, tasks
 from copilot.models import Conversation, Message, Turn
@@ -183,6 +184,47 @@ def test_the_managers_decision_on_the_held_call_settles_the_suggestion(
     assert [e.note for e in JobEvent.objects.filter(job=job, data__follow_up=True)] == ["Bien"]
     suggestion.refresh_from_db()
     assert suggestion.state == State.DONE
+
+
+def test_a_held_call_abandoned_without_any_decision_turn_reopens_the_suggestion(
+    cast: Cast, dispatched: list[tuple[int, int]]
+) -> None:
+    """Approved, but its decision turn never ran it: the schedule fails it, no turn follows —
+    the suggestion must not stay "accepted" (hidden, and never offered again)."""
+    Agent.objects.filter(organisation=cast.org, name="proactive").update(
+        requires_approval_for=["follow_up_record"]
+    )
+    suggestion, _job = _follow_up(cast)
+    _client(cast.operator).post(f"/suggestions/{suggestion.pk}/accept/", {"note": "Bien"})
+    _drain(dispatched)
+    held = PendingAction.objects.get(organisation=cast.org, tool="follow_up_record")
+    PendingAction.objects.filter(pk=held.pk).update(
+        status=PendingAction.Status.APPROVED,
+        decided_at=timezone.now() - datetime.timedelta(hours=2),
+    )
+
+    assert actions_abandoned(older_than=datetime.timedelta(minutes=5)) == 1
+
+    suggestion.refresh_from_db()
+    assert suggestion.state == State.NEW and f"#{held.pk} failed" in suggestion.outcome
+
+
+def test_a_suggestion_turn_that_crashes_reopens_the_suggestion(
+    cast: Cast, dispatched: list[tuple[int, int]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from copilot import turn as turn_module
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(turn_module, "run_proposal", broken)
+    suggestion, _job = _follow_up(cast)
+    _client(cast.operator).post(f"/suggestions/{suggestion.pk}/accept/", {"note": "Bien"})
+    [result] = _drain(dispatched)
+
+    assert not result.ok
+    suggestion.refresh_from_db()
+    assert suggestion.state == State.NEW and "the database went away" in suggestion.outcome
 
 
 def test_a_proposal_whose_record_was_deleted_ends_cleanly_and_stays_open(
