@@ -22,6 +22,7 @@ from copilot.models import (
     TraceSeal,
     WhatsAppAccount,
 )
+from copilot.whatsapp.outbox import outgoing_resend
 
 
 class MessageInline(admin.TabularInline):  # type: ignore[type-arg]
@@ -196,6 +197,7 @@ class OutgoingMessageAdmin(OrgScopedAdmin):
     )  # fmt: skip
     list_filter = ("organisation", "status")
     search_fields = ("to", "provider_message_id", "text")
+    actions = ("send_again",)
     readonly_fields = (
         "organisation", "conversation", "message", "to", "text", "template", "status",
         "attempts", "next_attempt_at", "last_error", "provider_message_id", "created_at",
@@ -204,3 +206,15 @@ class OutgoingMessageAdmin(OrgScopedAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
+
+    @admin.action(description=_("Send the failed ones again"))
+    def send_again(self, request: HttpRequest, queryset: QuerySet[OutgoingMessage]) -> None:
+        queued = 0
+        for organisation_id in set(queryset.values_list("organisation_id", flat=True)):
+            ids = list(
+                queryset.filter(organisation_id=organisation_id).values_list("pk", flat=True)
+            )
+            queued += outgoing_resend(organisation_id=organisation_id, ids=ids)
+        self.message_user(
+            request, gettext("%(count)d failed messages queued again.") % {"count": queued}
+        )

@@ -72,10 +72,16 @@ def flush_outbox() -> int:
     """Rows due (a lost job, a broker that was down) get a job now."""
     # A row left *sending* by a worker that died is tried again: the customer may get the reply
     # twice, which beats never getting it (the Cloud API takes no idempotency key).
-    stuck = timezone.now() - datetime.timedelta(seconds=STUCK_SECONDS)
-    OutgoingMessage.objects.filter(
-        status=OutgoingMessage.Status.SENDING, updated_at__lt=stuck
-    ).update(status=OutgoingMessage.Status.QUEUED, next_attempt_at=timezone.now())
+    now = timezone.now()
+    stuck = OutgoingMessage.objects.filter(
+        status=OutgoingMessage.Status.SENDING,
+        updated_at__lt=now - datetime.timedelta(seconds=STUCK_SECONDS),
+    )
+    # One whose attempts are spent is not tried again forever: it fails, and the conversation's
+    # next reply goes.
+    for spent in stuck.filter(attempts__gte=settings.WHATSAPP_MAX_ATTEMPTS):
+        _fail(spent, spent.last_error or "the sending worker stopped", now)
+    stuck.update(status=OutgoingMessage.Status.QUEUED, next_attempt_at=now)
     due = list(
         OutgoingMessage.objects.filter(
             status=OutgoingMessage.Status.QUEUED, next_attempt_at__lte=timezone.now()
@@ -98,6 +104,16 @@ def deliver(outgoing_id: int, *, now: datetime.datetime | None = None) -> float 
     if claimed != 1:
         return None
     outgoing = OutgoingMessage.objects.select_related("conversation").get(pk=outgoing_id)
+    try:
+        return _attempt(outgoing, now)
+    except Exception as exc:  # not the Graph API's answer: our side broke (database, secrets…)
+        logger.exception("outgoing WhatsApp message %s: the attempt broke", outgoing_id)
+        return _retry_or_fail(outgoing, f"{type(exc).__name__}: {exc}", None, now)
+
+
+def _attempt(outgoing: OutgoingMessage, now: datetime.datetime) -> float | None:
+    """One claimed row, sent: settled (None) or the seconds until it is tried again."""
+    outgoing_id = outgoing.pk
     account = WhatsAppAccount.objects.filter(organisation_id=outgoing.organisation_id).first()
     if account is None or not account.active:
         return _fail(outgoing, "no active WhatsApp account", now)
@@ -114,11 +130,20 @@ def deliver(outgoing_id: int, *, now: datetime.datetime | None = None) -> float 
         )  # fmt: skip
         _next(outgoing)
         return None
-    if not sent.retryable or outgoing.attempts >= settings.WHATSAPP_MAX_ATTEMPTS:
+    if not sent.retryable:
         return _fail(outgoing, sent.error, now)
-    delay = _backoff(outgoing.attempts, sent.retry_after)
-    OutgoingMessage.objects.filter(pk=outgoing_id).update(
-        status=OutgoingMessage.Status.QUEUED, last_error=sent.error,
+    return _retry_or_fail(outgoing, sent.error, sent.retry_after, now)
+
+
+def _retry_or_fail(
+    outgoing: OutgoingMessage, error: str, retry_after: float | None, now: datetime.datetime
+) -> float | None:
+    """Back to the queue after its back-off, or failed once its attempts are spent."""
+    if outgoing.attempts >= settings.WHATSAPP_MAX_ATTEMPTS:
+        return _fail(outgoing, error, now)
+    delay = _backoff(outgoing.attempts, retry_after)
+    OutgoingMessage.objects.filter(pk=outgoing.pk).update(
+        status=OutgoingMessage.Status.QUEUED, last_error=error[:500],
         next_attempt_at=now + datetime.timedelta(seconds=delay), updated_at=timezone.now(),
     )  # fmt: skip
     return delay
@@ -170,6 +195,23 @@ def _waits_for_earlier(outgoing_id: int) -> bool:
         conversation_id=conversation_id, pk__lt=outgoing_id,
         status__in=(OutgoingMessage.Status.QUEUED, OutgoingMessage.Status.SENDING),
     ).exists()  # fmt: skip
+
+
+def outgoing_resend(*, organisation_id: int, ids: list[int]) -> int:
+    """Failed rows of the organisation queued again from their first attempt (an operator's
+    "send again" once the cause is fixed: the Graph API back, a template set); how many."""
+    now = timezone.now()
+    again = list(
+        OutgoingMessage.objects.filter(
+            organisation_id=organisation_id, pk__in=ids, status=OutgoingMessage.Status.FAILED
+        ).values_list("pk", flat=True)
+    )
+    OutgoingMessage.objects.filter(pk__in=again).update(
+        status=OutgoingMessage.Status.QUEUED, attempts=0, next_attempt_at=now, updated_at=now
+    )
+    for outgoing_id in again:
+        transaction.on_commit(lambda pk=outgoing_id: enqueue(pk))
+    return len(again)
 
 
 def _next(outgoing: OutgoingMessage) -> None:

@@ -507,3 +507,51 @@ def test_a_later_reply_waits_for_an_earlier_one_in_back_off(
     outbox.deliver(first, now=timezone.now() + datetime.timedelta(seconds=3))  # then the second
     assert [r.body["text"]["body"] for r in graph.requests] == ["¡Hola!", "¡Hola!", "¿Algo más?"]
     assert set(OutgoingMessage.objects.values_list("status", flat=True)) == {"sent"}
+
+
+# --- faults inside an attempt, and sending again ------------------------------------------------
+
+
+def test_a_broken_attempt_goes_back_to_the_queue_and_is_failed_once_its_attempts_are_spent(
+    cast: Cast, accounts: Any, graph: FakeGraph, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(**kwargs: Any) -> Any:
+        raise RuntimeError("secrets could not be read")
+
+    outgoing_id = _queued(cast)
+    monkeypatch.setattr(outbox.graph, "send", broken)
+    for attempt in range(1, settings.WHATSAPP_MAX_ATTEMPTS + 1):
+        OutgoingMessage.objects.filter(pk=outgoing_id).update(next_attempt_at=timezone.now())
+        delay = outbox.deliver(outgoing_id)
+        row = OutgoingMessage.objects.get(pk=outgoing_id)
+        assert "secrets could not be read" in row.last_error and row.attempts == attempt
+        if attempt < settings.WHATSAPP_MAX_ATTEMPTS:
+            assert delay is not None and row.status == "queued"
+    assert row.status == "failed"  # never left "sending" for ever, holding up the next reply
+
+
+def test_a_row_left_sending_with_its_attempts_spent_fails_at_the_sweep(
+    cast: Cast, accounts: Any, graph: FakeGraph, settings: Any
+) -> None:
+    outgoing_id = _queued(cast)
+    OutgoingMessage.objects.filter(pk=outgoing_id).update(
+        status="sending", attempts=settings.WHATSAPP_MAX_ATTEMPTS,
+        updated_at=timezone.now() - datetime.timedelta(hours=1),
+    )  # fmt: skip
+    outbox.flush_outbox()
+    assert OutgoingMessage.objects.get(pk=outgoing_id).status == "failed"
+
+
+def test_failed_rows_are_sent_again_on_request_and_only_the_organisations(
+    cast: Cast, accounts: Any, graph: FakeGraph, settings: Any
+) -> None:
+    outgoing_id = _queued(cast)
+    OutgoingMessage.objects.filter(pk=outgoing_id).update(
+        status="failed", attempts=settings.WHATSAPP_MAX_ATTEMPTS
+    )
+    assert outbox.outgoing_resend(organisation_id=cast.other_org.pk, ids=[outgoing_id]) == 0
+    assert OutgoingMessage.objects.get(pk=outgoing_id).status == "failed"  # not theirs to send
+    # Queued again from its first attempt, and its job (eager here) sends it at once.
+    assert outbox.outgoing_resend(organisation_id=cast.org.pk, ids=[outgoing_id]) == 1
+    row = OutgoingMessage.objects.get(pk=outgoing_id)
+    assert (row.status, row.attempts) == ("sent", 1)
