@@ -54,13 +54,18 @@ def open_for(ctx: TurnContext) -> tuple[str, ChatClient | None]:
 
 def model_client(provider: Provider, ctx: TurnContext) -> ChatClient:
     """A turn's model client: the turn's deadline and token budget, rows written by `flush()`."""
-    return ChatClient(
+    return guarded_client(
         provider, organisation=ctx.organisation, turn_id=ctx.turn_id,
         conversation_id=ctx.conversation_id, deferred_records=True,
         turn_deadline_s=float(settings.COPILOT_TURN_DEADLINE),
         token_budget=int(settings.COPILOT_TURN_TOKEN_BUDGET),
-        redactor=privacy_vault(),
     )  # fmt: skip
+
+
+def guarded_client(provider: Provider, **options: Any) -> ChatClient:
+    """Every model client the copilot opens — a turn's, the summary's, the profile's — with the
+    privacy guard on it (T4): nothing reaches a model unmasked by forgetting to ask for it."""
+    return ChatClient(provider, redactor=privacy_vault(), **options)
 
 
 def privacy_vault() -> Vault | None:

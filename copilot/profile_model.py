@@ -19,6 +19,7 @@ from typing import Any
 
 from business.models import Organisation
 from business.profiles import VALUE_CHARS, ProfileField, profile_field, usual_slot
+from copilot.engines import guarded_client
 from copilot.models import Message
 from llm.client import ChatClient, ModelFailure
 from llm.fencing import fence
@@ -81,7 +82,7 @@ def refine(
     if provider is None or not shown:
         return fields
     try:
-        with ChatClient(
+        with guarded_client(
             provider, organisation=organisation, conversation_id=conversation_id,
             turn_deadline_s=DEADLINE_S,
         ) as client:  # fmt: skip

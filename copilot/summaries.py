@@ -15,6 +15,7 @@ import logging
 
 from django.db import close_old_connections
 
+from copilot.engines import guarded_client
 from copilot.memory import LINE_CHARS, SUMMARY_LINES
 from copilot.models import Conversation
 from copilot.selectors import recent_messages
@@ -53,7 +54,7 @@ def refresh_with_model(organisation_id: int, conversation_id: int, based_on: str
     _engine, provider = engine_for(conversation.organisation)
     if provider is None:
         return False
-    with ChatClient(
+    with guarded_client(
         provider, organisation=conversation.organisation, conversation_id=conversation_id,
         turn_deadline_s=DEADLINE_S,
     ) as client:  # fmt: skip

@@ -12,6 +12,7 @@ each row that settles (sent or failed) hands the next one to a job."""
 from __future__ import annotations
 
 import datetime
+import functools
 import logging
 from typing import Any
 
@@ -210,7 +211,7 @@ def outgoing_resend(*, organisation_id: int, ids: list[int]) -> int:
         status=OutgoingMessage.Status.QUEUED, attempts=0, next_attempt_at=now, updated_at=now
     )
     for outgoing_id in again:
-        transaction.on_commit(lambda pk=outgoing_id: enqueue(pk))
+        transaction.on_commit(functools.partial(enqueue, outgoing_id))
     return len(again)
 
 

@@ -122,3 +122,16 @@ def test_an_embedded_organisation_asks_no_model(cast: Cast, server: ScriptedServ
 
 def test_the_task_given_a_deleted_conversation_ends_cleanly(cast: Cast) -> None:
     assert memory_tasks.refresh_summary.delay(cast.org.pk, 999_999, FACTS).get() is False
+
+
+def test_the_summary_request_goes_through_the_privacy_guard(
+    server: ScriptedServer, talked: Conversation
+) -> None:
+    message_add(conversation=talked, role="user", text="su cel es 11 5555-1234, ana@example.com")
+    server.add(scripted.text("Ana dejó su teléfono."))
+
+    assert summaries.refresh_with_model(talked.organisation_id, talked.pk, FACTS) is True
+
+    sent = str(server.requests[0]["messages"])
+    assert "5555-1234" not in sent and "ana@example.com" not in sent
+    assert "[TEL_1]" in sent and "[EMAIL_1]" in sent
