@@ -28,7 +28,7 @@ from agents.phrasing import unable_text
 from approvals.models import PendingAction
 from copilot import clarify, direct_line, engines, obligations, replies
 from copilot import memory as wm
-from copilot.delegate import FALLBACK_INTENT, gated, run_chain
+from copilot.delegate import gated, run_chain
 from copilot.resume import run_decision
 from copilot.router_cache import router_for, vocabulary_for
 from copilot.selectors import consulted_for_turn, get_conversation_for_org
@@ -525,17 +525,19 @@ def route(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
     return {"route": Route(steps=steps, sources=sources, subject=subject)}
 
 
-def _consulting_intent(agent: Agent, reading: Reading) -> tuple[str, Entities]:
-    """The intent an obliged agent is consulted with: one the reading ranked for it, else the
-    first of its intents that writes nothing (being consulted is not being asked to act)."""
+def _consulting_intent(agent: Agent, reading: Reading) -> tuple[str, Entities] | None:
+    """The intent an obliged agent is consulted with: one the reading ranked for it that clears
+    the agent's threshold (a write only then: the message asked for it), else the first of its
+    intents that writes nothing — being consulted is not being asked to act. None when the
+    agent has nothing to answer with but writes: it is not consulted, and the turn says so."""
     for task in reading.understanding.tasks:
-        for intent, _score in [(task.intent, task.confidence), *task.candidates]:
-            if reading.intent_agents.get(intent) == agent.name:
+        for intent, score in [(task.intent, task.confidence), *task.candidates]:
+            if reading.intent_agents.get(intent) != agent.name:
+                continue
+            if score >= agent.min_confidence or intent not in WRITE_INTENTS:
                 return intent, task.entities
-    own = [i.name for i in agent.intents.all()]
-    reads = [name for name in own if name not in WRITE_INTENTS]
-    fallback = (reads or own or [FALLBACK_INTENT])[0]
-    return fallback, reading.understanding.entities
+    reads = [i.name for i in agent.intents.all() if i.name not in WRITE_INTENTS]
+    return (reads[0], reading.understanding.entities) if reads else None
 
 
 def _obliged(
@@ -552,7 +554,10 @@ def _obliged(
         agent = agents.get(obligation.agent)
         if agent is None or agent.name in present:
             continue
-        intent, entities = _consulting_intent(agent, reading)
+        consulting = _consulting_intent(agent, reading)
+        if consulting is None:
+            continue
+        intent, entities = consulting
         index = max([step.index for step in steps], default=-1) + 1
         steps.append(
             Step(

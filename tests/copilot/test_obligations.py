@@ -153,3 +153,16 @@ def test_an_agent_consulted_without_a_reading_of_its_own_is_asked_something_that
     [result] = runner.drain(cast.org.pk, conversation.pk).results
     runs = AgentRun.objects.filter(turn_id=result.turn_id, agent="financial")
     assert [run.intent for run in runs] == ["payment_status"]  # not a quote or an invoice
+
+
+def test_an_agent_that_could_only_act_is_not_made_to_act_by_being_consulted(
+    cast: Cast, conversation: Conversation, scripted: ScriptedRouter
+) -> None:
+    # Every fleet intent writes (assign a vehicle, dispatch, reschedule…): ticking Flota on a
+    # booking must not assign anything; it is reported as not consulted.
+    accept_message(
+        conversation=conversation, user_id=cast.operator.pk, text=BOOKING, consult=["fleet"]
+    )
+    [result] = runner.drain(cast.org.pk, conversation.pk).results
+    assert "fleet" not in _agents(result.turn_id)
+    assert "tenía que consultar a Flota" in result.text
