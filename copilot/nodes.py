@@ -115,6 +115,10 @@ def understand(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
         understanding.directive,
         direct_line.open_agent(state["memory"].state, run.agents),
     )
+    if line is None and state["memory"].state.get(direct_line.STATE_KEY):
+        # Its agent was disabled since: the line closes (and its indicator), never reopens.
+        reading.direct_line = ""
+        _line_event(run, "", "")
     # What this message must consult (T3), known before a model plans so it can be made to; a
     # directive adds its agent (`_directive`).
     reading.obligations = obligations.obligations_for(run.ctx.text, run.agents, ticked=run.consult)
@@ -122,9 +126,15 @@ def understand(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
         _close_line(run, reading, line)
     elif directive is not None:
         _directive(state, run, reading, router, context, directive)
-    elif line is not None:  # the open line: the whole message goes to that agent
-        _directive(state, run, reading, router, context, Directive(line.name, run.ctx.text))
-        reading.direct_sticky = True
+    elif line is not None:  # the open line: the whole message goes to that agent…
+        answering = reading.pending is not None and reading.pending.agent == line.name
+        if answering and _resume(state, run, reading, router, context):
+            if reading.routed_by == "clarification":  # …an answer to its question resumes it
+                reading.direct_agent, reading.direct_policy = line.name, line.direct_line
+                reading.direct_sticky = True
+        else:
+            _directive(state, run, reading, router, context, Directive(line.name, run.ctx.text))
+            reading.direct_sticky = True
     elif not _resume(state, run, reading, router, context) and _model_reads(state, run, reading):
         _plan_with_model(state, run, reading, router, context)
     return {"reading": reading}

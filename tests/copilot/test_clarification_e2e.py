@@ -255,3 +255,21 @@ def test_a_stale_question_is_not_resumed(demo: Demo) -> None:
     later = ask(demo, conversation, f"#{jobs[1].pk}")
 
     assert later.trace["routed_by"] == "embedded"
+
+
+def test_a_question_asked_on_an_open_direct_line_is_answered_on_it(demo: Demo) -> None:
+    name, jobs = _busy_customer(demo)
+    conversation = new_conversation(demo)
+    ask(demo, conversation, "#agenda")  # the line to Agenda stays open
+
+    asked = ask(demo, conversation, f"cancelá el trabajo de {name}")
+    assert _ended(asked).get("clarifying") is True
+    answered = ask(demo, conversation, f"#{jobs[1].pk}")
+
+    # The answer resumes the question (not a fresh message to the agent), still on the line.
+    assert answered.trace["routed_by"] == "clarification"
+    assert answered.intents == ["cancel_job"] and f"#{jobs[1].pk}" in answered.reply
+    assert answered.trace["direct_line"]["sticky"] is True
+    assert _pending(conversation) is None
+    conversation.refresh_from_db()
+    assert conversation.state.get("direct_line") == "scheduling"

@@ -120,6 +120,8 @@ def test_a_line_to_an_agent_that_was_disabled_is_not_followed(
     Agent.objects.filter(organisation=cast.org, name="customer").update(enabled=False)
     turn = _say(conversation, cast, "lo de Juan")
     assert _agents(turn) == ["scheduling"]
+    assert "direct_line" not in conversation.state  # closed, not left to reopen later
+    assert [(e["agent"], e["label"]) for e in _line_events(turn)] == [("", "")]  # indicator off
 
 
 @pytest.mark.parametrize(("policy", "separate_note"), [("strict", False), ("guarded", True)])
