@@ -101,7 +101,8 @@ def customer_profile_edit(
     *, organisation: Organisation, customer: Customer, values: Mapping[str, str], actor: Actor
 ) -> CustomerProfile | None:
     """A manager's corrections: each given field set to its text (an empty text removes it).
-    The field's source is the manager, so later extraction leaves it alone."""
+    The field's source is the manager, so later extraction leaves it alone — only the fields
+    whose text changed: the form sends every field back, the ones left as shown stay learnt."""
     if customer.organisation_id != organisation.pk:
         return None
     author = f"{MANAGER}{actor.pk if actor is not None else ''}"
@@ -114,6 +115,9 @@ def customer_profile_edit(
         for name, text in values.items():
             if name not in CustomerProfile.FIELDS:
                 continue
+            stored = merged.get(name)
+            if isinstance(stored, dict) and str(stored.get("value", "")) == text.strip():
+                continue  # sent back as it was shown: still learnt, not the manager's
             if text.strip():
                 merged[name] = dict(profile_field(text, [author], now))
             else:

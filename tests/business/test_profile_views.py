@@ -66,6 +66,19 @@ def test_a_manager_corrects_a_field_and_empties_another(cast: Cast, learnt: Any)
     assert "register" not in fields
 
 
+def test_fields_sent_back_as_shown_stay_learnt(cast: Cast, learnt: Any) -> None:
+    # The form shows every learnt field and posts them all back: only the one changed becomes
+    # the manager's; the others keep their sources, so later extraction may still improve them.
+    _client(cast.manager).post(
+        reverse("customer_profile", args=[learnt.pk]),
+        {"preferred_days": "tuesday", "register": "voseo"},
+    )
+    fields = CustomerProfile.objects.get(customer=learnt).fields
+    assert fields["preferred_days"]["sources"] == ["message:7", "job:3"]
+    assert fields["register"] == {**fields["register"], "value": "voseo"}
+    assert fields["register"]["sources"] == [f"manager:{cast.manager.pk}"]
+
+
 def test_a_manager_clears_the_profile(cast: Cast, learnt: Any) -> None:
     response = _client(cast.manager).post(reverse("customer_profile_clear", args=[learnt.pk]))
     assert response.status_code == 302
