@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import datetime
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from decimal import Decimal
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from django.db.models import F, Q
@@ -55,22 +57,30 @@ def _part_of_day(hour: int) -> str:
 # --- tier 1: every message ------------------------------------------------------------------
 
 
-def learn_from_message(conversation: Conversation, message: Message) -> None:
+def learn_from_message(
+    conversation: Conversation, message: Message, known: Mapping[str, Any] | None = None
+) -> None:
     """The language and register of a customer writing themselves, at once (WhatsApp only: in
-    the panel the words are the operator's, not the customer's)."""
+    the panel the words are the operator's, not the customer's). `known` is the profile the
+    turn already loaded: a value it already holds is not written again (every turn would)."""
     customer_id = (conversation.state or {}).get(CUSTOMER_ID)
     if conversation.channel != Conversation.Channel.WHATSAPP or not isinstance(customer_id, int):
         return
     now, source = timezone.now(), [f"message:{message.pk}"]
-    fields: dict[str, ProfileField] = {}
-    if message.language:
-        fields["language"] = profile_field(message.language, source, now)
-    if register := read_register(message.text):
-        fields["register"] = profile_field(register, source, now)
+    read = {"language": message.language, "register": read_register(message.text)}
+    fields: dict[str, ProfileField] = {
+        name: profile_field(value, source, now)
+        for name, value in read.items()
+        if value and _value_of((known or {}).get(name)) != value
+    }
     if fields:
         customer_profile_learn(
             organisation=conversation.organisation, customer_id=customer_id, fields=fields
         )
+
+
+def _value_of(stored: Any) -> Any:
+    return stored.get("value") if isinstance(stored, dict) else None
 
 
 # --- tier 2: at farewell and when idle ------------------------------------------------------

@@ -601,7 +601,7 @@ def _settle_summary(conversation: Conversation) -> None:
 def _learn(conversation: Conversation, state: TurnState, message: Message) -> None:
     """The customer profile (P3): this message's cheap signals now; at a farewell, the fuller
     extraction as a job once the turn is committed."""
-    profiles.learn_from_message(conversation, message)
+    profiles.learn_from_message(conversation, message, state["memory"].profile)
     intents = {task.intent for task in state["reading"].understanding.tasks}
     intents |= {run.step.intent for run in state["delegation"].runs}
     if FAREWELL in intents:

@@ -120,6 +120,13 @@ def test_a_customer_writing_on_whatsapp_teaches_register_and_language_every_mess
     assert fields["register"]["sources"] == [f"message:{message.pk}"]
     assert fields["language"]["value"] == "es"
 
+    # The same register again writes nothing: the turn read the profile already.
+    written = CustomerProfile.objects.get(customer=customer).updated_at
+    answer(conversation, None, "Disculpe, ¿usted sabe a qué hora vendrían?")
+    again = CustomerProfile.objects.get(customer=customer)
+    assert again.updated_at == written
+    assert again.fields["register"]["sources"] == [f"message:{message.pk}"]
+
 
 def test_the_panel_operators_words_are_not_the_customers_register(
     cast: Cast, conversation: Conversation, router: ScriptedRouter
