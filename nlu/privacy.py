@@ -110,23 +110,31 @@ class Vault:
     _by_placeholder: dict[str, str] = field(default_factory=dict)
     _seen: Counter[str] = field(default_factory=Counter)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    # Each text masked once a turn: an agent's loop sends the same prompt, history and earlier
+    # tool results on every call; they are neither searched nor counted again.
+    _masked: dict[str, str] = field(default_factory=dict)
 
     def mask(self, text: str) -> str:
         if not text:
             return text
+        with self._lock:
+            done = self._masked.get(text)
+        if done is not None:
+            return done
         spans = find(text, self.categories)
-        if not spans:
-            return text
         out, cursor = [], 0
         with self._lock:
+            if (done := self._masked.get(text)) is not None:  # another thread did it meanwhile
+                return done
             for start, end, category in spans:
                 value = text[start:end]
                 out.append(text[cursor:start])
                 out.append(self._placeholder(category, value))
                 self._seen[category] += 1
                 cursor = end
-        out.append(text[cursor:])
-        return "".join(out)
+            out.append(text[cursor:])
+            self._masked[text] = masked = "".join(out)
+        return masked
 
     def _placeholder(self, category: str, value: str) -> str:
         key = (category, re.sub(r"[\s().-]", "", value).casefold())

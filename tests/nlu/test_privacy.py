@@ -74,3 +74,12 @@ def test_a_card_is_shown_by_its_last_four_digits_only() -> None:
     vault = Vault()
     assert vault.mask("la 4111-1111-1111-1111") == "la [TARJETA_1]"
     assert vault.unmask("cobrar con [TARJETA_1]") == "cobrar con •••• 1111"  # never whole again
+
+
+def test_a_text_sent_again_is_neither_searched_nor_counted_again() -> None:
+    vault = Vault()
+    prompt = "Juana: 11 5555-1234"
+    first = vault.mask(prompt)
+    for _ in range(5):  # an agent's loop resends its history on every call
+        assert vault.mask(prompt) == first
+    assert vault.receipt() == {"phone": {"values": 1, "times": 1}}
