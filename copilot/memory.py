@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents.base import CUSTOMER_ID, CUSTOMER_LABEL, JOB_ID, JOB_LABEL, Mutation
+from agents.llm_agent import WRITE_INTENTS
 from business.profiles import customer_profile_fields
 from copilot.clarify import PENDING
 from copilot.models import Conversation, Message
@@ -33,10 +34,6 @@ LAST_AGENT = "last_agent"
 RECORDS = "records"
 # Approvals this conversation filed; the summary names those still waiting.
 HELD = "held_approvals"
-# Intents that only read: their records are "looked at", not "done".
-READS = frozenset(
-    {"search_customer", "check_availability", "payment_status", "validate_cuit", "maintenance_due"}
-)
 
 
 @dataclass(frozen=True)
@@ -147,7 +144,9 @@ def summarize(
     if state.get(JOB_ID):
         label = str(state.get(JOB_LABEL, "")).removeprefix(f"#{state[JOB_ID]}").strip()
         lines.append(f"job: #{state[JOB_ID]} {label}".strip())
-    done = [r for r in state.get(RECORDS, []) if r.get("intent") not in READS]
+    # Only what a write intent did is "done"; what a read touched was looked at (one list of
+    # the intents that write: agents/llm_agent.py, which judges a model's claims by it too).
+    done = [r for r in state.get(RECORDS, []) if r.get("intent") in WRITE_INTENTS]
     if done:
         lines.append("done: " + "; ".join(_done_line(r) for r in done[-DONE_SHOWN:]))
     waiting = list(waiting)
