@@ -155,9 +155,7 @@ def seal_turn(turn: Turn) -> TraceSeal | None:
     Called inside the transaction that ends the turn, so the seal commits with its answer; the
     organisation's row is locked meanwhile, so two turns ending at once queue for the next seq.
     """
-    if TraceSeal.objects.filter(turn_id=str(turn.pk)).exists():
-        return None
-    sealed_at = timezone.now()
+    sealed_at = timezone.now()  # a turn sealed before fails the unique turn_id: left as it was
     text = canonical(turn_content(turn, sealed_at))
     for _attempt in range(SEAL_ATTEMPTS):
         try:
@@ -222,7 +220,7 @@ def verify_chain(organisation_id: int, *, first_only: bool = False) -> Verdict:
     turns = Turn.objects.filter(organisation_id=organisation_id)
     for seal in _seals(organisation_id):
         count += 1
-        found = _check(seal, previous, expected_seq, turns)
+        found = check_seal(seal, previous, expected_seq, turns)
         breaks.extend(found)
         if found and first_only:
             break
@@ -242,7 +240,11 @@ def _unsealed(organisation_id: int, turns: QuerySet[Turn]) -> list[str]:
     return sorted(str(pk) for pk in ended if str(pk) not in sealed)
 
 
-def _check(seal: TraceSeal, previous: str, expected_seq: int, turns: QuerySet[Turn]) -> list[Break]:
+def check_seal(
+    seal: TraceSeal, previous: str, expected_seq: int, turns: QuerySet[Turn]
+) -> list[Break]:
+    """Where one seal no longer vouches for its turn: its place in the chain (`expected_seq`,
+    `previous` digest), its own digest, and the turn's rows read again (`turns` holds it)."""
     found: list[Break] = []
 
     def broken(reason: str, detail: str) -> None:

@@ -9,12 +9,11 @@ generated text.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models import Count, Q, QuerySet
 
 from agents.models import ToolCall
 from approvals.models import PendingAction
@@ -95,9 +94,6 @@ def turn_view(turn: Turn) -> TurnView:
             Q(turn_id=turn_id) | Q(pk=turn.approval_id or 0), organisation_id=org
         ).order_by("pk")
     )
-    totals = ModelCall.objects.filter(organisation_id=org, turn_id=turn_id).aggregate(
-        tokens_in=Sum("tokens_in"), tokens_out=Sum("tokens_out"), cost=Sum("cost")
-    )
     return TurnView(
         turn=turn,
         asked=turn.message,
@@ -111,9 +107,10 @@ def turn_view(turn: Turn) -> TurnView:
         calls=calls,
         approvals=approvals,
         model_calls=model_calls,
-        tokens_in=int(totals["tokens_in"] or 0),
-        tokens_out=int(totals["tokens_out"] or 0),
-        cost=totals["cost"] or Decimal(0),
+        # The calls are on hand: summed here, not asked of the database again.
+        tokens_in=sum(call.tokens_in for call in model_calls),
+        tokens_out=sum(call.tokens_out for call in model_calls),
+        cost=sum((call.cost for call in model_calls), Decimal(0)),
         waterfall=waterfall(trace.get("timings_ms") or {}),
         seal=check_seal(turn),
     )
@@ -168,26 +165,20 @@ def waterfall(timings: dict[str, Any]) -> list[Bar]:
 
 
 def check_seal(turn: Turn) -> SealCheck:
-    """The turn's seal and whether it still vouches for the turn: its digest over its content
-    and the previous seal's digest, its link to that seal, and the rows read again."""
-    seal = TraceSeal.objects.filter(organisation_id=turn.organisation_id, turn_id=str(turn.pk))
-    found = seal.first()
+    """The turn's seal and whether it still vouches for the turn (the ledger's own check: its
+    link to the previous seal, its digest, the rows read again)."""
+    found = TraceSeal.objects.filter(
+        organisation_id=turn.organisation_id, turn_id=str(turn.pk)
+    ).first()
     if found is None:
         return SealCheck(None)
-    problems: list[str] = []
     before = (
         TraceSeal.objects.filter(organisation_id=turn.organisation_id, seq=found.seq - 1)
         .values_list("digest", flat=True)
         .first()
     )
-    if found.previous != (before or ""):
-        problems.append("link")
-    if ledger.digest_of(found.previous, found.content) != found.digest:
-        problems.append("digest")
-    else:
-        now = json.loads(ledger.canonical(ledger.turn_content(turn, found.sealed_at)))
-        problems.extend(ledger.differences(json.loads(found.content), now))
-    return SealCheck(found, problems)
+    breaks = ledger.check_seal(found, before or "", found.seq, Turn.objects.filter(pk=turn.pk))
+    return SealCheck(found, [item.detail for item in breaks])
 
 
 def _text(value: Any) -> str:
