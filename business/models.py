@@ -595,6 +595,11 @@ class Invoice(PricedDocument):
     # Each letter and point of sale has its own sequence (AFIP): "B 0001-00000012". `number`
     # keeps the point of sale as its prefix, so it reads the same wherever it is printed.
     point_of_sale = models.PositiveSmallIntegerField(_("point of sale"), default=1)
+    # The quote it was issued from, when it was: a quote is invoiced once, with or without a job.
+    quote = models.ForeignKey(
+        Quote, on_delete=models.SET_NULL, null=True, blank=True, related_name="invoices",
+        verbose_name=_("quote"),
+    )  # fmt: skip
     issued_on = models.DateField(_("issued"), default=local_today)
     due_on = models.DateField(_("due"), null=True, blank=True)
 

@@ -1126,6 +1126,7 @@ def invoice_create(
             organisation=organisation,
             customer=customer,
             job=job,
+            quote=quote,
             notes=notes.strip(),
             number=_next_number(sequence, organisation, prefix, INVOICE_WIDTH),
             letter=letter,
@@ -1148,6 +1149,16 @@ def invoice_create(
                     "job",
                     _("Job #%(job)s is already invoiced (%(number)s).")
                     % {"job": job.pk, "number": already.number},
+                    code="already_invoiced",
+                )
+        if quote is not None:  # a quote without a job is invoiced once too
+            Quote.objects.select_for_update().filter(pk=quote.pk).first()
+            already = Invoice.objects.filter(quote=quote, status=Invoice.Status.ISSUED).first()
+            if already is not None:
+                raise _fail(
+                    "quote",
+                    _("Quote %(quote)s is already invoiced (%(number)s).")
+                    % {"quote": quote.number, "number": already.number},
                     code="already_invoiced",
                 )
         invoice: Invoice = _create_numbered(create)

@@ -7,6 +7,7 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from django.db import transaction
+from django.db.models import Q
 from django.urls import reverse
 
 from agents.context import TurnContext
@@ -242,14 +243,15 @@ def quote_find(ctx: TurnContext, *, number: str) -> ToolResult:
     quote = quote_by_number(ctx.organisation, number)
     if quote is None:
         raise ToolError(f"quote {number.strip()} not found")
+    # Issued from this quote — or, for a quote invoiced before invoices recorded their quote,
+    # for its job.
+    made_from = Q(quote=quote) | (Q(job=quote.job_id, quote__isnull=True) if quote.job_id else Q())
     invoiced = (
         scoped(Invoice, ctx.organisation)
-        .filter(job=quote.job_id)
+        .filter(made_from)
         .exclude(status=Invoice.Status.VOID)
         .values_list("letter", "number")
         .first()
-        if quote.job_id is not None
-        else None
     )
     return success(
         f"quote {quote.number} ({quote.status})",

@@ -675,6 +675,19 @@ def test_invoice_create_from_the_jobs_quote(org, customer, job) -> None:
     assert snapshot() == before
 
 
+def test_a_quote_without_a_job_is_invoiced_once(org, customer) -> None:
+    quote = services.quote_create(
+        organisation=org, customer=customer, lines=[LineInput("Instalación", 1, 80000)]
+    )
+    invoice = services.invoice_create(organisation=org, quote=quote)
+    assert invoice.quote == quote and invoice.job is None
+    before = snapshot()
+    with pytest.raises(ValidationError) as exc:
+        services.invoice_create(organisation=org, quote=quote)
+    assert codes(exc, "quote") == ["already_invoiced"]
+    assert snapshot() == before
+
+
 def test_invoice_create_for_a_person_is_letter_b(org, customer) -> None:
     invoice = services.invoice_create(
         organisation=org, customer=customer, lines=[LineInput("Visita", 1, 20000, "10.5")]

@@ -105,6 +105,15 @@ def test_a_quote_verb_with_an_invoice_word_invoices_the_quote(desk: Desk, shop: 
     assert PendingAction.objects.get().arguments == {"quote_id": quote.pk}
 
 
+def test_a_quote_already_invoiced_is_not_invoiced_again(desk: Desk, shop: Shop) -> None:
+    quote = _quote(shop)  # no job: the invoice remembers its quote
+    issued = services.invoice_create(organisation=shop.juan.organisation, quote=quote)
+    turn = _financial(desk, generate_invoice, "generate_invoice", quote_number="P-000027")
+    assert not turn.outcome.success
+    assert f"El presupuesto P-000027 ya está facturado (factura {issued.letter}" in turn.text
+    assert not PendingAction.objects.exists()
+
+
 def test_a_rejected_quote_is_not_invoiced(desk: Desk, shop: Shop) -> None:
     _quote(shop, status="rejected")
     turn = _financial(desk, generate_invoice, "generate_invoice", quote_number="P-000027")
