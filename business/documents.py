@@ -43,7 +43,10 @@ def amount_in_words(amount: Decimal, lang: str) -> str:
 def _context(document: Quote | Invoice, lang: str) -> dict[str, Any]:
     organisation: Organisation = document.organisation
     totals = document.totals()
-    iva_lines = sorted(((Decimal(r), a) for r, a in totals["iva"].items()), reverse=True)
+    # IVA that is charged, by rate (a letter C invoice charges none: no IVA lines at all).
+    iva_lines = sorted(
+        ((Decimal(r), a) for r, a in totals["iva"].items() if Decimal(r) > 0), reverse=True
+    )
     return {
         "document": document,
         "is_invoice": isinstance(document, Invoice),

@@ -12,6 +12,7 @@ offer `scheduling.next_free_slots`), "technician_busy", "vehicle_busy", "duplica
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -1118,6 +1119,8 @@ def invoice_create(
 
     letter = invoice_letter(customer, organisation)
     point_of_sale = organisation.point_of_sale
+    if letter == Invoice.Letter.C:  # a monotributista or exempt issuer charges no IVA
+        clean = [dataclasses.replace(line, iva_rate=Decimal("0")) for line in clean]
 
     def create() -> Invoice:
         sequence = Invoice.objects.filter(letter=letter, point_of_sale=point_of_sale)

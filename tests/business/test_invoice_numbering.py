@@ -52,7 +52,12 @@ def test_a_monotributista_issues_letter_c(org) -> None:
     Organisation.objects.filter(pk=org.pk).update(iva_condition=IvaCondition.MONOTRIBUTO)
     org.refresh_from_db()
     company = factories.make_customer(org, "Frío SA", kind="company", cuit=COMPANY_CUIT)
-    assert _invoice(org, company).full_number == "C 0001-00000001"
+    invoice = _invoice(org, company)
+    assert invoice.full_number == "C 0001-00000001"
+    # A letter C issuer charges no IVA: every line at 0 %, the total is the net.
+    totals = invoice.totals()
+    assert {line.iva_rate for line in invoice.lines.all()} == {0}
+    assert totals["total"] == totals["net"] and totals["iva_total"] == 0
 
 
 def test_the_same_number_is_refused_within_one_letter_only(org) -> None:
