@@ -240,17 +240,39 @@ def street_core(street: str) -> str:
     return re.sub(r"\bal\s+(?=\d)", "", folded)
 
 
+def customers_at_address(
+    organisation: Organisation, street: str, limit: int = 10
+) -> list[Customer]:
+    """The organisation's customers with an address that `street` names, by the same rule a
+    booking then checks it with (`customer_address`): "Av. Cabildo 2150", "Cabildo al 2150"
+    and "Cabildo 2150" find "Cabildo 2150"; "Cabildo 215" does not."""
+    wanted = street_core(street)
+    doors = re.findall(r"\d+", wanted)
+    if not wanted or not doors:
+        return []
+    # Narrowed in the database by the door number, decided by the rule in Python.
+    candidates = (
+        scoped(Customer, organisation)
+        .filter(addresses__street__contains=doors[-1])
+        .distinct()
+        .prefetch_related("addresses")
+        .order_by("name", "pk")
+    )
+    return [c for c in candidates if customer_address(c, street) is not None][:limit]
+
+
 def customer_address(customer: Customer, street: str) -> Address | None:
     """The customer's own address that `street` names, or None (another customer's address,
     or one not on file, is never taken)."""
     wanted = street_core(street)
     if not wanted:
         return None
-    for address in customer.addresses.all():
+    addresses = list(customer.addresses.all())  # one query, or the prefetched list
+    for address in addresses:
         if street_core(address.street) == wanted:
             return address
     words = set(wanted.split())
-    for address in customer.addresses.all():
+    for address in addresses:
         if words <= set(street_core(address.street).split()):  # "Cabildo 500" in "… 500 PB"
             return address
     return None

@@ -27,7 +27,7 @@ from business import services
 from business.cuit import cuit_digits, cuit_problem, expected_check_digit, format_cuit
 from business.duplicates import customer_duplicates
 from business.models import Customer, Job
-from business.selectors import customer_file, customers_search
+from business.selectors import customer_file, customers_at_address, customers_search
 
 HISTORY_LIMIT = 20
 FIND_LIMIT = 10
@@ -116,10 +116,19 @@ def _history(ctx: TurnContext, customer: Customer) -> ToolResult:
         "Find customers by name, phone, CUIT, email or street (any part of it). Returns their "
         "ids and contact data."
     ),
-    param_docs={"query": "What to look for, e.g. 'Pérez', '4567-8901' or '20-12345678-6'."},
+    param_docs={
+        "query": "What to look for, e.g. 'Pérez', '4567-8901' or '20-12345678-6'.",
+        "address": "Instead of a query: the customers at this street address ('Cabildo 2150').",
+    },
 )
-def customers_find(ctx: TurnContext, *, query: str) -> ToolResult:
-    found = customers_search(ctx.organisation, query, limit=FIND_LIMIT + 1)
+def customers_find(ctx: TurnContext, *, query: str = "", address: str = "") -> ToolResult:
+    if not query.strip() and not address.strip():
+        raise ToolError("give a query or an address")
+    found = (
+        customers_at_address(ctx.organisation, address, limit=FIND_LIMIT + 1)
+        if address.strip()
+        else customers_search(ctx.organisation, query, limit=FIND_LIMIT + 1)
+    )
     shown = found[:FIND_LIMIT]
     return success(
         f"{len(shown)} customers",

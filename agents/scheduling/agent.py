@@ -224,7 +224,8 @@ def _customer_at(
 ) -> tuple[CustomerRef | None, str, Outcome | None]:
     """A booking that gives an address and no customer: the one customer on file there (said
     in the reply), or the question — which keeps the address, never drops it."""
-    found = runner.call("customers_find", query=address)
+    # The same address rule the booking then checks it with (business/selectors.py).
+    found = runner.call("customers_find", address=address)
     customers = found.data.get("customers", []) if found.ok else []
     if len(customers) == 1:
         one = customers[0]

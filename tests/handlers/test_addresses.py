@@ -61,3 +61,21 @@ def test_an_address_that_is_not_the_customers_books_nothing(desk: Desk, shop: Sh
         "registrada Av. Mitre"
     )
     assert not Job.objects.filter(customer=shop.juan).exists()
+
+
+@pytest.mark.parametrize("typed", ["Av. Cabildo 500", "Cabildo al 500", "avenida cabildo 500"])
+def test_the_customer_is_found_by_the_rule_the_booking_checks_with(
+    desk: Desk, shop: Shop, typed: str
+) -> None:
+    shop.juan.addresses.update(street="Cabildo 500")
+    turn = _book(desk, address=typed)
+    assert turn.outcome.success, turn.text
+    assert Job.objects.filter(customer=shop.juan).count() == 1
+
+
+def test_a_door_number_that_only_starts_the_same_finds_nobody(desk: Desk, shop: Shop) -> None:
+    shop.juan.addresses.update(street="Cabildo 5000")
+    turn = _book(desk, address="Cabildo 500")  # a substring of Juan's street, not his address
+    assert not turn.outcome.success
+    assert "No tengo ningún cliente con esa dirección" in turn.text
+    assert not Job.objects.filter(organisation=shop.juan.organisation).exists()
