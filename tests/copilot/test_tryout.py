@@ -56,7 +56,7 @@ def test_a_held_action_is_shown_but_never_filed(cast: Cast) -> None:
     job = factories.make_job(cast.org, customer)
     page = _try(cast.admin, f"cancelá el trabajo #{job.pk}")
     assert 'data-intent="cancel_job"' in page
-    assert "It would wait for a manager" in page or "aprobación de un gerente" in page
+    assert "Esperaría la aprobación de un gerente." in page
     assert not PendingAction.objects.exists()
     job.refresh_from_db()
     assert job.status == Job.Status.SCHEDULED
@@ -77,8 +77,8 @@ def test_unsaved_edits_of_the_agent_page_are_what_is_tried(cast: Cast) -> None:
         form[f"intents-{i}-examples_es"] = intent.examples_es
         form[f"intents-{i}-examples_en"] = intent.examples_en
     page = _try(cast.admin, BOOKING, **form)
-    assert "with this page" in page or "cambios sin guardar" in page
-    assert ">0.999 " in page or ">0,999 " in page  # the edited threshold, unsaved
+    assert "con los cambios sin guardar de esta página" in page
+    assert ">0,999 " in page  # the edited threshold, unsaved
     scheduling.refresh_from_db()
     assert scheduling.min_confidence != 0.999  # nothing saved
 
@@ -99,12 +99,13 @@ def test_only_admins_of_the_organisation_try(cast: Cast) -> None:
     body = _try(cast.outsider, BOOKING)
     assert 'data-intent="book_job"' in body
     assert "customer #" not in body  # our Juan Pérez is not theirs to find
+    assert "No encontré ningún cliente «Juan Pérez»" in body  # theirs has no Juan Pérez
     assert not Job.objects.exists()
 
 
 def test_bad_text_gets_a_clear_error(cast: Cast) -> None:
     page = _try(cast.admin, "hola\x00")
-    assert "cannot be tried" in page or "no se puede probar" in page
+    assert "Ese texto no se puede probar" in page
 
 
 def test_the_agent_page_has_the_box(cast: Cast) -> None:
