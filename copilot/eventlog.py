@@ -18,13 +18,10 @@ forwards the log rows other processes wrote.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import logging
 import os
 import socket
-import threading
 import uuid
-from collections.abc import Coroutine
 from typing import Any, cast
 
 from asgiref.sync import sync_to_async
@@ -32,6 +29,9 @@ from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.db import connection, transaction
 
 from agents.events import Event
+
+# The loop bridge every live send uses, this log's and the other organisation groups' alike.
+from business.sockets import send_to_group, use_loop  # noqa: F401 - re-exported: the panel's socket and ASGI set the loop here
 from copilot.models import Conversation, ConversationEvent
 
 logger = logging.getLogger(__name__)
@@ -39,13 +39,8 @@ logger = logging.getLogger(__name__)
 # Which process published an event (host, pid and a random part: pids come back).
 PROCESS = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
 GROUP_MESSAGE = "chat.event"  # the consumer's handler: chat_event
-SEND_TIMEOUT_S = 5.0
 TAIL_INTERVAL_S = 0.25
 REPLAY_LIMIT = 2000
-
-_loop: asyncio.AbstractEventLoop | None = None  # the web process's event loop, when it has one
-_private: asyncio.AbstractEventLoop | None = None  # a loop of our own for other processes
-_private_lock = threading.Lock()
 
 
 def group_name(organisation_id: int, conversation_id: int) -> str:
@@ -92,20 +87,6 @@ def broadcast(organisation_id: int, conversation_id: int, event: Event) -> bool:
     return send_to_group(group_name(organisation_id, conversation_id), message)
 
 
-def send_to_group(group: str, message: dict[str, Any]) -> bool:
-    """A group send from a worker thread, on the web process's loop; False (logged) when the
-    channel layer failed — what is sent this way must also be readable from the database."""
-    layer = get_channel_layer()
-    if layer is None:
-        return False
-    try:
-        _run(layer.group_send(group, message))
-    except Exception as exc:
-        logger.warning("live send to %s failed: %s", group, exc)
-        return False
-    return True
-
-
 def events_after(conversation_id: int, seq: int, limit: int = REPLAY_LIMIT) -> list[Event]:
     """The logged events after `seq`, in order."""
     rows = ConversationEvent.objects.filter(conversation_id=conversation_id, seq__gt=seq)
@@ -118,46 +99,6 @@ def events_after(conversation_id: int, seq: int, limit: int = REPLAY_LIMIT) -> l
 def last_seq(conversation_id: int) -> int:
     value = Conversation.objects.filter(pk=conversation_id).values_list("event_seq", flat=True)
     return int(value.first() or 0)
-
-
-# --- the event loop the live sends run on ---------------------------------------------------
-
-
-def use_loop(loop: asyncio.AbstractEventLoop) -> None:
-    """The web process's loop: sends from its worker threads run there (the in-memory channel
-    layer is bound to it). The consumer calls this when a socket connects."""
-    global _loop
-    _loop = loop
-
-
-def _target_loop() -> asyncio.AbstractEventLoop:
-    global _private
-    if _loop is not None and not _loop.is_closed():
-        return _loop
-    with _private_lock:
-        if _private is None or _private.is_closed():
-            _private = asyncio.new_event_loop()
-            threading.Thread(
-                target=_private.run_forever, name="copilot-events", daemon=True
-            ).start()
-        return _private
-
-
-def _run(coroutine: Coroutine[Any, Any, Any]) -> Any:
-    loop = _target_loop()
-    try:
-        running = asyncio.get_running_loop()
-    except RuntimeError:
-        running = None
-    if running is loop:
-        coroutine.close()
-        raise RuntimeError("publish from a worker thread, not from the event loop itself")
-    future = asyncio.run_coroutine_threadsafe(coroutine, loop)
-    try:
-        return future.result(timeout=SEND_TIMEOUT_S)
-    except concurrent.futures.TimeoutError:
-        future.cancel()
-        raise
 
 
 # --- the embedded default: other processes' events ------------------------------------------

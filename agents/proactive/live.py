@@ -12,11 +12,10 @@ from __future__ import annotations
 import logging
 from typing import Literal, TypedDict
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
 from django.db import transaction
 
 from agents.models import Suggestion
+from business.sockets import send_to_group
 
 logger = logging.getLogger(__name__)
 
@@ -46,11 +45,7 @@ def tell(organisation_id: int) -> None:
 
 
 def _send(organisation_id: int) -> None:
-    layer = get_channel_layer()
-    if layer is None:
-        return
+    # Through the web process's loop (business/sockets.py): from a turn runner's thread, a
+    # bare async_to_sync send would run on a loop of its own the in-memory layer does not share.
     message = {"type": GROUP_MESSAGE, "new": new_count(organisation_id)}
-    try:
-        async_to_sync(layer.group_send)(group_name(organisation_id), message)
-    except Exception as exc:  # no live channel: the pages poll
-        logger.warning("suggestions for organisation %s: no live send (%s)", organisation_id, exc)
+    send_to_group(group_name(organisation_id), message)
