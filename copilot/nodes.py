@@ -214,7 +214,7 @@ def _directive(
     reading.direct_policy = agent.direct_line
     reading.routed_by = "directive"
     if agent.name not in {o.agent for o in reading.obligations}:
-        reading.obligations.insert(0, obligations.Obligation(agent.name, obligations.DIRECTIVE))
+        reading.obligations.insert(0, obligations.directive(agent.name))
 
 
 def _close_line(run: TurnRun, reading: Reading, line: Agent | None) -> None:

@@ -5,10 +5,10 @@ A turn carries "agent X must be consulted" from three places:
   - an agent's rule (its "must be consulted when a message mentions" phrases, e.g. money words
     for Finanzas), and
   - the operator ticking agents under the composer (stored with the message).
-On the embedded engine a missing agent's step is added to the chain (`missing_steps`); on the
-llm engine the orchestrator is made to call it (`copilot/orchestrator.py`, `tool_choice`), a
-bounded number of times. After the chain ran, `check` says which obligations were met: one that
-was not is recorded as failed in the trace, and the reply says so.
+On the embedded engine a missing agent's step is added to the chain (copilot/nodes.py
+`_obliged`); on the llm engine the orchestrator is made to call it (`copilot/orchestrator.py`,
+`tool_choice`), a bounded number of times. After the chain ran, `unmet` says which were not
+met: recorded as failed in the trace, and the reply says so.
 """
 
 from __future__ import annotations
@@ -32,6 +32,11 @@ class Obligation:
 
     def as_trace(self) -> dict[str, str]:
         return {"agent": self.agent, "source": self.source, "asked": self.asked}
+
+
+def directive(agent: str) -> Obligation:
+    """`#agent …`: that agent must answer."""
+    return Obligation(agent, DIRECTIVE, agent)
 
 
 def mentions(text: str, phrases: Iterable[str]) -> str:
@@ -62,7 +67,7 @@ def obligations_for(
             found.append(obligation)
 
     if directive_agent:
-        add(Obligation(directive_agent, DIRECTIVE, directive_agent))
+        add(directive(directive_agent))
     for name in ticked[:MAX_TICKED]:
         add(Obligation(name if name in agents else "", OPERATOR, name))
     for agent in agents.values():

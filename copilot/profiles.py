@@ -388,6 +388,8 @@ def claim_idle(now: datetime.datetime) -> list[tuple[int, int]]:
         unprofiled,
         updated_at__lt=cutoff,
         updated_at__gte=now - datetime.timedelta(days=IDLE_LOOKBACK_DAYS),
+        # Only conversations about someone: the others have no profile to extract.
+        state__has_any_keys=[RECORDS, CUSTOMER_ID],
     )
     claimed: list[tuple[int, int]] = []
     for pk, organisation_id in idle.values_list("pk", "organisation_id")[:500]:

@@ -604,7 +604,7 @@ def _learn(conversation: Conversation, state: TurnState, message: Message) -> No
     profiles.learn_from_message(conversation, message, state["memory"].profile)
     intents = {task.intent for task in state["reading"].understanding.tasks}
     intents |= {run.step.intent for run in state["delegation"].runs}
-    if FAREWELL in intents:
+    if FAREWELL in intents and profiles.customers_of(conversation):  # about nobody: no job
         memory_tasks.extract_after_commit(conversation.organisation_id, conversation.pk)
 
 
