@@ -227,8 +227,10 @@ def overdue_equipment(organisation: Organisation, today: datetime.date) -> list[
     return [item.equipment for item in due if item.days_overdue > 0]
 
 
+# The street types nlu/addresses.py reads (records cannot import it: kept in step by a test).
 _STREET_TYPE = re.compile(
-    r"^(?:av(?:da)?\.?|avenida|calle|pje\.?|pasaje|bv\.?|boulevard|diagonal|diag\.?)\s+"
+    r"^(?:av(?:da)?\.?|avenida|calle|pje\.?|pasaje|bvd?\.?|boulevard|diagonal|diag\.?"
+    r"|ruta|camino|autopista)\s+"
 )
 
 

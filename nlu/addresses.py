@@ -127,11 +127,3 @@ def find_addresses(text: str, people: Sequence[tuple[int, int]] = ()) -> list[Ad
                 continue  # "Gómez 15000": five digits and no cue read as an amount
             found.append(AddressMention(start, m.end(), _clean(street, door)))
     return sorted(found, key=lambda a: a.start)
-
-
-def find_address(text: str, people: Sequence[tuple[int, int]] = ()) -> str | None:
-    """The one address the text names (two different ones: neither)."""
-    distinct = list(dict.fromkeys(fold(a.text) for a in find_addresses(text, people)))
-    if len(distinct) != 1:
-        return None
-    return next(a.text for a in find_addresses(text, people))

@@ -79,3 +79,17 @@ def test_the_router_carries_the_address_to_the_booking(router: Router, ctx: Cont
     assert understood.intents == ["book_job"]
     assert understood.tasks[0].entities.address == "Cabildo 500"
     assert understood.tasks[0].entities.time == "10:00"
+
+
+@pytest.mark.parametrize(
+    "typed", ["Av. Cabildo 500", "Avda Cabildo 500", "Calle Cabildo 500", "Pje. Cabildo 500",
+              "Bv. Cabildo 500", "Bvd. Cabildo 500", "Boulevard Cabildo 500",
+              "Diagonal Cabildo 500", "Ruta Cabildo 500", "Camino Cabildo 500",
+              "Autopista Cabildo 500"],
+)  # fmt: skip
+def test_every_street_type_the_reader_knows_the_records_compare_without(typed: str) -> None:
+    from business.selectors import street_core
+    from nlu.addresses import find_addresses
+
+    [found] = find_addresses(f"agendá un service en {typed}")
+    assert street_core(found.text) == "cabildo 500"
