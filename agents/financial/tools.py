@@ -208,6 +208,24 @@ def _lines(
     return lines
 
 
+def _quote_data(ctx: TurnContext, quote: Quote) -> dict[str, Any]:
+    """A quote as the tools report it (one shape for finding and for creating one)."""
+    return {
+        "id": quote.pk,
+        "number": quote.number,
+        "status": quote.status,
+        "customer_id": quote.customer_id,
+        "customer": quote.customer.name,
+        "job_id": quote.job_id,
+        # The day it was made on the organisation's clock, not UTC's (after 21:00 it differs).
+        "created_on": ctx.local(quote.created_at).date().isoformat(),
+        "valid_until": quote.valid_until.isoformat() if quote.valid_until else None,
+        "lines": _document_lines(quote),
+        **document_totals(quote.totals()),
+        "pdf": reverse("quote_pdf", args=[quote.pk]),
+    }
+
+
 def _document_lines(document: Quote | Invoice) -> list[dict[str, Any]]:
     return [
         {
@@ -255,20 +273,7 @@ def quote_find(ctx: TurnContext, *, number: str) -> ToolResult:
     )
     return success(
         f"quote {quote.number} ({quote.status})",
-        quote={
-            "id": quote.pk,
-            "number": quote.number,
-            "status": quote.status,
-            "customer_id": quote.customer_id,
-            "customer": quote.customer.name,
-            "job_id": quote.job_id,
-            "created_on": quote.created_at.date().isoformat(),
-            "valid_until": quote.valid_until.isoformat() if quote.valid_until else None,
-            "lines": _document_lines(quote),
-            **document_totals(quote.totals()),
-            "pdf": reverse("quote_pdf", args=[quote.pk]),
-            "invoice": " ".join(invoiced) if invoiced else None,
-        },
+        quote={**_quote_data(ctx, quote), "invoice": " ".join(invoiced) if invoiced else None},
     )
 
 
@@ -314,17 +319,7 @@ def quote_create(
     )  # fmt: skip
     return success(
         f"quote {quote.number} created",
-        quote={
-            "id": quote.pk,
-            "number": quote.number,
-            "customer_id": who.pk,
-            "customer": who.name,
-            "job_id": job.pk if job else None,
-            "valid_until": quote.valid_until.isoformat() if quote.valid_until else None,
-            "lines": _document_lines(quote),
-            **document_totals(quote.totals()),
-            "pdf": reverse("quote_pdf", args=[quote.pk]),
-        },
+        quote=_quote_data(ctx, quote),
     )
 
 
