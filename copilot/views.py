@@ -72,6 +72,12 @@ def chat_detail(request: HttpRequest, conversation_id: int) -> HttpResponse:
         conversation, read_only = get_conversation_for_user(request.user, conversation_id)
     except Conversation.DoesNotExist as exc:
         raise Http404 from exc
+    language = request.LANGUAGE_CODE[:2]
+    enabled = list(  # one read of the organisation's agents for the line and the ticks
+        Agent.objects.filter(organisation_id=conversation.organisation_id, enabled=True).order_by(
+            "name"
+        )
+    )
     context = {
         "conversation": conversation,
         # A supervisor reads a member's conversation: labelled as such, with no composer.
@@ -86,29 +92,22 @@ def chat_detail(request: HttpRequest, conversation_id: int) -> HttpResponse:
         "chat_messages": conversation.messages.select_related("outgoing"),
         "max_chars": settings.COPILOT_MAX_MESSAGE_CHARS,
         "replay_from": replay_from(conversation),
-        "direct_line": _direct_line(conversation, request.LANGUAGE_CODE),
+        "direct_line": _direct_line(conversation, enabled, language),
         # The agents an operator may tick for a message to consult (T3).
-        "consultable": [
-            (agent.name, agent.label(request.LANGUAGE_CODE[:2]))
-            for agent in Agent.objects.filter(
-                organisation_id=conversation.organisation_id, enabled=True
-            ).order_by("name")
-        ],
+        "consultable": [(agent.name, agent.label(language)) for agent in enabled],
     }
     return render(request, "copilot/chat.html", context)
 
 
-def _direct_line(conversation: Conversation, language: str) -> dict[str, str] | None:
+def _direct_line(
+    conversation: Conversation, enabled: list[Agent], language: str
+) -> dict[str, str] | None:
     """The agent the conversation's direct line is open to (T2), for the panel's indicator."""
     name = (conversation.state or {}).get(direct_line.STATE_KEY)
-    if not name:
-        return None
-    agent = Agent.objects.filter(
-        organisation_id=conversation.organisation_id, name=name, enabled=True
-    ).first()
+    agent = next((a for a in enabled if a.name == name), None) if name else None
     if agent is None:
         return None
-    return {"agent": agent.name, "label": agent.label(language[:2])}
+    return {"agent": agent.name, "label": agent.label(language)}
 
 
 def _owner_name(conversation: Conversation) -> str:
