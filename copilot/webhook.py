@@ -110,28 +110,36 @@ def _receive_one(incoming: Incoming, account: WhatsAppAccount) -> bool:
 
 def conversation_for(organisation_id: int, incoming: Incoming) -> Conversation:
     """The organisation's conversation with this sender (the latest), or a new one."""
+    existing = _latest_with(organisation_id, incoming.sender)
+    if existing is not None:  # the usual case: no lock taken
+        return existing
     # Two deliveries from a new sender at once must not open two conversations: the account's
-    # row is the lock (a no-op on SQLite, which writes one transaction at a time anyway).
+    # row is the lock, taken only to open one (a no-op on SQLite, which writes one transaction
+    # at a time anyway), and the sender is looked for again under it.
     account = (
         WhatsAppAccount.objects.select_for_update()
         .select_related("organisation")
         .get(organisation_id=organisation_id)
     )
-    conversation = (
-        Conversation.objects.filter(
-            organisation_id=organisation_id,
-            channel=Conversation.Channel.WHATSAPP,
-            contact=incoming.sender,
-        )  # fmt: skip
-        .order_by("-updated_at")
-        .first()
-    )
-    if conversation is not None:
-        return conversation
+    existing = _latest_with(organisation_id, incoming.sender)
+    if existing is not None:
+        return existing
     return conversation_create(
         organisation=account.organisation, user=None, channel=Conversation.Channel.WHATSAPP,
         title=f"WhatsApp {incoming.name or '+' + incoming.sender}", contact=incoming.sender,
     )  # fmt: skip
+
+
+def _latest_with(organisation_id: int, sender: str) -> Conversation | None:
+    return (
+        Conversation.objects.filter(
+            organisation_id=organisation_id,
+            channel=Conversation.Channel.WHATSAPP,
+            contact=sender,
+        )  # fmt: skip
+        .order_by("-updated_at")
+        .first()
+    )
 
 
 def _meta(incoming: Incoming) -> dict[str, object]:
