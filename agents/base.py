@@ -39,6 +39,7 @@ from agents.registry import (
     get_tool,
     write_key,
 )
+from agents.step_lines import records_of, tool_line
 from approvals.gate import Filing, Held, ProposedCall, hold, needs_approval
 from nlu import Entities
 
@@ -250,6 +251,7 @@ class Runner:
             ToolResultEvent(
                 type="tool_result", turn_id=ctx.turn_id, agent=name, tool=tool_name,
                 ok=result.ok, summary=result.summary or result.error,
+                line=tool_line(tool_name, result, self.language), records=records_of(result),
             )
         )  # fmt: skip
         ctx.emit(

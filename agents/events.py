@@ -39,6 +39,9 @@ class AcceptedEvent(Sequenced):
     message_id: int
     text: str
     client_id: str  # the sender's own id for the frame ("" when it sent none)
+    # The conversation's title once this message is stored (the first message names it): every
+    # open page updates its conversation list without a reload.
+    title: NotRequired[str]
 
 
 class DeferredEvent(Sequenced):
@@ -86,13 +89,25 @@ class ToolStartEvent(Sequenced):
     arguments: dict[str, object]
 
 
+class RecordRef(TypedDict):
+    """A record a tool call named in its structured result (agents/step_lines.py)."""
+
+    kind: str  # job, customer, quote, invoice, ticket or approval
+    id: int
+    label: str
+
+
 class ToolResultEvent(Sequenced):
     type: Literal["tool_result"]
     turn_id: str
     agent: str
     tool: str
     ok: bool
-    summary: str
+    summary: str  # the tool's terse English line, for the trace and the models
+    # What the call did in the turn's language, for the panel's "what I did" block, and the
+    # records its result names (the answer's chips); both from the structured result.
+    line: NotRequired[str]
+    records: NotRequired[list[RecordRef]]
 
 
 class ToolEndEvent(Sequenced):

@@ -29,6 +29,16 @@ class ApprovalsConsumer(OrganisationGroupConsumer):
         pending = message.get("pending")  # counted once by the sender
         await self._send_count(message.get("action"), str(message.get("status", "")), pending)
 
+    async def approvals_emergency(self, message: dict[str, Any]) -> None:
+        """An urgent ticket of the organisation (approvals/live.py `notify_emergency`)."""
+        payload = {
+            "type": "emergency",
+            "ticket": message.get("ticket"),
+            "summary": str(message.get("summary", "")),
+            "conversation": message.get("conversation"),
+        }
+        await self.send(text_data=json.dumps(payload))
+
     async def _send_count(self, action: Any, status: str, pending: Any = None) -> None:
         if not isinstance(pending, int):
             pending = await database_sync_to_async(live.pending_count)(self.organisation_id)

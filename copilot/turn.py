@@ -60,6 +60,7 @@ from copilot import (
     replies,
 )
 from copilot import memory as wm
+from copilot.answers import steps_for_turn
 from copilot.decisions import answer_order
 from copilot.graph import get_graph, pause, resume, run_graph
 from copilot.models import AgentRun, Conversation, ConversationEvent, Message, Turn
@@ -150,7 +151,7 @@ def accept_message(
                 conversation.pk,
                 AcceptedEvent(
                     type="accepted", turn_id=str(turn.pk), message_id=message.pk, text=text,
-                    client_id=client_id,
+                    client_id=client_id, title=conversation.title,
                 ),
             )  # fmt: skip
     except IntegrityError:
@@ -322,6 +323,7 @@ def _run(turn: Turn) -> TurnResult:
             "graph_cpu": (time.thread_time() - cpu_started) * 1000,
         }
         trace = {**state.get("trace", {}), "turn_id": turn_id, "timings_ms": _rounded(timings)}
+        trace["steps"] = steps_for_turn(conversation.pk, turn_id)  # the "what I did" block
         held = bool(state["delegation"].held)
         if held:  # it waits for a manager: checkpointed before anyone can decide
             pause(run, state)
@@ -390,7 +392,8 @@ def _run_decision(turn: Turn) -> TurnResult:
         with transaction.atomic():
             answer = message_add(
                 conversation=conversation, role=Message.Role.ASSISTANT, text=followup.reply,
-                language=language, trace={**followup.trace, "turn_id": turn_id},
+                language=language, trace={**followup.trace, "turn_id": turn_id,
+                "steps": steps_for_turn(conversation.pk, turn_id)},
             )  # fmt: skip
             turn_finish(turn=turn, status=Turn.Status.DONE, answer=answer)
             _settle_paused(turn)
@@ -418,7 +421,8 @@ def _run_suggestion(turn: Turn, suggestion_id: int) -> TurnResult:
             held = bool(done.trace.get("held"))
             answer = message_add(
                 conversation=conversation, role=Message.Role.ASSISTANT, text=done.reply,
-                language=language, trace={**done.trace, "turn_id": turn_id},
+                language=language, trace={**done.trace, "turn_id": turn_id,
+                "steps": steps_for_turn(conversation.pk, turn_id)},
             )  # fmt: skip
             status = Turn.Status.WAITING if held else Turn.Status.DONE
             turn_finish(turn=turn, status=status, answer=answer)

@@ -30,7 +30,7 @@ from business.roles import can, permission_required
 from business.scheduling import Slot, next_free_slots
 from business.services import service_duration
 from copilot import direct_line, tasks, tryout
-from copilot.models import Conversation, Turn
+from copilot.models import Conversation, Message, Turn
 from copilot.selectors import (
     conversations_for_user,
     get_conversation_for_user,
@@ -97,6 +97,22 @@ def chat_detail(request: HttpRequest, conversation_id: int) -> HttpResponse:
         "consultable": [(agent.name, agent.label(language)) for agent in enabled],
     }
     return render(request, "copilot/chat.html", context)
+
+
+@permission_required("chat")
+def chat_answer(request: HttpRequest, conversation_id: int, turn_id: str) -> HttpResponse:
+    """A turn's answers as the page renders them (copilot/_answer.html), for the live panel to
+    put in place of what it streamed: the same HTML before and after a reload."""
+    try:
+        conversation, _read_only = get_conversation_for_user(request.user, conversation_id)
+    except Conversation.DoesNotExist as exc:
+        raise Http404 from exc
+    answers = conversation.messages.filter(
+        role=Message.Role.ASSISTANT, trace__turn_id=turn_id
+    ).order_by("pk")
+    if not answers:
+        raise Http404
+    return render(request, "copilot/_answers.html", {"answers": answers})
 
 
 def _direct_line(

@@ -8,12 +8,15 @@ from agents.context import TurnContext
 from agents.lookups import resolve_customer
 from agents.payloads import local_iso
 from agents.registry import Category, ToolError, ToolResult, get_scoped, success, tool
+from approvals import live
 from business import services
 from business.models import Customer, EscalationTicket, Job
 from business.selectors import ticket_by_number
 
 Reason = Literal["complaint", "emergency", "escalate", "frustration", "handoff"]
 Priority = Literal["low", "normal", "high", "urgent"]
+
+URGENT = "urgent"
 
 # Without an explicit priority, the reason decides: danger first, an angry customer next.
 DEFAULT_PRIORITY: dict[str, str] = {
@@ -65,6 +68,11 @@ def ticket_create(
         actor=ctx.user,
     )
     data = _ticket_data(ctx, ticket)
+    if ticket.priority == URGENT:  # the managers hear of it now, not on their next page load
+        live.notify_emergency(
+            organisation_id=ctx.organisation.pk, ticket_id=ticket.pk, summary=ticket.summary,
+            conversation_id=ctx.conversation_id,
+        )  # fmt: skip
     return success(f"ticket #{ticket.pk} opened ({ticket.priority})", ticket=data)
 
 

@@ -5,6 +5,10 @@
 (function () {
   "use strict";
   window.capatazLive("/ws/approvals/", (ev) => {
+    if (ev.type === "emergency") {  // an urgent ticket: alerts.js shows it
+      document.body.dispatchEvent(new CustomEvent("capataz-emergency", { detail: ev }));
+      return;
+    }
     if (ev.type !== "approvals") return;
     if (typeof ev.pending === "number") {
       document.querySelectorAll("[data-pending-count]").forEach((badge) => {

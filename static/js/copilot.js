@@ -221,13 +221,12 @@
     if (view) return view;
     const li = el("li", "msg msg-assistant msg-streaming");
     li.dataset.turn = turnId;
-    const agents = el("div", "msg-agents");
-    const tools = el("ul", "msg-tools");
+    // The agents and tool calls go to one "what I did" block after the text (answers.js).
     const text = el("div", "msg-text");
     const thinking = el("div", "msg-thinking", t("Thinking"));
-    li.append(agents, thinking, tools, text);
+    li.append(thinking, text);
     place(li);
-    view = { li, agents, tools, text, thinking, pills: new Map(), toolRows: [], problem: null, seg: null, afterNote: false };
+    view = { li, text, thinking, problem: null, seg: null, afterNote: false };
     turns.set(turnId, view);
     return view;
   }
@@ -255,15 +254,6 @@
 
   // Notes on retracted text, by the retraction's reason (a model failure's kind otherwise).
   const RETRACT_NOTES = { not_small_talk: "Overruled" };
-
-  function lastToolRow(ev) {
-    const view = turns.get(ev.turn_id);
-    if (!view) return null;
-    for (let i = view.toolRows.length - 1; i >= 0; i--) {
-      if (view.toolRows[i].dataset.tool === ev.tool) return view.toolRows[i];
-    }
-    return null;
-  }
 
   const handlers = {
     accepted(ev) {
@@ -297,38 +287,12 @@
       dropNotes(messageEl(ev.message_id), "deferred");
       turnView(ev.turn_id);
     },
-    agent_start(ev) {
-      const view = turnView(ev.turn_id);
-      const pill = el("span", "pill pill-running", ev.label || ev.agent);
-      pill.title = ev.intent + " · " + Math.round(ev.confidence * 100) + "%";
-      view.agents.append(pill);
-      view.pills.set(ev.agent + ":" + ev.intent, pill);
-    },
-    agent_end(ev) {
-      const pill = turnView(ev.turn_id).pills.get(ev.agent + ":" + ev.intent);
-      if (!pill) return;
-      pill.classList.remove("pill-running");
-      // A step that asked the operator something is waiting for an answer, not failing.
-      const state = ev.yielded ? "pill-muted" : ev.success ? "pill-ok" : "pill-bad";
-      pill.classList.add(ev.clarifying ? "pill-ask" : state);
-    },
-    tool_start(ev) {
-      const view = turnView(ev.turn_id);
-      const row = el("li", "tool tool-running", "⚙ " + ev.tool);
-      row.dataset.tool = ev.tool;
-      view.tools.append(row);
-      view.toolRows.push(row);
-    },
-    tool_result(ev) {
-      const row = lastToolRow(ev);
-      if (!row) return;
-      row.classList.add(ev.ok ? "tool-ok" : "tool-bad");
-      if (ev.summary) row.append(el("span", "tool-summary", " — " + ev.summary));
-    },
-    tool_end(ev) {
-      const row = lastToolRow(ev);
-      if (row) row.classList.remove("tool-running");
-    },
+    // Drawn by answers.js in the answer's "what I did" block; here only the turn's view.
+    agent_start(ev) { turnView(ev.turn_id); },
+    agent_end(ev) { turnView(ev.turn_id); },
+    tool_start(ev) { turnView(ev.turn_id); },
+    tool_result(ev) { turnView(ev.turn_id); },
+    tool_end(ev) { turnView(ev.turn_id); },
     text(ev) {
       const view = turnView(ev.turn_id);
       view.thinking.remove();
@@ -352,12 +316,7 @@
       view.seg = null;  // what follows starts a segment of its own
       view.afterNote = true;
     },
-    approval_requested(ev) {
-      const view = turnView(ev.turn_id);
-      const note = el("div", "msg-approval", "⏸ " + t("Approval") + " (#" + ev.approval_id + ")");
-      note.title = ev.summary;
-      view.li.append(note);
-    },
+    approval_requested(ev) { turnView(ev.turn_id); },  // answers.js shows it in the steps
     // A manager decided (or the time ran out) on an action this conversation asked for: the
     // note shows at once; the resumed turn's events follow.
     approval_decided(ev) {
@@ -428,7 +387,6 @@
       }
       if (ev.message_id) done.li.id = "message-" + ev.message_id;
       done.li.classList.remove("msg-streaming");
-      done.tools.querySelectorAll(".tool-running").forEach((r) => r.classList.remove("tool-running"));
     },
   };
 
@@ -446,6 +404,8 @@
     } catch (err) {  // one bad event must not stop the ones after it
       console.error("copilot: could not render", ev.type, err);
     }
+    // The answer's steps, chips and rendered text (answers.js), and anything else listening.
+    panel.dispatchEvent(new CustomEvent("copilot:event", { detail: ev }));
     if (follow) scrollDown();
   }
 

@@ -1,0 +1,63 @@
+"""Template helpers of an answer: its Markdown, its record chips, its steps' durations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+from django.utils.formats import number_format
+from django.utils.safestring import SafeString
+from django.utils.translation import gettext
+
+from copilot import answers
+
+register = template.Library()
+
+
+@register.filter
+def answer_markdown(text: str | None) -> SafeString:
+    return answers.render_markdown(text or "")
+
+
+@register.filter
+def chip_url(ref: Any) -> str:
+    return answers.chip_url(ref) if isinstance(ref, dict) else ""
+
+
+@register.filter
+def chip_kind(kind: str) -> str:
+    """The chip's kind in words (its title and what a screen reader says before the label)."""
+    names = {
+        "job": gettext("Job"),
+        "customer": gettext("Customer"),
+        "quote": gettext("Quote"),
+        "invoice": gettext("Invoice"),
+        "ticket": gettext("Ticket"),
+        "approval": gettext("Approval"),
+    }
+    return names.get(kind, kind)
+
+
+@register.filter
+def duration(ms: Any) -> str:
+    """ "35 ms", "1,2 s": a step's wall time, short."""
+    if not isinstance(ms, int | float) or isinstance(ms, bool):
+        return ""
+    if ms < 1000:
+        return gettext("%(ms)s ms") % {"ms": round(ms)}
+    seconds = number_format(ms / 1000, 1)  # "1,2" in Spanish
+    return gettext("%(seconds)s s") % {"seconds": seconds}
+
+
+@register.filter
+def steps_total_ms(steps: Any) -> float | None:
+    agents = steps.get("agents") if isinstance(steps, dict) else None
+    times = [a.get("ms") for a in agents or [] if isinstance(a, dict)]
+    numbers = [t for t in times if isinstance(t, int | float) and not isinstance(t, bool)]
+    return sum(numbers) if numbers else None
+
+
+@register.filter
+def steps_tool_count(steps: Any) -> int:
+    agents = steps.get("agents") if isinstance(steps, dict) else None
+    return sum(len(a.get("tools") or []) for a in agents or [] if isinstance(a, dict))
