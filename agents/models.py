@@ -107,6 +107,8 @@ class Agent(models.Model):
     updated_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        verbose_name = _("agent")
+        verbose_name_plural = _("agents")
         ordering = ["organisation_id", "pk"]
         constraints = [
             models.UniqueConstraint(
@@ -136,6 +138,8 @@ class AgentIntent(models.Model):
     examples_en = models.TextField(_("examples in English (one per line)"), blank=True)
 
     class Meta:
+        verbose_name = _("intent")
+        verbose_name_plural = _("intents")
         ordering = ["agent_id", "pk"]
         constraints = [
             models.UniqueConstraint(fields=["agent", "name"], name="unique_intent_per_agent")
@@ -165,6 +169,8 @@ class AgentVersion(models.Model):
     note = models.CharField(max_length=200, blank=True)
 
     class Meta:
+        verbose_name = _("agent version")
+        verbose_name_plural = _("agent versions")
         ordering = ["-number"]
         constraints = [
             models.UniqueConstraint(fields=["agent", "number"], name="unique_agent_version")
@@ -261,6 +267,8 @@ class ProactiveSchedule(models.Model):
     enabled = models.BooleanField(_("enabled"), default=True)
 
     class Meta:
+        verbose_name = _("proactive schedule")
+        verbose_name_plural = _("proactive schedules")
         ordering = ["organisation_id", "pk"]
         constraints = [
             models.UniqueConstraint(
@@ -294,6 +302,8 @@ class ScheduleRun(models.Model):
     error = models.TextField(_("error"), blank=True)
 
     class Meta:
+        verbose_name = _("schedule run")
+        verbose_name_plural = _("schedule runs")
         ordering = ["-started_at"]
         indexes = [models.Index(fields=["organisation", "detector", "-started_at"])]
 
@@ -358,6 +368,8 @@ class Suggestion(models.Model):
     outcome = models.CharField(_("outcome"), max_length=300, blank=True)
 
     class Meta:
+        verbose_name = _("suggestion")
+        verbose_name_plural = _("suggestions")
         ordering = ["-priority", "-created_at", "-pk"]
         constraints = [
             models.UniqueConstraint(

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.utils.functional import Promise
-from django.utils.translation import gettext, gettext_lazy, ngettext, override
+from django.utils.translation import gettext, gettext_lazy, ngettext, override, pgettext
 
 from agents.events import RecordRef
 from agents.registry import ToolResult
@@ -263,7 +263,7 @@ NOT_ENABLED_PREFIX = "tool "  # Runner.call's refusal: "tool <name> not enabled"
 
 def tool_line(tool: str, result: ToolResult, language: str) -> str:
     """The call's line in `language` ("es" or "en")."""
-    with override(language):
+    with override("en" if language == "en" else "es-ar"):
         return _line(tool, result)
 
 
@@ -276,9 +276,9 @@ def _line(tool: str, result: ToolResult) -> str:
     if result.ok:
         write = DONE.get(tool)
         try:
-            return write(data) if write else gettext("Done")
+            return write(data) if write else pgettext("tool step", "Done")
         except (TypeError, ValueError, AttributeError):  # an odd shape: say it ran, no more
-            return gettext("Done")
+            return pgettext("tool step", "Done")
     if result.error.startswith(NOT_ENABLED_PREFIX) and result.error.endswith("not enabled"):
         return gettext("This agent may not do that here (a tool not enabled for it)")
     if data.get("changed"):

@@ -131,6 +131,8 @@ class Organisation(models.Model):
     created_at = models.DateTimeField(default=now)
 
     class Meta:
+        verbose_name = _("organisation")
+        verbose_name_plural = _("organisations")
         ordering = ["name"]
 
     def __str__(self) -> str:
@@ -159,6 +161,8 @@ class Membership(models.Model):
     created_at = models.DateTimeField(default=now)
 
     class Meta:
+        verbose_name = _("membership")
+        verbose_name_plural = _("memberships")
         constraints = [
             models.UniqueConstraint(fields=["user", "organisation"], name="unique_membership")
         ]
@@ -189,6 +193,8 @@ class PriceItem(TenantRecord, models.Model):
     keywords = models.CharField(_("keywords"), max_length=300, blank=True)
 
     class Meta:
+        verbose_name = _("price item")
+        verbose_name_plural = _("price list")
         ordering = ["category", "name"]
         constraints = [
             models.UniqueConstraint(fields=["organisation", "code"], name="unique_price_code")
@@ -224,6 +230,8 @@ class Customer(TenantRecord, models.Model):
     created_at = models.DateTimeField(default=now)
 
     class Meta:
+        verbose_name = _("customer")
+        verbose_name_plural = _("customers")
         ordering = ["name"]
         indexes = [models.Index(fields=["organisation", "name"])]
 
@@ -302,11 +310,17 @@ class Address(TenantRecord, models.Model):
     is_primary = models.BooleanField(_("primary"), default=True)
 
     class Meta:
-        verbose_name_plural = "addresses"
+        verbose_name = _("address")
+        verbose_name_plural = _("addresses")
 
     def __str__(self) -> str:
+        """ "Av. Cabildo 3500 4B, CABA (Belgrano)"; the zone only when it says more than the city
+        (never "CABA (CABA)")."""
         unit = f" {self.unit}" if self.unit else ""
-        return f"{self.street}{unit}, {self.city} ({self.zone})"
+        place = self.city or ""
+        if self.zone and self.zone.strip().casefold() != place.strip().casefold():
+            place = f"{place} ({self.zone})" if place else self.zone
+        return f"{self.street}{unit}, {place}" if place else f"{self.street}{unit}"
 
 
 class Technician(TenantRecord, models.Model):
@@ -323,6 +337,8 @@ class Technician(TenantRecord, models.Model):
     active = models.BooleanField(_("active"), default=True)
 
     class Meta:
+        verbose_name = _("technician")
+        verbose_name_plural = _("technicians")
         ordering = ["name"]
 
     def __str__(self) -> str:
@@ -343,6 +359,8 @@ class Absence(TenantRecord, models.Model):
     reason = models.CharField(_("reason"), max_length=200, blank=True)
 
     class Meta:
+        verbose_name = _("absence")
+        verbose_name_plural = _("absences")
         ordering = ["-start_date"]
 
     def __str__(self) -> str:
@@ -385,6 +403,8 @@ class Vehicle(TenantRecord, models.Model):
     active = models.BooleanField(_("active"), default=True)
 
     class Meta:
+        verbose_name = _("vehicle")
+        verbose_name_plural = _("vehicles")
         ordering = ["plate"]
         constraints = [
             models.UniqueConstraint(fields=["organisation", "plate"], name="unique_plate")
@@ -425,6 +445,8 @@ class Job(TenantRecord, models.Model):
     updated_at = models.DateTimeField(default=now)
 
     class Meta:
+        verbose_name = _("job")
+        verbose_name_plural = _("jobs")
         ordering = ["scheduled_start"]
         indexes = [
             models.Index(fields=["organisation", "scheduled_start"]),
@@ -464,6 +486,8 @@ class JobEvent(TenantRecord, models.Model):
     at = models.DateTimeField(default=now)
 
     class Meta:
+        verbose_name = _("job event")
+        verbose_name_plural = _("job events")
         ordering = ["at", "pk"]
 
 
@@ -484,7 +508,8 @@ class Equipment(TenantRecord, models.Model):
     )
 
     class Meta:
-        verbose_name_plural = "equipment"
+        verbose_name = _("equipment")
+        verbose_name_plural = _("equipment")
         ordering = ["customer__name", "kind"]
 
     def __str__(self) -> str:
@@ -566,6 +591,8 @@ class Quote(PricedDocument):
     valid_until = models.DateField(_("valid until"), null=True, blank=True)
 
     class Meta:
+        verbose_name = _("quote")
+        verbose_name_plural = _("quotes")
         ordering = ["-created_at"]
         constraints = [
             models.UniqueConstraint(fields=["organisation", "number"], name="unique_quote_number")
@@ -577,6 +604,10 @@ class Quote(PricedDocument):
 
 class QuoteLine(DocumentLine):
     quote = models.ForeignKey(Quote, on_delete=models.CASCADE, related_name="lines")
+
+    class Meta(DocumentLine.Meta):
+        verbose_name = _("quote line")
+        verbose_name_plural = _("quote lines")
 
 
 class Invoice(PricedDocument):
@@ -604,6 +635,8 @@ class Invoice(PricedDocument):
     due_on = models.DateField(_("due"), null=True, blank=True)
 
     class Meta:
+        verbose_name = _("invoice")
+        verbose_name_plural = _("invoices")
         ordering = ["-issued_on", "-pk"]
         constraints = [
             models.UniqueConstraint(
@@ -636,6 +669,10 @@ class Invoice(PricedDocument):
 class InvoiceLine(DocumentLine):
     invoice = models.ForeignKey(Invoice, on_delete=models.CASCADE, related_name="lines")
 
+    class Meta(DocumentLine.Meta):
+        verbose_name = _("invoice line")
+        verbose_name_plural = _("invoice lines")
+
 
 class Payment(TenantRecord, models.Model):
     class Method(models.TextChoices):
@@ -654,6 +691,8 @@ class Payment(TenantRecord, models.Model):
     reference = models.CharField(_("reference"), max_length=80, blank=True)
 
     class Meta:
+        verbose_name = _("payment")
+        verbose_name_plural = _("payments")
         ordering = ["-received_on"]
 
 
@@ -690,6 +729,8 @@ class EscalationTicket(TenantRecord, models.Model):
     created_at = models.DateTimeField(default=now)
 
     class Meta:
+        verbose_name = _("ticket")
+        verbose_name_plural = _("tickets")
         ordering = ["-created_at"]
 
     def __str__(self) -> str:

@@ -57,6 +57,74 @@ def normalise_phone(raw: str, field_name: str = "phone") -> str:
     return "+" + result
 
 
+# Area codes of three digits (the big cities outside Buenos Aires); 11 is Buenos Aires' two,
+# and the rest of the country's are four (ENACOM's numbering plan).
+THREE_DIGIT_AREAS = frozenset(
+    {
+        "220",
+        "221",
+        "223",
+        "230",
+        "236",
+        "237",
+        "249",
+        "260",
+        "261",
+        "263",
+        "264",
+        "266",
+        "280",
+        "291",
+        "294",
+        "297",
+        "298",
+        "299",
+        "336",
+        "341",
+        "342",
+        "343",
+        "345",
+        "348",
+        "351",
+        "353",
+        "358",
+        "362",
+        "364",
+        "370",
+        "376",
+        "379",
+        "380",
+        "381",
+        "383",
+        "385",
+        "387",
+        "388",
+    }
+)
+
+
+def format_phone(stored: str) -> str:
+    """The one way a phone is shown: "+54 11 4567-8901", a mobile "+54 9 11 5555-0000"; a
+    number from elsewhere (or not in E.164) as it is."""
+    text = (stored or "").strip()
+    if not text.startswith("+54") or not text[1:].isdigit():
+        return text
+    national = text[3:]
+    mobile = national.startswith("9")
+    if mobile:
+        national = national[1:]
+    if len(national) != 10:
+        return text
+    if national.startswith("11"):
+        area_length = 2
+    elif national[:3] in THREE_DIGIT_AREAS:
+        area_length = 3
+    else:
+        area_length = 4
+    area, local = national[:area_length], national[area_length:]
+    return " ".join(["+54", *(["9"] if mobile else []), area, f"{local[:-4]}-{local[-4:]}"])
+
+
 def optional_phone(raw: str, field_name: str = "phone") -> str:
     return normalise_phone(raw, field_name) if (raw or "").strip() else ""
 

@@ -49,6 +49,8 @@ class Conversation(models.Model):
     contact = models.CharField(max_length=32, blank=True)
 
     class Meta:
+        verbose_name = _("conversation")
+        verbose_name_plural = _("conversations")
         ordering = ["-updated_at"]
         indexes = [
             models.Index(fields=["organisation", "-updated_at"]),
@@ -79,6 +81,8 @@ class Message(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        verbose_name = _("message")
+        verbose_name_plural = _("messages")
         ordering = ["created_at", "pk"]
         constraints = [
             models.UniqueConstraint(
@@ -134,6 +138,8 @@ class Turn(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = _("turn")
+        verbose_name_plural = _("turns")
         ordering = ["created_at", "message_id"]
         indexes = [
             models.Index(fields=["conversation", "status", "message"]),
@@ -161,6 +167,8 @@ class ConversationEvent(models.Model):
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:
+        verbose_name = _("conversation event")
+        verbose_name_plural = _("conversation events")
         ordering = ["conversation", "seq"]
         constraints = [
             models.UniqueConstraint(fields=["conversation", "seq"], name="event_seq_once")
@@ -190,6 +198,8 @@ class AgentRun(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        verbose_name = _("agent run")
+        verbose_name_plural = _("agent runs")
         ordering = ["created_at", "pk"]
         indexes = [models.Index(fields=["organisation", "agent", "created_at"])]
 

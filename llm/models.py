@@ -122,5 +122,7 @@ class ModelCall(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        verbose_name = _("model call")
+        verbose_name_plural = _("model calls")
         ordering = ["created_at", "pk"]
         indexes = [models.Index(fields=["organisation", "created_at"])]

@@ -13,7 +13,8 @@ from django.utils.dateparse import parse_datetime
 from django.utils.dates import WEEKDAYS_ABBR
 from django.utils.translation import gettext_lazy as _
 
-from business.models import Job, JobEvent, Skill, money
+from business.models import Address, Job, JobEvent, Skill, money
+from business.validators import format_phone
 
 register = template.Library()
 
@@ -96,3 +97,15 @@ def event_lines(event: JobEvent) -> list[str]:
         for key, value in data.items()
         if not key.endswith("_id") and value not in (None, "")
     ]
+
+
+@register.filter
+def phone(value: str | None) -> str:
+    """A stored phone (E.164) the one way the site shows it: "+54 11 4567-8901"."""
+    return format_phone(value or "")
+
+
+@register.filter
+def address_line(address: Address | None) -> str:
+    """An address the one way the site shows it (Address.__str__: no "CABA (CABA)")."""
+    return str(address) if address is not None else ""
