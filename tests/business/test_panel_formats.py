@@ -85,9 +85,8 @@ def test_the_admin_names_read_in_spanish() -> None:
         )
 
 
-def test_the_admin_index_lists_the_models_by_their_spanish_names(
-    client: Client, cast: Cast, spanish_fragment: None
-) -> None:
+@pytest.mark.usefixtures("spanish_fragment")
+def test_the_admin_index_lists_the_models_in_spanish(client: Client, cast: Cast) -> None:
     cast.admin.is_staff = cast.admin.is_superuser = True  # sees every model in the index
     cast.admin.save(update_fields=["is_staff", "is_superuser"])
     client.force_login(cast.admin)
