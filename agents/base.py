@@ -251,7 +251,8 @@ class Runner:
             ToolResultEvent(
                 type="tool_result", turn_id=ctx.turn_id, agent=name, tool=tool_name,
                 ok=result.ok, summary=result.summary or result.error,
-                line=tool_line(tool_name, result, self.language), records=records_of(result),
+                line=tool_line(tool_name, result, self.language),
+                records=records_of(tool_name, result),
             )
         )  # fmt: skip
         ctx.emit(

@@ -25,6 +25,7 @@ from agents.registry import ToolResult
 # The kinds of record an answer can link to (copilot/answers.py maps each to its page).
 RECORD_KINDS = ("job", "customer", "quote", "invoice", "ticket", "approval")
 LIST_CAP = 5  # records taken from one list (a search's hits): the first few, not all of them
+LIST_SUBJECTS = {"payment_status": "invoices"}  # a list that is the call's subject anyway
 
 
 def _n(data: dict[str, Any], key: str) -> int:
@@ -316,7 +317,7 @@ def _job_ids(ids: Iterable[object]) -> list[RecordRef]:
     ]
 
 
-def records_of(result: ToolResult) -> list[RecordRef]:
+def records_of(tool: str, result: ToolResult) -> list[RecordRef]:
     """The records a call's structured result names: the one it acted on first, then the first
     few of any list it found. Each (kind, id) once."""
     data = result.data if isinstance(result.data, dict) else {}
@@ -326,9 +327,13 @@ def records_of(result: ToolResult) -> list[RecordRef]:
         found.append({"kind": "approval", "id": pk, "label": f"#{pk}"})
     for kind in ("job", "ticket", "quote", "invoice", "customer"):
         found.append(_ref(kind, data.get(kind)))
+    # A list is what the call found (a search, the unpaid invoices) only when it names no record
+    # of its own or the list is its subject; a customer's file lists their history, which the
+    # answer is not about.
+    subject_list = LIST_SUBJECTS.get(tool)
     for key, kind in (("jobs", "job"), ("customers", "customer"), ("invoices", "invoice")):
         items = data.get(key)
-        if isinstance(items, list):
+        if isinstance(items, list) and (not any(found) or key == subject_list):
             found.extend(_ref(kind, item) for item in items[:LIST_CAP])
     moved = [m.get("job_id") for m in data.get("moved") or [] if isinstance(m, dict)]
     found.extend(_job_ids(moved[:LIST_CAP]))

@@ -44,7 +44,7 @@ def duration(ms: Any) -> str:
     if not isinstance(ms, int | float) or isinstance(ms, bool):
         return ""
     if ms < 1000:
-        return gettext("%(ms)s ms") % {"ms": round(ms)}
+        return gettext("%(ms)s ms") % {"ms": max(1, round(ms))}
     seconds = number_format(ms / 1000, 1)  # "1,2" in Spanish
     return gettext("%(seconds)s s") % {"seconds": seconds}
 

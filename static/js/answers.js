@@ -139,7 +139,7 @@
       const url = boot.dataset.answerUrl.replace("TURN", encodeURIComponent(ev.turn_id));
       fetch(url, { credentials: "same-origin", headers: { "HX-Request": "true" } })
         .then((r) => (r.ok ? r.text() : Promise.reject(r.status)))
-        .then((html) => swap(ev, html))
+        .then((html) => { swap(ev, html); followOnPage(); })
         .catch(() => { /* the streamed text stays; a reload shows the rendered answer */ });
     },
   };
@@ -155,8 +155,19 @@
     li.prepend(...Array.from(box.childNodes));
   }
 
+  // On a phone the page scrolls, not the thread (answers.css): follow new content there too.
+  const thread = document.getElementById("chat-thread");
+  function followOnPage() {
+    if (!thread || getComputedStyle(thread).overflowY !== "visible") return;
+    const gap = document.documentElement.scrollHeight - window.scrollY - window.innerHeight;
+    if (gap < 240) window.scrollTo(0, document.documentElement.scrollHeight);
+  }
+
   panel.addEventListener("copilot:event", (e) => {
     const ev = e.detail;
+    if (ev && (ev.type === "text" || ev.type === "accepted" || ev.type === "completed")) {
+      requestAnimationFrame(followOnPage);
+    }
     const handler = ev && live[ev.type];
     if (!handler) return;
     try { handler(ev); } catch (err) { console.error("answers: could not render", ev.type, err); }

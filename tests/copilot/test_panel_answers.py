@@ -99,14 +99,40 @@ def test_records_come_from_the_structured_result_not_from_its_words() -> None:
         },
         summary="job #999 booked, see quote P-000027",  # words name other records: ignored
     )
-    refs = records_of(result)
+    refs = records_of("job_book", result)
     assert {(r["kind"], r["id"]) for r in refs} == {("job", 12), ("customer", 3)}
-    assert {"kind": "customer", "id": 3, "label": "Gómez"} in refs
+
+
+def test_a_search_names_its_hits_and_a_customers_file_only_the_customer() -> None:
+    hits = [{"id": n, "name": f"Gómez {n}"} for n in range(1, 9)]
+    found = records_of("customers_find", ToolResult(ok=True, data={"customers": hits}, summary=""))
+    assert [r["id"] for r in found] == [1, 2, 3, 4, 5]  # the first few, not all eight
+    file = ToolResult(
+        ok=True,
+        data={
+            "customer": {"id": 3, "name": "Gómez"},
+            "jobs": [{"id": 40}],
+            "invoices": [{"id": 2}],
+        },
+        summary="",
+    )
+    assert records_of("customer_history", file) == [{"kind": "customer", "id": 3, "label": "Gómez"}]
+    owed = ToolResult(
+        ok=True,
+        data={
+            "customer": {"id": 3, "name": "Gómez"},
+            "invoices": [{"id": 2, "letter": "A", "number": "0001-00000002"}],
+        },
+        summary="",
+    )
+    assert {"kind": "invoice", "id": 2, "label": "A 0001-00000002"} in records_of(
+        "payment_status", owed
+    )
 
 
 def test_a_held_call_names_its_approval() -> None:
     held = ToolResult(ok=True, data={"held": True, "pending_approval_id": 7}, summary="")
-    assert records_of(held) == [{"kind": "approval", "id": 7, "label": "#7"}]
+    assert records_of("job_cancel", held) == [{"kind": "approval", "id": 7, "label": "#7"}]
     assert tool_line("job_cancel", held, "en") == "Asked a manager to approve it (#7)"
     assert tool_line("job_cancel", held, "es") == "Le pedí la aprobación a un gerente (#7)"
 
