@@ -95,7 +95,7 @@ def test_records_come_from_the_structured_result_not_from_its_words() -> None:
         ok=True,
         data={
             "job": {"id": 12, "customer_id": 3, "customer": "Gómez"},
-            "customers": [{"id": 3, "name": "Gómez"}],
+            "customer": {"id": 3, "name": "Gómez"},
         },
         summary="job #999 booked, see quote P-000027",  # words name other records: ignored
     )
