@@ -22,6 +22,7 @@ from agents.base import Clarification, Outcome, Runner, Step
 from agents.payloads import fold
 from agents.registry import ToolResult
 from business.models import money as round_money
+from business.validators import format_phone
 
 _NOT_FOUND = re.compile(r"\bnot found\b")
 DAYS_ES = ("lunes", "martes", "miércoles", "jueves", "viernes", "sábado", "domingo")
@@ -134,7 +135,7 @@ def customer_candidate(customer: dict[str, Any]) -> str:
     """A customer to choose from: "Juan Pérez (#3) — +54 11 … — Mitre 123, Lanús"."""
     parts = (
         f"{customer['name']} (#{customer['id']})",
-        customer.get("phone"),
+        format_phone(customer.get("phone") or ""),
         customer.get("address"),
     )
     return " — ".join(part for part in parts if part)

@@ -38,6 +38,7 @@ from agents.registry import ToolResult
 from agents.subjects import CustomerRef, customer_ref
 from business.models import Customer
 from business.selectors import scoped
+from business.validators import format_phone
 from nlu.cuit import find_cuit
 from nlu.finding import asks_to_find, same_or_new
 
@@ -326,7 +327,8 @@ def _existing(runner: Runner, customer: dict[str, Any]) -> Outcome:
 def _contact_summary(runner: Runner, customer: dict[str, Any]) -> str:
     parts = []
     if customer.get("phone"):
-        parts.append(runner.t(es=f"tel. {customer['phone']}", en=f"phone {customer['phone']}"))
+        shown = format_phone(customer["phone"])
+        parts.append(runner.t(es=f"tel. {shown}", en=f"phone {shown}"))
     if customer.get("email"):
         parts.append(customer["email"])
     if customer.get("address"):
@@ -469,8 +471,9 @@ def _file_lines(runner: Runner, data: dict[str, Any]) -> list[str]:
     language = runner.language
     customer = data["customer"]
     none = runner.t(es="sin dato", en="not on file")
+    phone = format_phone(customer.get("phone") or "")
     lines = [
-        runner.t(es="Teléfono: ", en="Phone: ") + (customer.get("phone") or none),
+        runner.t(es="Teléfono: ", en="Phone: ") + (phone or none),
         runner.t(es="Dirección: ", en="Address: ") + (customer.get("address") or none),
     ]
     if customer.get("email"):

@@ -28,6 +28,7 @@ from agents.phrasing import (
 )
 from agents.registry import ToolResult
 from agents.subjects import CustomerRef, customer_ref, job_ref
+from business.validators import format_phone
 from nlu.tone import read_signals
 
 SUMMARY_CHARS = 1000
@@ -408,7 +409,8 @@ def _emergency_ticket_text(runner: Runner, subject: _Subject, ticket: dict[str, 
     customer = subject.customer
     where = ""
     if customer is not None:
-        details = ", ".join(str(customer[k]) for k in ("address", "phone") if customer.get(k))
+        phone = format_phone(customer.get("phone") or "")
+        details = ", ".join(part for part in (customer.get("address"), phone) if part)
         where = f" ({details})" if details else ""
     return runner.t(
         es=f"Abrí el ticket urgente #{ticket['id']}{_for_whom(runner, subject)}{where}: una "
@@ -467,7 +469,9 @@ def _technician(runner: Runner, technician: dict[str, Any]) -> str:
     elif hops == 1:
         distance = runner.t(es="zona vecina", en="neighbouring zone")
     details = ", ".join(
-        part for part in (technician.get("zone"), distance, technician.get("phone")) if part
+        part
+        for part in (technician.get("zone"), distance, format_phone(technician.get("phone") or ""))
+        if part
     )
     return f"{technician['name']} ({details})" if details else str(technician["name"])
 
@@ -573,7 +577,7 @@ def complaint(step: Step, runner: Runner) -> Outcome:
         if angry
         else runner.t(es="Lamento el inconveniente.", en="I'm sorry about this.")
     )
-    phone = (subject.customer or {}).get("phone")
+    phone = format_phone((subject.customer or {}).get("phone") or "")
     contact = runner.t(
         es=f" y se comunica con el cliente ({phone})" if phone else " y da una respuesta",
         en=f" and contact the customer ({phone})" if phone else " and follow up",

@@ -39,6 +39,7 @@ from agents.phrasing import (
 from agents.registry import ToolResult
 from agents.subjects import CustomerRef, customer_ref, job_mutation, job_ref, same_person
 from business.scheduling import zone_for
+from business.validators import format_phone
 from nlu.dates import find_dates, target_date
 from nlu.normalize import fold_keep_length
 
@@ -629,7 +630,7 @@ def _distance(runner: Runner, technician: dict[str, Any]) -> str:
 
 
 def _technician_line(runner: Runner, technician: dict[str, Any]) -> str:
-    phone = f", tel. {technician['phone']}" if technician.get("phone") else ""
+    phone = f", tel. {format_phone(technician['phone'])}" if technician.get("phone") else ""
     return f"{technician['name']} ({technician['zone']}, {_distance(runner, technician)}{phone})"
 
 

@@ -17,6 +17,7 @@ from agents.base import Outcome, Runner, Step, handles
 from agents.payloads import fold
 from agents.phrasing import bullets, day, failed, money, percent
 from agents.selectors import agents_for_org
+from business.validators import format_phone
 
 PRICES_SHOWN = 8
 # Local hours where the greeting changes: morning from 6, afternoon from noon, night from 20.
@@ -219,7 +220,8 @@ def opening_hours(step: Step, runner: Runner) -> Outcome:
         parts.append(_day_text(runner, data, on))
     else:
         parts.append(_now_text(runner, data))
-    contact = ", ".join(part for part in (data.get("phone"), data.get("address")) if part)
+    phone = format_phone(data.get("phone") or "")
+    contact = ", ".join(part for part in (phone, data.get("address")) if part)
     if contact:
         parts.append(runner.t(es=f"Contacto: {contact}.", en=f"Contact: {contact}."))
     return Outcome(text=" ".join(parts))

@@ -18,6 +18,7 @@ from agents.phrasing import bullets, failed, full_date, when
 from agents.subjects import customer_ref, job_ref, same_person
 from business.selectors import SEASONAL_CAMPAIGNS
 from business.services import infer_skill
+from business.validators import format_phone
 
 LISTED = 12  # customers listed in one answer
 DEFAULT_WITHIN_DAYS = 30
@@ -57,7 +58,7 @@ def _equipment(row: dict[str, Any]) -> str:
 
 
 def _contact(customer: dict[str, Any]) -> str:
-    return f" ({customer['phone']})" if customer.get("phone") else ""
+    return f" ({format_phone(customer['phone'])})" if customer.get("phone") else ""
 
 
 def _by_customer(rows: Iterable[dict[str, Any]]) -> list[tuple[dict[str, Any], list[Any]]]:

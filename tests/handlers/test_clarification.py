@@ -390,7 +390,7 @@ def test_after_the_limit_the_first_ranked_customer_is_booked_and_named(
     job = Job.objects.get(organisation=two_juans.organisation)
     assert job.customer == two_juans
     assert turn.text.endswith(
-        f"Había varios clientes «Juan»: tomé Juan Gómez (#{two_juans.pk}) — +541100000000 — "
+        f"Había varios clientes «Juan»: tomé Juan Gómez (#{two_juans.pk}) — +54 11 0000-0000 — "
         f"{two_juans.primary_address}. Si era otro, decime cuál y lo corrijo."
     )
     assert_no_foreign_data(turn.text)

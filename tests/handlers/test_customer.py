@@ -39,7 +39,7 @@ def test_create_customer_reads_phone_address_and_cuit_from_the_text(desk: Desk, 
     assert (ana.phone, ana.cuit, ana.kind) == ("+541145671234", "27-33445566-7", "person")
     assert address is not None
     assert (address.street, address.city, address.zone) == ("Av. Mitre 1234", "Lanús", "Sur")
-    assert turn.text.startswith(f"Listo, registré a Ana Torres (cliente #{ana.pk}): tel. +5411")
+    assert turn.text.startswith(f"Listo, registré a Ana Torres (cliente #{ana.pk}): tel. +54 11")
     assert turn.outcome.mutations == [
         Mutation(kind="customer", id=ana.pk, label="Ana Torres", data={"created": True})
     ]
@@ -51,7 +51,8 @@ def test_a_likely_duplicate_is_a_question_not_a_second_customer(desk: Desk, shop
     turn = _create(desk, "alta de Juan Peres", customer="Juan Peres", language="en")
     assert Customer.objects.filter(organisation=org, name__startswith="Juan P").count() == 1
     assert turn.outcome.clarify is not None and turn.outcome.clarify.slot == "duplicate"
-    assert turn.text.startswith(f"Is this the same as Juan Pérez (#{shop.juan.pk}) — +541145678901")
+    same = f"Is this the same as Juan Pérez (#{shop.juan.pk}) — +54 11 4567-8901"
+    assert turn.text.startswith(same)
     assert "(similar name)" in turn.text and "“it's a new one”" in turn.text
     assert_no_foreign_data(turn.text)
 
@@ -189,7 +190,8 @@ def test_search_shows_contact_open_jobs_and_balance(desk: Desk, shop: Shop) -> N
     factories.make_payment(org, invoice, "21000")
     turn = desk.run(search_customer, "search_customer", "customer", customer="Juan Pérez")
     assert turn.outcome.success
-    assert turn.text.startswith(f"Juan Pérez (cliente #{shop.juan.pk}):\n- Teléfono: +541145678901")
+    head = f"Juan Pérez (cliente #{shop.juan.pk}):\n- Teléfono: +54 11 4567-8901"
+    assert turn.text.startswith(head)
     assert f"- Trabajos abiertos: #{job.pk} Service de aire acondicionado" in turn.text
     assert "martes 24/11 10:00, con Carlos Gómez" in turn.text
     assert "- Debe $ 100.000,00 (1 factura impaga, desde el" in turn.text
@@ -203,7 +205,7 @@ def test_search_with_several_matches_lists_them(desk: Desk, shop: Shop) -> None:
     turn = desk.run(search_customer, "search_customer", "customer", customer="Juan", language="en")
     assert turn.outcome.error == "several customers"
     assert "I found 2 customers for “Juan”:" in turn.text
-    assert f"Juan Pérez (#{shop.juan.pk}) — +541145678901" in turn.text
+    assert f"Juan Pérez (#{shop.juan.pk}) — +54 11 4567-8901" in turn.text
     assert_no_foreign_data(turn.text)
 
 

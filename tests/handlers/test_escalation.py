@@ -76,7 +76,7 @@ def test_a_gas_emergency_opens_an_urgent_ticket_and_proposes_the_nearest_gas_tec
         "accionar interruptores"
     )
     assert f"Abrí el ticket urgente #{ticket.pk} de Juan Pérez (" in lines[1]
-    assert "+541145678901" in lines[1]
+    assert "+54 11 4567-8901" in lines[1]
     # Only Lucía has the gas trade; she works in CABA, next to Juan's Sur.
     assert lines[2] == ("El técnico libre más cercano: Lucía Fernández (CABA, zona vecina).")
     assert turn.tools == ["customer_history", "ticket_create", "technicians_nearest"]
@@ -125,7 +125,7 @@ def test_an_emergency_with_the_shipped_tools_finds_the_customer_by_search(
     assert turn.outcome.success
     # The shipped agent reads the customer's history and proposes the nearest technician.
     assert "ticket_create" in turn.tools and "technicians_nearest" in turn.tools
-    assert "+541145678901" in turn.text
+    assert "+54 11 4567-8901" in turn.text
     assert_no_foreign_data(turn.text)
 
 
@@ -171,7 +171,7 @@ def test_an_angry_complaint_is_high_priority_and_linked_to_the_latest_job(
         f"Registré el reclamo de Juan Pérez: ticket #{ticket.pk}, prioridad alta. Lo vinculé al "
         f"trabajo #{latest.pk} Reparación de split (23/11/2026, con Carlos Gómez)."
     )
-    assert "se comunica con el cliente (+541145678901)" in text
+    assert "se comunica con el cliente (+54 11 4567-8901)" in text
     assert text.endswith("Lamento mucho lo que pasó.")
     assert_no_foreign_data(text)
 
@@ -207,7 +207,7 @@ def test_anger_said_in_words_makes_a_complaint_high_priority(
     [ticket] = _tickets(cast)
     assert ticket.priority == "high"
     if language == "en":
-        assert "will review it and contact the customer (+541145678901)." in turn.text
+        assert "will review it and contact the customer (+54 11 4567-8901)." in turn.text
 
 
 def test_a_complaint_for_an_ambiguous_customer_asks_which_and_files_nothing(

@@ -59,7 +59,7 @@ def test_maintenance_due_groups_overdue_and_upcoming_with_customers(
         "tienen una visita de ese rubro agendada):"
     )
     assert (
-        "Vencidos:\n- Juan Pérez (+541145678901): Split BGH, vencido hace 46 días (tocaba el "
+        "Vencidos:\n- Juan Pérez (+54 11 4567-8901): Split BGH, vencido hace 46 días (tocaba el "
         "08/10/2026)"
     ) in text
     assert (
@@ -120,7 +120,7 @@ def test_follow_up_lists_recent_jobs_without_follow_up_with_phones(
         "2 trabajos terminados en los últimos 14 días sin seguimiento, los más viejos primero:"
     )
     assert lines[1] == (
-        f"- #{juan.pk} Service de aire acondicionado — Juan Pérez (+541145678901), terminado el "
+        f"- #{juan.pk} Service de aire acondicionado — Juan Pérez (+54 11 4567-8901), terminado el "
         "viernes 20/11 07:00 por Carlos Gómez"
     )
     assert lines[2].startswith(f"- #{maria.pk} Carga de gas — María González SRL, terminado")
@@ -148,7 +148,7 @@ def test_the_spring_campaign_targets_air_conditioners_with_a_message(
         "ofrecerles un service (1 sin service nuestro):"
     )
     assert "- María González SRL: Split Surrey (sin service nuestro)" in text
-    assert "- Juan Pérez (+541145678901): Split BGH (último service 08/10/2025)" in text
+    assert "- Juan Pérez (+54 11 4567-8901): Split BGH (último service 08/10/2025)" in text
     assert "Caldera" not in text  # heating is the autumn campaign
     assert "Mensaje sugerido: «Hola {nombre}, te escribimos de Clima Sur: se viene el calor" in text
     assert_no_foreign_data(text)
