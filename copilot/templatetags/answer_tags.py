@@ -61,3 +61,15 @@ def steps_total_ms(steps: Any) -> float | None:
 def steps_tool_count(steps: Any) -> int:
     agents = steps.get("agents") if isinstance(steps, dict) else None
     return sum(len(a.get("tools") or []) for a in agents or [] if isinstance(a, dict))
+
+
+@register.filter
+def steps_need_eyes(steps: Any) -> bool:
+    """The block opens by itself when something waits for a manager or did not work."""
+    agents = steps.get("agents") if isinstance(steps, dict) else None
+    for agent in agents or []:
+        if not isinstance(agent, dict):
+            continue
+        if agent.get("approvals") or any(t.get("ok") is False for t in agent.get("tools") or []):
+            return True
+    return False

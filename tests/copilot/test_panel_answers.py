@@ -29,6 +29,7 @@ from copilot import eventlog
 from copilot.answers import build_steps, render_markdown
 from copilot.models import Conversation, ConversationEvent, Message
 from copilot.services import conversation_create
+from copilot.templatetags.answer_tags import steps_need_eyes
 from tests import factories
 from tests.conftest import Cast
 from tests.copilot.conftest import ScriptedRouter, task
@@ -200,6 +201,8 @@ def test_steps_group_tool_calls_under_their_agent_with_status_and_durations() ->
     ]  # fmt: skip
     assert [(r["kind"], r["id"]) for r in steps["records"]] == [("approval", 9), ("customer", 3)]
     assert steps["urgency"] == ""
+    assert steps_need_eyes(steps)  # a held approval: the block opens by itself
+    assert not steps_need_eyes(build_steps(events[:4]))
 
 
 # --- a real turn: live events, stored steps, the page and the live fragment -----------------------
