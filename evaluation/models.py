@@ -98,9 +98,7 @@ class Run(models.Model):
         FAILED = "failed", _("Failed")
 
     organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
-    dataset = models.ForeignKey(
-        Dataset, on_delete=models.SET_NULL, null=True, related_name="runs"
-    )
+    dataset = models.ForeignKey(Dataset, on_delete=models.SET_NULL, null=True, related_name="runs")
     dataset_name = models.CharField(max_length=80)  # kept when the dataset goes
     engine = models.CharField(_("engine"), max_length=10, default="embedded")
     # The agent-configuration version: one agent at one recorded version, the rest as they are;
