@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from django.apps import apps as django_apps
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
@@ -126,8 +127,6 @@ def test_import_then_export_gives_back_the_same_lines(client: Client, registry: 
     lines = GOLDEN_LINES[:40]
     client.force_login(registry.manager)
     upload = "\n".join(json.dumps(line, ensure_ascii=False) for line in lines).encode()
-    from django.core.files.uploadedfile import SimpleUploadedFile
-
     response = client.post(
         reverse("evaluation:dataset_import", args=[dataset.pk]),
         {"file": SimpleUploadedFile("cases.jsonl", upload, content_type="application/jsonl")},
@@ -202,6 +201,23 @@ def test_a_new_case_and_a_new_agent_partition(client: Client, registry: Cast) ->
         == 302
     )
     assert Case.objects.get(dataset=dataset).source == Case.Source.MANUAL
+
+
+def test_the_dataset_page_lists_and_filters_its_cases(client: Client, registry: Cast) -> None:
+    golden = golden_install(registry.org)
+    assert golden is not None
+    client.force_login(registry.manager)
+    url = reverse("evaluation:dataset", args=[golden.pk])
+    page = client.get(url).content.decode()
+    assert "426" in page and GOLDEN_LINES[0]["input"] in page
+    fleet = client.get(url, {"agent": "fleet"}).content.decode()
+    assert GOLDEN_LINES[0]["input"] not in fleet  # a scheduling case
+    fleet_cases = [c for c in GOLDEN_LINES if "fleet" in c.get("expected_agents", [])]
+    assert fleet_cases[0]["input"] in fleet
+    found = client.get(url, {"q": "Marta Giménez"}).content.decode()
+    assert GOLDEN_LINES[0]["input"] in found
+    index = client.get(reverse("evaluation:index")).content.decode()
+    assert f'data-dataset="{golden.pk}"' in index
 
 
 # --- who sees what -----------------------------------------------------------------------------
