@@ -92,6 +92,8 @@ def test_a_run_from_the_page_has_the_metrics_of_evaluate_on_the_same_file(
     assert {key: run.metrics[key] for key in COMPARED} == {key: expected[key] for key in COMPARED}
     assert run.metrics["chain_accuracy"] > 0.9  # the shipped registry on its own golden set
     assert len(run.rows) == 426 and {"id", "routed", "correct"} <= set(run.rows[0])
+    index = client.get(reverse("evaluation:index")).content.decode()
+    assert f'data-run="{run.pk}"' in index and 'data-testid="run-form"' in index
     page = client.get(reverse("evaluation:run", args=[run.pk])).content.decode()
     assert 'data-testid="confusion"' in page and 'data-testid="failing"' in page
     shown = page.split('data-metric="chain_accuracy">')[1].split("<")[0]

@@ -45,14 +45,17 @@
     const button = event.target.closest(".msg-feedback [data-rating]");
     if (!button) return;
     const box = button.closest(".msg-feedback");
-    // Clicking the verdict that is on takes it back to none... unless an agent is chosen.
+    // Clicking the verdict that is on takes it back (an agent still chosen keeps it a "down").
     send(box, button.classList.contains("is-on") ? "" : button.dataset.rating);
   });
 
   document.addEventListener("change", (event) => {
     const select = event.target.closest(".msg-feedback [data-should-be]");
-    if (!select || !select.value) return;
-    send(select.closest(".msg-feedback"), "down");
+    if (!select) return;
+    const box = select.closest(".msg-feedback");
+    // An agent chosen says the answer was wrong; "—" keeps whatever verdict is on.
+    const on = box.querySelector("[data-rating].is-on");
+    send(box, select.value ? "down" : (on ? on.dataset.rating : ""));
   });
 
   document.addEventListener("copilot:answer", (event) => {
