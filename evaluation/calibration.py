@@ -8,8 +8,8 @@ matched once). Per agent:
   against its accuracy (a calibrated router has them equal);
 - the expected calibration error, ECE = Σ_bins (n_b / N) · |accuracy_b − confidence_b|;
 - the trade-off of a threshold t: coverage (share of steps with confidence ≥ t, which run; the
-  rest yield) against accuracy among them; the suggested threshold is the lowest that keeps the
-  accuracy at the target or above (most coverage for that accuracy), else the most accurate one.
+  rest yield) against accuracy among them; the suggested threshold keeps the most steps while
+  the accuracy stays at the target, moving the current threshold as little as that allows.
 """
 
 from __future__ import annotations
@@ -97,15 +97,25 @@ def tradeoff(samples: list[Sample], thresholds: tuple[float, ...] = THRESHOLDS) 
     return points
 
 
-def suggest(points: list[Point], target: float = TARGET_ACCURACY) -> float | None:
+def suggest(
+    points: list[Point], target: float = TARGET_ACCURACY, current: float | None = None
+) -> float | None:
+    """The threshold that keeps the most steps while their accuracy stays at the target; of
+    several that keep as many, the nearest to the current one (no change when it is one of them,
+    the lowest without one). When none reaches the target: the most accurate, nearest likewise."""
     covered = [p for p in points if p.coverage > 0]
     if not covered:
         return None
-    for point in covered:  # thresholds ascending: the first that reaches the target
-        if point.accuracy >= target:
-            return point.threshold
-    best = max(p.accuracy for p in covered)
-    return next(p.threshold for p in covered if p.accuracy == best)
+    reaching = [p for p in covered if p.accuracy >= target]
+    if reaching:
+        best = max(p.coverage for p in reaching)
+        candidates = [p for p in reaching if p.coverage == best]
+    else:
+        best = max(p.accuracy for p in covered)
+        candidates = [p for p in covered if p.accuracy == best]
+    if current is None:
+        return candidates[0].threshold  # thresholds ascending
+    return min(candidates, key=lambda p: (abs(p.threshold - current), p.threshold)).threshold
 
 
 @dataclass(frozen=True)
@@ -121,8 +131,11 @@ class AgentCalibration:
 
 
 def calibrate(
-    rows: list[dict[str, Any]], target: float = TARGET_ACCURACY
+    rows: list[dict[str, Any]],
+    target: float = TARGET_ACCURACY,
+    current: dict[str, float] | None = None,
 ) -> list[AgentCalibration]:
+    """Per agent; `current` holds each agent's threshold now (the suggestion moves it least)."""
     result = []
     for agent, samples in samples_by_agent(rows).items():
         points = tradeoff(samples)
@@ -135,7 +148,7 @@ def calibrate(
                 ece=ece(samples),
                 bins=reliability(samples),
                 points=points,
-                suggested=suggest(points, target),
+                suggested=suggest(points, target, (current or {}).get(agent)),
             )
         )
     return result

@@ -319,7 +319,8 @@ def run_calibration(request: HttpRequest, pk: int) -> HttpResponse:
         target = calibration.TARGET_ACCURACY
     agents = {a.name: a for a in Agent.objects.filter(organisation=run.organisation)}
     rows = []
-    for item in calibration.calibrate(run.rows, target):
+    current = {name: agent.min_confidence for name, agent in agents.items()}
+    for item in calibration.calibrate(run.rows, target, current):
         agent = agents.get(item.agent)
         rows.append({
             "cal": item,

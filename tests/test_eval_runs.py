@@ -281,7 +281,15 @@ def test_calibration_numbers_on_a_known_case() -> None:
     assert points[0.95].coverage == 0.0
     assert calibration.suggest(list(points.values()), target=0.8) == 0.35
     assert calibration.suggest(list(points.values()), target=0.95) == 0.35  # best reachable
+    assert calibration.suggest(list(points.values()), target=0.8, current=0.9) == 0.35
     assert calibration.suggest(calibration.tradeoff([]), target=0.8) is None
+    # Every step right above 0.6: any threshold up to 0.6 keeps them all, so the current one
+    # stays where it is, and one above 0.6 comes down to 0.6.
+    high = [(0.65, True), (0.7, True), (0.9, True), (0.95, True)]
+    high_points = calibration.tradeoff(high)
+    assert calibration.suggest(high_points, target=0.9, current=0.35) == 0.35
+    assert calibration.suggest(high_points, target=0.9, current=0.8) == 0.65
+    assert calibration.suggest(high_points, target=0.9) == 0.05
     assert calibration.ece([]) == 0.0
 
 
