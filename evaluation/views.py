@@ -449,6 +449,13 @@ def feedback_queue(request: HttpRequest) -> HttpResponse:
          "routed": routed(getattr(getattr(m, "turn", None), "answer", None))}
         for m in recent
     ]  # fmt: skip
+    made = set(
+        Case.objects.filter(
+            organisation=organisation, input__in=[row["masked"] for row in conversation_rows]
+        ).values_list("input", flat=True)
+    )
+    for row in conversation_rows:
+        row["made"] = row["masked"] in made
     return render(
         request,
         "evaluation/feedback_queue.html",

@@ -199,6 +199,9 @@ def test_a_real_message_becomes_a_case_in_one_click(client: Client, registry: Ca
     case = Case.objects.get(dataset=dataset)
     assert case.expected_intents == ["book_job"] and case.source == Case.Source.CONVERSATION
     assert "5555" not in case.input and "[TEL_1]" in case.input
+    queue = client.get(reverse("evaluation:feedback")).content.decode()
+    row = queue.split(f'data-message="{question.pk}"')[1].split("</tr>")[0]
+    assert "Already a case" in row or "Ya es un caso" in row
 
 
 def test_outsiders_see_nothing_of_the_queue(client: Client, registry: Cast) -> None:
