@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -296,14 +296,17 @@ def golden_install(organisation: Organisation) -> Dataset | None:
     """The organisation's copy of the shipped golden set, once (an existing one is left alone)."""
     if Dataset.objects.filter(organisation=organisation, name=GOLDEN_NAME).exists():
         return None
-    with transaction.atomic():
-        dataset = Dataset.objects.create(
-            organisation=organisation, name=GOLDEN_NAME, kind=Dataset.Kind.GOLDEN,
-            description="Shipped golden set (evaluation/datasets/golden.jsonl)",
-            reference_date=GOLDEN_REFERENCE_DATE,
-        )  # fmt: skip
-        Case.objects.bulk_create(
-            Case(organisation=organisation, dataset=dataset, position=i, **fields)
-            for i, fields in enumerate(golden_lines(), start=1)
-        )
+    try:
+        with transaction.atomic():
+            dataset = Dataset.objects.create(
+                organisation=organisation, name=GOLDEN_NAME, kind=Dataset.Kind.GOLDEN,
+                description="Shipped golden set (evaluation/datasets/golden.jsonl)",
+                reference_date=GOLDEN_REFERENCE_DATE,
+            )  # fmt: skip
+            Case.objects.bulk_create(
+                Case(organisation=organisation, dataset=dataset, position=i, **fields)
+                for i, fields in enumerate(golden_lines(), start=1)
+            )
+    except IntegrityError:  # another request installed it meanwhile
+        return None
     return dataset

@@ -8,6 +8,7 @@ another organisation's id is a 404.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from django.contrib import messages
@@ -314,9 +315,10 @@ def run_calibration(request: HttpRequest, pk: int) -> HttpResponse:
     if run.status != Run.Status.DONE:
         raise Http404
     try:
-        target = min(max(float(request.GET.get("target", calibration.TARGET_ACCURACY)), 0.5), 1.0)
+        target = float(request.GET.get("target", calibration.TARGET_ACCURACY))
     except ValueError:
         target = calibration.TARGET_ACCURACY
+    target = min(max(target, 0.5), 1.0) if math.isfinite(target) else calibration.TARGET_ACCURACY
     agents = {a.name: a for a in Agent.objects.filter(organisation=run.organisation)}
     rows = []
     current = {name: agent.min_confidence for name, agent in agents.items()}

@@ -324,6 +324,9 @@ def test_a_suggested_threshold_is_applied_as_a_new_registry_version(
     assert page.status_code == 200 and 'data-agent="scheduling"' in text
     assert "<strong data-suggested>0.35</strong>" in text
     assert f"{calibration.ece(KNOWN):.4f}" in text
+    for odd in ("nan", "x", "-inf"):  # a target that is no number: the default, never a 500
+        url = reverse("evaluation:calibration", args=[run.pk])
+        assert client.get(url, {"target": odd}).status_code == 200
     apply = reverse("evaluation:calibration_apply", args=[run.pk])
     before = AgentVersion.objects.filter(agent=scheduling).count()
     assert client.post(apply, {"agent": "scheduling", "threshold": "0.35"}).status_code == 403
@@ -337,8 +340,9 @@ def test_a_suggested_threshold_is_applied_as_a_new_registry_version(
     assert AgentVersion.objects.filter(agent=scheduling).count() == before + 1
     assert latest is not None and latest.snapshot["min_confidence"] == 0.35
     assert f"#{run.pk}" in latest.note
-    # Out of range: nothing changes.
-    client.post(apply, {"agent": "scheduling", "threshold": "7"})
+    # Out of range or no number: nothing changes.
+    for bad in ("7", "nan", "x"):
+        client.post(apply, {"agent": "scheduling", "threshold": bad})
     scheduling.refresh_from_db()
     assert scheduling.min_confidence == 0.35
     assert AgentVersion.objects.filter(agent=scheduling).count() == before + 1
