@@ -21,6 +21,7 @@ from approvals.consumers import ApprovalsConsumer  # noqa: E402
 from capataz.origin import SameOriginValidator  # noqa: E402
 from copilot import eventlog  # noqa: E402
 from copilot.routing import websocket_urlpatterns  # noqa: E402
+from evaluation.consumers import RunProgressConsumer  # noqa: E402
 
 
 async def http(scope: Any, receive: Any, send: Any) -> None:
@@ -40,6 +41,7 @@ application = ProtocolTypeRouter(
                         *websocket_urlpatterns,
                         path("ws/approvals/", ApprovalsConsumer.as_asgi()),
                         path("ws/suggestions/", SuggestionsConsumer.as_asgi()),
+                        path("ws/evaluation/", RunProgressConsumer.as_asgi()),
                     ]
                 )
             )

@@ -15,5 +15,6 @@ urlpatterns = [
     path("approvals/", include("approvals.urls")),
     path("whatsapp/", include("copilot.whatsapp_urls")),
     path("suggestions/", include("copilot.suggestion_urls")),
+    path("evaluation/", include("evaluation.urls")),
     path("", include("business.urls")),
 ]

@@ -6,3 +6,13 @@ from django.apps import AppConfig
 class EvaluationConfig(AppConfig):
     name = "evaluation"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from django.db.models.signals import post_save
+
+        from business.models import Organisation
+        from evaluation.receivers import on_organisation_saved
+
+        post_save.connect(
+            on_organisation_saved, sender=Organisation, dispatch_uid="evaluation.golden.org"
+        )

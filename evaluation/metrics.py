@@ -46,6 +46,9 @@ class Prediction:
     model_ms: float = 0.0  # the model calls' own time
     # The router's top candidates per segment: [{"text": …, "candidates": [[intent, p], …]}].
     segments: list[dict[str, Any]] = field(default_factory=list)
+    # The router's own steps (whatever engine decided): [agent, intent, confidence] each, what the
+    # calibration page reads.
+    routed: list[list[Any]] = field(default_factory=list)
 
 
 def case_from_json(data: dict[str, Any]) -> Case:
@@ -210,6 +213,7 @@ def case_row(case: Case, pred: Prediction, intent_agent: dict[str, str]) -> dict
         "expected_entities": case.expected_entities,
         "predicted_entities": pred.entities,
         "segments": pred.segments,
+        "routed": pred.routed,
         "correct": {
             "chain": verdict.chain,
             "intent_set": verdict.intent_set,

@@ -78,6 +78,7 @@ def read_case(reader: Reader, case: Case, number: int) -> Prediction:
         prediction = _with_model(reader, case.input, understanding, f"{reader.run_id}-{number}")
     prediction.latency_ms = (time.perf_counter() - started) * 1000
     prediction.segments = segments(understanding)
+    prediction.routed = [[t.agent, t.intent, round(t.confidence, 4)] for t in understanding.tasks]
     return prediction
 
 

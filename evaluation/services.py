@@ -18,7 +18,7 @@ import json
 import time
 import zoneinfo
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,8 +69,18 @@ def load_cases(path: Path) -> list[Case]:
     return cases
 
 
-def predict(reader: Reader, cases: list[Case]) -> list[Prediction]:
-    return [read_case(reader, case, number) for number, case in enumerate(cases, start=1)]
+Progress = Callable[[int, int], None]  # (cases read, cases in all)
+
+
+def predict(
+    reader: Reader, cases: list[Case], progress: Progress | None = None
+) -> list[Prediction]:
+    predictions: list[Prediction] = []
+    for number, case in enumerate(cases, start=1):
+        predictions.append(read_case(reader, case, number))
+        if progress is not None:
+            progress(number, len(cases))
+    return predictions
 
 
 def reference_context(tz: str, day: datetime.date, vocabulary: Vocabulary) -> Context:
@@ -151,9 +161,12 @@ def evaluate_file(
         organisation = Organisation.objects.filter(slug=org_slug).first()
         if organisation is None:
             raise EvaluationError(f"no organisation with slug {org_slug!r}")
-        return _run(organisation, cases, reference_date, vocabulary_for(organisation), endpoint)
+        return evaluate_cases(organisation, cases, reference_date=reference_date, endpoint=endpoint)
     with throwaway_organisation(train_path) as organisation:
-        return _run(organisation, cases, reference_date, Vocabulary(), endpoint)
+        return evaluate_cases(
+            organisation, cases, reference_date=reference_date, endpoint=endpoint,
+            vocabulary=Vocabulary(),
+        )  # fmt: skip
 
 
 def model_endpoint(organisation: Organisation, endpoint: Endpoint) -> Provider | None:
@@ -177,21 +190,34 @@ def model_endpoint(organisation: Organisation, endpoint: Endpoint) -> Provider |
     return provider
 
 
-def _run(
+def evaluate_cases(
     organisation: Organisation,
     cases: list[Case],
+    *,
     reference_date: datetime.date,
-    vocabulary: Vocabulary,
-    endpoint: Endpoint,
+    endpoint: Endpoint | None = None,
+    vocabulary: Vocabulary | None = None,
+    router: Callable[[], Router] | None = None,
+    progress: Progress | None = None,
 ) -> Report:
+    """The one evaluation: `manage.py evaluate` and the runs of the evaluation pages both come
+    here. `router` builds another router than the organisation's (an agent at an earlier
+    version); `vocabulary` defaults to the organisation's names; `progress` hears each case."""
+    endpoint = endpoint or Endpoint()
+    if endpoint.engine not in ENGINES:
+        raise EvaluationError(f"unknown engine {endpoint.engine!r}: one of {', '.join(ENGINES)}")
+    if not cases:
+        raise EvaluationError("no cases")
     provider = model_endpoint(organisation, endpoint)
+    if vocabulary is None:
+        vocabulary = vocabulary_for(organisation)
     started = time.perf_counter()
-    router = _router_for_org(organisation)
+    trained = router() if router is not None else _router_for_org(organisation)
     train_s = time.perf_counter() - started
     ctx = reference_context(organisation.timezone, reference_date, vocabulary)
-    reader = Reader.open(organisation, router, ctx, endpoint.engine, provider)
-    predictions = predict(reader, cases)
-    intent_agent = dict(router.intents)
+    reader = Reader.open(organisation, trained, ctx, endpoint.engine, provider)
+    predictions = predict(reader, cases, progress)
+    intent_agent = dict(trained.intents)
     metrics = compute_metrics(cases, predictions, intent_agent)
     metrics["train_seconds"] = round(train_s, 3)
     metrics["reference_date"] = reference_date.isoformat()
@@ -206,5 +232,5 @@ def _run(
     return Report(metrics=metrics, rows=rows)
 
 
-__all__ = ["Endpoint", "EvaluationError", "Example", "Report", "build_router", "evaluate_file",
-           "load_cases"]  # fmt: skip
+__all__ = ["Endpoint", "EvaluationError", "Example", "Report", "build_router", "evaluate_cases",
+           "evaluate_file", "load_cases"]  # fmt: skip

@@ -386,6 +386,8 @@
         setLiveText(done, ev.text);
       }
       if (ev.message_id) done.li.id = "message-" + ev.message_id;
+      // Hooks under a finished answer (feedback.js adds its buttons).
+      if (ev.message_id) document.dispatchEvent(new CustomEvent("copilot:answer", { detail: { li: done.li, messageId: ev.message_id } }));
       done.li.classList.remove("msg-streaming");
     },
   };
