@@ -525,6 +525,14 @@ def whatsapp_media_ask_text(kind: str, language: str) -> str:
                 "need?")  # fmt: skip
 
 
+def whatsapp_media_kept(kind: str, language: str) -> str:
+    """Stored, not read, and the customer wrote a caption (a turn answers it)."""
+    if kind == "image":
+        return t(language, es="Recibí tu foto y la guardé (todavía no puedo leer fotos).",
+                 en="I got your photo and kept it (I cannot read photos yet).")  # fmt: skip
+    return t(language, es="Recibí tu documento y lo guardé.", en="I got your document and kept it.")
+
+
 def whatsapp_media_unread(kind: str, language: str) -> str:
     """Stored, but the model could not read it."""
     if kind == "audio":

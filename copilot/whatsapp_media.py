@@ -245,7 +245,10 @@ def _read(media: IncomingMedia, data: bytes, language: str) -> None:
         or (media.kind == IncomingMedia.Kind.AUDIO and provider.transcription_model)
     )  # fmt: skip
     if provider is None or not readable:
-        reply = replies.whatsapp_media_ask_text(media.kind, language)
+        if media.caption.strip():  # they wrote too: a turn answers that
+            reply = replies.whatsapp_media_kept(media.kind, language)
+        else:
+            reply = replies.whatsapp_media_ask_text(media.kind, language)
         _settle(media, IncomingMedia.Status.STORED, "", reply, language)
         return
     try:
@@ -331,14 +334,10 @@ def _settle(
     extra: tuple[str, ...] = (),
 ) -> None:  # fmt: skip
     """The row's outcome, the message it became (a line in the panel) and the answer to the
-    sender, in one transaction."""
+    sender, in one transaction. A caption is text the customer wrote: it becomes the message and
+    a turn answers it, like any text."""
     with transaction.atomic():
-        message = message_add(
-            conversation=media.conversation, role=Message.Role.USER,
-            text=replies.whatsapp_media_received(media.kind, language, media.caption),
-            language=language, client_id=media.wa_message_id,
-            trace={"whatsapp": media.meta, "whatsapp_media": _marker(media, status=status)},
-        )  # fmt: skip
+        message = _user_message(media, status, language)
         message_add(
             conversation=media.conversation, role=Message.Role.ASSISTANT, text=reply,
             language=language,
@@ -347,6 +346,29 @@ def _settle(
         media.status, media.error, media.message = status, error[:2000], message
         media.updated_at = timezone.now()
         media.save(update_fields=["status", "error", "message", "updated_at", *extra])
+
+
+def _user_message(media: IncomingMedia, status: str, language: str) -> Message:
+    trace = {"whatsapp": media.meta, "whatsapp_media": _marker(media, status=status)}
+    caption = media.caption.strip()[: settings.COPILOT_MAX_MESSAGE_CHARS]
+    if caption:
+        try:
+            accepted = accept_message(
+                conversation=media.conversation, user_id=None, text=caption,
+                client_id=media.wa_message_id, meta=trace,
+            )  # fmt: skip
+        except MessageRefused:
+            pass  # a caption that cannot be stored as text: the line below, caption included
+        else:
+            if not accepted.duplicate:
+                org_id, conversation_id = media.organisation_id, media.conversation_id
+                transaction.on_commit(lambda: tasks.dispatch(org_id, conversation_id))
+            return Message.objects.get(pk=accepted.message_id)
+    return message_add(
+        conversation=media.conversation, role=Message.Role.USER,
+        text=replies.whatsapp_media_received(media.kind, language, media.caption),
+        language=language, client_id=media.wa_message_id, trace=trace,
+    )  # fmt: skip
 
 
 def _marker(media: IncomingMedia, *, voice_note: bool = False, status: str = "") -> dict[str, Any]:

@@ -10,7 +10,8 @@ request. Modelled on llm/scripted.py's `ScriptedServer`.
 Media as the Cloud API serves them: `GET /{version}/{media-id}` with the owner's bearer token
 answers `{"url", "mime_type", "file_size", "sha256", "id"}`; `GET` of that URL with the same
 token answers the bytes. Another token, or an unknown id, gets 404 (the Graph API's answer to a
-media id that is not the caller's). Media requests are in `media_requests`.
+media id that is not the caller's). Media requests are in `media_requests`. For the demo,
+`FakeGraph(media_dir=...)` also serves each file of that folder, its name as its media id.
 
 Stdlib only."""
 
@@ -18,10 +19,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import mimetypes
 import threading
 import uuid
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any, Self
 
 
@@ -47,8 +50,11 @@ class Media:
 
 
 class FakeGraph:
-    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self, host: str = "127.0.0.1", port: int = 0, media_dir: Path | None = None
+    ) -> None:
         self._host = host
+        self._media_dir = media_dir
         self._port = port
         self._lock = threading.Lock()
         self._answers: list[Answer] = []
@@ -139,6 +145,16 @@ class FakeGraph:
             self._media[media_id] = Media(data, mime_type, token, declared_size)
         return self
 
+    def _media_file(self, media_id: str) -> Media | None:
+        """A file of `media_dir` named `media_id` (no path: nothing outside the folder)."""
+        if self._media_dir is None or not media_id or "/" in media_id or media_id.startswith("."):
+            return None
+        path = self._media_dir / media_id
+        if not path.is_file():
+            return None
+        mime_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+        return Media(path.read_bytes(), mime_type, "")
+
     def fail_media(self, status: int, *, times: int = 1) -> Self:
         """Answer the next media requests (of known media) with `status`."""
         with self._lock:
@@ -156,7 +172,7 @@ class FakeGraph:
             parts = path.strip("/").split("/")
             download = len(parts) == 2 and parts[0] == "media-files"
             media_id = parts[1] if len(parts) == 2 else ""
-            media = self._media.get(media_id)
+            media = self._media.get(media_id) or self._media_file(media_id)
             failure = self._media_failures.pop(0) if self._media_failures and media else None
         allowed = media is not None and (
             not media.token or authorization == f"Bearer {media.token}"

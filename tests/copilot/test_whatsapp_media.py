@@ -6,13 +6,16 @@ the embedded engine, limits, model faults, redelivery and tenancy."""
 from __future__ import annotations
 
 import base64
+import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from django.contrib.auth.models import Permission
+from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
@@ -180,19 +183,24 @@ def test_a_photo_is_read_and_attached_to_the_customers_equipment_and_the_job(
 
 
 def test_an_unknown_senders_photo_is_read_but_no_equipment_is_invented(
-    cast: Cast, accounts: None, graph: FakeGraph, model: ScriptedServer,
+    cast: Cast, accounts: None, graph: FakeGraph, model: ScriptedServer, dispatched: list[Any],
     django_capture_on_commit_callbacks: Any,
 ) -> None:  # fmt: skip
     _engine(cast.org, "llm")
     graph.add_media("media-2", JPEG, "image/jpeg", token=f"token-{NUMBER}")
     model.add(text("```json\n" + json.dumps({**READING, "capacity": None}) + "\n```"),
               when=has_image())  # fmt: skip
-    assert _post(_delivery(_media("image", "wamid.img2", "media-2", "image/jpeg")),
+    caption = "se me rompió el aire, ¿pueden venir el jueves?"
+    assert _post(_delivery(_media("image", "wamid.img2", "media-2", "image/jpeg",
+                                  caption=caption)),
                  capture=django_capture_on_commit_callbacks) == 200  # fmt: skip
     media = IncomingMedia.objects.get()
     assert media.status == "read" and media.extraction["capacity"] == ""
     assert media.customer is None and media.equipment is None and not Equipment.objects.exists()
     assert "Surrey" in _sent(graph)[0]
+    # The caption is the message, and a turn will answer it after the reading.
+    assert media.message is not None and media.message.text == caption
+    assert Turn.objects.get().message == media.message and len(dispatched) == 1
 
 
 # --- voice notes --------------------------------------------------------------------------------
@@ -265,7 +273,12 @@ def test_on_the_embedded_engine_media_are_kept_and_the_sender_is_asked_for_text(
     assert caption in asked.text and asked.trace["whatsapp_media"]["kept"] is True
     [reply] = _sent(graph)
     assert expected in reply
-    assert not Turn.objects.exists() and dispatched == [] and not ModelCall.objects.exists()
+    if caption:  # what they wrote with it is a message like any text: a turn answers it
+        assert asked.text == caption and Turn.objects.get().message == asked
+        assert dispatched == [(cast.org.pk, asked.conversation_id)]
+    else:
+        assert not Turn.objects.exists() and dispatched == []
+    assert not ModelCall.objects.exists()
 
 
 # --- limits -------------------------------------------------------------------------------------
@@ -440,3 +453,54 @@ def test_another_organisations_media_id_is_not_fetched_with_this_organisations_t
     assert media.status == "failed" and not media.file and "404" in media.error
     assert [r.authorization for r in graph.media_requests] == [f"Bearer token-{OTHER_NUMBER}"]
     assert not IncomingMedia.objects.filter(organisation=cast.org).exists()
+
+
+# --- the demo -----------------------------------------------------------------------------------
+
+
+def test_the_demo_sends_a_photo_the_fake_graph_api_serves_from_a_folder(
+    cast: Cast, accounts: None, settings: Any, tmp_path: Path, dispatched: list[Any],
+    live_server: Any,
+) -> None:  # fmt: skip
+    folder = tmp_path / "demo-media"
+    folder.mkdir()
+    (folder / "placa.jpg").write_bytes(JPEG)
+    with FakeGraph(media_dir=folder) as fake:
+        settings.WHATSAPP_GRAPH_URL = fake.base_url
+        out = io.StringIO()
+        call_command(
+            "whatsapp_fake_send", "clima-sur", CUSTOMER, "", media=folder / "placa.jpg",
+            url=f"{live_server.url}{URL}", stdout=out,
+        )  # fmt: skip
+        assert out.getvalue().startswith("200")
+        media = IncomingMedia.objects.get(organisation=cast.org)
+        assert media.kind == "image" and media.status == "stored"
+        assert media.file.read() == JPEG
+        assert "no puedo leer fotos" in fake.requests[0].body["text"]["body"]
+        # Nothing outside the folder is served.
+        assert httpx.get(f"{fake.base_url}/v21.0/..%2Fsecret").status_code == 404
+
+
+def test_the_admin_lists_the_organisations_media_only(
+    cast: Cast, accounts: None, graph: FakeGraph, django_user_model: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:  # fmt: skip
+    graph.add_media("media-12", JPEG, "image/jpeg", token=f"token-{NUMBER}")
+    _post(_delivery(_media("image", "wamid.adm", "media-12", "image/jpeg")),
+          capture=django_capture_on_commit_callbacks)  # fmt: skip
+    media = IncomingMedia.objects.get()
+    root = django_user_model.objects.create_superuser("root", "root@example.com", "pw")
+    admin = Client()
+    admin.force_login(root)
+    assert "wamid.adm" in admin.get("/admin/copilot/incomingmedia/").content.decode()
+    page = admin.get(f"/admin/copilot/incomingmedia/{media.pk}/change/").content.decode()
+    assert f'href="/whatsapp/media/{media.pk}/"' in page
+    cast.outsider.is_staff = True
+    cast.outsider.save()
+    cast.outsider.user_permissions.set(Permission.objects.all())
+    outsider = Client()
+    outsider.force_login(cast.outsider)
+    listing = outsider.get("/admin/copilot/incomingmedia/")
+    assert listing.status_code == 200 and "wamid.adm" not in listing.content.decode()
+    change = outsider.get(f"/admin/copilot/incomingmedia/{media.pk}/change/")
+    assert change.status_code in (302, 404)  # Django's "does not exist": not shown
