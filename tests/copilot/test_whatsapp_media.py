@@ -6,6 +6,7 @@ the embedded engine, limits, model faults, redelivery and tenancy."""
 from __future__ import annotations
 
 import base64
+import datetime
 import io
 import json
 from collections.abc import Iterator
@@ -20,7 +21,7 @@ from django.test import Client
 from django.utils import timezone
 
 from business.models import Equipment, JobEvent, Organisation
-from copilot import runner, tasks
+from copilot import runner, tasks, whatsapp_media
 from copilot.models import Conversation, IncomingMedia, Message, OutgoingMessage, Turn
 from copilot.services import conversation_create
 from copilot.whatsapp.fake_graph import FakeGraph
@@ -504,3 +505,48 @@ def test_the_admin_lists_the_organisations_media_only(
     assert listing.status_code == 200 and "wamid.adm" not in listing.content.decode()
     change = outsider.get(f"/admin/copilot/incomingmedia/{media.pk}/change/")
     assert change.status_code in (302, 404)  # Django's "does not exist": not shown
+
+
+# --- retries and the sweep ------------------------------------------------------------------------
+
+
+def test_a_rate_limited_transcription_is_retried(
+    cast: Cast, accounts: None, graph: FakeGraph, model: ScriptedServer, settings: Any,
+    dispatched: list[Any], django_capture_on_commit_callbacks: Any,
+) -> None:  # fmt: skip
+    _engine(cast.org, "llm")
+    settings.OPENAI_MAX_RETRIES = 1
+    graph.add_media("media-13", OGG, "audio/ogg", token=f"token-{NUMBER}")
+    model.add(status(429, retry_after=0), when=for_transcription())
+    model.add(transcript("necesito un service"), when=for_transcription())
+    _post(_delivery(_media("audio", "wamid.retry", "media-13", "audio/ogg")),
+          capture=django_capture_on_commit_callbacks)  # fmt: skip
+    assert IncomingMedia.objects.get().transcript == "necesito un service"
+    call = ModelCall.objects.get(purpose="transcription")
+    assert call.ok and call.retries == 1 and len(model.requests) == 2
+
+
+def test_the_sweep_hands_out_rows_no_job_took(
+    cast: Cast, accounts: None, graph: FakeGraph, monkeypatch: pytest.MonkeyPatch,
+    django_capture_on_commit_callbacks: Any,
+) -> None:  # fmt: skip
+    graph.add_media("media-14", JPEG, "image/jpeg", token=f"token-{NUMBER}")
+    real = whatsapp_media.process_media.apply_async
+    monkeypatch.setattr(whatsapp_media.process_media, "apply_async", _broker_down)
+    _post(_delivery(_media("image", "wamid.swept", "media-14", "image/jpeg")),
+          capture=django_capture_on_commit_callbacks)  # fmt: skip
+    media = IncomingMedia.objects.get()
+    assert media.status == "pending" and not Message.objects.exists()  # stored, waiting
+    monkeypatch.setattr(whatsapp_media.process_media, "apply_async", real)
+    assert whatsapp_media.media_sweep() == 0  # too recent: its own job may still come
+    IncomingMedia.objects.filter(pk=media.pk).update(
+        created_at=timezone.now() - datetime.timedelta(minutes=2)
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        assert whatsapp_media.media_sweep() == 1
+    media.refresh_from_db()
+    assert media.status == "stored" and Message.objects.filter(role="user").count() == 1
+
+
+def _broker_down(*args: Any, **kwargs: Any) -> None:
+    raise ConnectionError("the broker is down")
