@@ -381,6 +381,7 @@ class IncomingMedia(models.Model):
     sha256 = models.CharField(max_length=64, blank=True)
     file = models.FileField(upload_to=media_path, blank=True, max_length=200)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)  # fetches that met a transient fault
     error = models.TextField(blank=True)
     # A photo's reading (brand, model, capacity, symptom, kind) and a voice note's transcript.
     extraction = models.JSONField(default=dict, blank=True)

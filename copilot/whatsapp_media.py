@@ -5,8 +5,9 @@ The webhook stores an `IncomingMedia` row (once per WhatsApp message id) and han
 row (a conditional update claims it):
 
 1. fetches the file through the Graph API with the account's own token (copilot/whatsapp/graph.py
-   `media_info`, then `media_download`, cut off past the limit), checks its size and its type —
-   the Graph API's word *and* the file's first bytes — against the settings
+   `media_info`, then `media_download`, cut off past the limit; a 5xx, a 429 or no connection is
+   tried again with the outbox's back-off, up to WHATSAPP_MAX_ATTEMPTS), checks its size and its
+   type — the Graph API's word *and* the file's first bytes — against the settings
    (`WHATSAPP_IMAGE_*`, `WHATSAPP_AUDIO_*`, `WHATSAPP_DOCUMENT_*`) and stores it (Django
    storage, under the organisation). Too large or of another type: not kept, the sender is told
    why and what is accepted; the message itself is kept in the conversation;
@@ -131,9 +132,9 @@ def media_accept(
     return media
 
 
-def enqueue(media_pk: int) -> None:
+def enqueue(media_pk: int, countdown: float = 0.0) -> None:
     try:
-        process_media.apply_async(args=[media_pk])
+        process_media.apply_async(args=[media_pk], countdown=countdown or None)
     except Exception as exc:  # the broker is down: the row stays pending for the sweep
         logger.warning("WhatsApp media %s not enqueued: %s", media_pk, exc)
 
@@ -178,6 +179,14 @@ def media_process(media_pk: int) -> str:
         _settle(media, IncomingMedia.Status.REFUSED, refused.reason, refused.reply, language)
         return media.status
     except graph.MediaError as exc:
+        if exc.code == "unreachable" and media.attempts + 1 < settings.WHATSAPP_MAX_ATTEMPTS:
+            # A 5xx, a 429, a refused connection: tried again later, with the outbox's back-off.
+            IncomingMedia.objects.filter(pk=media.pk).update(
+                status=IncomingMedia.Status.PENDING, attempts=media.attempts + 1,
+                error=str(exc)[:2000], updated_at=timezone.now(),
+            )  # fmt: skip
+            enqueue(media.pk, countdown=settings.WHATSAPP_RETRY_BASE_SECONDS * 2**media.attempts)
+            return "retrying"
         reply = replies.whatsapp_media_unavailable(media.kind, language)
         _settle(media, IncomingMedia.Status.FAILED, str(exc), reply, language)
         return media.status

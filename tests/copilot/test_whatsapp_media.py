@@ -332,15 +332,31 @@ def test_a_voice_note_over_its_limit_is_refused(
     assert "No pude recibir tu audio: pesa más de 1 KB" in _sent(graph)[0]
 
 
-def test_a_file_the_graph_api_cannot_give_is_answered_and_kept_as_a_message(
+def test_a_transient_graph_fault_is_tried_again(
     cast: Cast, accounts: None, graph: FakeGraph, django_capture_on_commit_callbacks: Any
 ) -> None:
     graph.add_media("media-7", JPEG, "image/jpeg", token=f"token-{NUMBER}")
-    graph.fail_media(500)
+    graph.fail_media(503).fail_media(429)
+    _post(_delivery(_media("image", "wamid.later", "media-7", "image/jpeg")),
+          capture=django_capture_on_commit_callbacks)  # fmt: skip
+    media = IncomingMedia.objects.get()
+    assert media.status == "stored" and media.attempts == 2
+    assert len(graph.media_requests) == 4  # two refused, then the metadata and the file
+    assert len(_sent(graph)) == 1
+
+
+def test_a_file_the_graph_api_cannot_give_is_answered_and_kept_as_a_message(
+    cast: Cast, accounts: None, graph: FakeGraph, settings: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:  # fmt: skip
+    settings.WHATSAPP_MAX_ATTEMPTS = 3
+    graph.add_media("media-7", JPEG, "image/jpeg", token=f"token-{NUMBER}")
+    graph.fail_media(500, times=10)
     _post(_delivery(_media("image", "wamid.gone", "media-7", "image/jpeg")),
           capture=django_capture_on_commit_callbacks)  # fmt: skip
     media = IncomingMedia.objects.get()
-    assert media.status == "failed" and "500" in media.error
+    assert media.status == "failed" and "500" in media.error and media.attempts == 2
+    assert len(graph.media_requests) == 3
     assert Message.objects.filter(role="user", client_id="wamid.gone").exists()
     assert "No pude descargar tu foto" in _sent(graph)[0]
 
