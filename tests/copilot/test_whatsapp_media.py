@@ -27,7 +27,7 @@ from copilot.services import conversation_create
 from copilot.whatsapp.fake_graph import FakeGraph
 from copilot.whatsapp.payload import sign
 from copilot.whatsapp_media import media_process
-from llm.client import ModelFailure
+from llm.client import IMAGE_TOKENS, ModelFailure, estimate_tokens
 from llm.media import parse_reading
 from llm.models import ModelCall
 from llm.scripted import ScriptedServer, for_transcription, has_image, status, text, transcript
@@ -566,3 +566,10 @@ def test_the_sweep_hands_out_rows_no_job_took(
 
 def _broker_down(*args: Any, **kwargs: Any) -> None:
     raise ConnectionError("the broker is down")
+
+
+def test_an_image_counts_as_an_image_not_as_its_base64_in_the_token_estimate() -> None:
+    url = "data:image/jpeg;base64," + "A" * 4_000_000
+    content = [{"type": "text", "text": "hola"}, {"type": "image_url", "image_url": {"url": url}}]
+    estimate = estimate_tokens([{"role": "user", "content": content}], None)
+    assert IMAGE_TOKENS < estimate < IMAGE_TOKENS + 100
