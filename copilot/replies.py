@@ -469,7 +469,8 @@ def briefer(text: str, language: str) -> str:
 
 
 def whatsapp_text_only(language: str) -> str:
-    """The answer to an image, audio or other non-text WhatsApp message (read later: issue 14.5)."""
+    """The answer to a WhatsApp message that is neither text nor a photo, voice note or document
+    (a video, a sticker, a location: copilot/webhook.py)."""
     return t(
         language,
         es="Por ahora solo puedo leer mensajes de texto: ¿me lo podés escribir, por favor?",
