@@ -1253,3 +1253,56 @@ def ticket_update_status(
         EscalationTicket.objects.filter(pk=ticket.pk).update(status=status)
         ticket.status = status
     return ticket
+
+
+# --- Equipment seen in a customer's photo (issue 14.5) -----------------------------------------
+
+
+def equipment_from_reading(
+    *, organisation: Organisation, customer: Customer, kind: str = "", brand: str = "",
+    model: str = "", capacity: str = "",
+) -> Equipment | None:  # fmt: skip
+    """The customer's equipment a photo showed: the one of the same brand and model; with only
+    a brand, their one equipment of that brand; with neither, their one equipment. Else a new
+    one when the photo named a brand or a model; None when it cannot tell which (nothing is
+    invented). Blank brand and model of the matched row are filled in."""
+    _ensure_org(customer, organisation, "customer")
+    brand, model = brand.strip()[:60], model.strip()[:60]
+    owned = Equipment.objects.filter(organisation=organisation, customer=customer)
+    if brand and model:
+        found = list(owned.filter(brand__iexact=brand, model__iexact=model)[:2])
+        if not found:
+            found = list(owned.filter(brand__iexact=brand, model="")[:2])
+    elif brand:
+        found = list(owned.filter(brand__iexact=brand)[:2])
+    elif model:
+        found = list(owned.filter(model__iexact=model)[:2])
+    else:
+        found = list(owned[:2])
+    with transaction.atomic():
+        if len(found) == 1:
+            equipment = found[0]
+            changed = [name for name, value in (("brand", brand), ("model", model))
+                       if value and not getattr(equipment, name)]  # fmt: skip
+            for name in changed:
+                setattr(equipment, name, brand if name == "brand" else model)
+            if changed:
+                equipment.save(update_fields=changed)
+            return equipment
+        if not (brand or model) or found:
+            return None  # nothing named, or several alike: not guessed
+        parts = (kind.strip() or _("Equipment"), capacity.strip())
+        label = " ".join(part for part in parts if part)
+        return Equipment.objects.create(
+            organisation=organisation, customer=customer, kind=label[:60], brand=brand,
+            model=model, address=customer.primary_address,
+        )  # fmt: skip
+
+
+def job_note_add(
+    *, organisation: Organisation, job: Job, note: str, data: dict[str, Any], actor: Actor = None
+) -> JobEvent:
+    """A note on the job's history (e.g. what a customer's photo showed)."""
+    _ensure_org(job, organisation, "job")
+    with transaction.atomic():
+        return _event(job, JobEvent.Kind.NOTE, actor, data, note)

@@ -42,6 +42,13 @@ SCHEDULES = (
         every_seconds=30,
     ),
     Schedule(
+        "copilot: WhatsApp media",
+        "copilot.whatsapp_media_sweep",
+        "Every minute: photos and voice notes received that no job fetched (the job queue was "
+        "down, a worker died) get a job.",
+        every_seconds=60,
+    ),
+    Schedule(
         "copilot: purge the event log",
         "copilot.purge_event_log",
         "Every day at 03:30: conversation events older than COPILOT_EVENT_LOG_DAYS (what a "

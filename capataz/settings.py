@@ -293,6 +293,18 @@ WHATSAPP_SEND_TIMEOUT = env_float("WHATSAPP_SEND_TIMEOUT", 10.0)
 # An outgoing message is tried this many times (back-off doubling from the base) before failing.
 WHATSAPP_MAX_ATTEMPTS = env_int("WHATSAPP_MAX_ATTEMPTS", 5)
 WHATSAPP_RETRY_BASE_SECONDS = env_float("WHATSAPP_RETRY_BASE_SECONDS", 2.0)
+# Photos, voice notes and documents a customer sends (copilot/whatsapp_media.py): the largest
+# accepted and the types accepted (checked against the Graph API's word and the file's own bytes).
+WHATSAPP_IMAGE_MAX_BYTES = env_int("WHATSAPP_IMAGE_MAX_BYTES", 5 * 1024 * 1024)
+WHATSAPP_IMAGE_TYPES = env_list("WHATSAPP_IMAGE_TYPES", ["image/jpeg", "image/png", "image/webp"])
+WHATSAPP_AUDIO_MAX_BYTES = env_int("WHATSAPP_AUDIO_MAX_BYTES", 16 * 1024 * 1024)
+WHATSAPP_AUDIO_TYPES = env_list(
+    "WHATSAPP_AUDIO_TYPES", ["audio/ogg", "audio/mpeg", "audio/mp4", "audio/amr"]
+)
+WHATSAPP_DOCUMENT_MAX_BYTES = env_int("WHATSAPP_DOCUMENT_MAX_BYTES", 16 * 1024 * 1024)
+WHATSAPP_DOCUMENT_TYPES = env_list("WHATSAPP_DOCUMENT_TYPES", ["application/pdf"])
+# Stored media (never served from MEDIA_URL: only through the tenancy-checked views).
+MEDIA_ROOT = VAR_DIR / "media"
 
 # --- Approvals (approvals/, copilot/receivers.py) ---
 # Decided actions and their audit trail are kept this long; paused turns' checkpoints this long.
@@ -332,6 +344,10 @@ OPENAI_RETRY_BUDGET = env_float("OPENAI_RETRY_BUDGET", 10.0)
 # that keeps streaming is cut there and the turn falls back; the timeout only bounds silences).
 OPENAI_MAX_TOKENS = env_int("OPENAI_MAX_TOKENS", 1024)
 OPENAI_CALL_DEADLINE = env_float("OPENAI_CALL_DEADLINE", 60.0)
+# What reads a customer's photo (empty: the default model; "off": photos are not read) and
+# transcribes a voice note ("off": not transcribed); an organisation's settings may name its own.
+OPENAI_VISION_MODEL = env_str("OPENAI_VISION_MODEL", "")
+OPENAI_TRANSCRIPTION_MODEL = env_str("OPENAI_TRANSCRIPTION_MODEL", "whisper-1")
 # A turn's own limits, shared by all its model calls (orchestrator, failsafe, every agent round):
 # past them the next call is not made (or is cut) and the turn falls back to the embedded engine.
 COPILOT_TURN_DEADLINE = env_float("COPILOT_TURN_DEADLINE", 120.0)

@@ -8,6 +8,8 @@ from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
@@ -17,6 +19,7 @@ from copilot.ledger import verify_chain
 from copilot.models import (
     AgentRun,
     Conversation,
+    IncomingMedia,
     Message,
     OutgoingMessage,
     TraceSeal,
@@ -218,3 +221,36 @@ class OutgoingMessageAdmin(OrgScopedAdmin):
         self.message_user(
             request, gettext("%(count)d failed messages queued again.") % {"count": queued}
         )
+
+
+@admin.register(IncomingMedia)
+class IncomingMediaAdmin(OrgScopedAdmin):
+    """Photos, voice notes and documents customers sent: what became of each (read, kept, refused
+    and why), what a photo showed and where it was noted. Read-only; the file opens through the
+    tenancy-checked view."""
+
+    list_display = (
+        "id", "organisation", "conversation", "kind", "status", "mime_type", "size", "customer",
+        "equipment", "job", "created_at",
+    )  # fmt: skip
+    list_filter = ("organisation", "kind", "status")
+    search_fields = ("wa_message_id", "sender", "transcript", "caption")
+    readonly_fields = (
+        "organisation", "conversation", "message", "wa_message_id", "media_id", "kind", "sender",
+        "caption", "open_file", "mime_type", "size", "sha256", "status", "error", "extraction",
+        "transcript", "customer", "equipment", "job", "meta", "created_at", "updated_at",
+    )  # fmt: skip
+    fields = readonly_fields
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.display(description=_("file"))
+    def open_file(self, obj: IncomingMedia) -> str:
+        if not obj.file:
+            return "—"
+        url = reverse("whatsapp:media", args=[obj.pk])
+        return format_html('<a href="{}" target="_blank" rel="noopener">{}</a>', url, _("open"))

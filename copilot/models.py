@@ -12,7 +12,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from business.models import Organisation
+from business.models import Customer, Equipment, Job, Organisation
 from llm.secrets import decrypt, encrypt
 
 
@@ -345,3 +345,73 @@ class OutgoingMessage(models.Model):
 
     def __str__(self) -> str:
         return f"→ {self.to} ({self.status})"
+
+
+def media_path(instance: IncomingMedia, filename: str) -> str:
+    """Where a received file is stored: under its organisation, by month, a random name (the
+    path is never served as such: only through the tenancy-checked view)."""
+    extension = filename.rsplit(".", 1)[-1].lower() if "." in filename else "bin"
+    month = timezone.now().strftime("%Y/%m")
+    return f"whatsapp/org-{instance.organisation_id}/{month}/{uuid.uuid4().hex}.{extension[:5]}"
+
+
+class IncomingMedia(models.Model):
+    """A photo, voice note or document a customer sent on WhatsApp (issue 14.5): fetched from
+    the Graph API, checked (type and size), stored, and read where the organisation's provider
+    can — a photo's reading attached to the customer's equipment and the job under discussion,
+    a voice note's transcript handled as the message's text. One row per WhatsApp message id."""
+
+    class Kind(models.TextChoices):
+        IMAGE = "image", _("Photo")
+        AUDIO = "audio", _("Voice note")
+        DOCUMENT = "document", _("Document")
+
+    class Status(models.TextChoices):
+        PENDING = "pending", _("Pending")  # stored by the webhook, not fetched yet
+        WORKING = "working", _("Working")  # claimed by a job
+        STORED = "stored", _("Stored")  # fetched and kept, not read (embedded engine, a fault)
+        READ = "read", _("Read")  # a photo read or a voice note transcribed
+        REFUSED = "refused", _("Refused")  # too large or of a type not accepted: not kept
+        FAILED = "failed", _("Failed")  # could not be fetched
+
+    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="media")
+    # The user message it became (the placeholder for a photo, the transcript of a voice note).
+    message = models.OneToOneField(
+        Message, on_delete=models.SET_NULL, null=True, blank=True, related_name="media"
+    )
+    wa_message_id = models.CharField(max_length=64)
+    media_id = models.CharField(max_length=128)  # the Graph API's id of the file
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    sender = models.CharField(max_length=32)
+    caption = models.TextField(blank=True)
+    meta = models.JSONField(default=dict, blank=True)  # the webhook's sender, name, timestamp
+    mime_type = models.CharField(max_length=100, blank=True)
+    size = models.PositiveIntegerField(default=0)
+    sha256 = models.CharField(max_length=64, blank=True)
+    file = models.FileField(upload_to=media_path, blank=True, max_length=200)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)  # fetches that met a transient fault
+    error = models.TextField(blank=True)
+    # A photo's reading (brand, model, capacity, symptom, kind) and a voice note's transcript.
+    extraction = models.JSONField(default=dict, blank=True)
+    transcript = models.TextField(blank=True)
+    customer = models.ForeignKey(Customer, on_delete=models.SET_NULL, null=True, blank=True)
+    equipment = models.ForeignKey(Equipment, on_delete=models.SET_NULL, null=True, blank=True)
+    job = models.ForeignKey(Job, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organisation", "wa_message_id"], name="incoming_media_once"
+            )
+        ]
+        indexes = [models.Index(fields=["status", "updated_at"])]
+        verbose_name = _("WhatsApp media")
+        verbose_name_plural = _("WhatsApp media")
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.wa_message_id} ({self.status})"

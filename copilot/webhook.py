@@ -1,7 +1,8 @@
 """The WhatsApp webhook (E2): Meta's verification handshake, and deliveries — each incoming text
 stored and answered through the one path every entry point takes (copilot/turn.py
 `accept_message`, then copilot/tasks.py `dispatch` once it commits), idempotent per WhatsApp
-message id; status callbacks applied to the outbox (copilot/whatsapp/outbox.py).
+message id; photos, voice notes and documents handed to copilot/whatsapp_media.py; status
+callbacks applied to the outbox (copilot/whatsapp/outbox.py).
 
 A delivery is read, then its signature checked against the app secret of the organisation that
 owns each phone-number id it names; a forged or missing signature stores nothing."""
@@ -19,7 +20,7 @@ from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
-from copilot import replies, tasks
+from copilot import replies, tasks, whatsapp_media
 from copilot.models import Conversation, Message, WhatsAppAccount
 from copilot.services import conversation_create, message_add
 from copilot.turn import MessageRefused, accept_message
@@ -100,6 +101,10 @@ def _receive_one(incoming: Incoming, account: WhatsAppAccount) -> bool:
                 org_id, conversation_id = conversation.organisation_id, conversation.pk
                 transaction.on_commit(lambda: tasks.dispatch(org_id, conversation_id))
                 return True
+            if incoming.type in whatsapp_media.KINDS and incoming.media_id:
+                # Fetched and read by a job once this commits (copilot/whatsapp_media.py).
+                meta = _meta(incoming)
+                return whatsapp_media.media_accept(conversation, incoming, meta) is not None
             return _acknowledge_other(conversation, incoming)  # no turn: nothing to dispatch
     except MessageRefused as exc:
         logger.warning("WhatsApp message %s refused: %s", incoming.message_id, exc.code)
@@ -151,8 +156,8 @@ def _meta(incoming: Incoming) -> dict[str, object]:
 
 
 def _acknowledge_other(conversation: Conversation, incoming: Incoming) -> bool:
-    """An image, audio, ... is stored (not read yet) and answered asking for text. False when
-    it was stored before."""
+    """Anything else (a video, a sticker, a location, ...) is noted and answered asking for text.
+    False when it was stored before."""
     if Message.objects.filter(conversation=conversation, client_id=incoming.message_id).exists():
         return False
     language = (

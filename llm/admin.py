@@ -43,6 +43,8 @@ class ProviderSettingsForm(TenantModelForm):
             "timeout_s",
             "max_retries",
             "retry_budget_s",
+            "vision_model",
+            "transcription_model",
         )
 
     def save(self, commit: bool = True) -> ProviderSettings:
@@ -87,6 +89,8 @@ class ProviderSettingsAdmin(OrgAdminAccess, OrgScopedAdmin):
         "timeout_s",
         "max_retries",
         "retry_budget_s",
+        "vision_model",
+        "transcription_model",
         "updated_at",
     )
 

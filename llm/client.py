@@ -52,6 +52,7 @@ _CLIENTS_KEPT = 32
 CHARS_PER_TOKEN = 4
 MIN_OUTPUT_TOKENS = 64  # a call that may write fewer is not worth making: the turn falls back
 MIN_CALL_SECONDS = 1.0  # likewise for the seconds left of the turn
+IMAGE_TOKENS = 800  # what one image of a request reads, about (a photo at high detail)
 
 
 @dataclass
@@ -692,11 +693,30 @@ class ChatClient:
 
 def estimate_tokens(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> int:
     """About how many tokens a request reads: its JSON at ~4 characters a token (close enough
-    for budgets and for servers that report no usage; exact counts need the model's tokenizer)."""
+    for budgets and for servers that report no usage; exact counts need the model's tokenizer).
+    An image counts as IMAGE_TOKENS, not as the characters of its base64 data URL."""
+    images = sum(_image_count(message) for message in messages)
+    if images:
+        messages = [_without_images(message) for message in messages]
     size = len(json.dumps(messages, ensure_ascii=False, default=str))
     if tools:
         size += len(json.dumps(tools, ensure_ascii=False, default=str))
-    return max(1, math.ceil(size / CHARS_PER_TOKEN))
+    return max(1, math.ceil(size / CHARS_PER_TOKEN)) + images * IMAGE_TOKENS
+
+
+def _image_count(message: dict[str, Any]) -> int:
+    content = message.get("content")
+    if not isinstance(content, list):
+        return 0
+    return sum(1 for p in content if isinstance(p, dict) and p.get("type") == "image_url")
+
+
+def _without_images(message: dict[str, Any]) -> dict[str, Any]:
+    content = message.get("content")
+    if not isinstance(content, list):
+        return message
+    kept = [p for p in content if not (isinstance(p, dict) and p.get("type") == "image_url")]
+    return {**message, "content": kept}
 
 
 def _estimate_usage(progress: _Attempt, prompt_estimate: int) -> None:

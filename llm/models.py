@@ -49,6 +49,26 @@ class ProviderSettings(models.Model):
         validators=[MinValueValidator(0)],
         help_text=_("The most time spent waiting between retries."),
     )
+    # What the provider can read besides text (issue 14.5): blank takes the server's
+    # OPENAI_VISION_MODEL / OPENAI_TRANSCRIPTION_MODEL, "off" turns it off.
+    vision_model = models.CharField(
+        _("model for photos"),
+        max_length=100,
+        blank=True,
+        help_text=_(
+            'A model that reads images. Blank: the server\'s choice; "off": photos are '
+            "stored and the sender is asked for text."
+        ),
+    )
+    transcription_model = models.CharField(
+        _("model for voice notes"),
+        max_length=100,
+        blank=True,
+        help_text=_(
+            "The provider's /audio/transcriptions model. Blank: the server's choice; "
+            '"off": voice notes are stored and the sender is asked for text.'
+        ),
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -99,6 +119,8 @@ class ModelCall(models.Model):
         ORCHESTRATOR = "orchestrator", _("Orchestrator")
         FAILSAFE = "failsafe", _("Failsafe retry")
         AGENT = "agent", _("Agent")
+        VISION = "vision", _("Photo reading")
+        TRANSCRIPTION = "transcription", _("Voice transcription")
 
     organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
     # A plain id: the chat sits above this package and owns its conversations.

@@ -27,6 +27,8 @@ class Provider:
     source: str  # "organisation" | "environment" | "command line" (evaluate's overrides)
     max_tokens: int = 1024  # the most tokens one call may write
     deadline_s: float = 60.0  # the most seconds one call may take, streaming included
+    vision_model: str = ""  # the model that reads photos; "" = photos are not read
+    transcription_model: str = ""  # the /audio/transcriptions model; "" = none
 
     def __repr__(self) -> str:  # never print the key (logs, tracebacks, the trace)
         return (
@@ -71,17 +73,33 @@ def provider_overridden(
 
 
 def _provider(own: ProviderSettings | None, source: str, base_url: str, key: str) -> Provider:
+    default = (own.default_model if own else "") or settings.OPENAI_MODEL
     return Provider(
         base_url=base_url.rstrip("/"),
         api_key=key,
-        default_model=(own.default_model if own else "") or settings.OPENAI_MODEL,
+        default_model=default,
         timeout_s=_pick(own.timeout_s if own else None, settings.OPENAI_TIMEOUT),
         max_retries=int(_pick(own.max_retries if own else None, settings.OPENAI_MAX_RETRIES)),
         retry_budget_s=_pick(own.retry_budget_s if own else None, settings.OPENAI_RETRY_BUDGET),
         source=source,
         max_tokens=int(settings.OPENAI_MAX_TOKENS),
         deadline_s=float(settings.OPENAI_CALL_DEADLINE),
+        vision_model=_capability(
+            own.vision_model if own else "", str(settings.OPENAI_VISION_MODEL), default
+        ),
+        transcription_model=_capability(
+            own.transcription_model if own else "", str(settings.OPENAI_TRANSCRIPTION_MODEL), ""
+        ),
     )
+
+
+def _capability(own: str, server: str, default: str) -> str:
+    """The model for a capability: the organisation's, else the server's, else `default`;
+    "off" at either level (the organisation's first) turns it off."""
+    chosen = (own or "").strip() or (server or "").strip()
+    if chosen.lower() == "off":
+        return ""
+    return chosen or default
 
 
 def _pick(value: float | None, default: float) -> float:

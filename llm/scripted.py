@@ -11,12 +11,21 @@ else the default queue, else HTTP 500 saying nothing was queued. Streams use HTT
 encoding with keep-alive, TCP_NODELAY and one write per SSE event, so a zero-delay reply costs no
 waiting; `delay` (seconds before each chunk) lets a test force the order replies finish in.
 
+It also answers `POST /v1/audio/transcriptions` (multipart, as the SDK's
+`audio.transcriptions.create` sends it): the request is recorded as `{"endpoint":
+"audio/transcriptions", "model", "response_format", "language", "file": {"name",
+"content_type", "size"}}` and the reply's text is the transcript (`transcript("...")`; a
+`status(...)` or `hang(...)` fault works the same as for chat). A vision request is an ordinary
+chat request whose user content holds an `image_url` part (`has_image()` matches it).
+
 Stdlib only: importable and usable without Django.
 """
 
 from __future__ import annotations
 
 import contextlib
+import email.parser
+import email.policy
 import json
 import socket
 import threading
@@ -126,6 +135,11 @@ def tool_calls(
     )
 
 
+def transcript(content: str) -> Reply:
+    """The answer to a transcription request: `{"text": content}`."""
+    return text(content)
+
+
 def status(
     code: int,
     *,
@@ -202,6 +216,30 @@ def has_text(needle: str) -> Matcher:
 
     def match(request: RequestJSON) -> bool:
         return any(needle in _message_text(m) for m in request.get("messages") or [])
+
+    return match
+
+
+def has_image() -> Matcher:
+    """Chat requests with an image in a message's content (a vision call)."""
+
+    def match(request: RequestJSON) -> bool:
+        for message in request.get("messages") or []:
+            content = message.get("content")
+            if isinstance(content, list) and any(
+                isinstance(part, dict) and part.get("type") == "image_url" for part in content
+            ):
+                return True
+        return False
+
+    return match
+
+
+def for_transcription() -> Matcher:
+    """Requests to `/audio/transcriptions`."""
+
+    def match(request: RequestJSON) -> bool:
+        return request.get("endpoint") == "audio/transcriptions"
 
     return match
 
@@ -397,6 +435,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        if self.path.rstrip("/").endswith("/audio/transcriptions"):
+            self._transcription(raw)
+            return
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return
@@ -414,6 +455,24 @@ class _Handler(BaseHTTPRequestHandler):
             self._answer(reply, request, index)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client gave up (its timeout): nothing to do
+
+    def _transcription(self, raw: bytes) -> None:
+        request = _multipart(self.headers.get("Content-Type", ""), raw)
+        if request is None:
+            self._json(400, {"error": {"message": "not multipart", "type": "invalid_request"}})
+            return
+        reply, _index = _take(self.shared, request)
+        if reply is None:
+            message = "scripted server: no reply queued for this request"
+            self._json(500, {"error": {"message": message, "type": "scripted_empty"}})
+        elif reply.kind == "status":
+            self._json(reply.status_code, reply.body, reply.headers)
+        elif reply.kind == "hang":
+            self.shared.stopping.wait(reply.hang_s)
+            self.close_connection = True
+        else:
+            words = "".join(f.get("content") or "" for f in reply.frames if isinstance(f, dict))
+            self._json(200, {"text": words})
 
     # answers
     def _answer(self, reply: Reply, request: RequestJSON, index: int) -> None:
@@ -531,6 +590,31 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(200, body)
 
 
+def _multipart(content_type: str, raw: bytes) -> RequestJSON | None:
+    """A multipart/form-data body as a request dict: its text fields, and the file's name, type
+    and size."""
+    if not content_type.startswith("multipart/form-data"):
+        return None
+    head = f"Content-Type: {content_type}\r\nMIME-Version: 1.0\r\n\r\n".encode()
+    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(head + raw)
+    if not message.is_multipart():
+        return None
+    request: RequestJSON = {"endpoint": "audio/transcriptions"}
+    for part in message.iter_parts():  # type: ignore[attr-defined]
+        name = part.get_param("name", header="content-disposition")
+        decoded = part.get_payload(decode=True)
+        payload = decoded if isinstance(decoded, bytes) else b""
+        if part.get_filename():
+            request[str(name)] = {
+                "name": part.get_filename(),
+                "content_type": part.get_content_type(),
+                "size": len(payload),
+            }
+        elif name:
+            request[str(name)] = payload.decode("utf-8", "replace")
+    return request
+
+
 def _sse(payload: dict[str, Any]) -> bytes:
     return b"data: " + json.dumps(payload, ensure_ascii=False).encode() + b"\n\n"
 
@@ -540,6 +624,8 @@ __all__ = [
     "ScriptedServer",
     "drop_after",
     "for_tool",
+    "for_transcription",
+    "has_image",
     "has_text",
     "hang",
     "invalid_chunk",
@@ -547,4 +633,5 @@ __all__ = [
     "status",
     "text",
     "tool_calls",
+    "transcript",
 ]

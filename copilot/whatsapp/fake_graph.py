@@ -4,17 +4,27 @@ request. Modelled on llm/scripted.py's `ScriptedServer`.
 
     with FakeGraph() as graph:
         graph.add(500); graph.add(429, retry_after=3)   # then 200s
+        graph.add_media("media-1", b"...", "image/jpeg", token="token-1100")
         settings.WHATSAPP_GRAPH_URL = graph.base_url
+
+Media as the Cloud API serves them: `GET /{version}/{media-id}` with the owner's bearer token
+answers `{"url", "mime_type", "file_size", "sha256", "id"}`; `GET` of that URL with the same
+token answers the bytes. Another token, or an unknown id, gets 404 (the Graph API's answer to a
+media id that is not the caller's). Media requests are in `media_requests`. For the demo,
+`FakeGraph(media_dir=...)` also serves each file of that folder, its name as its media id.
 
 Stdlib only."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import mimetypes
 import threading
 import uuid
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any, Self
 
 
@@ -31,13 +41,27 @@ class Request:
     body: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class Media:
+    data: bytes
+    mime_type: str
+    token: str  # the bearer token of the account it belongs to ("" = any)
+    declared_size: int | None = None  # what the metadata says (a lie, to test the cap)
+
+
 class FakeGraph:
-    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self, host: str = "127.0.0.1", port: int = 0, media_dir: Path | None = None
+    ) -> None:
         self._host = host
+        self._media_dir = media_dir
         self._port = port
         self._lock = threading.Lock()
         self._answers: list[Answer] = []
         self._requests: list[Request] = []
+        self._media: dict[str, Media] = {}
+        self._media_requests: list[Request] = []
+        self._media_failures: list[int] = []
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -47,6 +71,15 @@ class FakeGraph:
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, format: str, *args: Any) -> None:
                 pass
+
+            def do_GET(self) -> None:
+                authorization = self.headers.get("Authorization", "")
+                status, content_type, data = fake._media_answer(self.path, authorization)
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
@@ -102,6 +135,63 @@ class FakeGraph:
         with self._lock:
             self._answers += [Answer(status, retry_after)] * times
         return self
+
+    def add_media(
+        self, media_id: str, data: bytes, mime_type: str, *, token: str = "",
+        declared_size: int | None = None,
+    ) -> Self:  # fmt: skip
+        """Serve `data` as media `media_id` to the bearer of `token` (any bearer when "")."""
+        with self._lock:
+            self._media[media_id] = Media(data, mime_type, token, declared_size)
+        return self
+
+    def _media_file(self, media_id: str) -> Media | None:
+        """A file of `media_dir` named `media_id` (no path: nothing outside the folder)."""
+        if self._media_dir is None or not media_id or "/" in media_id or media_id.startswith("."):
+            return None
+        path = self._media_dir / media_id
+        if not path.is_file():
+            return None
+        mime_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+        return Media(path.read_bytes(), mime_type, "")
+
+    def fail_media(self, status: int, *, times: int = 1) -> Self:
+        """Answer the next media requests (of known media) with `status`."""
+        with self._lock:
+            self._media_failures += [status] * times
+        return self
+
+    @property
+    def media_requests(self) -> list[Request]:
+        with self._lock:
+            return list(self._media_requests)
+
+    def _media_answer(self, path: str, authorization: str) -> tuple[int, str, bytes]:
+        with self._lock:
+            self._media_requests.append(Request(path, authorization, {}))
+            parts = path.strip("/").split("/")
+            download = len(parts) == 2 and parts[0] == "media-files"
+            media_id = parts[1] if len(parts) == 2 else ""
+            media = self._media.get(media_id) or self._media_file(media_id)
+            failure = self._media_failures.pop(0) if self._media_failures and media else None
+        allowed = media is not None and (
+            not media.token or authorization == f"Bearer {media.token}"
+        )
+        if media is None or not allowed:
+            body = {"error": {"message": "Unsupported get request", "code": 100}}
+            return 404, "application/json", json.dumps(body).encode()
+        if failure is not None:
+            body = {"error": {"message": f"fake {failure}", "code": failure}}
+            return failure, "application/json", json.dumps(body).encode()
+        if download:
+            return 200, media.mime_type, media.data
+        info = {
+            "messaging_product": "whatsapp", "id": media_id,
+            "url": f"{self.base_url}/media-files/{media_id}", "mime_type": media.mime_type,
+            "sha256": hashlib.sha256(media.data).hexdigest(),
+            "file_size": len(media.data) if media.declared_size is None else media.declared_size,
+        }  # fmt: skip
+        return 200, "application/json", json.dumps(info).encode()
 
     @property
     def requests(self) -> list[Request]:

@@ -1,4 +1,6 @@
-"""A small client of the Graph API's messages endpoint: `POST {base}/{version}/{number}/messages`.
+"""A small client of the Graph API: the messages endpoint
+(`POST {base}/{version}/{number}/messages`) and media (`GET {base}/{version}/{media-id}` → a
+URL, then `GET` that URL with the same token).
 
 The base URL is `settings.WHATSAPP_GRAPH_URL`, so tests and the demo talk to a local fake server
 (copilot/whatsapp/fake_graph.py)."""
@@ -78,3 +80,87 @@ def _retry_after(response: httpx.Response) -> float | None:
         return max(0.0, float(raw)) if raw else None
     except ValueError:
         return None
+
+
+# --- media --------------------------------------------------------------------------------------
+
+
+class MediaError(Exception):
+    """A media file that could not be fetched. `code`: not_found (the Graph API does not know it,
+    or not for this token), too_large (over the caller's limit), unreachable (connection, 5xx),
+    refused (any other answer)."""
+
+    def __init__(self, code: str, detail: str) -> None:
+        super().__init__(f"{code}: {detail}")
+        self.code = code
+        self.detail = detail[:500]
+
+
+@dataclass(frozen=True)
+class MediaInfo:
+    url: str
+    mime_type: str
+    file_size: int | None
+    sha256: str = ""
+
+
+def media_info(*, media_id: str, access_token: str) -> MediaInfo:
+    """What the Graph API says of a media id: the URL to fetch it from, its type and size."""
+    base = str(settings.WHATSAPP_GRAPH_URL).rstrip("/")
+    url = f"{base}/{settings.WHATSAPP_GRAPH_VERSION}/{media_id}"
+    try:
+        response = httpx.get(
+            url, timeout=settings.WHATSAPP_SEND_TIMEOUT,
+            headers={"Authorization": f"Bearer {access_token}"},
+        )  # fmt: skip
+    except httpx.HTTPError as exc:
+        raise MediaError("unreachable", f"{type(exc).__name__}: {exc}") from exc
+    _raise_for(response)
+    data = _json(response)
+    link = str(data.get("url") or "")
+    if not link.startswith(("http://", "https://")):
+        raise MediaError("refused", "the Graph API gave no media URL")
+    try:
+        size = int(data["file_size"]) if data.get("file_size") is not None else None
+    except (TypeError, ValueError):
+        size = None
+    return MediaInfo(
+        url=link, mime_type=str(data.get("mime_type") or ""), file_size=size,
+        sha256=str(data.get("sha256") or ""),
+    )  # fmt: skip
+
+
+def media_download(*, url: str, access_token: str, max_bytes: int) -> bytes:
+    """The file's bytes, read as a stream and cut off (MediaError too_large) past `max_bytes`:
+    a server that lies about the size never fills the memory."""
+    try:
+        with httpx.stream(
+            "GET", url, timeout=settings.WHATSAPP_SEND_TIMEOUT,
+            headers={"Authorization": f"Bearer {access_token}"},
+        ) as response:  # fmt: skip
+            if response.status_code != 200:
+                response.read()
+                _raise_for(response)
+            declared = response.headers.get("Content-Length", "")
+            if declared.isdigit() and int(declared) > max_bytes:
+                raise MediaError("too_large", f"{declared} bytes")
+            chunks, size = [], 0
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > max_bytes:
+                    raise MediaError("too_large", f"more than {max_bytes} bytes")
+                chunks.append(chunk)
+    except httpx.HTTPError as exc:
+        raise MediaError("unreachable", f"{type(exc).__name__}: {exc}") from exc
+    return b"".join(chunks)
+
+
+def _raise_for(response: httpx.Response) -> None:
+    if response.status_code == 200:
+        return
+    detail = f"HTTP {response.status_code}: {_error_text(response)}"
+    if response.status_code in (400, 401, 403, 404):
+        raise MediaError("not_found", detail)
+    if response.status_code == 429 or response.status_code >= 500:
+        raise MediaError("unreachable", detail)
+    raise MediaError("refused", detail)

@@ -27,6 +27,12 @@ class Incoming:
     type: str  # text, image, audio, ...
     text: str = ""
     name: str = ""  # the contact's profile name
+    # A photo, voice note, document, ...: the Graph API's id of the file and what it says of it.
+    media_id: str = ""
+    mime_type: str = ""
+    caption: str = ""
+    filename: str = ""
+    voice: bool = False  # an audio recorded as a voice note
 
 
 @dataclass(frozen=True)
@@ -128,11 +134,17 @@ def _incoming(number: str, raw: dict[str, Any], names: dict[str, str]) -> Incomi
         timestamp = int(str(raw.get("timestamp") or "0"))
     except ValueError:
         timestamp = 0
+    media = _dict(raw.get(kind)) if kind and kind != "text" else {}
     return Incoming(
         phone_number_id=number, message_id=str(raw.get("id") or "")[:64], sender=sender[:32],
         timestamp=timestamp, type=kind,
         text=str(_dict(raw.get("text")).get("body") or "") if kind == "text" else "",
         name=names.get(sender, "")[:80],
+        media_id=str(media.get("id") or "")[:128],
+        mime_type=str(media.get("mime_type") or "")[:100],
+        caption=str(media.get("caption") or "")[:1024],
+        filename=str(media.get("filename") or "")[:200],
+        voice=media.get("voice") is True,
     )  # fmt: skip
 
 

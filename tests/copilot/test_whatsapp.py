@@ -247,8 +247,11 @@ def test_a_burst_of_messages_is_answered_in_order(
 
 def test_an_image_is_stored_and_answered_asking_for_text(
     cast: Cast, accounts: Any, graph: FakeGraph, dispatched: list[Any],
-    django_capture_on_commit_callbacks: Any,
+    django_capture_on_commit_callbacks: Any, settings: Any, tmp_path: Any,
 ) -> None:  # fmt: skip
+    # On the embedded engine (reading it through a model: tests/copilot/test_whatsapp_media.py).
+    settings.MEDIA_ROOT = tmp_path
+    graph.add_media("media-1", b"\xff\xd8\xff" + b"0" * 64, "image/jpeg")
     image = {"from": CUSTOMER, "id": "wamid.img", "timestamp": "1700000000", "type": "image",
              "image": {"id": "media-1", "mime_type": "image/jpeg"}}  # fmt: skip
     with django_capture_on_commit_callbacks(execute=True):
@@ -259,7 +262,7 @@ def test_an_image_is_stored_and_answered_asking_for_text(
     assert roles == ["user", "assistant"]
     assert not Turn.objects.exists() and dispatched == []
     [request] = graph.requests
-    assert "texto" in request.body["text"]["body"]
+    assert "no puedo leer fotos" in request.body["text"]["body"]
 
 
 # --- the outbox ---------------------------------------------------------------------------------

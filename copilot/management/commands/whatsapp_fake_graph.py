@@ -1,11 +1,14 @@
-"""`manage.py whatsapp_fake_graph [--port 8765]`: for the demo, a fake Graph API in the foreground
-that answers every send with 200 and prints what would have reached the customer. Run the server
-with WHATSAPP_GRAPH_URL=http://127.0.0.1:8765."""
+"""`manage.py whatsapp_fake_graph [--port 8765] [--media-dir DIR]`: for the demo, a fake Graph API
+in the foreground that answers every send with 200 and prints what would have reached the
+customer; with `--media-dir` it serves that folder's files as media (the file's name is its media
+id: `whatsapp_fake_send --media DIR/plate.jpg`). Run the server with
+WHATSAPP_GRAPH_URL=http://127.0.0.1:8765."""
 
 from __future__ import annotations
 
 import time
 from argparse import ArgumentParser
+from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand
@@ -18,9 +21,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--port", type=int, default=8765)
+        parser.add_argument("--media-dir", type=Path, default=None)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        with FakeGraph(port=options["port"]) as graph:
+        with FakeGraph(port=options["port"], media_dir=options["media_dir"]) as graph:
             self.stdout.write(f"fake Graph API at {graph.base_url} (Ctrl-C to stop)")
             seen = 0
             try:

@@ -1,14 +1,19 @@
-"""`manage.py whatsapp_fake_send ORG-SLUG FROM-NUMBER "TEXT" [--url URL]`: for the demo, post a
-WhatsApp delivery to the local webhook as Meta would — signed with the organisation's app secret,
-naming its phone-number id — and print the answer's status.
+"""`manage.py whatsapp_fake_send ORG-SLUG FROM-NUMBER "TEXT" [--url URL] [--media FILE]`: for the
+demo, post a WhatsApp delivery to the local webhook as Meta would — signed with the
+organisation's app secret, naming its phone-number id — and print the answer's status. With
+`--media` the message is that photo, voice note or document (its type from the file's name; TEXT
+its caption, "" for none), and the fake Graph API must serve the file's folder
+(`whatsapp_fake_graph --media-dir`).
 
 Point WHATSAPP_GRAPH_URL at `manage.py whatsapp_fake_graph` to see the replies go out."""
 
 from __future__ import annotations
 
 import json
+import mimetypes
 import uuid
 from argparse import ArgumentParser
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -20,11 +25,21 @@ from copilot.models import WhatsAppAccount
 from copilot.whatsapp.payload import sign
 
 
-def delivery(phone_number_id: str, sender: str, text: str) -> bytes:
-    message = {
+def delivery(phone_number_id: str, sender: str, text: str, media: Path | None = None) -> bytes:
+    message: dict[str, Any] = {
         "from": sender, "id": f"wamid.demo-{uuid.uuid4().hex}", "type": "text",
         "timestamp": str(int(timezone.now().timestamp())), "text": {"body": text},
     }  # fmt: skip
+    if media is not None:
+        mime_type = mimetypes.guess_type(media.name)[0] or "application/octet-stream"
+        kind = mime_type.split("/")[0] if mime_type.startswith(("image/", "audio/")) else "document"
+        del message["text"]
+        about: dict[str, Any] = {"id": media.name, "mime_type": mime_type}
+        if kind == "audio":
+            about["voice"] = True
+        elif text:
+            about["caption"] = text
+        message.update({"type": kind, kind: about})
     value = {
         "messaging_product": "whatsapp",
         "metadata": {"display_phone_number": phone_number_id, "phone_number_id": phone_number_id},
@@ -46,6 +61,7 @@ class Command(BaseCommand):
         parser.add_argument("sender", help="the customer's number (wa_id), e.g. 5491155550000")
         parser.add_argument("text")
         parser.add_argument("--url", default=f"{settings.SITE_URL}/whatsapp/webhook/")
+        parser.add_argument("--media", type=Path, default=None, help="a photo, voice note or PDF")
 
     def handle(self, *args: Any, **options: Any) -> None:
         account = WhatsAppAccount.objects.filter(organisation__slug=options["organisation"]).first()
@@ -54,7 +70,10 @@ class Command(BaseCommand):
                 f"{options['organisation']!r} has no WhatsApp account with a phone-number id "
                 "and an app secret (set them in the admin)"
             )
-        body = delivery(account.phone_number_id, options["sender"], options["text"])
+        media = options["media"]
+        if media is not None and not media.is_file():
+            raise CommandError(f"{media} is not a file")
+        body = delivery(account.phone_number_id, options["sender"], options["text"], media)
         try:
             response = httpx.post(
                 options["url"], content=body, timeout=10,
