@@ -446,6 +446,8 @@
     } catch (err) {  // one bad event must not stop the ones after it
       console.error("copilot: could not render", ev.type, err);
     }
+    // Other scripts of the page (static/js/panel.js) follow the turn from here.
+    panel.dispatchEvent(new CustomEvent("copilot:event", { detail: ev }));
     if (follow) scrollDown();
   }
 
