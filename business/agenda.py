@@ -28,6 +28,18 @@ class Cell:
     free: list[datetime.datetime] = field(default_factory=list)  # free slot starts, local
     free_total: int = 0
     links: list[tuple[datetime.datetime, str]] = field(default_factory=list)  # "book here"
+    past: bool = False  # over before now: nothing can be booked there
+    span: int = 1  # day view: the hour columns its jobs cover (a job is one block)
+    covered: bool = False  # day view: inside the block of an earlier cell, not drawn
+
+    def items(self) -> list[tuple[datetime.datetime, Job | None, str]]:
+        """Jobs and free slots in time order: (start, job, "") or (start, None, link)."""
+        shown: list[tuple[datetime.datetime, Job | None, str]] = [
+            (job.scheduled_start, job, "") for job in self.jobs
+        ]
+        shown += [(moment, None, link) for moment, link in self.links]
+        return sorted(shown, key=lambda item: (item[0], item[1] is None))
+
     off: bool = False  # the technician does not work then (day off, outside hours, absent)
 
 
@@ -112,11 +124,37 @@ def agenda_board(
             starts = [s for s in free.get(tech.pk, []) if start <= s < end]
             cell.free_total = len(starts)
             cell.free = starts if days == 1 else starts[:FREE_SHOWN_PER_DAY]
+            cell.past = end <= now
             window = work_window(organisation, tech, start.date())
             if window is None:
                 cell.off = True
             elif days == 1:
                 cell.off = not (window[0] < end and window[1] > start) and not cell.jobs
             cells.append(cell)
+        if days == 1:
+            _join_blocks(cells)
         rows.append(Row(tech, cells))
     return Board(first=first, days=days, columns=columns, rows=rows)
+
+
+def _join_blocks(cells: list[Cell]) -> None:
+    """Day view: a job's cell spans the hours it lasts; a job starting inside that block (an
+    overlap) joins it, and the block grows to its end."""
+    index = 0
+    while index < len(cells):
+        cell = cells[index]
+        if not cell.jobs:
+            index += 1
+            continue
+        end = max(job.scheduled_end for job in cell.jobs)
+        following = index + 1
+        while following < len(cells) and cells[following].start < end:
+            inner = cells[following]
+            inner.covered = True
+            cell.jobs += inner.jobs
+            cell.free += inner.free
+            if inner.jobs:
+                end = max(end, *(job.scheduled_end for job in inner.jobs))
+            following += 1
+        cell.span = following - index
+        index = following

@@ -22,6 +22,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from agents.base import CUSTOMER_ID, JOB_ID, Chain, Runner, Step
 from agents.events import AcceptedEvent
@@ -176,7 +177,9 @@ def answer_actions(
         turn = turns.get(turn_id)
         actions = found[message.pk]
         written = list(records.get(turn.message_id, [])) if turn else []
-        actions.links = [link for link in record_links(written) if link["url"]][:3]
+        actions.links = [
+            {**link, "label": _record_label(link)} for link in record_links(written) if link["url"]
+        ][:3]
         actions.approvals = [approval_card(a, membership, language) for a in held.get(turn_id, [])]
         actions.undone = _undo_client_id(message.pk) in undone
         if turn is None or turn_id not in booked or turn.user_id != getattr(user, "pk", None):
@@ -198,6 +201,14 @@ def answer_actions(
         if job_id in still_open or found[message_id].undone:
             found[message_id].undo_job = job_id
     return found
+
+
+def _record_label(link: dict[str, Any]) -> str:
+    """How the "open" button names a record: jobs by number, the rest by their label."""
+    number = link["url"].rstrip("/").rsplit("/", 1)[-1]
+    if link["kind"] == "job":
+        return gettext("job #%(id)s") % {"id": number}
+    return str(link["label"])
 
 
 def _undo_client_id(message_id: int) -> str:

@@ -123,13 +123,14 @@ def test_the_agenda_shows_jobs_by_technician_and_links_each_free_hour_to_the_cha
     by_hour = {cell.start.hour: cell for cell in row.cells}
     assert [j.pk for j in by_hour[10].jobs] == [job.pk]
     assert by_hour[10].free == [] and by_hour[11].free == []  # busy 10–12
+    assert by_hour[10].span == 2 and by_hour[11].covered  # one block over both hours
     assert by_hour[9].free and by_hour[12].free  # free around it
     assert all(cell.free for cell in board.rows[0].cells if not cell.off)  # Ana: free all day
 
     client = _client(cast.operator, "en")
     page = client.get(f"/jobs/board/?date={day.isoformat()}").content.decode()
     assert "Carlos Gómez" in page and "Técnico Ajeno" not in page
-    assert f'data-job="{job.pk}"' in page
+    assert f'data-job="{job.pk}"' in page and 'colspan="2"' in page
     link = page.split('class="agenda-free" href="')[1].split('"')[0].replace("&amp;", "&")
     prefill = parse_qs(urlparse(link).query)["prefill"][0]
     assert urlparse(link).path == "/chat/"
@@ -210,6 +211,7 @@ def test_undo_cancels_the_booking_through_the_tools_and_the_gate(
     page = client.get(f"/chat/{conversation.pk}/").content.decode()
     undo_url = f"/chat/{conversation.pk}/answers/{reply.pk}/undo/"
     assert f'hx-post="{undo_url}"' in page and "Copy" in page
+    assert f'href="/jobs/{job_id}/">Open job #{job_id}<' in page
 
     done = client.post(undo_url, HTTP_HX_REQUEST="true")
     assert done.status_code == 200

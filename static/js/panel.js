@@ -37,7 +37,11 @@
   panel.addEventListener("copilot:event", (e) => {
     const ev = e.detail || {};
     if (!conversationId) return;
-    if (ev.type === "completed" && ev.message_id) {
+    if (ev.type === "accepted" && /^undo-/.test(ev.client_id || "")) {
+      // An undo is a note of the panel's, not something the operator typed: shown as one.
+      const note = document.getElementById("message-" + ev.message_id);
+      if (note) note.classList.replace("msg-user", "msg-system");
+    } else if (ev.type === "completed" && ev.message_id) {
       // The answer is on the page: its actions, then the record it may have moved on to.
       const li = document.getElementById("message-" + ev.message_id);
       if (li && li.classList.contains("msg-assistant") && !li.querySelector(".msg-actions")) {
