@@ -114,6 +114,15 @@ def test_on_a_phone_the_send_button_and_the_panel_fit(cast: Cast, open_page: Any
     assert toggle.get_attribute("open") is None
     page.locator("#chat-context-heading").click()
     page.locator("#chat-context").get_by_text("Claudia Bianchi").wait_for()
+    # The Agenda scrolls inside its table, not the whole page.
+    agenda = open_page(cast.operator, "/jobs/board/?span=week", width=390, locale="en")
+    card = agenda.get_by_test_id("agenda")
+    card.wait_for()
+    edge = card.bounding_box()
+    assert edge is not None and edge["x"] + edge["width"] <= 390, edge
+    for name in ("← Previous", "Today", "Next →", "Day", "Week"):
+        box = agenda.get_by_role("link", name=name, exact=True).bounding_box()
+        assert box is not None and box["x"] + box["width"] <= edge["x"] + edge["width"], name
 
 
 @pytest.mark.parametrize("path", ["/chat/", "/", "/jobs/board/"])
