@@ -15,6 +15,7 @@ Every read is scoped to the conversation's organisation.
 
 from __future__ import annotations
 
+import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -136,7 +137,9 @@ def answer_actions(
     by_turn = {
         str(m.trace.get("turn_id")): m
         for m in answers
-        if m.role == Message.Role.ASSISTANT and isinstance(m.trace, dict) and m.trace.get("turn_id")
+        if m.role == Message.Role.ASSISTANT
+        and isinstance(m.trace, dict)
+        and _is_uuid(m.trace.get("turn_id"))
     }
     found = {m.pk: AnswerActions(m.pk) for m in by_turn.values()}
     if not by_turn:
@@ -201,6 +204,15 @@ def answer_actions(
         if job_id in still_open or found[message_id].undone:
             found[message_id].undo_job = job_id
     return found
+
+
+def _is_uuid(value: object) -> bool:
+    """A turn id as stored: anything else (an old or hand-made trace) has no turn to act on."""
+    try:
+        uuid.UUID(str(value))
+    except ValueError:
+        return False
+    return value is not None
 
 
 def _record_label(link: dict[str, Any]) -> str:

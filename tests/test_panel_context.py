@@ -20,7 +20,7 @@ from business.models import Job
 from business.profiles import customer_profile_edit
 from copilot import nodes, panel, runner, tasks
 from copilot.models import Conversation, Message, Turn
-from copilot.services import conversation_create
+from copilot.services import conversation_create, message_add
 from tests import factories
 from tests.conftest import Cast
 from tests.copilot.conftest import (  # noqa: F401  (fixtures)
@@ -334,3 +334,25 @@ def test_an_operator_sees_the_card_read_only_and_cannot_decide_it(
     assert outsider.get(f"/chat/approvals/{held.pk}/").status_code == 404
     assert outsider.post(decide_url, {"decision": "approve"}).status_code == 404
     assert PendingAction.objects.get(pk=held.pk).status == Status.PENDING
+
+
+@pytest.mark.django_db
+def test_answer_actions_are_the_conversations_own_and_survive_odd_traces(cast: Cast) -> None:
+    conversation = conversation_create(organisation=cast.org, user=cast.operator)
+    asked = message_add(conversation=conversation, role="user", text="hola")
+    odd = message_add(
+        conversation=conversation, role="assistant", text="Respuesta vieja",
+        trace={"turn_id": "earlier-turn"},
+    )  # fmt: skip
+    page = _client(cast.operator).get(f"/chat/{conversation.pk}/")
+    assert page.status_code == 200 and "Respuesta vieja" in page.content.decode()
+    url = f"/chat/{conversation.pk}/answers/{odd.pk}/actions/"
+    assert _client(cast.operator).get(url).status_code == 200
+    # A user's message has no actions; another organisation sees nothing.
+    mine = f"/chat/{conversation.pk}/answers/{asked.pk}/actions/"
+    assert _client(cast.operator).get(mine).status_code == 404
+    assert _client(cast.outsider).get(url).status_code == 404
+    other = conversation_create(organisation=cast.other_org, user=cast.outsider)
+    assert (
+        _client(cast.outsider).get(f"/chat/{other.pk}/answers/{odd.pk}/actions/").status_code == 404
+    )
