@@ -134,3 +134,21 @@ def test_axe_finds_nothing_serious(cast: Cast, open_page: Any, path: str) -> Non
     page = open_page(cast.operator, path)
     page.wait_for_load_state("networkidle")
     assert axe_serious(page) == []
+
+
+def test_a_free_hour_in_the_agenda_opens_the_chat_with_the_booking_prefilled(
+    cast: Cast, open_page: Any
+) -> None:
+    factories.make_technician(cast.org, "Carlos Gómez")
+    customer = factories.make_customer(cast.org, "Claudia Bianchi")
+    conversation = _conversation(cast, cast.operator, customer)
+    page = open_page(cast.operator, "/jobs/board/?span=week", locale="en")
+    free = page.locator(".agenda-free").first
+    moment = free.get_attribute("data-free")
+    assert moment is not None
+    free.click()
+    page.wait_for_url(f"**/chat/{conversation.pk}/**")
+    typed = page.locator("#chat-input").input_value()
+    day = f"{moment[8:10]}/{moment[5:7]}/{moment[:4]}"
+    assert typed == f"Book a job for Carlos Gómez on {day} at {moment[11:16]}"
+    assert "prefill" not in page.url  # a reload does not type it again
