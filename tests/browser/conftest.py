@@ -3,9 +3,9 @@
 The server is daphne in a child process (daphne.testing.DaphneProcess, as channels'
 ChannelsLiveServerTestCase runs it) serving the project's ASGI application — pages, static files
 and the chat's websocket — over the test database, which is a file on every backend (SQLite's
-test database is one: capataz/settings.py). The child is forked once per session; the tests
-write their rows in the test process (transactional: committed, so the child reads them) and
-turns run in the child, on its own runners, exactly as in production.
+test database is one: capataz/settings.py). The child is forked once per module and ended
+after it; the tests write their rows in the test process (transactional: committed, so the child
+reads them) and turns run in the child, on its own runners, exactly as in production.
 
 The router is scripted (tests/copilot/conftest.py: what a text means is written down) so each
 test is quick and says exactly which intent runs; the handlers' tools are the real ones, through
@@ -88,9 +88,9 @@ def browser_path() -> str:
     return path
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def asgi_server(browser_path: str, django_db_setup: None, django_db_blocker: Any) -> Iterator[str]:
-    """daphne serving the project over the test database; its base URL."""
+    """daphne serving the project over the test database, for one module; its base URL."""
     from daphne.testing import DaphneProcess
 
     database = str(connections["default"].settings_dict["NAME"])
@@ -109,10 +109,11 @@ def asgi_server(browser_path: str, django_db_setup: None, django_db_blocker: Any
 
 
 @pytest.fixture(scope="module")
-def browser(browser_path: str) -> Iterator[Any]:
+def browser(browser_path: str, asgi_server: str) -> Iterator[Any]:
     """Chromium for one module. Playwright's sync API keeps an event loop running in this
     thread while it is open, which Django's async-safety check takes for async code: the
-    tests' own ORM calls are plain sync code, so the check is off for the module only."""
+    tests' own ORM calls are plain sync code, so the check is off for the module only — and
+    only after the server's process has forked, which keeps it."""
     from playwright.sync_api import sync_playwright
 
     saved = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
