@@ -5,7 +5,7 @@ ChannelsLiveServerTestCase runs it) serving the project's ASGI application — p
 and the chat's websocket — over the test database, which is a file on every backend (SQLite's
 test database is one: capataz/settings.py). The child is forked once per module and ended
 after it; the tests write their rows in the test process (transactional: committed, so the child
-reads them) and turns run in the child, on its own runners, exactly as in production.
+reads them) and turns run in the child, on its own runner threads.
 
 The router is scripted (tests/copilot/conftest.py: what a text means is written down) so each
 test is quick and says exactly which intent runs; the handlers' tools are the real ones, through
@@ -63,6 +63,10 @@ def _child_setup(database: str, blocker: Any) -> None:
 
     blocker.unblock()
 
+    # Turns on the child's own runner threads, as a web process runs them on the embedded
+    # default, whatever the backend: the suite makes Celery run tasks inline, which would answer
+    # a turn inside the socket's own receive and hold its live events until the end.
+    settings.COPILOT_TURN_RUNNER = "local"
     settings.DATABASES["default"]["NAME"] = database
     connections["default"].settings_dict["NAME"] = database
     router = ScriptedRouter(script=dict(SCRIPT))
