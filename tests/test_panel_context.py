@@ -7,7 +7,8 @@ from __future__ import annotations
 import datetime
 from decimal import Decimal
 from typing import Any
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs, unquote_plus, urlparse
+from zoneinfo import ZoneInfo
 
 import pytest
 from django.test import Client
@@ -356,3 +357,19 @@ def test_answer_actions_are_the_conversations_own_and_survive_odd_traces(cast: C
     assert (
         _client(cast.outsider).get(f"/chat/{other.pk}/answers/{odd.pk}/actions/").status_code == 404
     )
+
+
+@pytest.mark.django_db
+def test_the_agenda_reads_on_the_organisations_clock(cast: Cast) -> None:
+    cast.org.timezone = "Europe/Madrid"
+    cast.org.save()
+    day = _next_weekday()
+    carlos = factories.make_technician(cast.org, "Carlos Gómez")
+    customer = factories.make_customer(cast.org, "Claudia Bianchi")
+    madrid = ZoneInfo("Europe/Madrid")
+    start = datetime.datetime.combine(day, datetime.time(10), tzinfo=madrid)
+    job = factories.make_job(cast.org, customer, start=start, hours=2, technician=carlos)
+    page = _client(cast.operator, "en").get(f"/jobs/board/?date={day.isoformat()}")
+    text = page.content.decode()
+    assert f'data-job="{job.pk}">#{job.pk} 10:00–12:00' in text
+    assert "Carlos Gómez on " + day.strftime("%d/%m/%Y") + " at 08:00" in unquote_plus(text)
