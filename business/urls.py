@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from business import views
+from business import agenda_views, views
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
@@ -11,6 +11,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(next_page="logged_out"), name="logout"),
     path("logged-out/", views.logged_out, name="logged_out"),
     path("jobs/", views.jobs, name="jobs"),
+    path("jobs/board/", agenda_views.agenda, name="agenda"),
     path("jobs/<int:pk>/", views.job_detail, name="job_detail"),
     path("customers/", views.customers, name="customers"),
     path("customers/<int:pk>/", views.customer_detail, name="customer_detail"),

@@ -56,6 +56,7 @@ from copilot import (
     engines,
     eventlog,
     memory_tasks,
+    panel,
     profiles,
     replies,
 )
@@ -304,6 +305,9 @@ def _run(turn: Turn) -> TurnResult:
     suggestion_id = _suggestion_of(turn.message)
     if suggestion_id is not None:
         return _run_suggestion(turn, suggestion_id)
+    undo = panel.undo_of(turn.message)
+    if undo is not None:  # "undo" under an answer (copilot/panel.py): its inverse call
+        return _run_undo(turn, undo)
     turn_id, asked, conversation = str(turn.pk), turn.message, turn.conversation
     emit = _emitter(turn)
     emit(ThinkingEvent(type="thinking", turn_id=turn_id, message_id=asked.pk))
@@ -434,6 +438,32 @@ def _run_suggestion(turn: Turn, suggestion_id: int) -> TurnResult:
             suggestion_id=suggestion_id, organisation_id=turn.organisation_id,
             state=Suggestion.State.NEW, outcome=f"{type(exc).__name__}: {exc}",
         )  # fmt: skip
+        return _fail(turn, emit, exc)
+    return TurnResult(
+        turn_id, True, done.reply, language, user_message_id=note.pk,
+        assistant_message_id=answer.pk,
+    )  # fmt: skip
+
+
+def _run_undo(turn: Turn, undo: dict[str, Any]) -> TurnResult:
+    """An answer's undo: its inverse call through the Runner and the approval gate."""
+    turn_id, note, conversation = str(turn.pk), turn.message, turn.conversation
+    emit = _emitter(turn)
+    emit(ThinkingEvent(type="thinking", turn_id=turn_id, message_id=note.pk))
+    language = note.language or "es"
+    try:
+        run = _open_run(turn, emit)
+        with transaction.atomic():
+            done = panel.run_undo(run, undo, language)
+            answer = message_add(
+                conversation=conversation, role=Message.Role.ASSISTANT, text=done.reply,
+                language=language, trace={**done.trace, "turn_id": turn_id},
+            )  # fmt: skip
+            status = Turn.Status.WAITING if done.held else Turn.Status.DONE
+            turn_finish(turn=turn, status=status, answer=answer)
+            _finish_events(run, turn_id, answer.pk, done.reply, [])
+    except Exception as exc:
+        logger.exception("undo turn %s failed", turn_id)
         return _fail(turn, emit, exc)
     return TurnResult(
         turn_id, True, done.reply, language, user_message_id=note.pk,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -13,6 +14,7 @@ from django.core.paginator import Paginator
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.translation import get_language, gettext
 from django.views.decorators.http import require_POST
 
@@ -49,7 +51,10 @@ TRACE_PAGE = 30
 def chat_index(request: HttpRequest) -> HttpResponse:
     latest = conversations_for_user(request.user, request.organisation).first()  # type: ignore[attr-defined]
     if latest is not None:
-        return redirect("chat_detail", conversation_id=latest.pk)
+        # "Book here" from the Agenda: the message to prefill goes along (static/js/panel.js).
+        prefill = request.GET.get("prefill", "")[:300]
+        query = f"?{urlencode({'prefill': prefill})}" if prefill else ""
+        return redirect(reverse("chat_detail", args=[latest.pk]) + query)
     whatsapp = whatsapp_conversations(request.user, request.organisation)[:30]  # type: ignore[attr-defined]
     context: dict[str, Any] = {"conversations": [], "conversation": None}
     context["whatsapp_conversations"] = whatsapp

@@ -406,7 +406,7 @@
     } catch (err) {  // one bad event must not stop the ones after it
       console.error("copilot: could not render", ev.type, err);
     }
-    // The answer's steps, chips and rendered text (answers.js), and anything else listening.
+    // The answer's steps, chips and rendered text (answers.js), the side panel and actions (panel.js).
     panel.dispatchEvent(new CustomEvent("copilot:event", { detail: ev }));
     if (follow) scrollDown();
   }

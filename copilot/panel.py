@@ -1,0 +1,340 @@
+"""What the CopilotPanel shows around the conversation (S1): the record under discussion beside
+the chat, and the actions under each answer.
+
+- `subject_for`: the customer (or job) the conversation's working state is about
+  (copilot/memory.py keeps it), with what the office needs at hand: contact, address, open jobs,
+  balance, equipment and the learnt profile (P3).
+- `answer_actions`: per answer, the records its turn wrote (to open them), the held actions it
+  filed (a card a manager decides inline, through `approvals.services.action_decide`), and an
+  *undo* where the action has a safe inverse: a booking the turn just made is cancelled — as a
+  new turn that calls `job_cancel` through the Runner and the approval gate, never by writing the
+  job here. Undo is offered to the conversation's author only, once per answer.
+
+Every read is scoped to the conversation's organisation.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.translation import gettext
+
+from agents.base import CUSTOMER_ID, JOB_ID, Chain, Runner, Step
+from agents.events import AcceptedEvent
+from agents.models import ToolCall
+from approvals.models import PendingAction
+from approvals.selectors import record_links
+from approvals.services import may_decide_as
+from business.forms import PROFILE_LABELS
+from business.models import Customer, Equipment, Job, Membership
+from business.profiles import customer_profile_fields, profile_rows
+from business.selectors import invoices_with_balance, open_jobs
+from copilot import eventlog, replies
+from copilot.memory import RECORDS
+from copilot.models import Conversation, Message, Turn
+from copilot.services import message_add
+from copilot.state import TurnRun
+from nlu.values import Entities
+
+OPEN_JOBS_SHOWN = 5
+UNDO_TOOL = "job_cancel"
+UNDO_KEY = "undo"  # a system note's trace: {"message": answer id, "job_id": …}
+
+
+# --- the record under discussion ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Subject:
+    customer: Customer
+    job: Job | None
+    address: Any
+    open_jobs: list[Job]
+    open_count: int
+    balance: Decimal
+    equipment: list[Equipment]
+    profile: list[Any]
+
+
+def subject_for(conversation: Conversation) -> Subject | None:
+    """The customer under discussion (or the customer of the job under discussion), or None."""
+    state = conversation.state or {}
+    organisation = conversation.organisation
+    job = None
+    job_id = state.get(JOB_ID)
+    if isinstance(job_id, int):
+        job = (
+            Job.objects.filter(organisation=organisation, pk=job_id)
+            .select_related("customer", "technician", "address")
+            .first()
+        )
+    customer = job.customer if job is not None else None
+    customer_id = state.get(CUSTOMER_ID)
+    if customer is None and isinstance(customer_id, int):
+        customer = Customer.objects.filter(organisation=organisation, pk=customer_id).first()
+    if customer is None:
+        return None
+    jobs = open_jobs(organisation, customer=customer)
+    learnt = customer_profile_fields(organisation.pk, customer.pk)
+    return Subject(
+        customer=customer, job=job,
+        address=customer.addresses.order_by("-is_primary", "pk").first(),
+        open_jobs=list(jobs[:OPEN_JOBS_SHOWN]), open_count=jobs.count(),
+        balance=invoices_with_balance(organisation, customer).owed,
+        equipment=list(customer.equipment.order_by("kind", "pk")[:5]),
+        profile=profile_rows(learnt, PROFILE_LABELS),
+    )  # fmt: skip
+
+
+# --- actions on answers ------------------------------------------------------------------------
+
+
+@dataclass
+class AnswerActions:
+    message_id: int
+    links: list[dict[str, Any]] = field(default_factory=list)
+    approvals: list[dict[str, Any]] = field(default_factory=list)
+    undo_job: int | None = None  # the booking this answer made, which its author may cancel
+    undone: bool = False  # an undo was already asked for
+
+
+def approval_card(
+    action: PendingAction, membership: Membership | None, language: str
+) -> dict[str, Any]:
+    """What a card shows of one held action; `may_decide` only for a manager (or admin) whose
+    role the action's rules accept — an operator sees it read-only."""
+    is_open = action.status == PendingAction.Status.PENDING and not _expired(action)
+    decider = action.decided_by
+    return {
+        "action": action,
+        "summary": action.summary_in(language),
+        "links": record_links(action.links),
+        "open": is_open,
+        "may_decide": is_open and may_decide_as(membership, action),
+        "decider": (decider.get_full_name() or decider.get_username()) if decider else "",
+    }
+
+
+def _expired(action: PendingAction) -> bool:
+    return action.expires_at is not None and action.expires_at <= timezone.now()
+
+
+def answer_actions(
+    conversation: Conversation,
+    answers: list[Message],
+    *,
+    user: Any,
+    membership: Membership | None,
+    language: str,
+) -> dict[int, AnswerActions]:
+    """The actions under each of these answers, in a fixed number of queries."""
+    by_turn = {
+        str(m.trace.get("turn_id")): m
+        for m in answers
+        if m.role == Message.Role.ASSISTANT
+        and isinstance(m.trace, dict)
+        and _is_uuid(m.trace.get("turn_id"))
+    }
+    found = {m.pk: AnswerActions(m.pk) for m in by_turn.values()}
+    if not by_turn:
+        return found
+    turns = {
+        str(t.pk): t
+        for t in Turn.objects.filter(conversation=conversation, pk__in=list(by_turn)).only(
+            "pk", "user_id", "message_id"
+        )
+    }
+    records: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for record in (conversation.state or {}).get(RECORDS, []):
+        if isinstance(record, dict) and isinstance(record.get("message"), int):
+            records[record["message"]].append(record)
+    booked = set(
+        ToolCall.objects.filter(
+            organisation_id=conversation.organisation_id, turn_id__in=list(by_turn),
+            tool="job_book", ok=True, approval_id__isnull=True,
+        ).values_list("turn_id", flat=True)
+    )  # fmt: skip
+    held: dict[str, list[PendingAction]] = defaultdict(list)
+    for action in (
+        PendingAction.objects.filter(
+            organisation_id=conversation.organisation_id, turn_id__in=list(by_turn)
+        )
+        .select_related("decided_by")
+        .order_by("pk")
+    ):
+        held[action.turn_id].append(action)
+    undone = set(
+        Message.objects.filter(
+            conversation=conversation,
+            client_id__in=[_undo_client_id(m.pk) for m in by_turn.values()],
+        ).values_list("client_id", flat=True)
+    )
+    candidates: dict[int, int] = {}
+    for turn_id, message in by_turn.items():
+        turn = turns.get(turn_id)
+        actions = found[message.pk]
+        written = list(records.get(turn.message_id, [])) if turn else []
+        actions.links = [
+            {**link, "label": _record_label(link)} for link in record_links(written) if link["url"]
+        ][:3]
+        actions.approvals = [approval_card(a, membership, language) for a in held.get(turn_id, [])]
+        actions.undone = _undo_client_id(message.pk) in undone
+        if turn is None or turn_id not in booked or turn.user_id != getattr(user, "pk", None):
+            continue
+        if conversation.user_id != getattr(user, "pk", None):
+            continue
+        jobs = [
+            r["id"] for r in written if r.get("kind") == "job" and r.get("intent") == "book_job"
+        ]
+        if len(jobs) == 1 and isinstance(jobs[0], int):
+            candidates[message.pk] = jobs[0]
+    still_open = set(
+        Job.objects.filter(
+            organisation_id=conversation.organisation_id, pk__in=list(candidates.values()),
+            status__in=Job.OPEN_STATUSES,
+        ).values_list("pk", flat=True)
+    )  # fmt: skip
+    for message_id, job_id in candidates.items():
+        if job_id in still_open or found[message_id].undone:
+            found[message_id].undo_job = job_id
+    return found
+
+
+def _is_uuid(value: object) -> bool:
+    """A turn id as stored: anything else (an old or hand-made trace) has no turn to act on."""
+    try:
+        uuid.UUID(str(value))
+    except ValueError:
+        return False
+    return value is not None
+
+
+def _record_label(link: dict[str, Any]) -> str:
+    """How the "open" button names a record: jobs by number, the rest by their label."""
+    number = link["url"].rstrip("/").rsplit("/", 1)[-1]
+    if link["kind"] == "job":
+        return gettext("job #%(id)s") % {"id": number}
+    return str(link["label"])
+
+
+def _undo_client_id(message_id: int) -> str:
+    # A message's client_id is stored once per conversation (a unique constraint): the undo of
+    # one answer can be asked for once, whatever races or double clicks.
+    return f"undo-{message_id}"
+
+
+class UndoRefused(Exception):
+    def __init__(self, code: str) -> None:
+        super().__init__(code)
+        self.code = code  # not_author, nothing_to_undo, already
+
+
+@dataclass(frozen=True)
+class UndoAsked:
+    conversation_id: int
+    organisation_id: int
+    message_id: int
+    job_id: int
+
+
+def undo_request(
+    conversation: Conversation, answer: Message, *, user: Any, language: str
+) -> UndoAsked:
+    """Ask for the undo of `answer`'s booking: a note and a queued turn in the conversation
+    (the caller dispatches it once this commits). Refused for anyone but the author, for an
+    answer with nothing to undo, and the second time."""
+    if conversation.user_id != user.pk:
+        raise UndoRefused("not_author")
+    actions = answer_actions(conversation, [answer], user=user, membership=None, language=language)
+    mine = actions.get(answer.pk)
+    if mine is not None and mine.undone:
+        raise UndoRefused("already")
+    if mine is None or mine.undo_job is None:
+        raise UndoRefused("nothing_to_undo")
+    job_id = mine.undo_job
+    note = replies.t(
+        language, es=f"Deshacer: cancelar el trabajo #{job_id} que se acaba de agendar.",
+        en=f"Undo: cancel job #{job_id}, just booked.",
+    )  # fmt: skip
+    try:
+        with transaction.atomic():
+            message = message_add(
+                conversation=conversation, role=Message.Role.SYSTEM, text=note, language=language,
+                trace={UNDO_KEY: {"message": answer.pk, "job_id": job_id}},
+                client_id=_undo_client_id(answer.pk),
+            )  # fmt: skip
+            turn = Turn.objects.create(
+                organisation_id=conversation.organisation_id, conversation=conversation,
+                message=message, user_id=user.pk, created_at=message.created_at,
+            )  # fmt: skip
+            eventlog.publish(
+                conversation.organisation_id, conversation.pk,
+                AcceptedEvent(type="accepted", turn_id=str(turn.pk), message_id=message.pk,
+                              text=note, client_id=message.client_id),
+            )  # fmt: skip
+    except IntegrityError as exc:
+        raise UndoRefused("already") from exc
+    return UndoAsked(conversation.pk, conversation.organisation_id, message.pk, job_id)
+
+
+def undo_of(message: Message) -> dict[str, Any] | None:
+    """The undo a stored note asks for (only a system note with its trace key runs one)."""
+    if message.role != Message.Role.SYSTEM or not isinstance(message.trace, dict):
+        return None
+    value = message.trace.get(UNDO_KEY)
+    if isinstance(value, dict) and isinstance(value.get("job_id"), int):
+        return value
+    return None
+
+
+@dataclass
+class UndoRun:
+    reply: str
+    trace: dict[str, Any] = field(default_factory=dict)
+    held: bool = False
+
+
+def run_undo(run: TurnRun, undo: dict[str, Any], language: str) -> UndoRun:
+    """The cancellation, through the same Runner as any step: the agent's whitelist, the
+    approval gate (a cancellation is an *execute* tool: it waits for a manager), a ToolCall row."""
+    job_id = int(undo["job_id"])
+    trace: dict[str, Any] = {UNDO_KEY: undo, "tool": UNDO_TOOL}
+    agent = next((a for a in run.agents.values() if UNDO_TOOL in (a.tools or [])), None)
+    if agent is None:
+        return UndoRun(
+            replies.t(
+                language,
+                es=f"No pude deshacer: ningún agente activo puede cancelar el trabajo #{job_id}.",
+                en=f"Could not undo: no enabled agent may cancel job #{job_id}.",
+            ),
+            trace,
+        )  # fmt: skip
+    step = Step(index=0, intent="cancel_job", agent=agent.name, confidence=1.0, text="",
+                entities=Entities())  # fmt: skip
+    runner = Runner(run.ctx, Chain(language), agent, step)
+    reason = replies.t(language, es="deshecho desde el chat", en="undone from the chat")
+    result = runner.call(UNDO_TOOL, job_id=job_id, reason=reason)
+    trace.update(ok=result.ok, held=runner.held, agent=agent.name)
+    if runner.held:
+        number = runner.held[0]
+        text = replies.t(
+            language,
+            es=f"Pedí la aprobación de un gerente (#{number}) para cancelar el trabajo #{job_id}.",
+            en=f"I asked a manager to approve (#{number}) cancelling job #{job_id}.",
+        )
+        return UndoRun(text, trace, held=True)
+    if result.ok:
+        return UndoRun(
+            replies.t(language, es=f"Listo: cancelé el trabajo #{job_id}.",
+                      en=f"Done: job #{job_id} is cancelled."), trace,
+        )  # fmt: skip
+    return UndoRun(
+        replies.t(language, es=f"No pude cancelar el trabajo #{job_id}: {result.error}.",
+                  en=f"Could not cancel job #{job_id}: {result.error}."), trace,
+    )  # fmt: skip

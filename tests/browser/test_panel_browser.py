@@ -1,0 +1,154 @@
+"""The panel in a real browser (issue 16.8): the operator's booking flow through the chat (and
+its undo), a manager's inline approval, a reload in the middle of a turn, the phone layout and
+an axe-core pass. Debian's Chromium through Playwright, against daphne
+(tests/browser/conftest.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from approvals.models import PendingAction
+from business.models import Job
+from copilot.models import Conversation
+from copilot.services import conversation_create
+from tests import factories
+from tests.browser.conftest import axe_serious, wait_for
+from tests.conftest import Cast
+from tests.copilot.conftest import registry  # noqa: F401  (fixture)
+
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("registry")]
+
+
+def _conversation(cast: Cast, user: Any, customer: Any, job: Any = None) -> Conversation:
+    conversation = conversation_create(organisation=cast.org, user=user)
+    conversation.state = {"customer_id": customer.pk, **({"job_id": job.pk} if job else {})}
+    conversation.save()
+    return conversation
+
+
+def _send(page: Any, text: str) -> None:
+    page.fill("#chat-input", text)
+    page.press("#chat-input", "Enter")
+
+
+def test_the_operator_books_through_the_chat_sees_the_customer_and_can_undo(
+    cast: Cast, open_page: Any
+) -> None:
+    factories.make_technician(cast.org, "Carlos Gómez")
+    customer = factories.make_customer(cast.org, "Claudia Bianchi", phone="+5491155550000")
+    conversation = _conversation(cast, cast.operator, customer)
+    page = open_page(cast.operator, f"/chat/{conversation.pk}/")
+    context = page.locator("#chat-context")
+    context.get_by_text("Claudia Bianchi").wait_for()
+
+    _send(page, "agendale un service")
+    reply = page.locator(".msg-assistant", has_text="Agendé el trabajo #")
+    reply.wait_for()
+    job = Job.objects.get(organisation=cast.org, customer=customer)
+    # The live answer gets its actions; the side panel shows the new open job.
+    undo = reply.get_by_test_id("undo")
+    undo.wait_for()
+    context.locator(f'a[href="/jobs/{job.pk}/"]').first.wait_for()
+    # Copy puts the answer's text (only) on the clipboard.
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    reply.locator("[data-copy]").click()
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied.startswith("Agendé el trabajo #") and "Copy" not in copied
+
+    undo.click()
+    # The undo is a new turn through the gate: a cancellation held for a manager, shown as a
+    # read-only card to the operator; the job stays booked until then.
+    card = page.get_by_test_id("approval-card")
+    card.wait_for()
+    assert card.locator("button").count() == 0
+    assert wait_for(lambda: PendingAction.objects.filter(tool="job_cancel").exists())
+    held = PendingAction.objects.get(tool="job_cancel")
+    assert held.arguments["job_id"] == job.pk
+    assert Job.objects.get(pk=job.pk).status == Job.Status.SCHEDULED
+    reply.get_by_test_id("undo-done").wait_for()
+
+
+def test_a_manager_approves_inline_and_the_card_follows_the_run(cast: Cast, open_page: Any) -> None:
+    customer = factories.make_customer(cast.org, "Claudia Bianchi")
+    job = factories.make_job(cast.org, customer)
+    conversation = _conversation(cast, cast.manager, customer, job)
+    page = open_page(cast.manager, f"/chat/{conversation.pk}/")
+    _send(page, "cancelalo")
+    card = page.get_by_test_id("approval-card")
+    card.wait_for()
+    approve = card.get_by_role("button", name="Aprobar").or_(
+        card.get_by_role("button", name="Approve")
+    )
+    approve.click()
+    # Decided once; the resumed turn runs the cancellation and the card ends as done.
+    assert wait_for(lambda: Job.objects.get(pk=job.pk).status == Job.Status.CANCELLED)
+    page.locator(".approval-card.approval-executed").wait_for()
+    assert PendingAction.objects.get(tool="job_cancel").status == "executed"
+
+
+def test_a_reload_in_the_middle_of_a_turn_still_gets_the_answer(cast: Cast, open_page: Any) -> None:
+    customer = factories.make_customer(cast.org, "Claudia Bianchi")
+    conversation = _conversation(cast, cast.operator, customer)
+    page = open_page(cast.operator, f"/chat/{conversation.pk}/")
+    _send(page, "contame despacio")
+    page.locator(".msg-streaming").wait_for()  # the turn is under way
+    page.reload()
+    page.locator(".msg-assistant", has_text="acá está la respuesta lenta").wait_for()
+    assert page.locator(".msg-user", has_text="contame despacio").count() == 1
+
+
+def test_on_a_phone_the_send_button_and_the_panel_fit(cast: Cast, open_page: Any) -> None:
+    customer = factories.make_customer(cast.org, "Claudia Bianchi")
+    conversation = _conversation(cast, cast.operator, customer)
+    page = open_page(cast.operator, f"/chat/{conversation.pk}/", width=390)
+    send = page.locator("#chat-form button[type=submit]")
+    send.wait_for()
+    box = send.bounding_box()
+    assert box is not None
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    # The side panel starts folded on a phone and opens on demand.
+    toggle = page.locator("#chat-context-toggle")
+    assert toggle.get_attribute("open") is None
+    page.locator("#chat-context-heading").click()
+    page.locator("#chat-context").get_by_text("Claudia Bianchi").wait_for()
+    # The Agenda scrolls inside its table, not the whole page.
+    agenda = open_page(cast.operator, "/jobs/board/?span=week", width=390, locale="en")
+    card = agenda.get_by_test_id("agenda")
+    card.wait_for()
+    edge = card.bounding_box()
+    assert edge is not None and edge["x"] + edge["width"] <= 390, edge
+    for name in ("← Previous", "Today", "Next →", "Day", "Week"):
+        box = agenda.get_by_role("link", name=name, exact=True).bounding_box()
+        assert box is not None and box["x"] + box["width"] <= edge["x"] + edge["width"], name
+
+
+@pytest.mark.parametrize("path", ["/chat/", "/", "/jobs/board/"])
+def test_axe_finds_nothing_serious(cast: Cast, open_page: Any, path: str) -> None:
+    customer = factories.make_customer(cast.org, "Claudia Bianchi")
+    technician = factories.make_technician(cast.org, "Carlos Gómez")
+    factories.make_job(cast.org, customer, technician=technician)
+    _conversation(cast, cast.operator, customer)
+    page = open_page(cast.operator, path)
+    page.wait_for_load_state("networkidle")
+    assert axe_serious(page) == []
+
+
+def test_a_free_hour_in_the_agenda_opens_the_chat_with_the_booking_prefilled(
+    cast: Cast, open_page: Any
+) -> None:
+    factories.make_technician(cast.org, "Carlos Gómez")
+    customer = factories.make_customer(cast.org, "Claudia Bianchi")
+    conversation = _conversation(cast, cast.operator, customer)
+    page = open_page(cast.operator, "/jobs/board/?span=week", locale="en")
+    free = page.locator(".agenda-free").first
+    moment = free.get_attribute("data-free")
+    assert moment is not None
+    free.click()
+    page.wait_for_url(f"**/chat/{conversation.pk}/**")
+    typed = page.locator("#chat-input").input_value()
+    day = f"{moment[8:10]}/{moment[5:7]}/{moment[:4]}"
+    assert typed == f"Book a job for Carlos Gómez on {day} at {moment[11:16]}"
+    assert "prefill" not in page.url  # a reload does not type it again
