@@ -132,6 +132,39 @@ def test_series_by_day_in_the_organisations_timezone(seeded: Cast) -> None:
     assert report.cost_by_day == [0.0035, 0.0]
 
 
+def test_a_run_at_local_midnight_belongs_to_the_new_day(cast: Cast) -> None:
+    for moment in (_at(2, 59, day=21), _at(3, 0, day=21), _at(3, 0, day=22)):
+        _run(cast.org, "general", moment - datetime.timedelta(microseconds=1))
+        _run(cast.org, "general", moment)
+    period = Period("custom", DAY, DAY + datetime.timedelta(days=1), TZ)
+
+    report = agent_metrics(cast.org, period)
+
+    # 02:59 UTC (twice) and 02:59:59.999999 UTC on the 21st are the 20th; 03:00 UTC the 21st,
+    # as is 02:59:59.999999 UTC on the 22nd; 03:00 UTC on the 22nd is outside.
+    assert report.calls_by_day["general"] == [3, 2]
+
+
+def test_days_across_a_clock_change(cast: Cast) -> None:
+    # New York leaves daylight saving at 02:00 on Sunday 1 November 2026: that day has 25 hours.
+    ny = (
+        datetime.timezone(datetime.timedelta(hours=-4)),
+        datetime.timezone(datetime.timedelta(hours=-5)),
+    )
+    moments = [
+        datetime.datetime(2026, 10, 31, 23, 59, tzinfo=ny[0]),  # the 31st
+        datetime.datetime(2026, 11, 1, 0, 30, tzinfo=ny[0]),  # the 1st
+        datetime.datetime(2026, 11, 1, 23, 30, tzinfo=ny[1]),  # the 1st, 24.5 h after its start
+        datetime.datetime(2026, 11, 2, 0, 10, tzinfo=ny[1]),  # the 2nd
+    ]
+    for moment in moments:
+        _run(cast.org, "general", moment)
+    period = Period("custom", datetime.date(2026, 10, 31), datetime.date(2026, 11, 2),
+                    "America/New_York")  # fmt: skip
+
+    assert agent_metrics(cast.org, period).calls_by_day["general"] == [1, 2, 1]
+
+
 def test_an_empty_period(seeded: Cast) -> None:
     empty = Period("custom", datetime.date(2026, 10, 1), datetime.date(2026, 10, 3), TZ)
 
