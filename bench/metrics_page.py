@@ -57,27 +57,42 @@ def seed(organisation: Organisation, count: int) -> None:
         yielded = rng.random() < 0.04
         runs.append(
             AgentRun(
-                organisation=organisation, turn_id=f"bench-{n // 2}", agent=agent, intent="x",
+                organisation=organisation,
+                turn_id=f"bench-{n // 2}",
+                agent=agent,
+                intent="x",
                 latency_ms=0.0 if yielded else rng.lognormvariate(5.5, 0.9),
-                success=not yielded and rng.random() < 0.9, yielded=yielded,
+                success=not yielded and rng.random() < 0.9,
+                yielded=yielded,
                 engine="llm" if n % 3 == 0 else "embedded",
                 rerouted_from=AGENTS[(n + 1) % 7] if rng.random() < 0.02 else "",
-                clarified=rng.random() < 0.05, created_at=at,
+                clarified=rng.random() < 0.05,
+                created_at=at,
             )  # fmt: skip
         )
         if n % 10 == 0:
             calls.append(
                 ModelCall(
-                    organisation=organisation, turn_id=f"bench-{n // 2}", agent=agent,
-                    purpose="agent", model="gpt-4o-mini" if n % 20 else "gpt-4o",
-                    tokens_in=400, tokens_out=120, cost=Decimal("0.000132"), created_at=at,
+                    organisation=organisation,
+                    turn_id=f"bench-{n // 2}",
+                    agent=agent,
+                    purpose="agent",
+                    model="gpt-4o-mini" if n % 20 else "gpt-4o",
+                    tokens_in=400,
+                    tokens_out=120,
+                    cost=Decimal("0.000132"),
+                    created_at=at,
                 )  # fmt: skip
             )
         if n % 50 == 0:
             actions.append(
                 PendingAction(
-                    organisation=organisation, turn_id=f"bench-{n // 2}", agent=agent,
-                    tool="job_cancel", category="execute", summary="bench",
+                    organisation=organisation,
+                    turn_id=f"bench-{n // 2}",
+                    agent=agent,
+                    tool="job_cancel",
+                    category="execute",
+                    summary="bench",
                     status=rng.choice(["approved", "rejected", "expired", "executed"]),
                     created_at=at,
                 )  # fmt: skip

@@ -27,7 +27,7 @@ from __future__ import annotations
 import datetime
 import math
 import zoneinfo
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -38,6 +38,7 @@ from django.db.models import (
     Case,
     Count,
     DateTimeField,
+    Expression,
     F,
     FloatField,
     Func,
@@ -193,7 +194,7 @@ def percentiles(
     if connection.vendor == "postgresql":
         ran = ran.filter(created_at__gte=period.start, created_at__lt=period.end)
         names = {f"p{i}": PercentileCont("latency_ms", f) for i, f in enumerate(fractions)}
-        rows = ran.order_by().values("agent").annotate(**names)
+        rows = _dicts(ran.order_by().values("agent").annotate(**names))
         return {
             row["agent"]: [row[f"p{i}"] for i in range(len(fractions))] for row in rows
         }  # fmt: skip
@@ -226,6 +227,12 @@ def percentiles(
             high = pair[1] if len(pair) > 1 else pair[0]
             result[agent].append(pair[0] + (high - pair[0]) * (position - low))
     return result
+
+
+def _dicts(rows: Iterable[Any]) -> Iterator[dict[str, Any]]:
+    """values() rows as plain dicts (their keys are the query's annotations)."""
+    for item in rows:
+        yield dict(item)
 
 
 # --- the report -----------------------------------------------------------------------------
@@ -347,7 +354,7 @@ def agent_metrics(
     days = [day.isoformat() for day in period.days]
     calls_by_day: dict[str, list[int]] = {}
     ran_by_day, ok_by_day = [0] * len(days), [0] * len(days)
-    for item in grouped:
+    for item in _dicts(grouped):
         r = row(item["agent"])
         if 0 <= item["day"] < len(days):
             series = calls_by_day.setdefault(item["agent"], [0] * len(days))
@@ -386,8 +393,13 @@ def agent_metrics(
         turns = scoped.values("turn_id")
         calls = calls.filter(turn_id__in=turns, agent__in=scoped.values("agent"))
         actions = actions.filter(turn_id__in=turns)
-    for item in calls.values("agent", "model").annotate(
-        n=Count("pk"), tokens_in=Sum("tokens_in"), tokens_out=Sum("tokens_out"), cost=Sum("cost")
+    for item in _dicts(
+        calls.values("agent", "model").annotate(
+            n=Count("pk"),
+            tokens_in=Sum("tokens_in"),
+            tokens_out=Sum("tokens_out"),
+            cost=Sum("cost"),
+        )
     ):
         r = row(item["agent"] or ORCHESTRATOR)
         r.model_calls += item["n"]
@@ -395,7 +407,7 @@ def agent_metrics(
         r.tokens_out += item["tokens_out"] or 0
         r.cost += item["cost"] or Decimal(0)
         r.models[item["model"]] = r.models.get(item["model"], 0) + item["n"]
-    for item in actions.values("agent", "status").annotate(n=Count("pk")):
+    for item in _dicts(actions.values("agent", "status").annotate(n=Count("pk"))):
         r = row(item["agent"])
         r.approvals_requested += item["n"]
         r.approvals[item["status"]] = r.approvals.get(item["status"], 0) + item["n"]
@@ -432,7 +444,7 @@ class EpochDayIndex(Func):
         super().__init__(seconds, start=str(int(start.timestamp())))
 
 
-def day_index(period: Period, column: str = "created_at") -> Func:
+def day_index(period: Period, column: str = "created_at") -> Expression:
     """The local day (0, 1, …) of `column` within the period, computed by the database: a CASE
     over the UTC instants of the period's local midnights (exact across daylight-saving
     changes), or on SQLite, when the period has no clock change, the day count in seconds.

@@ -108,8 +108,9 @@ def test_start_refuses_bad_input_and_changes_nothing(cast: Cast) -> None:
     foreign = agents_install_defaults(organisation=cast.other_org)[0]
 
     def start(**kwargs: Any) -> None:
-        values = {"organisation": cast.org, "agent": agent, "version_a": a, "version_b": b,
-                  "share_b": 50} | kwargs  # fmt: skip
+        values: dict[str, Any] = {
+            "organisation": cast.org, "agent": agent, "version_a": a, "version_b": b, "share_b": 50,
+        } | kwargs  # fmt: skip
         abtest.abtest_start(**values)
 
     for bad in ({"version_b": a}, {"share_b": 0}, {"share_b": 100}, {"version_b": 99},
@@ -254,7 +255,7 @@ def test_a_live_turn_runs_its_arm_and_records_it(cast: Cast) -> None:
         changes={"min_confidence": agent.versions.get(number=1).snapshot["min_confidence"]},
     )  # fmt: skip  (live = arm A again)
 
-    conversations = {}
+    conversations: dict[str, Any] = {}
     while len(conversations) < 2:
         conversation = conversation_create(organisation=cast.org, user=cast.operator)
         conversations.setdefault(abtest.arm_for(test.pk, conversation.pk, 50), conversation)
