@@ -490,5 +490,7 @@ class AgentVersionAdmin(OrgAdminAccess, OrgScopedAdmin):
         )
 
 
-# The proactive agent's schedules, runs and suggestions (their admin lives in its folder).
+# The proactive agent's schedules, runs and suggestions (their admin lives in its folder), and
+# the A/B tests' read-only list.
+from agents import abtest_admin  # noqa: E402, F401
 from agents.proactive import admin as proactive_admin  # noqa: E402, F401
