@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from agents.abtest import arm_version, configured
 from agents.models import ABTest
@@ -154,7 +155,8 @@ def offline_compare(
                 organisation, {test.agent.name: list(snapshot.get("intents", []))}
             )
         except ValueError as exc:  # the arm leaves too few intents to train on
-            raise EvaluationError(f"arm {arm.upper()}: {exc}") from exc
+            message = _("Arm %(arm)s: %(error)s") % {"arm": arm.upper(), "error": exc}
+            raise EvaluationError(message) from exc
         reader = Reader.open(organisation, router, context, "embedded", None)
         if test.agent.name in reader.agents:
             reader.agents[test.agent.name] = configured(reader.agents[test.agent.name], snapshot)

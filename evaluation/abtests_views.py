@@ -95,6 +95,8 @@ def abtest_detail(request: HttpRequest, test_id: int) -> HttpResponse:
         "test": test,
         "online": online,
         "arms": [online.a, online.b],
+        # B's success rate minus A's, in percentage points.
+        "difference": round(online.z_test.difference * 100, 1) if online.z_test else None,
         "offline_rows": offline_rows,
         "datasets": list(SHIPPED_DATASETS),
         "can_edit": can(request.membership, "edit_agents"),  # type: ignore[attr-defined]

@@ -258,3 +258,15 @@ def test_outsider_with_staff_permissions_sees_none_of_the_numbers(
 
 def test_no_login_no_page(client: Client) -> None:
     assert client.get(reverse("agent_metrics")).status_code == 302
+
+
+def test_the_postgresql_percentile_aggregate_compiles_to_percentile_cont(cast: Cast) -> None:
+    query = (
+        AgentRun.objects.filter(organisation=cast.org)
+        .values("agent")
+        .annotate(p95=am.PercentileCont("latency_ms", 0.95))
+        .query
+    )
+    assert "PERCENTILE_CONT(0.95) WITHIN GROUP (ORDER BY" in str(query)
+    with pytest.raises(ValueError):
+        am.PercentileCont("latency_ms", 1.5)

@@ -65,6 +65,20 @@
     }
   }
 
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", draw);
-  else draw();
+  function customOnDates() {
+    // Picking a date means a custom period: the select follows, so the dates are not ignored.
+    const select = document.getElementById("metrics-period");
+    for (const id of ["metrics-from", "metrics-to"]) {
+      const input = document.getElementById(id);
+      if (select && input) input.addEventListener("change", () => { select.value = "custom"; });
+    }
+  }
+
+  function start() {
+    customOnDates();
+    draw();
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
 })();
