@@ -32,7 +32,7 @@ from agents.services import (
     agent_snapshot,
     agent_validate,
 )
-from agents.version_diff import diff_snapshots, previous_version
+from agents.version_diff import changed_fields, diff_snapshots, previous_version
 from business.admin import (
     OrgAdminAccess,
     OrganisationFilter,
@@ -169,12 +169,15 @@ class AgentVersionInline(admin.TabularInline):
     @admin.display(description=_("changes"))
     def changes(self, obj: AgentVersion) -> str:
         url = reverse("admin:agents_agent_version_diff", args=[obj.agent_id, obj.number])
-        if obj.number == 1:
+        before = previous_version(obj)
+        if before is None:
             return format_html(
                 '<a href="{}?against=current">{}</a>', url, _("compare with current")
             )
+        fields = changed_fields(before.snapshot, obj.snapshot)
         return format_html(
-            '<a href="{}">{}</a> · <a href="{}?against=current">{}</a>',
+            '{} · <a href="{}">{}</a> · <a href="{}?against=current">{}</a>',
+            ", ".join(fields) or _("no change"),
             url,
             _("diff with previous"),
             url,

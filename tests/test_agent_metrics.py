@@ -245,6 +245,9 @@ def test_outsider_with_staff_permissions_sees_none_of_the_numbers(
     seeded.outsider.is_staff = True
     seeded.outsider.save()
     client.force_login(seeded.outsider)
+    session = client.session
+    session["org_slug"] = "clima-sur"  # asking for the other organisation changes nothing
+    session.save()
     query = {"period": "custom", "from": "2026-11-20", "to": "2026-11-21", "org": "clima-sur"}
 
     response = client.get(reverse("agent_metrics"), query)
@@ -254,6 +257,7 @@ def test_outsider_with_staff_permissions_sees_none_of_the_numbers(
     assert report.totals.calls == 1  # the one run of their own organisation
     assert report.totals.cost == 0 and report.totals.approvals_requested == 0
     assert 'data-agent="customer"' not in response.content.decode()
+    assert response.context["request"].organisation == seeded.other_org
 
 
 def test_no_login_no_page(client: Client) -> None:

@@ -102,6 +102,7 @@ def test_the_agent_page_lists_versions_with_links_to_their_diffs(
     page = client.get(reverse("admin:agents_agent_change", args=[agent.pk])).content.decode()
 
     assert _diff_url(agent, 2) in page
+    assert "min_confidence ·" in page  # what v2 changed, named in the list
     assert reverse("admin:agents_agent_rollback", args=[agent.pk, 1]) in page
 
 
