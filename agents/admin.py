@@ -15,7 +15,7 @@ from django.core.exceptions import NON_FIELD_ERRORS, PermissionDenied, Validatio
 from django.db import models
 from django.db.models import Count, QuerySet
 from django.forms import BaseInlineFormSet
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
@@ -25,7 +25,14 @@ from django.utils.translation import gettext_lazy as _
 from agents.models import Agent, AgentIntent, AgentVersion
 from agents.registry import all_tools
 from agents.selectors import CATEGORY_ORDER, tools_overview
-from agents.services import EDITABLE_FIELDS, agent_rollback, agent_save, agent_validate
+from agents.services import (
+    EDITABLE_FIELDS,
+    agent_rollback,
+    agent_save,
+    agent_snapshot,
+    agent_validate,
+)
+from agents.version_diff import changed_fields, diff_snapshots, previous_version
 from business.admin import (
     OrgAdminAccess,
     OrganisationFilter,
@@ -149,7 +156,7 @@ class AgentIntentInline(admin.StackedInline):
 class AgentVersionInline(admin.TabularInline):
     model = AgentVersion
     extra = 0
-    fields = ("number", "note", "created_by", "created_at", "intent_count", "rollback")
+    fields = ("number", "note", "created_by", "created_at", "intent_count", "changes", "rollback")
     readonly_fields = fields
     ordering = ("-number",)
     can_delete = False
@@ -158,6 +165,24 @@ class AgentVersionInline(admin.TabularInline):
     @admin.display(description=_("intents"))
     def intent_count(self, obj: AgentVersion) -> int:
         return int(obj.summary["intents"])
+
+    @admin.display(description=_("changes"))
+    def changes(self, obj: AgentVersion) -> str:
+        url = reverse("admin:agents_agent_version_diff", args=[obj.agent_id, obj.number])
+        before = previous_version(obj)
+        if before is None:
+            return format_html(
+                '<a href="{}?against=current">{}</a>', url, _("compare with current")
+            )
+        fields = changed_fields(before.snapshot, obj.snapshot)
+        return format_html(
+            '{} · <a href="{}">{}</a> · <a href="{}?against=current">{}</a>',
+            ", ".join(fields) or _("no change"),
+            url,
+            _("diff with previous"),
+            url,
+            _("with current"),
+        )
 
     @admin.display(description="")
     def rollback(self, obj: AgentVersion) -> str:
@@ -175,7 +200,13 @@ class AgentVersionInline(admin.TabularInline):
         return False
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return obj is not None and can_administer(request, obj.organisation_id)
+        # Django asks without the agent too (to decide whether the inline's rows are read at
+        # all): answering False there left the section empty. The agent page itself is scoped.
+        if obj is None:
+            return can_administer(request)
+        if obj.organisation_id is None:
+            return bool(request.user.is_superuser)
+        return can_administer(request, obj.organisation_id)
 
 
 # --- agents --------------------------------------------------------------------------------------
@@ -316,6 +347,11 @@ class AgentAdmin(OrgAdminAccess, OrgScopedAdmin):
                 self.admin_site.admin_view(self.rollback_view),
                 name="agents_agent_rollback",
             ),
+            path(
+                "<path:object_id>/versions/<int:number>/diff/",
+                self.admin_site.admin_view(self.version_diff_view),
+                name="agents_agent_version_diff",
+            ),
             path("tools/", self.admin_site.admin_view(self.tools_view), name="agents_agent_tools"),
         ]
         return extra + super().get_urls()
@@ -348,6 +384,43 @@ class AgentAdmin(OrgAdminAccess, OrgScopedAdmin):
             "title": _("Roll back %(agent)s to v%(number)d") % {"agent": agent, "number": number},
         }
         return TemplateResponse(request, "admin/agents/agent/rollback_confirmation.html", context)
+
+    def version_diff_view(self, request: HttpRequest, object_id: str, number: int) -> HttpResponse:
+        """Version `number` against the one before it (or, `?against=current`, the agent as it
+        is now), as a line diff of the serialised configuration."""
+        agent = self.get_object(request, object_id)
+        if agent is None or not self.has_view_permission(request, agent):
+            raise Http404
+        version = get_object_or_404(AgentVersion, agent=agent, number=number)
+        against = "current" if request.GET.get("against") == "current" else "previous"
+        if against == "current":
+            diff = diff_snapshots(
+                version.snapshot, agent_snapshot(agent),
+                old_label=f"v{version.number}", new_label=str(_("current")),
+            )  # fmt: skip
+        else:
+            before = previous_version(version)
+            diff = diff_snapshots(
+                before.snapshot if before is not None else {},
+                version.snapshot,
+                old_label=f"v{before.number}" if before is not None else "—",
+                new_label=f"v{version.number}",
+            )
+        change_url = reverse("admin:agents_agent_change", args=[agent.pk])
+        latest = agent.versions.order_by("-number").values_list("number", flat=True).first()
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "agent": agent,
+            "version": version,
+            "diff": diff,
+            "against": against,
+            "change_url": change_url,
+            "can_roll_back": self.has_change_permission(request, agent) and number != latest,
+            "rollback_url": reverse("admin:agents_agent_rollback", args=[agent.pk, number]),
+            "title": _("%(agent)s: changes in v%(number)d") % {"agent": agent, "number": number},
+        }
+        return TemplateResponse(request, "admin/agents/agent/version_diff.html", context)
 
     def tools_view(self, request: HttpRequest) -> HttpResponse:
         if not self.has_view_permission(request):
@@ -420,5 +493,7 @@ class AgentVersionAdmin(OrgAdminAccess, OrgScopedAdmin):
         )
 
 
-# The proactive agent's schedules, runs and suggestions (their admin lives in its folder).
+# The proactive agent's schedules, runs and suggestions (their admin lives in its folder), and
+# the A/B tests' read-only list.
+from agents import abtest_admin  # noqa: E402, F401
 from agents.proactive import admin as proactive_admin  # noqa: E402, F401

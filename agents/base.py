@@ -121,6 +121,8 @@ class Step:
     prior_context: str = ""
     # A clarification reply: the step resumes a pending intent (copilot/clarify.py).
     resumed: bool = False
+    # A reroute: the agent that yielded this step before (its misroute, in the metrics).
+    rerouted_from: str = ""
 
 
 @dataclass

@@ -380,3 +380,66 @@ class Suggestion(models.Model):
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.kind} ({self.state})"
+
+
+# --- A/B tests (V4): two versions of one agent's configuration, compared on a dataset and on a
+# share of live conversations (agents/abtest.py assigns them; evaluation/abtests.py measures). ----
+
+
+class ABTest(models.Model):
+    """Arm A and arm B are two recorded versions of the agent. While the test runs, a conversation
+    whose hash falls below `share_b` % runs the agent with arm B's configuration, the others with
+    arm A's; a stopped test's winner is promoted as a new version of the agent."""
+
+    class State(models.TextChoices):
+        RUNNING = "running", _("Running")
+        STOPPED = "stopped", _("Stopped")
+
+    class Arm(models.TextChoices):
+        A = "a", _("Arm A")
+        B = "b", _("Arm B")
+
+    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE, related_name="+")
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="abtests")
+    name = models.CharField(_("name"), max_length=120)
+    arm_a = models.ForeignKey(
+        AgentVersion, on_delete=models.CASCADE, related_name="+", verbose_name=_("arm A")
+    )
+    arm_b = models.ForeignKey(
+        AgentVersion, on_delete=models.CASCADE, related_name="+", verbose_name=_("arm B")
+    )
+    share_b = models.PositiveSmallIntegerField(
+        _("share of conversations on arm B (%)"),
+        default=50,
+        validators=[MinValueValidator(1), MaxValueValidator(99)],
+    )
+    state = models.CharField(
+        _("state"), max_length=10, choices=State.choices, default=State.RUNNING
+    )
+    winner = models.CharField(_("winner"), max_length=1, choices=Arm.choices, blank=True)
+    # The last offline comparison on a dataset: {"dataset": …, "a": metrics, "b": metrics}.
+    offline = models.JSONField(default=dict, blank=True)
+    promoted_version = models.ForeignKey(
+        AgentVersion, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(_("started"), default=timezone.now)
+    stopped_at = models.DateTimeField(_("stopped"), null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        verbose_name = _("A/B test")
+        verbose_name_plural = _("A/B tests")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["agent"],
+                condition=models.Q(state="running"),
+                name="one_running_abtest_per_agent",
+            )
+        ]
+        indexes = [models.Index(fields=["organisation", "state"])]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.agent.name})"

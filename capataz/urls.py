@@ -13,6 +13,8 @@ urlpatterns = [
     path("agents/", include("agents.urls")),
     path("chat/", include("copilot.chat_urls")),
     path("approvals/", include("approvals.urls")),
+    # Per-agent metrics (D2) and A/B tests (V4): evaluation/metrics_urls.py.
+    path("metrics/", include("evaluation.metrics_urls")),
     path("whatsapp/", include("copilot.whatsapp_urls")),
     path("suggestions/", include("copilot.suggestion_urls")),
     path("evaluation/", include("evaluation.urls")),

@@ -267,6 +267,11 @@ def _record(
         permanent=permanent,
         tokens_in=tokens[0],
         tokens_out=tokens[1],
+        engine=result.step.engine,
+        source=result.source,
+        rerouted_from=result.step.rerouted_from,
+        clarified=result.outcome.clarify is not None,
+        arm=run.arms.get(result.step.agent),
     )
 
 
@@ -425,7 +430,7 @@ def reroute(run: TurnRun, state: TurnState, step: Step, tried: set[str]) -> Step
             continue
         rerouted = Step(
             index=step.index, intent=intent, agent=name, confidence=score,
-            text=step.text, entities=step.entities, candidates=[],
+            text=step.text, entities=step.entities, candidates=[], rerouted_from=step.agent,
         )  # fmt: skip
         return None if gated(agents[name], rerouted) else rerouted
     return None

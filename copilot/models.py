@@ -195,13 +195,47 @@ class AgentRun(models.Model):
     yielded = models.BooleanField(default=False)
     error = models.TextField(blank=True)
     permanent = models.BooleanField(default=False)
+    # For the per-agent metrics (D2): the engine that ran it ("embedded", "llm"), who chose it
+    # ("classifier", "model", "directive", "reroute"…), the agent that yielded it when rerouted
+    # (that agent's misroute), and whether it asked the operator a question.
+    engine = models.CharField(max_length=10, blank=True)
+    source = models.CharField(max_length=16, blank=True)
+    rerouted_from = models.CharField(max_length=40, blank=True)
+    clarified = models.BooleanField(default=False)
+    # A/B tests (V4): the test (agents.ABTest, a plain id) and arm ("a"/"b") it ran under.
+    abtest_id = models.BigIntegerField(null=True, blank=True)
+    abtest_arm = models.CharField(max_length=1, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         verbose_name = _("agent run")
         verbose_name_plural = _("agent runs")
         ordering = ["created_at", "pk"]
-        indexes = [models.Index(fields=["organisation", "agent", "created_at"])]
+        indexes = [
+            models.Index(fields=["organisation", "agent", "created_at"]),
+            # The metrics' one scan of a period (evaluation/agent_metrics.py) reads only these
+            # columns: the index covers it, so the table's wide rows are never visited.
+            models.Index(
+                fields=[
+                    "organisation",
+                    "created_at",
+                    "agent",
+                    "yielded",
+                    "success",
+                    "latency_ms",
+                    "engine",
+                    "rerouted_from",
+                    "clarified",
+                ],
+                name="agentrun_metrics",
+            ),  # fmt: skip
+            # The latency percentiles on SQLite: each agent's runs in latency order (no sort).
+            models.Index(
+                fields=["organisation", "agent", "yielded", "latency_ms", "created_at"],
+                name="agentrun_latency",
+            ),
+            models.Index(fields=["abtest_id", "abtest_arm"], name="agentrun_abtest_arm"),
+        ]
 
 
 class TraceSeal(models.Model):

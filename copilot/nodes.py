@@ -30,7 +30,7 @@ from copilot import clarify, direct_line, engines, obligations, replies
 from copilot import memory as wm
 from copilot.delegate import gated, run_chain
 from copilot.resume import run_decision
-from copilot.router_cache import router_for, vocabulary_for
+from copilot.router_cache import router_for, router_with_intents, vocabulary_for
 from copilot.selectors import consulted_for_turn, get_conversation_for_org
 from copilot.services import turn_plan_record
 from copilot.state import Delegation, Reading, Route, StepRun, TurnRun, TurnState
@@ -102,7 +102,11 @@ def _context(run: TurnRun) -> Context:
 def understand(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
     """Decide the chain: a directive, the answer to a pending question, or an engine's reading."""
     run = runtime.context
-    router = router_for(run.ctx.organisation)
+    router = (  # an A/B test arm's intents, when this conversation runs one (agents/abtest.py)
+        router_with_intents(run.ctx.organisation, run.arm_intents)
+        if run.arm_intents
+        else router_for(run.ctx.organisation)
+    )
     context = _context(run)
     understanding = router.understand(run.ctx.text, context)
     reading = Reading(

@@ -13,6 +13,8 @@ part of the trained router: `vocabulary_for` reads them per turn, names only.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import threading
 import time
@@ -92,15 +94,66 @@ def router_for(organisation: Organisation) -> Router:
         return router
 
 
+# (organisation id, registry fingerprint, overrides digest) → router: the A/B tests' arms whose
+# intents differ from the live registry (few at a time; a new fingerprint drops the older ones).
+_arm_cache: dict[tuple[int, str, str], Router] = {}
+
+
+def router_with_intents(
+    organisation: Organisation, overrides: dict[str, list[dict[str, str]]]
+) -> Router:
+    """The organisation's router with some agents' intents and examples replaced (an A/B test
+    arm's, agents/abtest.py); the plain cached router when there are none. Trained once per
+    process and arm while the registry stays the same."""
+    if not overrides:
+        return router_for(organisation)
+    fingerprint = registry_fingerprint(organisation)
+    digest = hashlib.sha256(
+        json.dumps(overrides, sort_keys=True, ensure_ascii=False).encode("utf-8")
+    ).hexdigest()
+    key = (organisation.pk, fingerprint, digest)
+    router = _arm_cache.get(key)
+    if router is not None:
+        return router
+    with _lock_for(organisation.pk):
+        router = _arm_cache.get(key)
+        if router is not None:
+            return router
+        examples = [
+            Example(text=text, intent=intent, agent=agent, lang=lang)
+            for text, intent, agent, lang in training_examples(organisation)
+            if agent not in overrides
+        ]
+        for agent_name, intents in overrides.items():
+            for intent in intents:
+                for lang in ("es", "en"):
+                    block = intent.get(f"examples_{lang}") or ""
+                    examples.extend(
+                        Example(text=line.strip(), intent=intent["name"], agent=agent_name,
+                                lang=lang)
+                        for line in block.splitlines()
+                        if line.strip()
+                    )  # fmt: skip
+        names = list(agents_for_org(organisation).values_list("name", flat=True))
+        router = build_router(examples, agent_names=names)
+        for stale in [k for k in _arm_cache if k[0] == organisation.pk and k[1] != fingerprint]:
+            _arm_cache.pop(stale, None)
+        _arm_cache[key] = router
+        return router
+
+
 def forget(organisation_id: int | None = None) -> None:
     """Drop one organisation's router (or all): tests and the admin's "retrain now"."""
     with _guard:
         if organisation_id is None:
             _cache.clear()
             _fingerprints.clear()
+            _arm_cache.clear()
         else:
             _cache.pop(organisation_id, None)
             _fingerprints.pop(organisation_id, None)
+            for key in [k for k in _arm_cache if k[0] == organisation_id]:
+                _arm_cache.pop(key, None)
 
 
 def vocabulary_for(organisation: Organisation) -> Vocabulary:

@@ -137,8 +137,15 @@ def agent_run_record(
     permanent: bool = False,
     tokens_in: int = 0,
     tokens_out: int = 0,
+    engine: str = "",
+    source: str = "",
+    rerouted_from: str = "",
+    clarified: bool = False,
+    arm: tuple[int, str] | None = None,
 ) -> AgentRun:
-    """One row per sub-agent run: the runtime trace behind the footer and the metrics."""
+    """One row per sub-agent run: the runtime trace behind the footer and the metrics.
+
+    `arm` is the A/B test and arm (agents.abtest) whose configuration the agent ran with."""
     return AgentRun.objects.create(
         organisation=organisation,
         conversation_id=conversation_id,
@@ -155,4 +162,10 @@ def agent_run_record(
         yielded=yielded,
         error=error[:2000],
         permanent=permanent,
+        engine=engine[:10],
+        source=source[:16],
+        rerouted_from=rerouted_from[:40],
+        clarified=clarified,
+        abtest_id=arm[0] if arm is not None else None,
+        abtest_arm=arm[1] if arm is not None else "",
     )

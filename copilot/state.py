@@ -50,6 +50,10 @@ class TurnRun:
     stream: TextStream  # the turn's one writer of `text` events
     agents: dict[str, Agent] = field(default_factory=dict)  # the enabled agents by name
     consult: tuple[str, ...] = ()  # agents the operator ticked to be consulted (T3)
+    # A/B tests (V4): agent name → (test id, arm) this conversation runs under (agents/abtest.py).
+    arms: dict[str, tuple[int, str]] = field(default_factory=dict)
+    # …and the intents of those arms, which the router learns instead of the live ones.
+    arm_intents: dict[str, list[dict[str, str]]] = field(default_factory=dict)
 
 
 @dataclass

@@ -38,6 +38,8 @@ def build_trace(run: TurnRun, state: TurnState, consulted: list[ConsultedAgent])
         "yields": delegation.yields,
         "handoff_ticket": delegation.handoff_ticket,
         "consulted": [dict(c) for c in consulted],
+        # A/B tests (V4): the arm each tested agent ran with.
+        "abtests": {name: {"test": test, "arm": arm} for name, (test, arm) in run.arms.items()},
         "state": {k: v for k, v in chain.state.items() if k in (CUSTOMER_ID, JOB_ID)},
     }
 

@@ -31,6 +31,7 @@ from django.conf import settings
 from django.db import IntegrityError, close_old_connections, transaction
 from django.utils import timezone
 
+from agents.abtest import apply_arms
 from agents.base import load_handlers
 from agents.context import TurnContext
 from agents.events import (
@@ -363,10 +364,13 @@ def _open_run(turn: Turn, emit: Any) -> TurnRun:
     # Intents are only read on the rare directive fallback: no prefetch on every turn.
     enabled = agents_for_org(conversation.organisation).prefetch_related(None)
     ticked = (turn.message.trace or {}).get("consult") if turn.message.trace else None
+    # A/B tests (V4): a running test's agent runs with this conversation's arm configuration.
+    tested = apply_arms(conversation.organisation, conversation.pk, {a.name: a for a in enabled})
     return TurnRun(
         ctx=ctx, engine=engine, llm=client, stream=TextStream(emit, ctx.turn_id),
-        agents={agent.name: agent for agent in enabled},
+        agents=tested.agents,
         consult=tuple(str(name) for name in ticked) if isinstance(ticked, list) else (),
+        arms=tested.arms, arm_intents=tested.intents,
     )  # fmt: skip
 
 
