@@ -16,3 +16,8 @@ class EvaluationConfig(AppConfig):
         post_save.connect(
             on_organisation_saved, sender=Organisation, dispatch_uid="evaluation.golden.org"
         )
+
+        from evaluation.agent_metrics import register_misroute_source
+        from evaluation.feedback import feedback_misroutes
+
+        register_misroute_source(feedback_misroutes)

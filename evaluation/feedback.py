@@ -11,6 +11,7 @@ been (the router's best intent of that agent for the text) when it was not.
 
 from __future__ import annotations
 
+import datetime
 import uuid
 import zoneinfo
 from typing import Any
@@ -219,3 +220,25 @@ def message_to_case(*, question: Message, dataset_id: int, agent: str = "") -> C
 def feedback_dismiss(feedback: Feedback) -> None:
     feedback.state, feedback.updated_at = Feedback.State.DISMISSED, timezone.now()
     feedback.save(update_fields=["state", "updated_at"])
+
+
+def feedback_misroutes(
+    organisation: Organisation, start: datetime.datetime, end: datetime.datetime
+) -> dict[str, int]:
+    """Misroutes per agent from operators' "this should have been …" in [start, end): the answer's
+    first routed agent is charged when the agent named is not among those the turn ran. Feedback is
+    a few rows a day, so the answers' traces are read here rather than in SQL."""
+    counts: dict[str, int] = {}
+    verdicts = (
+        Feedback.objects.filter(
+            organisation=organisation, created_at__gte=start, created_at__lt=end
+        )
+        .exclude(should_be="")
+        .select_related("message")
+        .only("should_be", "message__trace")
+    )
+    for verdict in verdicts:
+        agents = [agent for agent, _intent in routed(verdict.message)]
+        if agents and verdict.should_be not in agents:
+            counts[agents[0]] = counts.get(agents[0], 0) + 1
+    return counts

@@ -232,3 +232,34 @@ def test_outsiders_see_nothing_of_the_queue(client: Client, registry: Cast) -> N
 
     client.force_login(registry.operator)  # operators give feedback; managers read the queue
     assert client.get(reverse("evaluation:feedback")).status_code == 403
+
+
+def test_should_have_been_counts_as_the_routed_agents_misroute(registry: Cast) -> None:
+    import datetime
+
+    from django.utils import timezone
+
+    from evaluation.agent_metrics import agent_metrics, period_from
+    from evaluation.feedback import feedback_misroutes
+
+    wrong = _exchange(registry.org, registry.operator)  # routed to scheduling
+    right = _exchange(registry.org, registry.operator)
+    outsider = _exchange(registry.other_org, registry.outsider)
+    for answer, org, user, should_be in (
+        (wrong, registry.org, registry.operator, "customer"),
+        (right, registry.org, registry.operator, "scheduling"),  # the agent it ran: no misroute
+        (outsider, registry.other_org, registry.outsider, "customer"),
+    ):
+        Feedback.objects.create(
+            organisation=org, message=answer, user=user, rating="down", should_be=should_be
+        )
+    now = timezone.now()
+    window = (now - datetime.timedelta(hours=1), now + datetime.timedelta(hours=1))
+    assert feedback_misroutes(registry.org, *window) == {"scheduling": 1}
+    assert feedback_misroutes(registry.org, now + datetime.timedelta(hours=1), now
+                              + datetime.timedelta(hours=2)) == {}  # fmt: skip
+
+    # The metrics page adds it (the source is registered when the app is ready).
+    period, _errors = period_from({"period": "today"}, registry.org)
+    rows = {row.agent: row for row in agent_metrics(registry.org, period).rows}
+    assert rows["scheduling"].misroutes == 1
