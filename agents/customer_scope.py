@@ -59,6 +59,8 @@ def pin(ctx: TurnContext, tool_name: str, arguments: dict[str, Any]) -> dict[str
 
 
 def _own_job(ctx: TurnContext, job_id: object) -> bool:
+    if ctx.customer_id is None:
+        return True
     try:
         return (
             scoped(Job, ctx.organisation)

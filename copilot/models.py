@@ -57,7 +57,7 @@ class Conversation(models.Model):
         Customer, on_delete=models.SET_NULL, null=True, blank=True, related_name="conversations"
     )
     # "human": an operator took the conversation over; the copilot does not answer until it is
-    # handed back (copilot/whatsapp/humans.py).
+    # handed back (copilot/whatsapp_humans.py).
     mode = models.CharField(max_length=10, choices=Mode.choices, default=Mode.COPILOT)
     taken_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,

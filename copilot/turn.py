@@ -60,6 +60,7 @@ from copilot import (
     replies,
 )
 from copilot import memory as wm
+from copilot import whatsapp_customers as wa_customers
 from copilot.decisions import answer_order
 from copilot.graph import get_graph, pause, resume, run_graph
 from copilot.models import AgentRun, Conversation, ConversationEvent, Message, Turn
@@ -75,7 +76,6 @@ from copilot.services import (
 )
 from copilot.state import Followup, TurnRun, TurnState
 from copilot.streaming import TextStream
-from copilot.whatsapp import customers as wa_customers
 from llm.client import sdk_client
 from llm.provider import engine_for
 from llm.selectors import turn_usage
@@ -413,7 +413,7 @@ def _for_customer(
 
 
 def _run_registration(turn: Turn, emit: Any) -> TurnResult:
-    """An unknown number: one step of the registration (copilot/whatsapp/customers.py). Once
+    """An unknown number: one step of the registration (copilot/whatsapp_customers.py). Once
     complete the customer is created through the customer agent's `customer_create` tool and
     the conversation linked to them; their first request, if they made one, is then answered."""
     turn_id, asked, conversation = str(turn.pk), turn.message, turn.conversation

@@ -21,10 +21,11 @@ from django.views.decorators.http import require_http_methods
 
 from business.hygiene import text_problem
 from copilot import replies, tasks
+from copilot import whatsapp_customers as customers
+from copilot import whatsapp_humans as humans
 from copilot.models import Conversation, Message, WhatsAppAccount
 from copilot.services import conversation_create, message_add
 from copilot.turn import MessageRefused, accept_message
-from copilot.whatsapp import customers, humans
 from copilot.whatsapp.outbox import status_apply
 from copilot.whatsapp.payload import BadPayload, Delivery, Incoming, parse, signature_valid
 from nlu.language import detect_language

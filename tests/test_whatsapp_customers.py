@@ -21,8 +21,9 @@ from agents.models import Agent
 from agents.services import agents_install_defaults
 from business.models import Customer, Job
 from copilot import runner, tasks
+from copilot import whatsapp_customers as customers
+from copilot import whatsapp_humans as humans
 from copilot.models import Conversation, Message, OutgoingMessage, Turn, WhatsAppAccount
-from copilot.whatsapp import customers, humans
 from copilot.whatsapp.fake_graph import FakeGraph
 from copilot.whatsapp.payload import sign
 from nlu.values import Entities
@@ -303,7 +304,7 @@ def test_a_customer_asking_for_another_customers_data_gets_nothing_of_theirs(
     conversation = Conversation.objects.get(contact=SENDER)
     assert conversation.customer == marta and reply
     for secret in (street, "caldera", invoice.number, "987", "4444-3333", "44443333",
-                   "rb@bianchi", f"#{job.pk} "):  # fmt: skip
+                   "rb@bianchi", f"#{job.pk} ", "Roberto"):  # fmt: skip
         assert secret not in reply, (secret, reply)
     sent = " ".join(json.dumps(r.body) for r in graph.requests)
     assert street not in sent and invoice.number not in sent
@@ -333,9 +334,11 @@ def test_the_privacy_guard_hides_what_is_not_the_customers_own(
         "Tu teléfono es 11 5555-0000. El técnico: 11 4444-3333, rb@bianchi.com.ar.\n"
         "PDF: /invoices/12/pdf/"
     )
+    text += "\nDe Roberto Bianchi, nada."
     shown, linked, hidden = customers.for_customer(text, marta, "es")
     assert "11 5555-0000" in shown and "4444-3333" not in shown and "rb@bianchi" not in shown
-    assert hidden == 2 and shown.count("[dato reservado]") == 2
+    assert "Bianchi" not in shown and "Marta" not in text  # (her own name would stay)
+    assert hidden == 3 and shown.count("[dato reservado]") == 3
     assert linked == [customers.Document("invoice", 12)] and "/pdf/" not in shown
 
 
@@ -466,7 +469,8 @@ def test_takeover_stops_the_copilot_and_the_operator_replies_through_the_outbox(
     assert 'data-testid="operator-reply"' in page and "¿me agendás" in page
     with django_capture_on_commit_callbacks(execute=True):
         response = operator.post(
-            f"/chat/{conversation.pk}/whatsapp/reply/", {"text": "Hola Marta, soy Ana: el lunes a las 10."}
+            f"/chat/{conversation.pk}/whatsapp/reply/",
+            {"text": "Hola Marta, soy Ana: el lunes a las 10."},
         )
     assert response.status_code == 302
     reply = Message.objects.get(conversation=conversation, role="assistant")
@@ -494,7 +498,10 @@ def test_a_reply_is_refused_unless_the_member_took_the_conversation(
     response = manager.post(f"/chat/{conversation.pk}/whatsapp/reply/", {"text": "hola"})
     assert response.status_code == 403
     humans.take_over(conversation, cast.operator)
-    assert manager.post(f"/chat/{conversation.pk}/whatsapp/reply/", {"text": "hola"}).status_code == 403
+    assert (
+        manager.post(f"/chat/{conversation.pk}/whatsapp/reply/", {"text": "hola"}).status_code
+        == 403
+    )
     operator = _member(cast.operator)
     empty = operator.post(f"/chat/{conversation.pk}/whatsapp/reply/", {"text": "  "})
     assert empty.status_code == 400

@@ -45,7 +45,8 @@ def _multipart(content_type: str, raw: bytes) -> tuple[dict[str, Any], dict[str,
     upload = None
     for part in message.iter_parts() if message.is_multipart() else ():
         name = part.get_param("name", header="content-disposition")
-        payload = part.get_payload(decode=True) or b""
+        raw_payload = part.get_payload(decode=True)
+        payload = raw_payload if isinstance(raw_payload, bytes) else b""
         filename = part.get_filename()
         if filename:
             upload = {"name": name, "filename": filename,

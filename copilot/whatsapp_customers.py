@@ -10,7 +10,8 @@ unknown number, and what a customer may be shown.
   so a reload, another process or a redelivery sees the same step; a bad answer asks again.
 - `for_customer`: every reply a customer reads goes through the privacy guard's detectors:
   phones, emails, CUITs, DNIs, cards and addresses that are not the customer's own are hidden;
-  the panel's PDF links become WhatsApp documents (`documents_wanted`).
+  and so are the names of the organisation's other customers; the panel's PDF links become
+  WhatsApp documents (`documents_wanted`).
 """
 
 from __future__ import annotations
@@ -264,16 +265,35 @@ def for_customer(
     own = _own_values(customer)
     hidden = 0
     out, cursor = [], 0
+    withheld = replies.t(language, es="[dato reservado]", en="[withheld]")
     for start, end, _category in privacy.find(text):
         value = text[start:end]
         if _key(value) in own:
             continue
         out.append(text[cursor:start])
-        out.append(replies.t(language, es="[dato reservado]", en="[withheld]"))
+        out.append(withheld)
         cursor = end
         hidden += 1
     out.append(text[cursor:])
-    return "".join(out), linked, hidden
+    shown = "".join(out)
+    for name in _other_names(shown, customer):  # "Roberto Bianchi" for "la factura de Bianchi"
+        shown, count = re.subn(re.escape(name), withheld, shown, flags=re.IGNORECASE)
+        hidden += count
+    return shown, linked, hidden
+
+
+def _other_names(text: str, customer: Customer | None) -> list[str]:
+    """Names of the organisation's other customers that the text spells out, longest first."""
+    if customer is None or not text:
+        return []
+    folded = fold(text)
+    names = (
+        Customer.objects.filter(organisation_id=customer.organisation_id)
+        .exclude(pk=customer.pk)
+        .values_list("name", flat=True)
+    )
+    found = {name for name in names if len(name) > 3 and fold(name) in folded}
+    return sorted((n for n in found if fold(n) != fold(customer.name)), key=len, reverse=True)
 
 
 def _key(value: str) -> str:

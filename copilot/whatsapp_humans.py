@@ -108,9 +108,9 @@ def take_over(conversation: Conversation, user: AbstractBaseUser) -> None:
     """The member handles the conversation: the copilot stops answering it."""
     with transaction.atomic():
         Conversation.objects.filter(pk=conversation.pk).update(
-            mode=Conversation.Mode.HUMAN, taken_by=user, updated_at=timezone.now()
+            mode=Conversation.Mode.HUMAN, taken_by_id=user.pk, updated_at=timezone.now()
         )
-        conversation.mode, conversation.taken_by = Conversation.Mode.HUMAN, user
+        conversation.mode, conversation.taken_by_id = Conversation.Mode.HUMAN, user.pk
         language = _language(conversation)
         _note(conversation, replies.t(
             language, es=f"{_who(user)} tomó la conversación: el copiloto no responde.",
