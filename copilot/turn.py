@@ -305,6 +305,8 @@ def _run(turn: Turn) -> TurnResult:
     if suggestion_id is not None:
         return _run_suggestion(turn, suggestion_id)
     turn_id, asked, conversation = str(turn.pk), turn.message, turn.conversation
+    if _person_answers(conversation):
+        return _left_to_a_person(turn)
     emit = _emitter(turn)
     emit(ThinkingEvent(type="thinking", turn_id=turn_id, message_id=asked.pk))
     if conversation.channel == Conversation.Channel.WHATSAPP:  # a customer writes (14.3)
@@ -315,6 +317,22 @@ def _run(turn: Turn) -> TurnResult:
         # "aprobá la #12": decided here, not understood as a request
         return _run_order(turn, order, emit)
     return _run_graph(turn, emit)
+
+
+def _person_answers(conversation: Conversation) -> bool:
+    """A person took the WhatsApp conversation over after this turn was queued (the row is read
+    again: the mode may have changed since the turn was loaded)."""
+    if conversation.channel != Conversation.Channel.WHATSAPP:
+        return False
+    mode = Conversation.objects.filter(pk=conversation.pk).values_list("mode", flat=True).first()
+    return mode == Conversation.Mode.HUMAN
+
+
+def _left_to_a_person(turn: Turn) -> TurnResult:
+    """The copilot does not answer a conversation a person handles: the turn ends unanswered."""
+    turn_finish(turn=turn, status=Turn.Status.DONE, error="left to a person (human mode)")
+    return TurnResult(str(turn.pk), True, "", turn.message.language or "es",
+                      user_message_id=turn.message_id)  # fmt: skip
 
 
 def _run_graph(turn: Turn, emit: Any, text: str | None = None, opening: str = "") -> TurnResult:

@@ -555,3 +555,49 @@ def test_operators_see_whatsapp_conversations_in_the_panel(cast: Cast) -> None:
     assert f'href="/chat/{conversation.pk}/"' in page
     outsider_page = _member(cast.outsider).get("/chat/").content.decode()
     assert f'href="/chat/{conversation.pk}/"' not in outsider_page
+
+
+def test_a_turn_queued_before_the_takeover_is_not_answered(
+    cast: Cast, agents: Any, account: Any, dispatched: list[Any], graph: FakeGraph,
+    told: list[Any], two_customers: tuple[Customer, Customer],
+    django_capture_on_commit_callbacks: Any,
+) -> None:  # fmt: skip
+    marta, _ = two_customers
+    conversation = _conversation(cast, marta)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert _say("¿cuánto debo?").status_code == 200  # queued for the copilot
+    humans.take_over(conversation, cast.operator)  # before any runner picked it up
+    with django_capture_on_commit_callbacks(execute=True):
+        runner.drain(cast.org.pk, conversation.pk)
+    turn = Turn.objects.get(conversation=conversation)
+    assert turn.status == Turn.Status.DONE and turn.answer is None
+    assert not Message.objects.filter(conversation=conversation, role="assistant").exists()
+    assert graph.requests == []
+
+
+async def test_the_whatsapp_socket_tells_the_organisations_members_only(cast: Cast) -> None:
+    from asgiref.sync import sync_to_async
+    from channels.testing import WebsocketCommunicator
+
+    from capataz.asgi import application
+    from tests.copilot.test_consumer import HOST, ORIGIN, _session_cookie
+
+    async def _open(user: Any) -> WebsocketCommunicator:
+        cookie = await sync_to_async(_session_cookie)(user)
+        communicator = WebsocketCommunicator(
+            application, "/ws/whatsapp/",
+            headers=[(b"host", HOST), (b"origin", ORIGIN), (b"cookie", cookie)],
+        )  # fmt: skip
+        connected, _code = await communicator.connect()
+        assert connected
+        return communicator
+
+    operator, outsider = await _open(cast.operator), await _open(cast.outsider)
+    conversation = await sync_to_async(_conversation)(cast)
+    await sync_to_async(humans.human_requested)(conversation, "humano", "wamid.h", {}, "es")
+    frame = json.loads(await operator.receive_from(10))
+    assert frame["type"] == "whatsapp" and frame["event"] == "human_requested"
+    assert frame["conversation_id"] == conversation.pk and frame["mode"] == "human"
+    assert await outsider.receive_nothing(timeout=0.3)
+    for communicator in (operator, outsider):
+        await communicator.disconnect()
