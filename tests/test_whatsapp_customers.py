@@ -601,3 +601,20 @@ async def test_the_whatsapp_socket_tells_the_organisations_members_only(cast: Ca
     assert await outsider.receive_nothing(timeout=0.3)
     for communicator in (operator, outsider):
         await communicator.disconnect()
+
+
+def test_the_demo_command_shows_the_registration_question(
+    cast: Cast, agents: Any, account: Any, graph: FakeGraph, live_server: Any
+) -> None:
+    import io
+
+    from django.core.management import call_command
+
+    out = io.StringIO()
+    call_command(
+        "whatsapp_fake_send", cast.org.slug, "5491166660000", "hola, quiero un service",
+        url=f"{live_server.url}{URL}", wait=30, stdout=out,
+    )  # fmt: skip
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("200")
+    assert any(line.startswith("← ") and "nombre y apellido" in line for line in lines), lines
