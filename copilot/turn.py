@@ -330,9 +330,18 @@ def _person_answers(conversation: Conversation) -> bool:
 
 def _left_to_a_person(turn: Turn) -> TurnResult:
     """The copilot does not answer a conversation a person handles: the turn ends unanswered."""
-    turn_finish(turn=turn, status=Turn.Status.DONE, error="left to a person (human mode)")
-    return TurnResult(str(turn.pk), True, "", turn.message.language or "es",
-                      user_message_id=turn.message_id)  # fmt: skip
+    language = turn.message.language or "es"
+    # Shown in the panel only (no message: nothing goes to the customer); it closes the turn
+    # for every open page.
+    note = replies.t(
+        language,
+        es="El copiloto no responde: una persona atiende esta conversación.",
+        en="The copilot does not answer: a person handles this conversation.",
+    )
+    with transaction.atomic():
+        turn_finish(turn=turn, status=Turn.Status.DONE, error="left to a person (human mode)")
+        _emitter(turn)(_completed(str(turn.pk), None, note))
+    return TurnResult(str(turn.pk), True, "", language, user_message_id=turn.message_id)
 
 
 def _run_graph(turn: Turn, emit: Any, text: str | None = None, opening: str = "") -> TurnResult:

@@ -23,7 +23,14 @@ from business.models import Customer, Job
 from copilot import runner, tasks
 from copilot import whatsapp_customers as customers
 from copilot import whatsapp_humans as humans
-from copilot.models import Conversation, Message, OutgoingMessage, Turn, WhatsAppAccount
+from copilot.models import (
+    Conversation,
+    ConversationEvent,
+    Message,
+    OutgoingMessage,
+    Turn,
+    WhatsAppAccount,
+)
 from copilot.whatsapp.fake_graph import FakeGraph
 from copilot.whatsapp.payload import sign
 from nlu.values import Entities
@@ -467,6 +474,13 @@ def test_takeover_stops_the_copilot_and_the_operator_replies_through_the_outbox(
 
     page = operator.get(f"/chat/{conversation.pk}/").content.decode()
     assert 'data-testid="operator-reply"' in page and "¿me agendás" in page
+    controls = operator.get(f"/chat/{conversation.pk}/?part=whatsapp").content.decode()
+    assert controls.lstrip().startswith("<div") and 'data-testid="hand-back"' in controls
+    # A colleague sees the conversation is taken, and may take it in turn, but not reply yet.
+    colleague = _member(cast.manager).get(f"/chat/{conversation.pk}/").content.decode()
+    assert (
+        'data-testid="human-mode"' in colleague and 'data-testid="operator-reply"' not in colleague
+    )
     with django_capture_on_commit_callbacks(execute=True):
         response = operator.post(
             f"/chat/{conversation.pk}/whatsapp/reply/",
@@ -571,6 +585,9 @@ def test_a_turn_queued_before_the_takeover_is_not_answered(
         runner.drain(cast.org.pk, conversation.pk)
     turn = Turn.objects.get(conversation=conversation)
     assert turn.status == Turn.Status.DONE and turn.answer is None
+    closed = ConversationEvent.objects.get(conversation=conversation, turn_id=str(turn.pk),
+                                           type="completed")  # fmt: skip
+    assert "una persona atiende" in closed.payload["text"]
     assert not Message.objects.filter(conversation=conversation, role="assistant").exists()
     assert graph.requests == []
 
