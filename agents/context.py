@@ -54,12 +54,12 @@ class TurnContext:
     turn_id: str = ""
     message_id: int | None = None  # the user's message this turn answers
     text: str = ""  # that message's text
-    # A customer's own turn (WhatsApp): every tool call is scoped to this customer's records
-    # (agents/customer_scope.py); None for the organisation's members.
-    customer_id: int | None = None
     emit: EventSink = field(default=_drop, repr=False, compare=False)
     # Shared by every copy of the context (dataclasses.replace keeps the same ledger).
     writes: WriteLedger = field(default_factory=WriteLedger, repr=False, compare=False)
+    # A customer's own turn (WhatsApp): every tool call is scoped to this customer's records
+    # (agents/customer_scope.py); None for the organisation's members.
+    customer_id: int | None = None
 
     def __post_init__(self) -> None:
         if self.now.tzinfo is None:
