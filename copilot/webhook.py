@@ -145,10 +145,12 @@ def conversation_for(organisation_id: int, incoming: Incoming) -> Conversation:
     existing = _latest_with(organisation_id, incoming.sender)
     if existing is not None:
         return existing
-    return conversation_create(
+    created = conversation_create(
         organisation=account.organisation, user=None, channel=Conversation.Channel.WHATSAPP,
         title=f"WhatsApp {incoming.name or '+' + incoming.sender}", contact=incoming.sender,
     )  # fmt: skip
+    humans.tell(created, "new_conversation")  # every open panel lists it (static/js/whatsapp.js)
+    return created
 
 
 def _latest_with(organisation_id: int, sender: str) -> Conversation | None:

@@ -145,7 +145,7 @@ def test_the_senders_forms_of_one_argentine_mobile() -> None:
 @pytest.mark.parametrize("field", ["phone", "phone_alt"])
 def test_the_sender_is_matched_to_the_customer_by_normalised_phone(
     cast: Cast, account: Any, dispatched: list[Any], django_capture_on_commit_callbacks: Any,
-    field: str,
+    told: list[Any], field: str,
 ) -> None:  # fmt: skip
     marta = factories.make_customer(cast.org, "Marta Gómez", **{field: STORED})
     factories.make_customer(cast.other_org, "Marta de otra empresa", phone=STORED)
@@ -153,6 +153,10 @@ def test_the_sender_is_matched_to_the_customer_by_normalised_phone(
         assert _say("hola").status_code == 200
     conversation = Conversation.objects.get(organisation=cast.org, contact=SENDER)
     assert conversation.customer == marta
+    assert told == [(f"whatsapp.o{cast.org.pk}", {
+        "type": "whatsapp.changed", "event": "new_conversation",
+        "conversation_id": conversation.pk, "title": "WhatsApp Marta", "mode": "copilot",
+    })]  # fmt: skip
 
 
 def test_a_number_two_customers_share_is_matched_to_nobody(
@@ -553,7 +557,8 @@ def test_the_customer_asking_for_a_person_switches_to_human_mode(
     [answer] = Message.objects.filter(conversation=conversation, role="assistant")
     assert ("persona" if language == "es" else "person") in answer.text
     assert graph.requests[0].body["text"]["body"] == answer.text
-    [(group, frame)] = told
+    assert [frame["event"] for _group, frame in told] == ["new_conversation", "human_requested"]
+    group, frame = told[-1]
     assert group == f"whatsapp.o{cast.org.pk}" and frame["event"] == "human_requested"
     assert frame["conversation_id"] == conversation.pk
     # Its next message waits for a person too.

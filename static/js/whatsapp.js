@@ -9,6 +9,7 @@
   const labels = {
     human_requested: panel.dataset.i18nWaHuman || "A customer asks for a person",
     message: panel.dataset.i18nWaMessage || "New WhatsApp message",
+    new_conversation: panel.dataset.i18nWaNew || "New WhatsApp conversation",
   };
 
   function banner(ev) {
@@ -32,6 +33,21 @@
     while (box.children.length > 3) box.lastChild.remove();
   }
 
+  // A new customer's conversation goes to the top of the side list's WhatsApp section.
+  function listed(ev) {
+    const list = document.querySelector(".chat-whatsapp");
+    if (!list || list.querySelector('a[href="/chat/' + ev.conversation_id + '/"]')) return;
+    const item = document.createElement("li");
+    const link = document.createElement("a");
+    link.href = "/chat/" + encodeURIComponent(ev.conversation_id) + "/";
+    const title = document.createElement("span");
+    title.className = "chat-title";
+    title.textContent = ev.title || "WhatsApp";
+    link.append(title);
+    item.append(link);
+    list.prepend(item);
+  }
+
   window.capatazLive("/ws/whatsapp/", (ev) => {
     if (ev.type !== "whatsapp") return;
     const here = String(ev.conversation_id) === String(current);
@@ -41,6 +57,8 @@
         window.htmx.ajax("GET", location.pathname + "?part=whatsapp", { target: controls, swap: "outerHTML" });
       }
     }
-    if (ev.event === "human_requested" || (ev.event === "message" && !here)) banner(ev);
+    if (ev.event === "new_conversation") listed(ev);
+    if (ev.event === "human_requested" || ev.event === "new_conversation" ||
+        (ev.event === "message" && !here)) banner(ev);
   });
 })();
