@@ -35,6 +35,9 @@ _ALWAYS_OWN = frozenset({"jobs_find", "payment_status", "job_book", "ticket_crea
 _CUSTOMER_LISTS = frozenset({"customers", "candidates", "duplicates"})
 
 
+NOT_FOR_CUSTOMERS = "is not available to customers"
+
+
 class Refused(Exception):
     """The call is not the customer's to make (reported as a failed call, nothing run)."""
 
@@ -45,7 +48,7 @@ def pin(ctx: TurnContext, tool_name: str, arguments: dict[str, Any]) -> dict[str
     if own is None:
         return arguments
     if tool_name not in CUSTOMER_TOOLS:
-        raise Refused(f"{tool_name} is not available to customers")
+        raise Refused(f"{tool_name} {NOT_FOR_CUSTOMERS}")
     pinned = {key: value for key, value in arguments.items() if key != "customer"}
     if tool_name in _ALWAYS_OWN or "customer_id" in arguments or "customer" in arguments:
         pinned["customer_id"] = own

@@ -436,6 +436,9 @@ def _for_customer(
     chosen = [d for d in linked if d.kind == wanted] or linked
     if not chosen and (latest := wa_customers.latest_document(customer, wanted)) is not None:
         chosen = [latest]
+    if chosen:  # what the office would have done instead is not the customer's concern
+        state["reply"] = wa_customers.sending_documents(state["reply"], language)
+        state["parts"] = []
     return chosen
 
 

@@ -26,6 +26,7 @@ from django.db.models import Q
 
 from agents.base import Chain, Runner
 from agents.base import Step as Step_
+from agents.customer_scope import NOT_FOR_CUSTOMERS
 from business.models import Customer, Invoice, Quote
 from business.selectors import scoped
 from business.validators import normalise_phone
@@ -262,6 +263,7 @@ def for_customer(
         for kind, pk in _PDF_LINK.findall(text)
     ]
     text = _PDF_LINK.sub("", text)
+    text = _without_office_work(text, language)
     own = _own_values(customer)
     hidden = 0
     out, cursor = [], 0
@@ -280,6 +282,33 @@ def for_customer(
         shown, count = re.subn(re.escape(name), withheld, shown, flags=re.IGNORECASE)
         hidden += count
     return shown, linked, hidden
+
+
+def _without_office_work(text: str, language: str) -> str:
+    """A step that needed a tool customers may not use (issuing an invoice, editing a record)
+    says so in the office's words: the customer reads, instead, that the office does that."""
+    paragraphs = text.split("\n\n")
+    kept = [p for p in paragraphs if NOT_FOR_CUSTOMERS not in p]
+    if len(kept) == len(paragraphs):
+        return text
+    kept.append(
+        replies.t(
+            language,
+            es="Eso lo hace alguien de la oficina: si querés hablar con una persona, escribí "
+            "«humano».",
+            en='Someone at the office handles that: to talk to a person, write "human".',
+        )
+    )
+    return "\n\n".join(kept)
+
+
+def sending_documents(reply: str, language: str) -> str:
+    """The reply when the documents asked for are sent: the office-work notice gives way to
+    "here it is"."""
+    office = _without_office_work(NOT_FOR_CUSTOMERS, language)
+    here = replies.t(language, es="Te mando el PDF por acá.", en="Here is the PDF.")
+    kept = [p for p in reply.split("\n\n") if p.strip() and p != office]
+    return "\n\n".join([*kept, here]) if kept else here
 
 
 def _other_names(text: str, customer: Customer | None) -> list[str]:

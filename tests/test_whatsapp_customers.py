@@ -337,6 +337,21 @@ def test_a_customer_sees_their_own_jobs(
     assert "Bianchi" not in reply
 
 
+def test_office_work_a_customer_cannot_order_is_said_in_their_words(
+    cast: Cast, two_customers: tuple[Customer, Customer]
+) -> None:
+    marta, _ = two_customers
+    text = (
+        "No pude emitir la factura: invoice_create is not available to customers\nTomé #3.\n\nOk."
+    )
+    shown, _linked, _hidden = customers.for_customer(text, marta, "es")
+    assert shown == (
+        "Ok.\n\nEso lo hace alguien de la oficina: si querés hablar con una persona, escribí "
+        "«humano»."
+    )
+    assert customers.sending_documents(shown, "es") == "Ok.\n\nTe mando el PDF por acá."
+
+
 def test_the_privacy_guard_hides_what_is_not_the_customers_own(
     cast: Cast, two_customers: tuple[Customer, Customer]
 ) -> None:
@@ -363,7 +378,10 @@ def test_a_customer_gets_their_invoice_as_a_whatsapp_document(
     marta, bianchi = two_customers
     factories.make_invoice(cast.org, bianchi)  # newer than Marta's? no: made first
     invoice = factories.make_invoice(cast.org, marta, amount=Decimal("50000"))
-    _turn(cast, "mandame la factura por favor", django_capture_on_commit_callbacks)
+    factories.make_job(cast.org, marta, status=Job.Status.DONE,
+                       start=timezone.now() - datetime.timedelta(days=3))  # fmt: skip
+    reply = _turn(cast, "mandame la factura por favor", django_capture_on_commit_callbacks)
+    assert "Te mando el PDF por acá." in reply and "not available" not in reply, reply
     conversation = Conversation.objects.get(contact=SENDER)
     document = OutgoingMessage.objects.get(conversation=conversation, document__kind="invoice")
     assert document.document["id"] == invoice.pk and document.status == "sent"
