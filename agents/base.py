@@ -26,6 +26,7 @@ from zoneinfo import ZoneInfo
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 
+from agents import customer_scope
 from agents.context import TurnContext
 from agents.events import ApprovalRequestedEvent, ToolEndEvent, ToolResultEvent, ToolStartEvent
 from agents.models import Agent, ToolCall
@@ -205,6 +206,10 @@ class Runner:
         """Run a tool through the whitelist, the plan budget and the approval gate."""
         if tool_name not in (self.agent.tools or []):
             return ToolResult(ok=False, data={}, summary="", error=f"tool {tool_name} not enabled")
+        try:  # a customer's turn: their own records only
+            arguments = customer_scope.pin(self.ctx, tool_name, arguments)
+        except customer_scope.Refused as exc:
+            return ToolResult(ok=False, data={}, summary=str(exc), error=str(exc))
         if self.plan_steps >= self.agent.max_plan_steps:
             raise PlanLimitReached(tool_name)
         self.plan_steps += 1
@@ -277,7 +282,7 @@ class Runner:
             dry_run=tool.is_dry_run(arguments), now=ctx.now,
         )  # fmt: skip
         if not needs_approval(call):
-            return tool.run(ctx, arguments), None
+            return customer_scope.screen(ctx, tool.run(ctx, arguments)), None
         try:
             preview = tool.describe(ctx, call.arguments)
         except ToolError as exc:  # it could not run at all: no manager needs to see it
@@ -316,7 +321,7 @@ class Runner:
             if changed:
                 result = failure("the records changed since it was asked for", changed=changed)
             else:
-                result = tool.run(ctx, arguments)
+                result = customer_scope.screen(ctx, tool.run(ctx, arguments))
             latency = round((time.perf_counter() - started) * 1000, 2)
             self._record(tool, arguments, result, None, latency, approval_id=approval_id)
         self.tools_invoked.append(tool_name)

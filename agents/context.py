@@ -57,6 +57,9 @@ class TurnContext:
     emit: EventSink = field(default=_drop, repr=False, compare=False)
     # Shared by every copy of the context (dataclasses.replace keeps the same ledger).
     writes: WriteLedger = field(default_factory=WriteLedger, repr=False, compare=False)
+    # A customer's own turn (WhatsApp): every tool call is scoped to this customer's records
+    # (agents/customer_scope.py); None for the organisation's members.
+    customer_id: int | None = None
 
     def __post_init__(self) -> None:
         if self.now.tzinfo is None:

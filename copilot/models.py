@@ -22,6 +22,10 @@ class Conversation(models.Model):
         WHATSAPP = "whatsapp", "WhatsApp"
         SCHEDULE = "schedule", _("Schedule")
 
+    class Mode(models.TextChoices):
+        COPILOT = "copilot", _("Copilot")
+        HUMAN = "human", _("Human")
+
     organisation = models.ForeignKey(
         Organisation, on_delete=models.CASCADE, related_name="conversations"
     )
@@ -47,6 +51,18 @@ class Conversation(models.Model):
     profiled_at = models.DateTimeField(null=True, blank=True)
     # Who the conversation is with on its channel: the customer's WhatsApp number (wa_id).
     contact = models.CharField(max_length=32, blank=True)
+    # The customer writing (WhatsApp): matched by phone or registered; their turns are scoped
+    # to their own records (agents/customer_scope.py).
+    customer = models.ForeignKey(
+        Customer, on_delete=models.SET_NULL, null=True, blank=True, related_name="conversations"
+    )
+    # "human": an operator took the conversation over; the copilot does not answer until it is
+    # handed back (copilot/whatsapp_humans.py).
+    mode = models.CharField(max_length=10, choices=Mode.choices, default=Mode.COPILOT)
+    taken_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+        related_name="+",
+    )  # fmt: skip
 
     class Meta:
         verbose_name = _("conversation")
@@ -363,6 +379,9 @@ class OutgoingMessage(models.Model):
     to = models.CharField(max_length=32)
     text = models.TextField()
     template = models.CharField(max_length=120, blank=True)  # sent as this template instead
+    # A document sent with it (a quote's or invoice's PDF): {"kind", "id", "language"}; the PDF
+    # is rendered and uploaded to the Graph API's /media when the row is sent.
+    document = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     attempts = models.PositiveSmallIntegerField(default=0)
     next_attempt_at = models.DateTimeField(default=timezone.now)

@@ -28,8 +28,9 @@ def get_conversation_for_user(user: AnyUser, pk: int | str) -> ConversationAcces
     organisation's looks the same as a missing one).
 
     The rule (README, "Conversation privacy"): a member writes only into their own
-    conversations; a manager or admin of the organisation reads, read-only, those of members of
-    a lower role and those with no member behind them (WhatsApp, schedules, someone who left).
+    conversations; every member who chats reads the WhatsApp ones (customers'); a manager or
+    admin of the organisation reads, read-only, those of members of a lower role and those with
+    no member behind them (schedules, someone who left).
     """
     if not user.is_authenticated:
         raise Conversation.DoesNotExist
@@ -49,6 +50,10 @@ def get_conversation_for_user(user: AnyUser, pk: int | str) -> ConversationAcces
         )
     }
     reader = members.get(user.pk)
+    if conversation.channel == Conversation.Channel.WHATSAPP and can(reader, "chat"):
+        # A customer's conversation: every member who chats reads it (and may take it over,
+        # copilot/whatsapp_humans.py); the copilot's composer stays closed.
+        return ConversationAccess(conversation, read_only=True)
     if can(reader, "supervise_conversations") and outranks(
         reader, members.get(conversation.user_id) if conversation.user_id else None
     ):
@@ -144,6 +149,13 @@ def readable_conversations(user: AnyUser, organisation: Organisation) -> QuerySe
 
 
 def whatsapp_conversations(user: AnyUser, organisation: Organisation) -> QuerySet[Conversation]:
-    """The organisation's WhatsApp conversations the user may read (customers write them: no
-    member owns them, so supervisors read them), newest first."""
-    return readable_conversations(user, organisation).filter(channel=Conversation.Channel.WHATSAPP)
+    """The organisation's WhatsApp conversations, for every member who chats (customers write
+    them; any member may take one over), newest first."""
+    if not user.is_authenticated or organisation is None:
+        return Conversation.objects.none()
+    reader = Membership.objects.filter(organisation=organisation, user_id=user.pk).first()
+    if not can(reader, "chat"):
+        return Conversation.objects.none()
+    return Conversation.objects.filter(
+        organisation=organisation, channel=Conversation.Channel.WHATSAPP
+    ).order_by("-updated_at")

@@ -62,6 +62,7 @@ from copilot import (
     replies,
 )
 from copilot import memory as wm
+from copilot import whatsapp_customers as wa_customers
 from copilot.answers import steps_for_turn
 from copilot.decisions import answer_order
 from copilot.graph import get_graph, pause, resume, run_graph
@@ -310,15 +311,57 @@ def _run(turn: Turn) -> TurnResult:
     if undo is not None:  # "undo" under an answer (copilot/panel.py): its inverse call
         return _run_undo(turn, undo)
     turn_id, asked, conversation = str(turn.pk), turn.message, turn.conversation
+    if _person_answers(conversation):
+        return _left_to_a_person(turn)
     emit = _emitter(turn)
     emit(ThinkingEvent(type="thinking", turn_id=turn_id, message_id=asked.pk))
-    order = read_decision(asked.text)
-    if order is not None:  # "aprobá la #12": decided here, not understood as a request
+    if conversation.channel == Conversation.Channel.WHATSAPP:  # a customer writes (14.3)
+        if conversation.customer_id is None and not wa_customers.link_by_phone(conversation):
+            return _run_registration(turn, emit)
+        wa_customers.pin_subject(conversation)
+    elif (order := read_decision(asked.text)) is not None:
+        # "aprobá la #12": decided here, not understood as a request
         return _run_order(turn, order, emit)
+    return _run_graph(turn, emit)
+
+
+def _person_answers(conversation: Conversation) -> bool:
+    """A person took the WhatsApp conversation over after this turn was queued (the row is read
+    again: the mode may have changed since the turn was loaded)."""
+    if conversation.channel != Conversation.Channel.WHATSAPP:
+        return False
+    mode = Conversation.objects.filter(pk=conversation.pk).values_list("mode", flat=True).first()
+    return mode == Conversation.Mode.HUMAN
+
+
+def _left_to_a_person(turn: Turn) -> TurnResult:
+    """The copilot does not answer a conversation a person handles: the turn ends unanswered."""
+    language = turn.message.language or "es"
+    # Shown in the panel only (no message: nothing goes to the customer); it closes the turn
+    # for every open page.
+    note = replies.t(
+        language,
+        es="El copiloto no responde: una persona atiende esta conversación.",
+        en="The copilot does not answer: a person handles this conversation.",
+    )
+    with transaction.atomic():
+        turn_finish(turn=turn, status=Turn.Status.DONE, error="left to a person (human mode)")
+        _emitter(turn)(_completed(str(turn.pk), None, note))
+    return TurnResult(str(turn.pk), True, "", language, user_message_id=turn.message_id)
+
+
+def _run_graph(turn: Turn, emit: Any, text: str | None = None, opening: str = "") -> TurnResult:
+    """The graph's answer to the turn's message (or to `text`, a registered customer's first
+    request), stored and published; `opening` goes before it."""
+    turn_id, asked, conversation = str(turn.pk), turn.message, turn.conversation
     started, cpu_started = time.perf_counter(), time.thread_time()
     try:
-        run = _open_run(turn, emit)
+        run = _open_run(turn, emit, text)
         state = run_graph(run)
+        if opening:
+            state["reply"] = f"{opening}\n\n{state['reply']}"
+            state["parts"] = []
+        documents = _for_customer(run, state, conversation, asked)
         language = state["reading"].language or asked.language or "es"
         # Wall time per node and for the graph, and the graph's CPU time in this thread (what
         # the turn costs when the machine is not busy with anything else).
@@ -334,6 +377,8 @@ def _run(turn: Turn) -> TurnResult:
             pause(run, state)
         with transaction.atomic():
             answer = _store_reply(conversation, state, language, trace)
+            if documents:  # after the reply, each as a WhatsApp document
+                answer = wa_customers.documents_add(conversation, documents, language) or answer
             summary = _remember(conversation, state, asked, run.ctx.now)
             if run.llm is not None and settings.COPILOT_MODEL_SUMMARY:  # the model's gist, later
                 memory_tasks.summarize_after_commit(
@@ -352,13 +397,17 @@ def _run(turn: Turn) -> TurnResult:
     )  # fmt: skip
 
 
-def _open_run(turn: Turn, emit: Any) -> TurnRun:
-    """The turn's context, its engine and model client, and the enabled agents."""
+def _open_run(turn: Turn, emit: Any, text: str | None = None) -> TurnRun:
+    """The turn's context, its engine and model client, and the enabled agents. A customer's
+    own conversation (WhatsApp) pins the turn to that customer's records."""
     conversation = turn.conversation
+    customer_id = (
+        conversation.customer_id if conversation.channel == Conversation.Channel.WHATSAPP else None
+    )
     ctx = TurnContext(
         organisation=conversation.organisation, user=turn.user, conversation_id=conversation.pk,
         now=timezone.now(), turn_id=str(turn.pk), message_id=turn.message_id,
-        text=turn.message.text, emit=emit,
+        text=turn.message.text if text is None else text, emit=emit, customer_id=customer_id,
     )  # fmt: skip
     engine, client = engines.open_for(ctx)
     # Intents are only read on the rare directive fallback: no prefetch on every turn.
@@ -372,6 +421,87 @@ def _open_run(turn: Turn, emit: Any) -> TurnRun:
         consult=tuple(str(name) for name in ticked) if isinstance(ticked, list) else (),
         arms=tested.arms, arm_intents=tested.intents,
     )  # fmt: skip
+
+
+def _for_customer(
+    run: TurnRun, state: TurnState, conversation: Conversation, asked: Message
+) -> list[wa_customers.Document]:
+    """A customer reads the reply: other people's data hidden, PDF links turned into the
+    documents to send (those they asked for). Nothing changes for the organisation's members."""
+    if run.ctx.customer_id is None:
+        return []
+    customer = conversation.customer
+    language = state["reading"].language or asked.language or "es"
+    reply, linked, hidden = wa_customers.for_customer(state["reply"], customer, language)
+    state["reply"] = reply
+    if state.get("parts"):
+        state["parts"] = [
+            (agent, wa_customers.for_customer(text, customer, language)[0])
+            for agent, text in state["parts"]
+        ]
+    state.setdefault("trace", {})["customer_privacy"] = {"hidden": hidden}
+    wanted = wa_customers.documents_wanted(asked.text)
+    if wanted is None or customer is None:
+        return []
+    chosen = [d for d in linked if d.kind == wanted] or linked
+    if not chosen and (latest := wa_customers.latest_document(customer, wanted)) is not None:
+        chosen = [latest]
+    if chosen:  # what the office would have done instead is not the customer's concern
+        state["reply"] = wa_customers.sending_documents(state["reply"], language)
+        state["parts"] = []
+    return chosen
+
+
+def _run_registration(turn: Turn, emit: Any) -> TurnResult:
+    """An unknown number: one step of the registration (copilot/whatsapp_customers.py). Once
+    complete the customer is created through the customer agent's `customer_create` tool and
+    the conversation linked to them; their first request, if they made one, is then answered."""
+    turn_id, asked, conversation = str(turn.pk), turn.message, turn.conversation
+    flow = (conversation.state or {}).get(wa_customers.STATE_KEY)
+    try:
+        if not isinstance(flow, dict):
+            language = asked.language or "es"
+            step = wa_customers.registration_start(
+                asked.text, language, conversation.organisation.name
+            )
+        else:
+            language = str(flow.get("language") or "es")
+            step = wa_customers.registration_step(flow, asked.text)
+        reply = step.reply
+        if step.create:
+            run = _open_run(turn, emit)
+            customer = wa_customers.register(run, conversation, step.create, language)
+            if customer is not None:
+                pending = str((flow or {}).get("pending") or "")
+                opening = wa_customers.registered(customer.name, language)
+                if wa_customers.is_request(pending):  # the flow is over: its state goes
+                    state = dict(conversation.state or {})
+                    state.pop(wa_customers.STATE_KEY, None)
+                    conversation_state_update(conversation=conversation, state=state)
+                    wa_customers.pin_subject(conversation)
+                    return _run_graph(turn, emit, text=pending, opening=opening)
+                reply = f"{opening} {wa_customers.how_can_i_help(language)}"
+            else:
+                reply = wa_customers.registration_failed(language)
+        with transaction.atomic():
+            state = {k: v for k, v in (conversation.state or {}).items()
+                     if k != wa_customers.STATE_KEY}  # fmt: skip
+            if step.state is not None:
+                state[wa_customers.STATE_KEY] = step.state
+            conversation_state_update(conversation=conversation, state=state)
+            answer = message_add(
+                conversation=conversation, role=Message.Role.ASSISTANT, text=reply,
+                language=language, trace={"turn_id": turn_id, "registration": step.state or {}},
+            )  # fmt: skip
+            turn_finish(turn=turn, status=Turn.Status.DONE, answer=answer)
+            emit(ConsultedEvent(type="consulted", turn_id=turn_id, agents=[]))
+            emit(_completed(turn_id, answer.pk, reply))
+    except Exception as exc:
+        logger.exception("registration turn %s failed", turn_id)
+        return _fail(turn, emit, exc)
+    return TurnResult(
+        turn_id, True, reply, language, user_message_id=asked.pk, assistant_message_id=answer.pk
+    )
 
 
 def _finish_events(

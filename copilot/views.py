@@ -77,6 +77,12 @@ def chat_detail(request: HttpRequest, conversation_id: int) -> HttpResponse:
         conversation, read_only = get_conversation_for_user(request.user, conversation_id)
     except Conversation.DoesNotExist as exc:
         raise Http404 from exc
+    if request.GET.get("part") == "whatsapp" and conversation.channel == "whatsapp":
+        # The takeover controls alone (static/js/whatsapp.js reloads them when the mode changes).
+        return render(
+            request, "copilot/_whatsapp_controls.html",
+            {"conversation": conversation, "max_chars": settings.COPILOT_MAX_MESSAGE_CHARS},
+        )  # fmt: skip
     language = request.LANGUAGE_CODE[:2]
     enabled = list(  # one read of the organisation's agents for the line and the ticks
         Agent.objects.filter(organisation_id=conversation.organisation_id, enabled=True).order_by(

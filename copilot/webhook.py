@@ -20,12 +20,16 @@ from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
+from business.hygiene import text_problem
 from copilot import replies, tasks, whatsapp_media
+from copilot import whatsapp_customers as customers
+from copilot import whatsapp_humans as humans
 from copilot.models import Conversation, Message, WhatsAppAccount
 from copilot.services import conversation_create, message_add
 from copilot.turn import MessageRefused, accept_message
 from copilot.whatsapp.outbox import status_apply
 from copilot.whatsapp.payload import BadPayload, Delivery, Incoming, parse, signature_valid
+from nlu.language import detect_language
 
 logger = logging.getLogger(__name__)
 
@@ -89,9 +93,15 @@ def _receive_one(incoming: Incoming, account: WhatsAppAccount) -> bool:
     try:
         with transaction.atomic():
             conversation = conversation_for(account.organisation_id, incoming)
+            if conversation.customer_id is None:  # who is writing: a customer with this number?
+                customers.link_by_phone(conversation)
             if incoming.type == "text" and incoming.text.strip():
                 # The panel refuses longer text; a customer's message is kept, cut at the limit.
                 text = incoming.text[: settings.COPILOT_MAX_MESSAGE_CHARS]
+                if text_problem(text) is None and (
+                    conversation.mode == Conversation.Mode.HUMAN or customers.asks_for_human(text)
+                ):
+                    return _to_a_person(conversation, incoming, text)
                 accepted = accept_message(
                     conversation=conversation, user_id=None, text=text,
                     client_id=incoming.message_id, meta={"whatsapp": _meta(incoming)},
@@ -113,6 +123,17 @@ def _receive_one(incoming: Incoming, account: WhatsAppAccount) -> bool:
         return False
 
 
+def _to_a_person(conversation: Conversation, incoming: Incoming, text: str) -> bool:
+    """A person handles the conversation (or the customer just asked for one): stored and shown
+    live, the members told; the copilot does not answer."""
+    meta = _meta(incoming)
+    if conversation.mode == Conversation.Mode.HUMAN:
+        return humans.incoming_store(conversation, text, incoming.message_id, meta) is not None
+    language = detect_language(text)
+    stored = humans.human_requested(conversation, text, incoming.message_id, meta, language)
+    return stored is not None
+
+
 def conversation_for(organisation_id: int, incoming: Incoming) -> Conversation:
     """The organisation's conversation with this sender (the latest), or a new one."""
     existing = _latest_with(organisation_id, incoming.sender)
@@ -129,10 +150,12 @@ def conversation_for(organisation_id: int, incoming: Incoming) -> Conversation:
     existing = _latest_with(organisation_id, incoming.sender)
     if existing is not None:
         return existing
-    return conversation_create(
+    created = conversation_create(
         organisation=account.organisation, user=None, channel=Conversation.Channel.WHATSAPP,
         title=f"WhatsApp {incoming.name or '+' + incoming.sender}", contact=incoming.sender,
     )  # fmt: skip
+    humans.tell(created, "new_conversation")  # every open panel lists it (static/js/whatsapp.js)
+    return created
 
 
 def _latest_with(organisation_id: int, sender: str) -> Conversation | None:

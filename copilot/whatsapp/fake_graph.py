@@ -1,6 +1,7 @@
 """A fake Graph API for tests and the demo: a real HTTP server on localhost that answers the
-messages endpoint as told (200 with a message id, 500, 429 with Retry-After) and records every
-request. Modelled on llm/scripted.py's `ScriptedServer`.
+messages endpoint and the media upload (multipart: answered with a media id) as told (200 with
+a message id, 500, 429 with Retry-After) and records every request. Modelled on llm/scripted.py's
+`ScriptedServer`.
 
     with FakeGraph() as graph:
         graph.add(500); graph.add(429, retry_after=3)   # then 200s
@@ -17,12 +18,14 @@ Stdlib only."""
 
 from __future__ import annotations
 
+import email.policy
 import hashlib
 import json
 import mimetypes
 import threading
 import uuid
 from dataclasses import dataclass
+from email.parser import BytesParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Self
@@ -38,7 +41,29 @@ class Answer:
 class Request:
     path: str
     authorization: str
-    body: dict[str, Any]
+    body: dict[str, Any]  # JSON, or a media upload's form fields
+    # A media upload's file: {"filename", "content_type", "content" (bytes)}.
+    file: dict[str, Any] | None = None
+
+
+def _multipart(content_type: str, raw: bytes) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The form fields and the file of a multipart/form-data body."""
+    message = BytesParser(policy=email.policy.HTTP).parsebytes(
+        f"Content-Type: {content_type}\r\n\r\n".encode() + raw
+    )
+    fields: dict[str, Any] = {}
+    upload = None
+    for part in message.iter_parts() if message.is_multipart() else ():
+        name = part.get_param("name", header="content-disposition")
+        raw_payload = part.get_payload(decode=True)
+        payload = raw_payload if isinstance(raw_payload, bytes) else b""
+        filename = part.get_filename()
+        if filename:
+            upload = {"name": name, "filename": filename,
+                      "content_type": part.get_content_type(), "content": payload}  # fmt: skip
+        elif name:
+            fields[str(name)] = payload.decode("utf-8", "replace")
+    return fields, upload
 
 
 @dataclass(frozen=True)
@@ -83,15 +108,27 @@ class FakeGraph:
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
-                try:
-                    body = json.loads(self.rfile.read(length) or b"{}")
-                except ValueError:
-                    body = {}
+                raw = self.rfile.read(length)
+                content_type = self.headers.get("Content-Type", "")
+                upload = None
+                if content_type.startswith("multipart/form-data"):
+                    body, upload = _multipart(content_type, raw)
+                else:
+                    try:
+                        body = json.loads(raw or b"{}")
+                    except ValueError:
+                        body = {}
                 answer = fake._record(
-                    Request(self.path, self.headers.get("Authorization", ""), body)
+                    Request(self.path, self.headers.get("Authorization", ""), body, upload)
                 )
-                if answer.status == 200:
-                    payload: dict[str, Any] = {
+                if answer.status == 200 and self.path.endswith("/media"):
+                    payload: dict[str, Any] = (
+                        {"id": f"media-fake-{uuid.uuid4().hex}"}
+                        if upload is not None
+                        else {"error": {"message": "no file", "code": 100}}
+                    )
+                elif answer.status == 200:
+                    payload = {
                         "messaging_product": "whatsapp",
                         "contacts": [{"input": body.get("to"), "wa_id": body.get("to")}],
                         "messages": [{"id": f"wamid.fake-{uuid.uuid4().hex}"}],
@@ -99,7 +136,8 @@ class FakeGraph:
                 else:
                     payload = {"error": {"message": f"fake {answer.status}", "code": answer.status}}
                 data = json.dumps(payload).encode()
-                self.send_response(answer.status)
+                status = 400 if "error" in payload and answer.status == 200 else answer.status
+                self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 if answer.retry_after is not None:

@@ -22,6 +22,8 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from business.documents import document_filename, document_language, render_document_pdf
+from business.models import Invoice, Quote
 from copilot.models import Conversation, Message, OutgoingMessage, WhatsAppAccount
 from copilot.whatsapp import graph
 from copilot.whatsapp.payload import StatusUpdate
@@ -44,9 +46,11 @@ def outbox_add(message: Message, conversation: Conversation) -> OutgoingMessage 
         organisation_id=conversation.organisation_id, active=True
     ).exists():
         return None
+    document = (message.trace or {}).get("document")
     outgoing = OutgoingMessage.objects.create(
         organisation_id=conversation.organisation_id, conversation=conversation,
         message=message, to=conversation.contact, text=message.text,
+        document=document if isinstance(document, dict) else {},
     )  # fmt: skip
     transaction.on_commit(lambda: enqueue(outgoing.pk))
     return outgoing
@@ -121,6 +125,16 @@ def _attempt(outgoing: OutgoingMessage, now: datetime.datetime) -> float | None:
     body = _body(outgoing, account, now)
     if body is None:
         return _fail(outgoing, OUTSIDE_WINDOW, now)
+    if outgoing.document and body.get("type") == "text":  # a PDF: uploaded, then sent
+        uploaded = _upload(outgoing, account)
+        if not uploaded.ok:
+            if not uploaded.retryable:
+                return _fail(outgoing, uploaded.error, now)
+            return _retry_or_fail(outgoing, uploaded.error, uploaded.retry_after, now)
+        body = graph.document_body(
+            outgoing.to, uploaded.provider_id, str(outgoing.document.get("filename") or ""),
+            outgoing.text,
+        )  # fmt: skip
     sent = graph.send(
         phone_number_id=account.phone_number_id, access_token=account.access_token, body=body
     )
@@ -165,6 +179,27 @@ def _body(
         return None
     outgoing.template = account.template_name
     return graph.template_body(outgoing.to, account.template_name, account.template_language)
+
+
+def _upload(outgoing: OutgoingMessage, account: WhatsAppAccount) -> graph.Sent:
+    """The row's document rendered to PDF and uploaded to the Graph API's /media (the media id
+    in `provider_id`). A document that is gone, or not the conversation's customer's, fails."""
+    kind, pk = outgoing.document.get("kind"), outgoing.document.get("id")
+    model: type[Invoice] | type[Quote] = Invoice if kind == "invoice" else Quote
+    customer_id = outgoing.conversation.customer_id
+    record = model.objects.filter(
+        pk=pk, organisation_id=outgoing.organisation_id, customer_id=customer_id
+    ).first() if customer_id is not None else None  # fmt: skip
+    if record is None:
+        return graph.Sent(ok=False, error=f"{kind} {pk} is not this customer's")
+    language = document_language(str(outgoing.document.get("language") or ""), "es")
+    filename = document_filename(record)
+    outgoing.document = {**outgoing.document, "filename": filename}
+    return graph.upload_media(
+        phone_number_id=account.phone_number_id, access_token=account.access_token,
+        content=render_document_pdf(record, language), filename=filename,
+        mime_type="application/pdf",
+    )  # fmt: skip
 
 
 def _backoff(attempts: int, retry_after: float | None) -> float:

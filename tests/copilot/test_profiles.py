@@ -110,6 +110,7 @@ def test_a_customer_writing_on_whatsapp_teaches_register_and_language_every_mess
     customer = factories.make_customer(cast.org, "Ana Ríos")
     conversation = conversation_create(organisation=cast.org, user=None, channel="whatsapp")
     conversation.state = {"customer_id": customer.pk}
+    conversation.customer = customer  # the WhatsApp sender, matched (else: registration first)
     conversation.save()
 
     answer(conversation, None, "Buenas tardes, quisiera saber si usted podría venir")
@@ -210,6 +211,7 @@ def whatsapp_with(cast: Cast, register: str) -> Conversation:
     )  # fmt: skip
     conversation = conversation_create(organisation=cast.org, user=None, channel="whatsapp")
     conversation.state = {"customer_id": customer.pk}
+    conversation.customer = customer  # the WhatsApp sender, matched (else: registration first)
     conversation.save()
     return conversation
 

@@ -147,9 +147,12 @@ def test_a_manager_cannot_read_an_admins_or_another_managers_conversation(
 def test_an_ownerless_conversation_is_read_only_for_managers_and_hidden_from_operators(
     client: Client, cast: Cast
 ) -> None:
+    # A schedule's conversation is hidden from operators; a customer's WhatsApp one is not (they
+    # may take it over: tests/test_whatsapp_customers.py).
+    scheduled = conversation_create(organisation=cast.org, user=None, channel="schedule")
     conversation = conversation_create(organisation=cast.org, user=None, channel="whatsapp")
     client.force_login(cast.operator)
-    assert client.get(reverse("chat_detail", args=[conversation.pk])).status_code == 404
+    assert client.get(reverse("chat_detail", args=[scheduled.pk])).status_code == 404
 
     client.force_login(cast.manager)
     page = client.get(reverse("chat_detail", args=[conversation.pk])).content.decode()

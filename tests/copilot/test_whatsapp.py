@@ -393,7 +393,7 @@ def test_the_demo_command_posts_a_signed_delivery(
     out = io.StringIO()
     call_command(
         "whatsapp_fake_send", "clima-sur", CUSTOMER, "hola", url=f"{live_server.url}{URL}",
-        stdout=out,
+        stdout=out, wait=0,
     )  # fmt: skip
     assert out.getvalue().startswith("200")
     [asked] = Message.objects.filter(organisation=cast.org, role="user")

@@ -32,7 +32,16 @@ class Command(BaseCommand):
                     time.sleep(0.3)
                     for request in graph.requests[seen:]:
                         body = request.body
-                        text = (body.get("text") or {}).get("body") or body.get("template")
+                        if request.file is not None:  # a PDF uploaded to /media
+                            name, size = request.file["filename"], len(request.file["content"])
+                            self.stdout.write(f"↑ media {name} ({size} bytes)")
+                            continue
+                        document = body.get("document") or {}
+                        text = (
+                            (body.get("text") or {}).get("body")
+                            or body.get("template")
+                            or (f"[PDF {document.get('filename')}] {document.get('caption', '')}")
+                        )
                         self.stdout.write(f"→ {body.get('to')}: {text}")
                     seen = len(graph.requests)
             except KeyboardInterrupt:

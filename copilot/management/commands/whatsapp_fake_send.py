@@ -5,12 +5,15 @@ organisation's app secret, naming its phone-number id — and print the answer's
 its caption, "" for none), and the fake Graph API must serve the file's folder
 (`whatsapp_fake_graph --media-dir`).
 
-Point WHATSAPP_GRAPH_URL at `manage.py whatsapp_fake_graph` to see the replies go out."""
+Point WHATSAPP_GRAPH_URL at `manage.py whatsapp_fake_graph` to see the replies go out. With
+`--wait N` (default 15) it also prints, for up to N seconds, the replies stored for the sender:
+the registration's questions, the copilot's answers, a document sent, a switch to human mode."""
 
 from __future__ import annotations
 
 import json
 import mimetypes
+import time
 import uuid
 from argparse import ArgumentParser
 from pathlib import Path
@@ -21,7 +24,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from copilot.models import WhatsAppAccount
+from copilot.models import Conversation, Message, WhatsAppAccount
 from copilot.whatsapp.payload import sign
 
 
@@ -62,6 +65,8 @@ class Command(BaseCommand):
         parser.add_argument("text")
         parser.add_argument("--url", default=f"{settings.SITE_URL}/whatsapp/webhook/")
         parser.add_argument("--media", type=Path, default=None, help="a photo, voice note or PDF")
+        parser.add_argument("--wait", type=float, default=15.0,
+                            help="seconds to wait for the replies (0: do not wait)")  # fmt: skip
 
     def handle(self, *args: Any, **options: Any) -> None:
         account = WhatsAppAccount.objects.filter(organisation__slug=options["organisation"]).first()
@@ -73,6 +78,7 @@ class Command(BaseCommand):
         media = options["media"]
         if media is not None and not media.is_file():
             raise CommandError(f"{media} is not a file")
+        before = _last_message(account.organisation_id, options["sender"])
         body = delivery(account.phone_number_id, options["sender"], options["text"], media)
         try:
             response = httpx.post(
@@ -85,3 +91,32 @@ class Command(BaseCommand):
         self.stdout.write(f"{response.status_code} {response.text[:200]}")
         if response.status_code != 200:
             raise CommandError("the webhook refused the delivery")
+        self._replies(account.organisation_id, options["sender"], before, options["wait"])
+
+    def _replies(self, organisation_id: int, sender: str, after: int, wait: float) -> None:
+        """The replies stored after `after` for this sender, as they arrive (until one second
+        of quiet after the first, or `wait` seconds)."""
+        deadline, quiet_until = time.monotonic() + wait, None
+        while time.monotonic() < deadline:
+            replies = Message.objects.filter(
+                organisation_id=organisation_id, conversation__contact=sender,
+                conversation__channel=Conversation.Channel.WHATSAPP, pk__gt=after,
+            ).exclude(role=Message.Role.USER).order_by("pk")  # fmt: skip
+            for reply in replies:
+                document = (reply.trace or {}).get("document")
+                mark = " [PDF]" if document else ""
+                self.stdout.write(f"← ({reply.get_role_display()}){mark} {reply.text}")
+                after = reply.pk
+                quiet_until = time.monotonic() + 1.0
+            if quiet_until is not None and time.monotonic() > quiet_until:
+                return
+            time.sleep(0.3)
+
+
+def _last_message(organisation_id: int, sender: str) -> int:
+    return (
+        Message.objects.filter(organisation_id=organisation_id, conversation__contact=sender)
+        .order_by("-pk")
+        .values_list("pk", flat=True)
+        .first()
+    ) or 0
