@@ -661,8 +661,12 @@ def compose_parts(state: TurnState) -> list[Part]:
         parts.append(Part("", preamble, streamed=True))
     if state["signals"].frustrated and not delegation.handoff_ticket:
         parts.append(Part("", replies.frustration_preface(language)))
+    said: set[str] = set()
     for step, summary in zip(steps, summaries, strict=True):
+        if summary.text and summary.text in said:
+            continue  # two agents asking the same ("No encontré ningún cliente «Pérez»…"): once
         if summary.text:
+            said.add(summary.text)
             parts.append(_agent_part(step, final.get(step.index), summary.text))
             if len(steps) == 1 and _unfinished_by_model(final.get(step.index), summary):
                 # A one-step turn has no done/not-done line: the model's words must not stand

@@ -1183,3 +1183,14 @@ def test_an_impossible_date_is_a_question_not_a_booking_today(demo: Demo) -> Non
     turn = ask(demo, new_conversation(demo), f"agendá a {customer.name} el 31/11 a las 10")
     assert "El 31/11 no existe: ¿qué día querés?" in turn.reply
     assert Job.objects.filter(organisation=demo.org).count() == jobs
+
+
+def test_two_agents_asking_the_same_question_ask_it_once(demo: Demo) -> None:
+    conversation = new_conversation(demo)
+    turn = ask(
+        demo, conversation,
+        "¿Qué facturas vencidas tiene el cliente Pérez Inexistente? y agendale una visita de "
+        "mantenimiento para el jueves a las 10",
+    )  # fmt: skip
+    asked = "No encontré ningún cliente «Pérez Inexistente»"
+    assert len(turn.runs) >= 2 and turn.reply.count(asked) == 1, turn.reply
