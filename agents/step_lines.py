@@ -17,7 +17,15 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.utils.functional import Promise
-from django.utils.translation import gettext, gettext_lazy, ngettext, override, pgettext
+from django.utils.translation import (
+    gettext,
+    gettext_lazy,
+    gettext_noop,
+    ngettext,
+    ngettext_lazy,
+    override,
+    pgettext,
+)
 
 from agents.events import RecordRef
 from agents.registry import ToolResult
@@ -132,10 +140,13 @@ def _absence(d: dict[str, Any]) -> str:
     ) % {"name": _name(d.get("absence") or {}, "technician"), "count": n}
 
 
-def _counted(one: str, other: str, key: str) -> Callable[[dict[str, Any]], str]:
+def _counted(template: Promise, key: str) -> Callable[[dict[str, Any]], str]:
+    """`template` is an `ngettext_lazy(one, other, "count")`: marked where it is written (so
+    makemessages finds it), its plural chosen by the count when the line is written."""
+
     def line(d: dict[str, Any]) -> str:
         n = _total(d, key)
-        return ngettext(one, other, n) % {"count": n}
+        return str(template % {"count": n})
 
     return line
 
@@ -184,13 +195,16 @@ DONE: dict[str, Callable[[dict[str, Any]], str]] = {
         if d.get("valid")
         else gettext("Checked the CUIT: not valid")
     ),
-    "price_list": _counted("Read %(count)s price", "Read %(count)s prices", "items"),
+    "price_list": _counted(
+        ngettext_lazy("Read %(count)s price", "Read %(count)s prices", "count"), "items"
+    ),
     "payment_status": _payment_status,
-    "quote_find": lambda d: _quote(d, "Found quote %(number)s"),
-    "quote_create": lambda d: _quote(d, "Made quote %(number)s for $ %(total)s"),
+    "quote_find": lambda d: _quote(d, gettext_noop("Found quote %(number)s")),
+    "quote_create": lambda d: _quote(d, gettext_noop("Made quote %(number)s for $ %(total)s")),
     "invoice_create": _invoice,
     "vehicles_available": _counted(
-        "Found %(count)s vehicle free", "Found %(count)s vehicles free", "available"
+        ngettext_lazy("Found %(count)s vehicle free", "Found %(count)s vehicles free", "count"),
+        "available",
     ),
     "technician_jobs_affected": _affected,
     "vehicle_assign": lambda d: (
@@ -205,14 +219,22 @@ DONE: dict[str, Callable[[dict[str, Any]], str]] = {
     ),
     "org_info": lambda d: gettext("Read the company’s details and hours"),
     "maintenance_due_list": _counted(
-        "%(count)s piece of equipment due for service",
-        "%(count)s pieces of equipment due for service",
+        ngettext_lazy(
+            "%(count)s piece of equipment due for service",
+            "%(count)s pieces of equipment due for service",
+            "count",
+        ),
         "equipment",
     ),
-    "follow_up_list": _counted("%(count)s job to follow up", "%(count)s jobs to follow up", "jobs"),
+    "follow_up_list": _counted(
+        ngettext_lazy("%(count)s job to follow up", "%(count)s jobs to follow up", "count"), "jobs"
+    ),
     "seasonal_targets": _counted(
-        "%(count)s customer for the season’s campaign",
-        "%(count)s customers for the season’s campaign",
+        ngettext_lazy(
+            "%(count)s customer for the season’s campaign",
+            "%(count)s customers for the season’s campaign",
+            "count",
+        ),
         "equipment",
     ),
     "follow_up_record": lambda d: (

@@ -97,8 +97,9 @@ def test_an_import_with_bad_lines_names_each_by_number_and_stores_nothing(regist
     with pytest.raises(DatasetError) as caught:
         dataset_import(dataset, text)
     problems = caught.value.problems
+    # In the office's language (es-AR, the default), as the admin is shown them.
     assert [p.split(":")[0] for p in problems] == [
-        "line 2", "line 3", "line 5", "line 6", "line 7", "line 8",
+        "línea 2", "línea 3", "línea 5", "línea 6", "línea 7", "línea 8",
     ]  # fmt: skip
     assert "make_coffee" in problems[1] and "nobody" in problems[4]
     assert list(Case.objects.filter(dataset=dataset).values_list("input", flat=True)) == [
@@ -116,7 +117,7 @@ def test_the_import_page_shows_the_bad_lines_and_keeps_the_dataset(
         {"text": GOOD + "\n" + '{"input": "", "expected_intents": ["book_job"]}'},
     )
     assert response.status_code == 400
-    assert "line 2" in response.content.decode()
+    assert "línea 2" in response.content.decode()
     assert not Case.objects.filter(dataset=dataset).exists()
     empty = client.post(reverse("evaluation:dataset_import", args=[dataset.pk]), {"text": "  "})
     assert empty.status_code == 400 and not Case.objects.filter(dataset=dataset).exists()

@@ -15,7 +15,7 @@ from business.templatetags.capataz import address_line, phone
 from business.validators import format_phone
 from tests import factories
 from tests.conftest import Cast
-from tests.panel_i18n import spanish_fragment  # noqa: F401 - the fixture
+from tests.panel_i18n import spanish_catalogue  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.django_db
 
@@ -72,7 +72,7 @@ def test_every_model_in_the_admin_has_a_translatable_name() -> None:
             assert type(name).__name__ == "__proxy__", f"{meta.label}: {name!r}"
 
 
-@pytest.mark.usefixtures("spanish_fragment")
+@pytest.mark.usefixtures("spanish_catalogue")
 def test_the_admin_names_read_in_spanish() -> None:
     with override("es-ar"):
         assert str(apps.get_model("copilot", "AgentRun")._meta.verbose_name_plural) == (
@@ -85,7 +85,7 @@ def test_the_admin_names_read_in_spanish() -> None:
         )
 
 
-@pytest.mark.usefixtures("spanish_fragment")
+@pytest.mark.usefixtures("spanish_catalogue")
 def test_the_admin_index_lists_the_models_in_spanish(client: Client, cast: Cast) -> None:
     cast.admin.is_staff = cast.admin.is_superuser = True  # sees every model in the index
     cast.admin.save(update_fields=["is_staff", "is_superuser"])

@@ -35,9 +35,9 @@ from tests.conftest import Cast
 from tests.copilot.conftest import ScriptedRouter, task
 from tests.copilot.test_consumer import HOST, ORIGIN, _session_cookie
 from tests.copilot.turns import answer
-from tests.panel_i18n import spanish_fragment  # noqa: F401 - the fixture
+from tests.panel_i18n import spanish_catalogue  # noqa: F401 - the fixture
 
-pytestmark = pytest.mark.usefixtures("spanish_fragment")
+pytestmark = pytest.mark.usefixtures("spanish_catalogue")
 
 
 # --- Markdown ----------------------------------------------------------------------------------
