@@ -141,9 +141,7 @@ def test_every_organisations_copy_gets_the_examples_once_and_keeps_its_own(cast:
     after = _copy(cast.other_org).examples_es.splitlines()
     assert after[: len(before)] == before  # appended, the organisation's own order untouched
     # Another intent is not touched.
-    availability = AgentIntent.objects.get(
-        agent__organisation=cast.org, name="check_availability"
-    )
+    availability = AgentIntent.objects.get(agent__organisation=cast.org, name="check_availability")
     assert not set(availability.examples_es.splitlines()) & ours
 
     migration.remove_examples(apps, None)
@@ -182,8 +180,14 @@ def account(cast: Cast) -> WhatsAppAccount:
 
 @pytest.fixture
 def dispatched(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
+    """The webhook's hand-off to the worker, recorded (the test drains the turns itself)."""
     calls: list[tuple[int, int]] = []
-    monkeypatch.setattr(tasks, "dispatch", lambda org, conv: calls.append((org, conv)) or True)
+
+    def dispatch(org: int, conversation: int) -> bool:
+        calls.append((org, conversation))
+        return True
+
+    monkeypatch.setattr(tasks, "dispatch", dispatch)
     return calls
 
 
