@@ -4,8 +4,8 @@
 "123 Florida St". The street is a capitalised name (or one after a street type or a cue such as
 "en", "calle", "dirección") followed by the door number; the number-first English form needs its
 suffix (St, Ave, Rd…). What only looks like one is left alone: "el trabajo 362", "a las 10",
-"2 equipos", dates ("Lunes 24", "Nov 24"), amounts ("Gómez 15000", "$ 1500"), CUITs and phones
-(more digits than a door number has), and names the caller says are people.
+"2 equipos", dates ("Lunes 24", "Nov 24", "Wed 25"), amounts ("Gómez 15000", "$ 1500"), CUITs
+and phones (more digits than a door number has), and names the caller says are people.
 
 Run it on text whose CUITs, references, dates and times are already blanked (offsets kept).
 """
@@ -57,6 +57,7 @@ _NOT_A_STREET = frozenset(
         """
     lunes martes miercoles jueves viernes sabado domingo hoy manana ayer
     monday tuesday wednesday thursday friday saturday sunday today tomorrow
+    mon tue tues wed thu thur thurs fri sat sun
     enero febrero marzo abril mayo junio julio agosto septiembre setiembre octubre noviembre
     diciembre ene feb mar abr may jun jul ago sep set oct nov dic
     january february march april june july august september october november december
