@@ -371,7 +371,7 @@ def _run_graph(turn: Turn, emit: Any, text: str | None = None, opening: str = ""
             "graph_cpu": (time.thread_time() - cpu_started) * 1000,
         }
         trace = {**state.get("trace", {}), "turn_id": turn_id, "timings_ms": _rounded(timings)}
-        trace["steps"] = steps_for_turn(conversation.pk, turn_id)  # the "what I did" block
+        trace["did"] = steps_for_turn(conversation.pk, turn_id)  # the "what I did" block
         held = bool(state["delegation"].held)
         if held:  # it waits for a manager: checkpointed before anyone can decide
             pause(run, state)
@@ -531,7 +531,7 @@ def _run_decision(turn: Turn) -> TurnResult:
             answer = message_add(
                 conversation=conversation, role=Message.Role.ASSISTANT, text=followup.reply,
                 language=language, trace={**followup.trace, "turn_id": turn_id,
-                "steps": steps_for_turn(conversation.pk, turn_id)},
+                "did": steps_for_turn(conversation.pk, turn_id)},
             )  # fmt: skip
             turn_finish(turn=turn, status=Turn.Status.DONE, answer=answer)
             _settle_paused(turn)
@@ -560,7 +560,7 @@ def _run_suggestion(turn: Turn, suggestion_id: int) -> TurnResult:
             answer = message_add(
                 conversation=conversation, role=Message.Role.ASSISTANT, text=done.reply,
                 language=language, trace={**done.trace, "turn_id": turn_id,
-                "steps": steps_for_turn(conversation.pk, turn_id)},
+                "did": steps_for_turn(conversation.pk, turn_id)},
             )  # fmt: skip
             status = Turn.Status.WAITING if held else Turn.Status.DONE
             turn_finish(turn=turn, status=status, answer=answer)

@@ -42,6 +42,10 @@ SCRIPT: dict[str, Any] = {
     "contame despacio": [task("check_availability", 0.9)],
 }
 
+# How long a page or the database may take to show what is awaited: generous, because CI shares
+# two cores between the server process, Chromium and the suite (BROWSER_PATIENCE overrides it).
+PATIENCE = float(os.environ.get("BROWSER_PATIENCE", "30"))
+
 
 def chromium() -> str | None:
     for path in CHROMIUM_PATHS:
@@ -154,7 +158,7 @@ def open_page(
         context.add_cookies(
             [{"name": settings.SESSION_COOKIE_NAME, "value": cookie, "url": asgi_server}]
         )
-        context.set_default_timeout(10_000)
+        context.set_default_timeout(PATIENCE * 1000)
         contexts.append(context)
         page = context.new_page()
         page.goto(asgi_server + path)
@@ -176,9 +180,9 @@ def axe_serious(page: Any) -> list[dict[str, Any]]:
     ]
 
 
-def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> bool:
+def wait_for(condition: Callable[[], bool], timeout: float | None = None) -> bool:
     """Poll a condition on the database (the server's process writes it)."""
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + (PATIENCE if timeout is None else timeout)
     while time.monotonic() < deadline:
         if condition():
             return True

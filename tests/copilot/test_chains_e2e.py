@@ -27,6 +27,7 @@ import pytest
 from approvals.models import PendingAction
 from business.models import Customer, Invoice, Job, Organisation
 from business.scheduling import active_technicians, technicians_free
+from business.validators import format_phone
 from copilot.replies import intent_phrase
 from tests import factories
 from tests.copilot.test_intents_e2e import (
@@ -473,7 +474,7 @@ def test_another_organisations_records_never_appear_or_change(demo: Demo) -> Non
         leaked = [mark for mark in OUTSIDER_MARKS if mark in seen]
         assert not leaked, f"{turn.text!r} showed {leaked}: {turn.reply}"
     search, owed, unknown, free, booking, paid = (turn for turn, _ in turns)
-    assert ours.phone in search.reply
+    assert format_phone(ours.phone) in search.reply
     assert owed.reply.startswith("Graciela Ibarra") and paid.reply.startswith("Graciela Ibarra")
     assert unknown.intents == ["search_customer"] and not unknown.runs[0].success
     assert OUTSIDER_ONLY in unknown.reply  # said as not found, with nothing of theirs

@@ -66,6 +66,7 @@ from business.models import (
 )
 from business.scheduling import technicians_free
 from business.services import jobs_bulk_reschedule as bulk_move
+from business.validators import format_phone
 from copilot import router_cache
 from copilot import turn as turn_module
 from copilot.models import AgentRun, Conversation, Message
@@ -791,7 +792,7 @@ def _customer_file(name: str) -> Callable[..., None]:
     def check(demo: Demo, turn: Turn, diff: Diff) -> None:
         diff.assert_unchanged()
         customer = demo.customer(name)
-        assert customer.name in turn.reply and customer.phone in turn.reply
+        assert customer.name in turn.reply and format_phone(customer.phone) in turn.reply
 
     return check
 

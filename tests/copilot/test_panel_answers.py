@@ -234,7 +234,7 @@ def test_a_reload_shows_the_steps_and_chips_the_live_view_was_sent(
     assert result["line"] == line  # live: the event carries the translated line
     assert result["records"] == [{"kind": "customer", "id": juan.pk, "label": "Juan Pérez"}]
     reply = Message.objects.get(pk=turn.result.assistant_message_id)
-    assert reply.trace["steps"]["agents"][0]["tools"][0]["line"] == line
+    assert reply.trace["did"]["agents"][0]["tools"][0]["line"] == line
 
     client.force_login(cast.operator)
     ui = {"HTTP_ACCEPT_LANGUAGE": "en" if text.startswith("EN") else "es-ar"}
