@@ -475,6 +475,7 @@ def test_takeover_stops_the_copilot_and_the_operator_replies_through_the_outbox(
     operator = _member(cast.operator)
     page = operator.get(f"/chat/{conversation.pk}/").content.decode()
     assert 'data-testid="take-over"' in page and "Marta Gómez" in page
+    assert "+54 9 11 5555-0000" in page  # the sender in the one phone format
 
     with django_capture_on_commit_callbacks(execute=True):
         response = operator.post(f"/chat/{conversation.pk}/whatsapp/take/")
