@@ -28,7 +28,7 @@ pytestmark = pytest.mark.django_db
 BOOK = "Agendale a Pérez una visita el martes a las 10"
 OWED = "¿Cuánto me debe García?"
 HOURS = "¿A qué hora abren?"
-VAGUE = "mmm fijate"
+VAGUE = "el coso ese"  # the embedded router is unsure of it (below the hybrid gate)
 
 
 @pytest.fixture
