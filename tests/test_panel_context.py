@@ -67,7 +67,14 @@ def test_the_side_panel_shows_the_customer_under_discussion_and_nothing_to_an_ou
     conversation.state = {"job_id": job.pk, "customer_id": customer.pk}
     conversation.save()
     page = _client(cast.operator).get(url).content.decode()
-    shown = ["Claudia Bianchi", "+54 9 11 5555-0000", "tel:+5491155550000", "Instalación de split", "Surrey", "martes"]
+    shown = [
+        "Claudia Bianchi",
+        "+54 9 11 5555-0000",
+        "tel:+5491155550000",
+        "Instalación de split",
+        "Surrey",
+        "martes",
+    ]
     shown += [f"/jobs/{job.pk}/", f"/customers/{customer.pk}/", "1 open job"]
     for text in shown:
         assert text in page, text
