@@ -90,6 +90,10 @@ class Case(models.Model):
         return self.external_id or str(self.position)
 
 
+# A queued run no worker took after this long is shown as waiting for one.
+UNCLAIMED_AFTER_S = 30
+
+
 class Run(models.Model):
     class Status(models.TextChoices):
         QUEUED = "queued", _("Queued")
@@ -132,6 +136,13 @@ class Run(models.Model):
     @property
     def finished(self) -> bool:
         return self.status in (self.Status.DONE, self.Status.FAILED)
+
+    @property
+    def unclaimed(self) -> bool:
+        """Queued for longer than a worker takes to pick a run up: the page says no worker has
+        (instead of a bar that waits in silence)."""
+        waited = timezone.now() - self.created_at
+        return self.status == self.Status.QUEUED and waited.total_seconds() > UNCLAIMED_AFTER_S
 
     @property
     def config_label(self) -> str:

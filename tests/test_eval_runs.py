@@ -17,6 +17,7 @@ from channels.testing import WebsocketCommunicator
 from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from agents.models import AgentVersion
 from agents.services import agent_save, agents_install_defaults
@@ -213,9 +214,15 @@ def test_the_progress_bar_polls_until_the_run_is_done(client: Client, registry: 
     url = reverse("evaluation:run_progress", args=[run.pk])
     polling = client.get(url)
     assert 'hx-trigger="every 2s"' in polling.content.decode() and "HX-Refresh" not in polling
+    assert 'data-testid="run-unclaimed"' not in polling.content.decode()
+    # No worker took it for a while: the bar says so and keeps polling.
+    Run.objects.filter(pk=run.pk).update(created_at=timezone.now() - datetime.timedelta(minutes=2))
+    waiting = client.get(url).content.decode()
+    assert 'data-testid="run-unclaimed"' in waiting and 'hx-trigger="every 2s"' in waiting
     run_execute(run.pk)
     done = client.get(url)
     assert done["HX-Refresh"] == "true" and "every 2s" not in done.content.decode()
+    assert 'data-testid="run-unclaimed"' not in done.content.decode()
 
 
 # --- comparison --------------------------------------------------------------------------------
