@@ -149,10 +149,10 @@ def test_a_photo_is_read_and_attached_to_the_customers_equipment_and_the_job(
         title="WhatsApp Marta",
     )  # fmt: skip
     Conversation.objects.filter(contact=CUSTOMER).update(state={"job_id": job.pk})
-    graph.add_media("media-1", JPEG, "image/jpeg", token=f"token-{NUMBER}")
+    graph.add_media("770001", JPEG, "image/jpeg", token=f"token-{NUMBER}")
     model.add(text(json.dumps(READING)), when=has_image())
 
-    image = _media("image", "wamid.img1", "media-1", "image/jpeg")
+    image = _media("image", "wamid.img1", "770001", "image/jpeg")
     assert _post(_delivery(image), capture=django_capture_on_commit_callbacks) == 200
 
     media = IncomingMedia.objects.get(organisation=cast.org)
@@ -188,11 +188,11 @@ def test_an_unknown_senders_photo_is_read_but_no_equipment_is_invented(
     django_capture_on_commit_callbacks: Any,
 ) -> None:  # fmt: skip
     _engine(cast.org, "llm")
-    graph.add_media("media-2", JPEG, "image/jpeg", token=f"token-{NUMBER}")
+    graph.add_media("770002", JPEG, "image/jpeg", token=f"token-{NUMBER}")
     model.add(text("```json\n" + json.dumps({**READING, "capacity": None}) + "\n```"),
               when=has_image())  # fmt: skip
     caption = "se me rompió el aire, ¿pueden venir el jueves?"
-    assert _post(_delivery(_media("image", "wamid.img2", "media-2", "image/jpeg",
+    assert _post(_delivery(_media("image", "wamid.img2", "770002", "image/jpeg",
                                   caption=caption)),
                  capture=django_capture_on_commit_callbacks) == 200  # fmt: skip
     media = IncomingMedia.objects.get()
@@ -212,9 +212,9 @@ def test_a_voice_note_is_transcribed_and_answered_as_text(
     django_capture_on_commit_callbacks: Any,
 ) -> None:  # fmt: skip
     _engine(cast.org, "hybrid")
-    graph.add_media("media-3", OGG, "audio/ogg; codecs=opus", token=f"token-{NUMBER}")
+    graph.add_media("770003", OGG, "audio/ogg; codecs=opus", token=f"token-{NUMBER}")
     model.add(transcript("hola, buen día"), when=for_transcription())
-    voice = _media("audio", "wamid.voice", "media-3", "audio/ogg; codecs=opus", voice=True)
+    voice = _media("audio", "wamid.voice", "770003", "audio/ogg; codecs=opus", voice=True)
     assert _post(_delivery(voice), capture=django_capture_on_commit_callbacks) == 200
 
     media = IncomingMedia.objects.get()
@@ -262,9 +262,9 @@ def test_on_the_embedded_engine_media_are_kept_and_the_sender_is_asked_for_text(
     django_capture_on_commit_callbacks: Any, kind: str, mime: str, data: bytes, caption: str,
     expected: str,
 ) -> None:  # fmt: skip
-    graph.add_media("media-4", data, mime, token=f"token-{NUMBER}")
+    graph.add_media("770004", data, mime, token=f"token-{NUMBER}")
     extra = {"caption": caption} if caption else {}
-    assert _post(_delivery(_media(kind, "wamid.m4", "media-4", mime, **extra)),
+    assert _post(_delivery(_media(kind, "wamid.m4", "770004", mime, **extra)),
                  capture=django_capture_on_commit_callbacks) == 200  # fmt: skip
     media = IncomingMedia.objects.get()
     assert media.status == "stored" and media.kind == kind
@@ -305,9 +305,9 @@ def test_a_photo_too_large_or_of_the_wrong_type_is_refused_with_a_clear_answer(
 ) -> None:  # fmt: skip
     _engine(cast.org, "hybrid")
     settings.WHATSAPP_IMAGE_MAX_BYTES = limit
-    graph.add_media("media-5", data, declared_mime, token=f"token-{NUMBER}",
+    graph.add_media("770005", data, declared_mime, token=f"token-{NUMBER}",
                     declared_size=declared_size)  # fmt: skip
-    assert _post(_delivery(_media("image", "wamid.big", "media-5", declared_mime)),
+    assert _post(_delivery(_media("image", "wamid.big", "770005", declared_mime)),
                  capture=django_capture_on_commit_callbacks) == 200  # fmt: skip
     media = IncomingMedia.objects.get()
     assert media.status == "refused" and reason in media.error
@@ -325,8 +325,8 @@ def test_a_voice_note_over_its_limit_is_refused(
     django_capture_on_commit_callbacks: Any,
 ) -> None:  # fmt: skip
     settings.WHATSAPP_AUDIO_MAX_BYTES = 1024
-    graph.add_media("media-6", OGG, "audio/ogg", token=f"token-{NUMBER}")
-    _post(_delivery(_media("audio", "wamid.long", "media-6", "audio/ogg")),
+    graph.add_media("770006", OGG, "audio/ogg", token=f"token-{NUMBER}")
+    _post(_delivery(_media("audio", "wamid.long", "770006", "audio/ogg")),
           capture=django_capture_on_commit_callbacks)  # fmt: skip
     assert IncomingMedia.objects.get().status == "refused"
     assert "No pude recibir tu audio: pesa más de 1 KB" in _sent(graph)[0]
@@ -335,9 +335,9 @@ def test_a_voice_note_over_its_limit_is_refused(
 def test_a_transient_graph_fault_is_tried_again(
     cast: Cast, accounts: None, graph: FakeGraph, django_capture_on_commit_callbacks: Any
 ) -> None:
-    graph.add_media("media-7", JPEG, "image/jpeg", token=f"token-{NUMBER}")
+    graph.add_media("770007", JPEG, "image/jpeg", token=f"token-{NUMBER}")
     graph.fail_media(503).fail_media(429)
-    _post(_delivery(_media("image", "wamid.later", "media-7", "image/jpeg")),
+    _post(_delivery(_media("image", "wamid.later", "770007", "image/jpeg")),
           capture=django_capture_on_commit_callbacks)  # fmt: skip
     media = IncomingMedia.objects.get()
     assert media.status == "stored" and media.attempts == 2
@@ -350,9 +350,9 @@ def test_a_file_the_graph_api_cannot_give_is_answered_and_kept_as_a_message(
     django_capture_on_commit_callbacks: Any,
 ) -> None:  # fmt: skip
     settings.WHATSAPP_MAX_ATTEMPTS = 3
-    graph.add_media("media-7", JPEG, "image/jpeg", token=f"token-{NUMBER}")
+    graph.add_media("770007", JPEG, "image/jpeg", token=f"token-{NUMBER}")
     graph.fail_media(500, times=10)
-    _post(_delivery(_media("image", "wamid.gone", "media-7", "image/jpeg")),
+    _post(_delivery(_media("image", "wamid.gone", "770007", "image/jpeg")),
           capture=django_capture_on_commit_callbacks)  # fmt: skip
     media = IncomingMedia.objects.get()
     assert media.status == "failed" and "500" in media.error and media.attempts == 2
@@ -382,9 +382,9 @@ def test_a_model_fault_keeps_the_file_and_asks_for_text(
     data: bytes, reply: Any, answer: str,
 ) -> None:  # fmt: skip
     _engine(cast.org, "llm")
-    graph.add_media("media-8", data, mime, token=f"token-{NUMBER}")
+    graph.add_media("770008", data, mime, token=f"token-{NUMBER}")
     model.add(reply)
-    _post(_delivery(_media(kind, "wamid.fault", "media-8", mime)),
+    _post(_delivery(_media(kind, "wamid.fault", "770008", mime)),
           capture=django_capture_on_commit_callbacks)  # fmt: skip
     media = IncomingMedia.objects.get()
     assert media.status == "stored" and media.error.startswith("model ")
@@ -413,9 +413,9 @@ def test_a_redelivered_photo_is_fetched_read_and_answered_once(
     django_capture_on_commit_callbacks: Any,
 ) -> None:  # fmt: skip
     _engine(cast.org, "hybrid")
-    graph.add_media("media-9", JPEG, "image/jpeg", token=f"token-{NUMBER}")
+    graph.add_media("770009", JPEG, "image/jpeg", token=f"token-{NUMBER}")
     model.add(text(json.dumps(READING)), when=has_image(), times=None)
-    body = _delivery(_media("image", "wamid.twice", "media-9", "image/jpeg"))
+    body = _delivery(_media("image", "wamid.twice", "770009", "image/jpeg"))
     assert _post(body, capture=django_capture_on_commit_callbacks) == 200
     assert _post(body, capture=django_capture_on_commit_callbacks) == 200
     assert IncomingMedia.objects.count() == 1
@@ -432,8 +432,8 @@ def test_a_redelivered_photo_is_fetched_read_and_answered_once(
 def test_media_are_served_only_to_who_may_read_the_conversation(
     cast: Cast, accounts: None, graph: FakeGraph, django_capture_on_commit_callbacks: Any
 ) -> None:
-    graph.add_media("media-10", JPEG, "image/jpeg", token=f"token-{NUMBER}")
-    _post(_delivery(_media("image", "wamid.t1", "media-10", "image/jpeg")),
+    graph.add_media("7700010", JPEG, "image/jpeg", token=f"token-{NUMBER}")
+    _post(_delivery(_media("image", "wamid.t1", "7700010", "image/jpeg")),
           capture=django_capture_on_commit_callbacks)  # fmt: skip
     media = IncomingMedia.objects.get(organisation=cast.org)
     url = f"/whatsapp/media/{media.pk}/"
@@ -462,8 +462,8 @@ def test_another_organisations_media_id_is_not_fetched_with_this_organisations_t
     cast: Cast, accounts: None, graph: FakeGraph, django_capture_on_commit_callbacks: Any
 ) -> None:
     # Media of the first organisation's number, named in a delivery to the second's.
-    graph.add_media("media-11", JPEG, "image/jpeg", token=f"token-{NUMBER}")
-    body = _delivery(_media("image", "wamid.t2", "media-11", "image/jpeg"), number=OTHER_NUMBER)
+    graph.add_media("7700011", JPEG, "image/jpeg", token=f"token-{NUMBER}")
+    body = _delivery(_media("image", "wamid.t2", "7700011", "image/jpeg"), number=OTHER_NUMBER)
     assert _post(body, secret=OTHER_SECRET, capture=django_capture_on_commit_callbacks) == 200
     media = IncomingMedia.objects.get()
     assert media.organisation == cast.other_org
@@ -502,8 +502,8 @@ def test_the_admin_lists_the_organisations_media_only(
     cast: Cast, accounts: None, graph: FakeGraph, django_user_model: Any,
     django_capture_on_commit_callbacks: Any,
 ) -> None:  # fmt: skip
-    graph.add_media("media-12", JPEG, "image/jpeg", token=f"token-{NUMBER}")
-    _post(_delivery(_media("image", "wamid.adm", "media-12", "image/jpeg")),
+    graph.add_media("7700012", JPEG, "image/jpeg", token=f"token-{NUMBER}")
+    _post(_delivery(_media("image", "wamid.adm", "7700012", "image/jpeg")),
           capture=django_capture_on_commit_callbacks)  # fmt: skip
     media = IncomingMedia.objects.get()
     root = django_user_model.objects.create_superuser("root", "root@example.com", "pw")
@@ -532,10 +532,10 @@ def test_a_rate_limited_transcription_is_retried(
 ) -> None:  # fmt: skip
     _engine(cast.org, "llm")
     settings.OPENAI_MAX_RETRIES = 1
-    graph.add_media("media-13", OGG, "audio/ogg", token=f"token-{NUMBER}")
+    graph.add_media("7700013", OGG, "audio/ogg", token=f"token-{NUMBER}")
     model.add(status(429, retry_after=0), when=for_transcription())
     model.add(transcript("necesito un service"), when=for_transcription())
-    _post(_delivery(_media("audio", "wamid.retry", "media-13", "audio/ogg")),
+    _post(_delivery(_media("audio", "wamid.retry", "7700013", "audio/ogg")),
           capture=django_capture_on_commit_callbacks)  # fmt: skip
     assert IncomingMedia.objects.get().transcript == "necesito un service"
     call = ModelCall.objects.get(purpose="transcription")
@@ -546,10 +546,10 @@ def test_the_sweep_hands_out_rows_no_job_took(
     cast: Cast, accounts: None, graph: FakeGraph, monkeypatch: pytest.MonkeyPatch,
     django_capture_on_commit_callbacks: Any,
 ) -> None:  # fmt: skip
-    graph.add_media("media-14", JPEG, "image/jpeg", token=f"token-{NUMBER}")
+    graph.add_media("7700014", JPEG, "image/jpeg", token=f"token-{NUMBER}")
     real = whatsapp_media.process_media.apply_async
     monkeypatch.setattr(whatsapp_media.process_media, "apply_async", _broker_down)
-    _post(_delivery(_media("image", "wamid.swept", "media-14", "image/jpeg")),
+    _post(_delivery(_media("image", "wamid.swept", "7700014", "image/jpeg")),
           capture=django_capture_on_commit_callbacks)  # fmt: skip
     media = IncomingMedia.objects.get()
     assert media.status == "pending" and not Message.objects.exists()  # stored, waiting
