@@ -46,6 +46,7 @@ CUSTOMER = "5491155550000"
 def graph(settings: Any) -> Iterator[FakeGraph]:
     with FakeGraph() as fake:
         settings.WHATSAPP_GRAPH_URL = fake.base_url
+        settings.WHATSAPP_MEDIA_HOSTS = [fake.base_url]  # the fake serves the files itself
         settings.WHATSAPP_RETRY_BASE_SECONDS = 2.0
         settings.WHATSAPP_MAX_ATTEMPTS = 4
         yield fake

@@ -16,14 +16,24 @@ from typing import Any
 import httpx
 import pytest
 from django.contrib.auth.models import Permission
+from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
 from business.models import Equipment, JobEvent, Organisation
+from capataz.settings import env_hosts
 from copilot import runner, tasks, whatsapp_media
-from copilot.models import Conversation, IncomingMedia, Message, OutgoingMessage, Turn
+from copilot.models import (
+    Conversation,
+    IncomingMedia,
+    Message,
+    OutgoingMessage,
+    Turn,
+    WhatsAppRejection,
+)
 from copilot.services import conversation_create
+from copilot.whatsapp import graph as graph_client
 from copilot.whatsapp.fake_graph import FakeGraph
 from copilot.whatsapp.payload import sign
 from copilot.whatsapp_media import media_process
@@ -59,6 +69,17 @@ def media_root(settings: Any, tmp_path: Path) -> Path:
 def graph(settings: Any) -> Iterator[FakeGraph]:
     with FakeGraph() as fake:
         settings.WHATSAPP_GRAPH_URL = fake.base_url
+        settings.WHATSAPP_MEDIA_HOSTS = [fake.base_url]  # the fake serves the files itself
+        settings.WHATSAPP_MEDIA_TOKEN_HOSTS = []
+        yield fake
+
+
+@pytest.fixture
+def cdn(settings: Any, graph: FakeGraph) -> Iterator[FakeGraph]:
+    """Another origin that serves files: Meta's CDN, allowed for downloads, never given the
+    token."""
+    with FakeGraph() as fake:
+        settings.WHATSAPP_MEDIA_HOSTS = [graph.base_url, fake.base_url]
         yield fake
 
 
@@ -484,6 +505,7 @@ def test_the_demo_sends_a_photo_the_fake_graph_api_serves_from_a_folder(
     (folder / "placa.jpg").write_bytes(JPEG)
     with FakeGraph(media_dir=folder) as fake:
         settings.WHATSAPP_GRAPH_URL = fake.base_url
+        settings.WHATSAPP_MEDIA_HOSTS = [fake.base_url]
         out = io.StringIO()
         call_command(
             "whatsapp_fake_send", "clima-sur", CUSTOMER, "", media=folder / "placa.jpg",
@@ -573,3 +595,164 @@ def test_an_image_counts_as_an_image_not_as_its_base64_in_the_token_estimate() -
     content = [{"type": "text", "text": "hola"}, {"type": "image_url", "image_url": {"url": url}}]
     estimate = estimate_tokens([{"role": "user", "content": content}], None)
     assert IMAGE_TOKENS < estimate < IMAGE_TOKENS + 100
+
+
+# --- media without SSRF (issue 23) --------------------------------------------------------------
+
+
+def _image_row(cast: Cast, media_id: str) -> IncomingMedia:
+    """A row as the webhook would have stored it before its media ids were checked."""
+    conversation = conversation_create(
+        organisation=cast.org, user=None, channel="whatsapp", contact=CUSTOMER, title="WhatsApp"
+    )
+    return IncomingMedia.objects.create(
+        organisation=cast.org, conversation=conversation, wa_message_id="wamid.ssrf",
+        media_id=media_id, kind="image", sender=CUSTOMER, mime_type="image/jpeg",
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "media_id", ["../../../../internal/admin?x=1#", "1234/../5", "12 34", "١٢٣", "1" * 33, ""]
+)
+def test_a_media_id_that_is_not_graphs_format_is_never_requested(
+    cast: Cast, accounts: None, graph: FakeGraph, media_id: str
+) -> None:
+    row = _image_row(cast, media_id)
+    assert media_process(row.pk) == IncomingMedia.Status.FAILED
+    row.refresh_from_db()
+    assert "not a Graph media id" in row.error and not row.file
+    assert graph.media_requests == []
+
+
+def test_the_webhook_rejects_a_path_traversal_media_id_before_any_request(
+    cast: Cast, accounts: None, graph: FakeGraph, dispatched: list[Any],
+    django_capture_on_commit_callbacks: Any,
+) -> None:  # fmt: skip
+    image = _media("image", "wamid.ssrf", "../../../../internal/admin?x=1#", "image/jpeg")
+    assert _post(_delivery(image), capture=django_capture_on_commit_callbacks) == 200
+    assert not IncomingMedia.objects.exists()
+    rejection = WhatsAppRejection.objects.get()
+    assert (rejection.field, rejection.reason) == ("media_id", "format")
+    assert graph.media_requests == []
+
+
+def _cdn_url(server: FakeGraph, media_id: str, scheme: str = "") -> str:
+    url = f"{server.base_url}/media-files/{media_id}"
+    return url.replace("http://", f"{scheme}://") if scheme else url
+
+
+@pytest.mark.parametrize("where", ["not allowed", "http on an allowed host", "credentials"])
+def test_a_graph_answer_pointing_outside_the_allowed_hosts_is_refused_unrequested(
+    cast: Cast, accounts: None, graph: FakeGraph, settings: Any, where: str
+) -> None:
+    with FakeGraph() as elsewhere:
+        url = _cdn_url(elsewhere, "770099")
+        if where == "http on an allowed host":  # a host entry means https only
+            settings.WHATSAPP_MEDIA_HOSTS = [graph.base_url, "127.0.0.1"]
+        elif where == "credentials":
+            settings.WHATSAPP_MEDIA_HOSTS = [graph.base_url, elsewhere.base_url]
+            url = url.replace("http://", "http://lookaside.fbsbx.com@")
+        elsewhere.add_media("770099", JPEG, "image/jpeg")
+        graph.add_media("770099", JPEG, "image/jpeg", token=f"token-{NUMBER}", url=url)
+        row = _image_row(cast, "770099")
+        assert media_process(row.pk) == IncomingMedia.Status.FAILED
+        row.refresh_from_db()
+        assert "allowed host" in row.error and not row.file
+        assert elsewhere.media_requests == []
+    assert [r.path for r in graph.media_requests] == ["/v21.0/770099"]
+
+
+def test_a_redirect_to_another_host_is_refused_before_it_is_followed(
+    cast: Cast, accounts: None, graph: FakeGraph
+) -> None:
+    with FakeGraph() as elsewhere:
+        elsewhere.add_media("770098", JPEG, "image/jpeg")
+        graph.add_media("770098", JPEG, "image/jpeg", token=f"token-{NUMBER}",
+                        redirect=_cdn_url(elsewhere, "770098"))  # fmt: skip
+        row = _image_row(cast, "770098")
+        assert media_process(row.pk) == IncomingMedia.Status.FAILED
+        row.refresh_from_db()
+        assert "allowed host" in row.error and not row.file
+        assert elsewhere.media_requests == []
+    assert [r.path for r in graph.media_requests] == [
+        "/v21.0/770098", "/media-files/770098"
+    ]  # fmt: skip
+
+
+def test_a_redirect_to_an_allowed_cdn_is_followed_without_the_token(
+    cast: Cast, accounts: None, graph: FakeGraph, cdn: FakeGraph
+) -> None:
+    cdn.add_media("770097", JPEG, "image/jpeg")
+    graph.add_media("770097", JPEG, "image/jpeg", token=f"token-{NUMBER}",
+                    redirect=_cdn_url(cdn, "770097"))  # fmt: skip
+    row = _image_row(cast, "770097")
+    assert media_process(row.pk) == IncomingMedia.Status.STORED
+    row.refresh_from_db()
+    assert row.file.read() == JPEG
+    [fetched] = cdn.media_requests
+    assert fetched.path == "/media-files/770097" and fetched.authorization == ""
+
+
+def test_the_token_goes_to_the_graph_api_and_never_to_the_cdn(
+    cast: Cast, accounts: None, graph: FakeGraph, cdn: FakeGraph,
+    django_capture_on_commit_callbacks: Any, dispatched: list[Any],
+) -> None:  # fmt: skip
+    cdn.add_media("770096", JPEG, "image/jpeg")  # any bearer (and none) gets it
+    graph.add_media("770096", JPEG, "image/jpeg", token=f"token-{NUMBER}",
+                    url=_cdn_url(cdn, "770096"))  # fmt: skip
+    image = _media("image", "wamid.cdn", "770096", "image/jpeg")
+    assert _post(_delivery(image), capture=django_capture_on_commit_callbacks) == 200
+    media = IncomingMedia.objects.get()
+    assert media.status == IncomingMedia.Status.STORED and media.file.read() == JPEG
+    assert [(r.path, r.authorization) for r in graph.media_requests] == [
+        ("/v21.0/770096", f"Bearer token-{NUMBER}")
+    ]
+    assert [(r.path, r.authorization) for r in cdn.media_requests] == [("/media-files/770096", "")]
+
+
+def test_a_cdn_named_in_the_token_list_gets_the_token(
+    cast: Cast, accounts: None, graph: FakeGraph, cdn: FakeGraph, settings: Any
+) -> None:
+    settings.WHATSAPP_MEDIA_TOKEN_HOSTS = [cdn.base_url]
+    cdn.add_media("770095", JPEG, "image/jpeg", token=f"token-{NUMBER}")
+    graph.add_media("770095", JPEG, "image/jpeg", token=f"token-{NUMBER}",
+                    url=_cdn_url(cdn, "770095"))  # fmt: skip
+    row = _image_row(cast, "770095")
+    assert media_process(row.pk) == IncomingMedia.Status.STORED
+    assert [r.authorization for r in cdn.media_requests] == [f"Bearer token-{NUMBER}"]
+
+
+@pytest.mark.parametrize(
+    ("url", "allowed"),
+    [
+        ("https://lookaside.fbsbx.com/whatsapp_business/attachments/?mid=1", True),
+        ("https://mmg.whatsapp.net/v/t62/x.jpg", True),
+        ("https://scontent.xx.fbcdn.net/v/x.jpg", True),
+        ("http://lookaside.fbsbx.com/x", False),  # plain http
+        ("https://lookaside.fbsbx.com:8443/x", False),  # another port
+        ("https://fbcdn.net/x", False),  # the suffix is *.fbcdn.net
+        ("https://evilfbcdn.net/x", False),
+        ("https://lookaside.fbsbx.com.evil.example/x", False),
+        ("https://lookaside.fbsbx.com@evil.example/x", False),
+        ("https://evil.example\\@lookaside.fbsbx.com/x", False),
+        ("file:///etc/passwd", False),
+        ("gopher://lookaside.fbsbx.com/x", False),
+        ("https://169.254.169.254/latest/meta-data/", False),
+    ],
+)
+def test_only_metas_cdn_is_allowed_by_default(url: str, allowed: bool) -> None:
+    from django.conf import settings as live
+
+    assert graph_client.host_allowed(url, live.WHATSAPP_MEDIA_HOSTS) is allowed
+    assert graph_client.host_allowed(url, live.WHATSAPP_MEDIA_TOKEN_HOSTS) is (
+        allowed and "lookaside" in url
+    )
+
+
+@pytest.mark.parametrize("value", ["*", "lookaside.fbsbx.com/path", "https://", "evil..com"])
+def test_a_media_host_setting_that_is_not_a_host_stops_start_up(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("WHATSAPP_MEDIA_HOSTS", value)
+    with pytest.raises(ImproperlyConfigured, match="WHATSAPP_MEDIA_HOSTS"):
+        env_hosts("WHATSAPP_MEDIA_HOSTS", [])
