@@ -8,6 +8,7 @@ SQLite, the in-memory channel layer, Celery over the filesystem broker and the e
 from __future__ import annotations
 
 import os
+import re
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -90,6 +91,24 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw == "":
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+_HOST_ENTRY = re.compile(
+    r"(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+"  # (*.)host.name
+    r"|https?://[a-z0-9.-]+(:[0-9]{1,5})?"  # or one exact origin (a local fake)
+)
+
+
+def env_hosts(name: str, default: list[str]) -> list[str]:
+    """Hosts (`lookaside.fbsbx.com`), suffixes (`*.fbcdn.net`) or exact origins
+    (`http://127.0.0.1:8765`); anything else — a path, a bare `*`, a typo — stops start-up."""
+    hosts = [entry.lower() for entry in env_list(name, default)]
+    for entry in hosts:
+        if not _HOST_ENTRY.fullmatch(entry):
+            raise ImproperlyConfigured(
+                f"{name}: {entry!r} is not a host, a *.suffix or a scheme://host[:port] origin"
+            )
+    return hosts
 
 
 DEVELOPMENT_SECRET_KEY = "capataz-insecure-development-key-do-not-use-in-production"
@@ -303,6 +322,15 @@ WHATSAPP_AUDIO_TYPES = env_list(
 )
 WHATSAPP_DOCUMENT_MAX_BYTES = env_int("WHATSAPP_DOCUMENT_MAX_BYTES", 16 * 1024 * 1024)
 WHATSAPP_DOCUMENT_TYPES = env_list("WHATSAPP_DOCUMENT_TYPES", ["application/pdf"])
+# Where a media file may be downloaded from (the URL the Graph API answers, and every redirect
+# hop): https hosts or *.suffixes — Meta's CDN by default — or an exact origin such as a local
+# fake's "http://127.0.0.1:8765" (the only way plain http is allowed). The account's token goes
+# only to the Graph API's own origin and to the hosts of WHATSAPP_MEDIA_TOKEN_HOSTS (Meta's
+# lookaside URLs ask for it; the CDN's never see it).
+WHATSAPP_MEDIA_HOSTS = env_hosts(
+    "WHATSAPP_MEDIA_HOSTS", ["lookaside.fbsbx.com", "*.fbcdn.net", "*.whatsapp.net"]
+)
+WHATSAPP_MEDIA_TOKEN_HOSTS = env_hosts("WHATSAPP_MEDIA_TOKEN_HOSTS", ["lookaside.fbsbx.com"])
 # Stored media (never served from MEDIA_URL: only through the tenancy-checked views).
 MEDIA_ROOT = VAR_DIR / "media"
 

@@ -24,6 +24,7 @@ from copilot.models import (
     OutgoingMessage,
     TraceSeal,
     WhatsAppAccount,
+    WhatsAppRejection,
 )
 from copilot.whatsapp.outbox import outgoing_resend
 
@@ -254,3 +255,21 @@ class IncomingMediaAdmin(OrgScopedAdmin):
             return "—"
         url = reverse("whatsapp:media", args=[obj.pk])
         return format_html('<a href="{}" target="_blank" rel="noopener">{}</a>', url, _("open"))
+
+
+@admin.register(WhatsAppRejection)
+class WhatsAppRejectionAdmin(OrgScopedAdmin):
+    """Messages of signed webhook deliveries that were not stored: which field, why, and the
+    value (escaped). Read-only: a record of what arrived."""
+
+    list_display = ("received_at", "organisation", "message_id", "field", "reason", "excerpt")
+    list_filter = ("organisation", "reason", "field")
+    search_fields = ("message_id", "field")
+    readonly_fields = ("organisation", "received_at", "message_id", "field", "reason", "excerpt")
+    fields = readonly_fields
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

@@ -468,3 +468,34 @@ class IncomingMedia(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.wa_message_id} ({self.status})"
+
+
+class WhatsAppRejection(models.Model):
+    """A message (or status) of a correctly signed webhook delivery that was not stored because
+    one of its fields is not what the Cloud API sends (issue 23). The delivery is still answered
+    200 — Meta would only send it again — and its other messages are stored; this row says which
+    field was wrong and how, for the organisation's admins."""
+
+    class Reason(models.TextChoices):  # the values copilot/whatsapp/payload.py gives
+        MISSING = "missing", _("Missing")
+        FORMAT = "format", _("Not in the expected format")
+        SURROGATE = "surrogate", _("Ill-formed text (a lone surrogate)")
+        NUL = "nul", _("Contains a NUL character")
+        RANGE = "range", _("Out of range")
+        NESTING = "nesting", _("Nested too deep")
+
+    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
+    received_at = models.DateTimeField(_("received at"), default=timezone.now)
+    message_id = models.CharField(_("WhatsApp message id"), max_length=128, blank=True)
+    field = models.CharField(_("field"), max_length=40)
+    reason = models.CharField(_("reason"), max_length=12, choices=Reason.choices)
+    excerpt = models.CharField(_("value"), max_length=200, blank=True)  # escaped, cut
+
+    class Meta:
+        ordering = ["-received_at", "-pk"]
+        indexes = [models.Index(fields=["organisation", "received_at"])]
+        verbose_name = _("rejected WhatsApp message")
+        verbose_name_plural = _("rejected WhatsApp messages")
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.reason}"

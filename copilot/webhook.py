@@ -5,7 +5,11 @@ message id; photos, voice notes and documents handed to copilot/whatsapp_media.p
 callbacks applied to the outbox (copilot/whatsapp/outbox.py).
 
 A delivery is read, then its signature checked against the app secret of the organisation that
-owns each phone-number id it names; a forged or missing signature stores nothing."""
+owns each phone-number id it names; a forged or missing signature stores nothing. A correctly
+signed delivery is always answered 200: each message's fields are checked on their own
+(copilot/whatsapp/payload.py), every valid message is stored and each invalid one is recorded as a
+`WhatsAppRejection` with its reason — Meta would otherwise send the whole delivery again, and fail
+again, for days."""
 
 from __future__ import annotations
 
@@ -24,11 +28,18 @@ from business.hygiene import text_problem
 from copilot import replies, tasks, whatsapp_media
 from copilot import whatsapp_customers as customers
 from copilot import whatsapp_humans as humans
-from copilot.models import Conversation, Message, WhatsAppAccount
+from copilot.models import Conversation, Message, WhatsAppAccount, WhatsAppRejection
 from copilot.services import conversation_create, message_add
 from copilot.turn import MessageRefused, accept_message
 from copilot.whatsapp.outbox import status_apply
-from copilot.whatsapp.payload import BadPayload, Delivery, Incoming, parse, signature_valid
+from copilot.whatsapp.payload import (
+    BadPayload,
+    Delivery,
+    Incoming,
+    Rejected,
+    parse,
+    signature_valid,
+)
 from nlu.language import detect_language
 
 logger = logging.getLogger(__name__)
@@ -79,14 +90,32 @@ def accounts_for(delivery: Delivery) -> dict[str, WhatsAppAccount] | None:
 
 
 def webhook_receive(delivery: Delivery, accounts: dict[str, WhatsAppAccount]) -> int:
-    """Store the delivery's messages (each once) and apply its statuses; the number of messages
-    newly stored."""
+    """Store the delivery's messages (each once), record the ones not valid and apply its
+    statuses; the number of messages newly stored."""
+    rejections_record(delivery.rejected, accounts)
     stored = 0
     for incoming in delivery.messages:
         stored += _receive_one(incoming, accounts[incoming.phone_number_id])
     for update in delivery.statuses:
         status_apply(accounts[update.phone_number_id].organisation_id, update)
     return stored
+
+
+def rejections_record(rejected: list[Rejected], accounts: dict[str, WhatsAppAccount]) -> None:
+    for item in rejected:
+        logger.warning(
+            "WhatsApp message %r rejected: %s %s", item.message_id, item.field, item.reason
+        )
+    WhatsAppRejection.objects.bulk_create(
+        WhatsAppRejection(
+            organisation_id=accounts[item.phone_number_id].organisation_id,
+            message_id=item.message_id,
+            field=item.field,
+            reason=item.reason,
+            excerpt=item.excerpt,
+        )  # fmt: skip
+        for item in rejected
+    )
 
 
 def _receive_one(incoming: Incoming, account: WhatsAppAccount) -> bool:

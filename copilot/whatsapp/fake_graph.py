@@ -12,7 +12,10 @@ Media as the Cloud API serves them: `GET /{version}/{media-id}` with the owner's
 answers `{"url", "mime_type", "file_size", "sha256", "id"}`; `GET` of that URL with the same
 token answers the bytes. Another token, or an unknown id, gets 404 (the Graph API's answer to a
 media id that is not the caller's). Media requests are in `media_requests`. For the demo,
-`FakeGraph(media_dir=...)` also serves each file of that folder, its name as its media id.
+`FakeGraph(media_dir=...)` also serves each file of that folder, as media id `media_id_of(name)`
+(Graph ids are digits). To test where downloads may go, `add_media(..., url=...)` makes the
+metadata point elsewhere (another fake: a CDN, a host not allowed) and `redirect=...` makes the
+download answer 302 to that URL.
 
 Stdlib only."""
 
@@ -72,6 +75,13 @@ class Media:
     mime_type: str
     token: str  # the bearer token of the account it belongs to ("" = any)
     declared_size: int | None = None  # what the metadata says (a lie, to test the cap)
+    url: str = ""  # where the metadata says the file is ("" = here)
+    redirect: str = ""  # the download answers 302 to this
+
+
+def media_id_of(name: str) -> str:
+    """The demo's media id of a file name: digits, like the Graph API's ids."""
+    return str(int(hashlib.sha256(name.encode()).hexdigest()[:12], 16))
 
 
 class FakeGraph:
@@ -101,6 +111,9 @@ class FakeGraph:
                 authorization = self.headers.get("Authorization", "")
                 status, content_type, data = fake._media_answer(self.path, authorization)
                 self.send_response(status)
+                if status == 302:
+                    self.send_header("Location", data.decode())
+                    data = b""
                 self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
@@ -176,22 +189,22 @@ class FakeGraph:
 
     def add_media(
         self, media_id: str, data: bytes, mime_type: str, *, token: str = "",
-        declared_size: int | None = None,
+        declared_size: int | None = None, url: str = "", redirect: str = "",
     ) -> Self:  # fmt: skip
         """Serve `data` as media `media_id` to the bearer of `token` (any bearer when "")."""
         with self._lock:
-            self._media[media_id] = Media(data, mime_type, token, declared_size)
+            self._media[media_id] = Media(data, mime_type, token, declared_size, url, redirect)
         return self
 
     def _media_file(self, media_id: str) -> Media | None:
-        """A file of `media_dir` named `media_id` (no path: nothing outside the folder)."""
-        if self._media_dir is None or not media_id or "/" in media_id or media_id.startswith("."):
+        """The file of `media_dir` whose `media_id_of` is `media_id` (only the folder's files)."""
+        if self._media_dir is None or not media_id.isdigit():
             return None
-        path = self._media_dir / media_id
-        if not path.is_file():
-            return None
-        mime_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-        return Media(path.read_bytes(), mime_type, "")
+        for path in self._media_dir.iterdir():
+            if path.is_file() and media_id_of(path.name) == media_id:
+                mime_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+                return Media(path.read_bytes(), mime_type, "")
+        return None
 
     def fail_media(self, status: int, *, times: int = 1) -> Self:
         """Answer the next media requests (of known media) with `status`."""
@@ -221,11 +234,14 @@ class FakeGraph:
         if failure is not None:
             body = {"error": {"message": f"fake {failure}", "code": failure}}
             return failure, "application/json", json.dumps(body).encode()
+        if download and media.redirect:
+            return 302, "text/plain", media.redirect.encode()
         if download:
             return 200, media.mime_type, media.data
         info = {
             "messaging_product": "whatsapp", "id": media_id,
-            "url": f"{self.base_url}/media-files/{media_id}", "mime_type": media.mime_type,
+            "url": media.url or f"{self.base_url}/media-files/{media_id}",
+            "mime_type": media.mime_type,
             "sha256": hashlib.sha256(media.data).hexdigest(),
             "file_size": len(media.data) if media.declared_size is None else media.declared_size,
         }  # fmt: skip

@@ -3,15 +3,24 @@
 URL, then `GET` that URL with the same token).
 
 The base URL is `settings.WHATSAPP_GRAPH_URL`, so tests and the demo talk to a local fake server
-(copilot/whatsapp/fake_graph.py)."""
+(copilot/whatsapp/fake_graph.py).
+
+Media without SSRF (issue 23): a media id goes into the Graph URL only when it is Graph's format
+(digits); the file is fetched only from `WHATSAPP_MEDIA_HOSTS` (https, or an exact origin an entry
+names), each redirect hop checked the same way, and the account's token goes only to the Graph
+API's own origin and to `WHATSAPP_MEDIA_TOKEN_HOSTS`."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urljoin
 
 import httpx
 from django.conf import settings
+
+from copilot.whatsapp.payload import GRAPH_ID
 
 TEXT_LIMIT = 4096  # the Cloud API's limit for a text message's body
 
@@ -137,22 +146,70 @@ class MediaInfo:
     sha256: str = ""
 
 
+Origin = tuple[str, str, int]  # scheme, host, port
+MAX_REDIRECTS = 3
+
+
+def origin_of(url: str) -> Origin | None:
+    """(scheme, host, port) of an http(s) URL as httpx itself reads it (the parser that makes
+    the request decides, so no two parsers can disagree); None for anything else, credentials
+    included ("https://lookaside.fbsbx.com@evil.example/" is not Meta's host)."""
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, TypeError, ValueError):
+        return None
+    scheme = parsed.scheme
+    if scheme not in ("http", "https") or not parsed.host or parsed.userinfo:
+        return None
+    return scheme, parsed.host.lower(), parsed.port or (443 if scheme == "https" else 80)
+
+
+def host_allowed(url: str, entries: Iterable[str]) -> bool:
+    """Whether `url` is on one of `entries`: a host ("lookaside.fbsbx.com") or a suffix
+    ("*.fbcdn.net") over https on its usual port, or an exact origin ("http://127.0.0.1:8765",
+    the only way plain http is ever allowed: a local fake)."""
+    origin = origin_of(url)
+    if origin is None:
+        return False
+    scheme, host, port = origin
+    for entry in entries:
+        if "://" in entry:
+            if origin_of(entry) == origin:
+                return True
+        elif scheme == "https" and port == 443:
+            pattern = entry.lower()
+            if host == pattern or (pattern.startswith("*.") and host.endswith(pattern[1:])):
+                return True
+    return False
+
+
+def _token_for(url: str, access_token: str) -> dict[str, str]:
+    """The Authorization header for `url`: only the Graph API's own origin and the hosts named
+    in WHATSAPP_MEDIA_TOKEN_HOSTS ever see the account's token."""
+    graph = origin_of(str(settings.WHATSAPP_GRAPH_URL))
+    if origin_of(url) == graph or host_allowed(url, settings.WHATSAPP_MEDIA_TOKEN_HOSTS):
+        return {"Authorization": f"Bearer {access_token}"}
+    return {}
+
+
 def media_info(*, media_id: str, access_token: str) -> MediaInfo:
     """What the Graph API says of a media id: the URL to fetch it from, its type and size."""
+    if not GRAPH_ID.fullmatch(media_id):  # never into a URL: "../../internal/admin?x=1#"
+        raise MediaError("refused", "not a Graph media id")
     base = str(settings.WHATSAPP_GRAPH_URL).rstrip("/")
     url = f"{base}/{settings.WHATSAPP_GRAPH_VERSION}/{media_id}"
     try:
         response = httpx.get(
-            url, timeout=settings.WHATSAPP_SEND_TIMEOUT,
+            url, timeout=settings.WHATSAPP_SEND_TIMEOUT, follow_redirects=False,
             headers={"Authorization": f"Bearer {access_token}"},
         )  # fmt: skip
     except httpx.HTTPError as exc:
         raise MediaError("unreachable", f"{type(exc).__name__}: {exc}") from exc
     _raise_for(response)
     data = _json(response)
-    link = str(data.get("url") or "")
-    if not link.startswith(("http://", "https://")):
-        raise MediaError("refused", "the Graph API gave no media URL")
+    link = data.get("url")
+    if not isinstance(link, str) or not host_allowed(link, settings.WHATSAPP_MEDIA_HOSTS):
+        raise MediaError("refused", "the Graph API gave no media URL on an allowed host")
     try:
         size = int(data["file_size"]) if data.get("file_size") is not None else None
     except (TypeError, ValueError):
@@ -165,26 +222,38 @@ def media_info(*, media_id: str, access_token: str) -> MediaInfo:
 
 def media_download(*, url: str, access_token: str, max_bytes: int) -> bytes:
     """The file's bytes, read as a stream and cut off (MediaError too_large) past `max_bytes`:
-    a server that lies about the size never fills the memory."""
-    try:
-        with httpx.stream(
-            "GET", url, timeout=settings.WHATSAPP_SEND_TIMEOUT,
-            headers={"Authorization": f"Bearer {access_token}"},
-        ) as response:  # fmt: skip
-            if response.status_code != 200:
-                response.read()
-                _raise_for(response)
-            declared = response.headers.get("Content-Length", "")
-            if declared.isdigit() and int(declared) > max_bytes:
-                raise MediaError("too_large", f"{declared} bytes")
-            chunks, size = [], 0
-            for chunk in response.iter_bytes():
-                size += len(chunk)
-                if size > max_bytes:
-                    raise MediaError("too_large", f"more than {max_bytes} bytes")
-                chunks.append(chunk)
-    except httpx.HTTPError as exc:
-        raise MediaError("unreachable", f"{type(exc).__name__}: {exc}") from exc
+    a server that lies about the size never fills the memory. Redirects are followed by hand,
+    each hop checked against the allowed hosts before any request reaches it."""
+    for _hop in range(MAX_REDIRECTS + 1):
+        if not host_allowed(url, settings.WHATSAPP_MEDIA_HOSTS):
+            raise MediaError("refused", "media URL not on an allowed host")
+        try:
+            with httpx.stream(
+                "GET", url, timeout=settings.WHATSAPP_SEND_TIMEOUT, follow_redirects=False,
+                headers=_token_for(url, access_token),
+            ) as response:  # fmt: skip
+                if response.is_redirect:
+                    url = urljoin(url, response.headers.get("Location", ""))
+                    continue
+                return _read_capped(response, max_bytes)
+        except httpx.HTTPError as exc:
+            raise MediaError("unreachable", f"{type(exc).__name__}: {exc}") from exc
+    raise MediaError("refused", f"more than {MAX_REDIRECTS} redirects")
+
+
+def _read_capped(response: httpx.Response, max_bytes: int) -> bytes:
+    if response.status_code != 200:
+        response.read()
+        _raise_for(response)
+    declared = response.headers.get("Content-Length", "")
+    if declared.isdigit() and int(declared) > max_bytes:
+        raise MediaError("too_large", f"{declared} bytes")
+    chunks, size = [], 0
+    for chunk in response.iter_bytes():
+        size += len(chunk)
+        if size > max_bytes:
+            raise MediaError("too_large", f"more than {max_bytes} bytes")
+        chunks.append(chunk)
     return b"".join(chunks)
 
 

@@ -1,4 +1,7 @@
-"""The webhook's body: checked (size, NUL bytes, nesting, JSON) and read into typed values.
+"""The webhook's body: read (size, JSON, an object) and each message's fields checked on their
+own into typed values — a message with a bad field becomes a `Rejected` with its reason, and the
+other messages of the delivery are kept (issue 23: one bad message must not make Meta retry the
+whole delivery forever).
 
 Pure functions: nothing here touches the database."""
 
@@ -7,15 +10,39 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 MAX_BODY = 512 * 1024
-MAX_DEPTH = 16
+# Meta's deepest message (an interactive list reply, an order's items) is 4 levels below the
+# message object; deeper than this is not a message we know how to read.
+MAX_MESSAGE_DEPTH = 8
+# Patterns are ASCII on purpose: `\d` would let other scripts' digits into a URL or a number.
+GRAPH_ID = re.compile(r"[0-9]{1,32}")  # a phone-number id or a media id: Graph ids are digits
+SENDER = re.compile(r"[0-9]{6,15}")  # a wa_id: the number in E.164, without the "+"
+MESSAGE_ID = re.compile(r"[A-Za-z0-9._:=+/-]{1,128}")  # "wamid.HBgL...AA=="
+KIND = re.compile(r"[a-z_]{1,32}")
+EARLIEST = 1_230_768_000  # 2009-01-01: before WhatsApp; anything older is not a real timestamp
+FUTURE_SLACK = 24 * 3600  # a sender's clock a day ahead is odd; further is not a timestamp
+TEXT_LIMIT = 4096  # the Cloud API's longest text; the webhook cuts further to the panel's limit
+STORED_ID = 64  # the message-id columns: a longer (valid) id is kept cut, as it always was
 
 
 class BadPayload(ValueError):
-    """The body is not a webhook delivery we can read (HTTP 400, nothing stored)."""
+    """The body is not a webhook delivery we can read, nor attribute to an account whose secret
+    could check it (HTTP 400, nothing stored)."""
+
+
+class Invalid(ValueError):
+    """One field of one message is not what the Cloud API sends."""
+
+    def __init__(self, field: str, reason: str, value: object) -> None:
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+        self.reason = reason  # copilot.models.WhatsAppRejection.Reason's values
+        self.excerpt = excerpt(value)
 
 
 @dataclass(frozen=True)
@@ -36,6 +63,17 @@ class Incoming:
 
 
 @dataclass(frozen=True)
+class Rejected:
+    """A message (or status) of the delivery that is not stored, and why."""
+
+    phone_number_id: str
+    field: str
+    reason: str
+    excerpt: str  # the offending value, escaped and cut: safe to store and to show
+    message_id: str = ""  # when the id itself was valid
+
+
+@dataclass(frozen=True)
 class StatusUpdate:
     phone_number_id: str
     message_id: str  # the provider's id of our outgoing message
@@ -47,11 +85,14 @@ class StatusUpdate:
 class Delivery:
     messages: list[Incoming] = field(default_factory=list)
     statuses: list[StatusUpdate] = field(default_factory=list)
+    rejected: list[Rejected] = field(default_factory=list)
 
     def phone_number_ids(self) -> set[str]:
-        return {m.phone_number_id for m in self.messages} | {
-            s.phone_number_id for s in self.statuses
-        }
+        return (
+            {m.phone_number_id for m in self.messages}
+            | {s.phone_number_id for s in self.statuses}
+            | {r.phone_number_id for r in self.rejected}
+        )
 
 
 def signature_valid(secret: str, body: bytes, header: str) -> bool:
@@ -66,36 +107,61 @@ def sign(secret: str, body: bytes) -> str:
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
-def parse(body: bytes) -> Delivery:
+def parse(body: bytes, now: float | None = None) -> Delivery:
+    """The delivery's messages and statuses, each checked on its own. BadPayload only for what
+    names no account we could check the signature with: not JSON, not an object, a malformed
+    phone-number id."""
     if len(body) > MAX_BODY:
         raise BadPayload("too large")
-    # A NUL byte (raw or escaped) cannot be stored in a text column: refused before parsing.
-    if b"\x00" in body or b"\\u0000" in body.lower():
-        raise BadPayload("nul")
     try:
         data = json.loads(body)
-    except (ValueError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:  # a raw NUL, or nested past the parser's limit
         raise BadPayload("not json") from exc
-    if _depth(data) > MAX_DEPTH or not isinstance(data, dict):
+    if not isinstance(data, dict):
         raise BadPayload("shape")
+    clock = time.time() if now is None else now
     delivery = Delivery()
     for entry in _list(data.get("entry")):
         for change in _list(_dict(entry).get("changes")):
             value = _dict(_dict(change).get("value"))
-            number = str(_dict(value.get("metadata")).get("phone_number_id") or "")
-            if not number:
-                continue
+            raw_number = _dict(value.get("metadata")).get("phone_number_id")
+            if raw_number is None or raw_number == "":
+                continue  # not a messages change (a template's status, an account update)
+            number = _graph_id(raw_number)
             names = _names(value)
             for raw in _list(value.get("messages")):
-                delivery.messages.append(_incoming(number, _dict(raw), names))
+                _add(delivery, _incoming(number, raw, names, clock))
             for raw in _list(value.get("statuses")):
-                delivery.statuses.append(_status(number, _dict(raw)))
+                _add(delivery, _status(number, raw))
     # One delivery may batch several messages: answered in the order they were written.
-    delivery.messages = sorted(
-        (m for m in delivery.messages if m.message_id and m.sender), key=lambda m: m.timestamp
-    )
-    delivery.statuses = [s for s in delivery.statuses if s.message_id and s.status]
+    delivery.messages.sort(key=lambda m: m.timestamp)
     return delivery
+
+
+def _graph_id(value: object) -> str:
+    try:
+        return _match(value, GRAPH_ID, "phone_number_id")
+    except Invalid as exc:
+        raise BadPayload("phone_number_id") from exc
+
+
+def _add(delivery: Delivery, item: Incoming | StatusUpdate | Rejected) -> None:
+    if isinstance(item, Incoming):
+        delivery.messages.append(item)
+    elif isinstance(item, StatusUpdate):
+        delivery.statuses.append(item)
+    else:
+        delivery.rejected.append(item)
+
+
+def excerpt(value: object, limit: int = 120) -> str:
+    """The value as it can be stored and shown: lone surrogates and NUL written as escapes."""
+    if isinstance(value, str):
+        escaped = value[:limit].encode("utf-8", "backslashreplace").decode()
+        return escaped.replace("\x00", "\\x00")[:limit]
+    if value is None or isinstance(value, bool | int | float):
+        return repr(value)[:limit]
+    return f"<{type(value).__name__}>"  # never str() a nested value: it may be very deep
 
 
 def _depth(value: Any) -> int:
@@ -118,42 +184,111 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _names(value: dict[str, Any]) -> dict[str, str]:
-    names: dict[str, str] = {}
+def _names(value: dict[str, Any]) -> dict[str, object]:
+    """Each contact's profile name by wa_id, as sent (checked with the message that uses it)."""
+    names: dict[str, object] = {}
     for raw in _list(value.get("contacts")):
         contact = _dict(raw)
-        name = _dict(contact.get("profile")).get("name") or ""
-        names[str(contact.get("wa_id") or "")] = str(name)
+        wa_id = contact.get("wa_id")
+        if isinstance(wa_id, str):
+            names[wa_id] = _dict(contact.get("profile")).get("name")
     return names
 
 
-def _incoming(number: str, raw: dict[str, Any], names: dict[str, str]) -> Incoming:
-    kind = str(raw.get("type") or "")
-    sender = str(raw.get("from") or "")
+def _match(value: object, pattern: re.Pattern[str], name: str) -> str:
+    """A required identifier: text (or a whole number) that matches `pattern` entirely."""
+    if value is None or value == "":
+        raise Invalid(name, "missing", value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str):
+        raise Invalid(name, "format", value)
+    _well_formed(value, name)
+    if "\x00" in value:
+        raise Invalid(name, "nul", value)
+    if not pattern.fullmatch(value):
+        raise Invalid(name, "format", value)
+    return value
+
+
+def _well_formed(value: str, name: str) -> None:
     try:
-        timestamp = int(str(raw.get("timestamp") or "0"))
-    except ValueError:
-        timestamp = 0
-    media = _dict(raw.get(kind)) if kind and kind != "text" else {}
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate ("\\ud800"), which JSON can carry
+        raise Invalid(name, "surrogate", value) from exc
+
+
+def _text(value: object, name: str, limit: int) -> str:
+    """Free text (optional): well-formed, NUL characters dropped (a text column cannot hold
+    them; the rest is what the customer wrote), cut at `limit`."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise Invalid(name, "format", value)
+    _well_formed(value, name)
+    return value.replace("\x00", "")[:limit]
+
+
+def _timestamp(value: object, now: float) -> int:
+    raw = _match(value, re.compile(r"[0-9]{1,12}"), "timestamp")
+    stamp = int(raw)
+    if not EARLIEST <= stamp <= now + FUTURE_SLACK:
+        raise Invalid("timestamp", "range", value)
+    return stamp
+
+
+def _incoming(
+    number: str, raw: object, names: dict[str, object], now: float
+) -> Incoming | Rejected:
+    message = _dict(raw)
+    message_id = ""
+    try:
+        if not isinstance(raw, dict) or _depth(raw) > MAX_MESSAGE_DEPTH:
+            raise Invalid("message", "nesting" if isinstance(raw, dict) else "format", raw)
+        message_id = _match(message.get("id"), MESSAGE_ID, "id")[:STORED_ID]
+        return _fields(number, message, message_id, names, now)
+    except Invalid as bad:
+        return Rejected(number, bad.field, bad.reason, bad.excerpt, message_id)
+
+
+def _fields(
+    number: str, raw: dict[str, Any], message_id: str, names: dict[str, object], now: float
+) -> Incoming:
+    sender = _match(raw.get("from"), SENDER, "from")
+    kind = _match(raw.get("type"), KIND, "type")
+    media = _dict(raw.get(kind)) if kind != "text" else {}
+    media_id = media.get("id")
+    body = _dict(raw.get("text")).get("body") if kind == "text" else None
     return Incoming(
-        phone_number_id=number, message_id=str(raw.get("id") or "")[:64], sender=sender[:32],
-        timestamp=timestamp, type=kind,
-        text=str(_dict(raw.get("text")).get("body") or "") if kind == "text" else "",
-        name=names.get(sender, "")[:80],
-        media_id=str(media.get("id") or "")[:128],
-        mime_type=str(media.get("mime_type") or "")[:100],
-        caption=str(media.get("caption") or "")[:1024],
-        filename=str(media.get("filename") or "")[:200],
+        phone_number_id=number, message_id=message_id, sender=sender,
+        timestamp=_timestamp(raw.get("timestamp"), now), type=kind,
+        text=_text(body, "text", TEXT_LIMIT),
+        name=_text(names.get(sender), "name", 80),
+        media_id=_match(media_id, GRAPH_ID, "media_id") if media_id is not None else "",
+        mime_type=_text(media.get("mime_type"), "mime_type", 100),
+        caption=_text(media.get("caption"), "caption", 1024),
+        filename=_text(media.get("filename"), "filename", 200),
         voice=media.get("voice") is True,
     )  # fmt: skip
 
 
-def _status(number: str, raw: dict[str, Any]) -> StatusUpdate:
-    errors = [_dict(e) for e in _list(raw.get("errors"))]
+def _status(number: str, raw: object) -> StatusUpdate | Rejected:
+    status = _dict(raw)
+    message_id = ""
+    try:
+        message_id = _match(status.get("id"), MESSAGE_ID, "id")
+        state = _match(status.get("status"), KIND, "status")
+    except Invalid as bad:
+        return Rejected(number, f"status.{bad.field}", bad.reason, bad.excerpt, message_id)
+    errors = [_dict(e) for e in _list(status.get("errors"))]
     error = "; ".join(
-        f"{e.get('code', '')} {e.get('title') or e.get('message') or ''}".strip() for e in errors
+        excerpt(
+            f"{_plain(e.get('code'))} {_plain(e.get('title') or e.get('message'))}".strip(), 500
+        )
+        for e in errors
     )
-    return StatusUpdate(
-        phone_number_id=number, message_id=str(raw.get("id") or ""),
-        status=str(raw.get("status") or ""), error=error,
-    )  # fmt: skip
+    return StatusUpdate(phone_number_id=number, message_id=message_id, status=state, error=error)
+
+
+def _plain(value: object) -> str:
+    return value if isinstance(value, str) else excerpt(value) if value is not None else ""

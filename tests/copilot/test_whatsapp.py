@@ -12,12 +12,20 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.core.management import CommandError, call_command
 from django.test import Client
 from django.utils import timezone
 
 from copilot import runner, tasks
-from copilot.models import Conversation, Message, OutgoingMessage, Turn, WhatsAppAccount
+from copilot.models import (
+    Conversation,
+    Message,
+    OutgoingMessage,
+    Turn,
+    WhatsAppAccount,
+    WhatsAppRejection,
+)
 from copilot.whatsapp import outbox
 from copilot.whatsapp.fake_graph import FakeGraph
 from copilot.whatsapp.payload import sign
@@ -38,6 +46,7 @@ CUSTOMER = "5491155550000"
 def graph(settings: Any) -> Iterator[FakeGraph]:
     with FakeGraph() as fake:
         settings.WHATSAPP_GRAPH_URL = fake.base_url
+        settings.WHATSAPP_MEDIA_HOSTS = [fake.base_url]  # the fake serves the files itself
         settings.WHATSAPP_RETRY_BASE_SECONDS = 2.0
         settings.WHATSAPP_MAX_ATTEMPTS = 4
         yield fake
@@ -69,11 +78,13 @@ def dispatched(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
     return calls
 
 
-def _delivery(*messages: dict[str, Any], number: str = NUMBER, statuses: Any = ()) -> bytes:
+def _delivery(
+    *messages: dict[str, Any], number: str = NUMBER, statuses: Any = (), contacts: Any = ()
+) -> bytes:
     value: dict[str, Any] = {
         "messaging_product": "whatsapp",
         "metadata": {"display_phone_number": "5491100000000", "phone_number_id": number},
-        "contacts": [{"profile": {"name": "Marta"}, "wa_id": CUSTOMER}],
+        "contacts": [{"profile": {"name": "Marta"}, "wa_id": CUSTOMER}, *contacts],
         "messages": list(messages),
         "statuses": list(statuses),
     }
@@ -173,16 +184,19 @@ def test_a_forged_or_missing_signature_stores_nothing(
     "body",
     [
         b"{not json",
-        b'{"entry": [{"changes": [{"value": {"text": "a\\u0000b"}}]}]}',
-        b"[" * 5000 + b"]" * 5000,
-        ('{"entry": ' + "[" * 20 + "1" + "]" * 20 + "}").encode(),
-        b'{"a": "\x00"}',
+        b"[" * 5000 + b"]" * 5000,  # past the JSON parser's own depth limit
+        b'{"a": "\x00"}',  # a raw NUL: not JSON
+        b"[]", b'"delivery"', b"1", b"null",  # not an object
+        _delivery(_text("wamid.1", "hola"), number="../../x").replace(b'"../../x"', b'"\\ud800"'),
+        _delivery(_text("wamid.1", "hola"), number="1100/../1"),
     ],
-)
-def test_a_malformed_body_is_refused_with_nothing_stored(accounts: Any, body: bytes) -> None:
+)  # fmt: skip
+def test_a_body_that_names_no_account_it_could_be_checked_by_is_refused(
+    accounts: Any, body: bytes
+) -> None:
     response = _post(body)
     assert response.status_code == 400
-    assert not Message.objects.exists()
+    assert not Message.objects.exists() and not WhatsAppRejection.objects.exists()
 
 
 def test_another_organisations_number_never_reaches_this_organisation(
@@ -251,9 +265,9 @@ def test_an_image_is_stored_and_answered_asking_for_text(
 ) -> None:  # fmt: skip
     # On the embedded engine (reading it through a model: tests/copilot/test_whatsapp_media.py).
     settings.MEDIA_ROOT = tmp_path
-    graph.add_media("media-1", b"\xff\xd8\xff" + b"0" * 64, "image/jpeg")
+    graph.add_media("770001", b"\xff\xd8\xff" + b"0" * 64, "image/jpeg")
     image = {"from": CUSTOMER, "id": "wamid.img", "timestamp": "1700000000", "type": "image",
-             "image": {"id": "media-1", "mime_type": "image/jpeg"}}  # fmt: skip
+             "image": {"id": "770001", "mime_type": "image/jpeg"}}  # fmt: skip
     with django_capture_on_commit_callbacks(execute=True):
         assert _post(_delivery(image)).status_code == 200
         assert _post(_delivery(image)).status_code == 200
@@ -558,3 +572,201 @@ def test_failed_rows_are_sent_again_on_request_and_only_the_organisations(
     assert outbox.outgoing_resend(organisation_id=cast.org.pk, ids=[outgoing_id]) == 1
     row = OutgoingMessage.objects.get(pk=outgoing_id)
     assert (row.status, row.attempts) == ("sent", 1)
+
+
+# --- one bad message in a signed delivery (issue 23) ------------------------------------------
+# json.dumps writes a lone surrogate as "\\ud800": the body is what an attacker (or a broken
+# relay) would sign and send.
+
+OTHER_CUSTOMER = "5491166660000"
+
+
+def _mixed(bad: dict[str, Any], contacts: Any = ()) -> bytes:
+    return _delivery(_text("wamid.good", "hola, se me rompió el aire"), bad, contacts=contacts)
+
+
+def _assert_only_the_good_one_stored(cast: Cast, dispatched: list[Any]) -> None:
+    [message] = Message.objects.all()
+    assert message.text == "hola, se me rompió el aire" and message.client_id == "wamid.good"
+    conversation = Conversation.objects.get()
+    assert conversation.organisation == cast.org and conversation.contact == CUSTOMER
+    assert dispatched == [(cast.org.pk, conversation.pk)]
+
+
+def test_a_mixed_delivery_stores_the_valid_message_and_records_the_bad_one(
+    cast: Cast, accounts: Any, dispatched: list[Any], django_capture_on_commit_callbacks: Any
+) -> None:
+    assert not WhatsAppRejection.objects.exists()
+    bad = _text("wamid.bad", "hola", sender="../../etc<script>")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = _post(_mixed(bad))
+    assert response.status_code == 200
+    _assert_only_the_good_one_stored(cast, dispatched)
+    [rejection] = WhatsAppRejection.objects.all()
+    assert rejection.organisation == cast.org and rejection.message_id == "wamid.bad"
+    assert (rejection.field, rejection.reason) == ("from", "format")
+    assert rejection.excerpt == "../../etc<script>"
+    assert not Conversation.objects.filter(contact__contains="etc").exists()
+
+
+@pytest.mark.parametrize(
+    ("bad", "contacts", "field"),
+    [
+        ({"from": "549115555\ud800"}, (), "from"),
+        ({"id": "wamid.\udc00x"}, (), "id"),
+        ({"text": {"body": "hola \ud83d"}}, (), "text"),
+        ({"from": OTHER_CUSTOMER}, [{"profile": {"name": "Ana \udfff"}, "wa_id": OTHER_CUSTOMER}],
+         "name"),
+        ({"type": "image", "image": {"id": "1234", "mime_type": "image/jpeg",
+                                     "caption": "mirá \ud800"}}, (), "caption"),
+    ],
+)  # fmt: skip
+def test_a_lone_surrogate_in_any_field_rejects_that_message_only(
+    cast: Cast, accounts: Any, dispatched: list[Any], django_capture_on_commit_callbacks: Any,
+    bad: dict[str, Any], contacts: Any, field: str,
+) -> None:  # fmt: skip
+    message = {**_text("wamid.bad", "hola"), **bad}
+    body = _mixed(message, contacts)
+    assert b"\\ud" in body
+    with django_capture_on_commit_callbacks(execute=True):
+        assert _post(body).status_code == 200
+    _assert_only_the_good_one_stored(cast, dispatched)
+    [rejection] = WhatsAppRejection.objects.all()
+    assert (rejection.field, rejection.reason) == (field, "surrogate")
+    assert "\\ud" in rejection.excerpt  # written as an escape: storable and shown
+
+
+@pytest.mark.parametrize(
+    ("stamp", "reason"),
+    [("0", "range"), ("99999999999", "range"), ("-5", "format"), ("12abc", "format"),
+     (None, "missing"), ("1e30", "format"), ("999999999999999999999999", "format")],
+)  # fmt: skip
+def test_a_timestamp_out_of_range_rejects_that_message_only(
+    cast: Cast, accounts: Any, dispatched: list[Any], django_capture_on_commit_callbacks: Any,
+    stamp: str | None, reason: str,
+) -> None:  # fmt: skip
+    bad = {**_text("wamid.bad", "hola"), "timestamp": stamp}
+    with django_capture_on_commit_callbacks(execute=True):
+        assert _post(_mixed(bad)).status_code == 200
+    _assert_only_the_good_one_stored(cast, dispatched)
+    assert list(WhatsAppRejection.objects.values_list("field", "reason")) == [("timestamp", reason)]
+
+
+def test_a_timestamp_two_days_ahead_is_out_of_range(
+    cast: Cast, accounts: Any, dispatched: list[Any], django_capture_on_commit_callbacks: Any
+) -> None:
+    ahead = str(int((timezone.now() + datetime.timedelta(days=2)).timestamp()))
+    with django_capture_on_commit_callbacks(execute=True):
+        assert _post(_mixed({**_text("wamid.bad", "hola"), "timestamp": ahead})).status_code == 200
+    _assert_only_the_good_one_stored(cast, dispatched)
+    assert WhatsAppRejection.objects.get().reason == "range"
+
+
+@pytest.mark.parametrize(
+    "sender",
+    ["../../etc<script>", "+5491155550000", "12345", "5491155550000" * 2,
+     "５４９１１５５５５００００", {"a": 1}, ["5491155550000"], True, ""],
+)  # fmt: skip
+def test_a_sender_that_is_not_a_phone_number_rejects_that_message_only(
+    cast: Cast, accounts: Any, dispatched: list[Any], django_capture_on_commit_callbacks: Any,
+    sender: Any,
+) -> None:  # fmt: skip
+    bad = {**_text("wamid.bad", "hola"), "from": sender}
+    with django_capture_on_commit_callbacks(execute=True):
+        assert _post(_mixed(bad)).status_code == 200
+    _assert_only_the_good_one_stored(cast, dispatched)
+    [rejection] = WhatsAppRejection.objects.all()
+    assert rejection.field == "from" and rejection.reason in ("format", "missing")
+
+
+def test_nul_characters_are_dropped_from_text_and_reject_an_id(
+    cast: Cast, accounts: Any, dispatched: list[Any], django_capture_on_commit_callbacks: Any
+) -> None:
+    nul_text = _text("wamid.nul-text", "ho\u0000la")
+    nul_id = _text("wamid.\u0000x", "chau")
+    body = _delivery(nul_text, nul_id)
+    assert body.count(b"\\u0000") == 2
+    with django_capture_on_commit_callbacks(execute=True):
+        assert _post(body).status_code == 200
+    [message] = Message.objects.all()
+    assert message.text == "hola" and message.client_id == "wamid.nul-text"
+    [rejection] = WhatsAppRejection.objects.all()
+    assert (rejection.field, rejection.reason) == ("id", "nul")
+    assert rejection.excerpt == "wamid.\\x00x"
+
+
+def test_a_deeply_nested_message_is_rejected_and_the_rest_stored(
+    cast: Cast, accounts: Any, dispatched: list[Any], django_capture_on_commit_callbacks: Any
+) -> None:
+    deep: Any = "x"
+    for _ in range(400):
+        deep = {"d": [deep]}
+    bad = {**_text("wamid.bad", "hola"), "context": deep}
+    body = json.loads(_mixed(bad))
+    body["entry"][0]["extra"] = deep  # deep where nothing is read: ignored
+    with django_capture_on_commit_callbacks(execute=True):
+        assert _post(json.dumps(body).encode()).status_code == 200
+    _assert_only_the_good_one_stored(cast, dispatched)
+    [rejection] = WhatsAppRejection.objects.all()
+    assert (rejection.field, rejection.reason) == ("message", "nesting")
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [{"text": {"body": {"nested": "x"}}}, {"type": "<b>"}, {"id": "wamid/../x y"},
+     {"type": "image", "image": {"id": "../../../../internal/admin?x=1#"}}, "not a message"],
+)  # fmt: skip
+def test_fields_of_the_wrong_shape_reject_that_message_only(
+    cast: Cast, accounts: Any, dispatched: list[Any], django_capture_on_commit_callbacks: Any,
+    bad: Any,
+) -> None:  # fmt: skip
+    message = {**_text("wamid.bad", "hola"), **bad} if isinstance(bad, dict) else bad
+    with django_capture_on_commit_callbacks(execute=True):
+        assert _post(_mixed(message)).status_code == 200
+    _assert_only_the_good_one_stored(cast, dispatched)
+    assert WhatsAppRejection.objects.get().reason == "format"
+
+
+def test_a_bad_status_is_recorded_and_the_good_one_applied(
+    cast: Cast, accounts: Any, graph: FakeGraph
+) -> None:
+    outgoing_id = _queued(cast)
+    outbox.deliver(outgoing_id)
+    row = OutgoingMessage.objects.get(pk=outgoing_id)
+    assert row.status == "sent"
+    statuses = [{"id": row.provider_message_id, "status": "delivered"},
+                {"id": "wamid.x", "status": "\ud800"}]  # fmt: skip
+    assert _post(_delivery(statuses=statuses)).status_code == 200
+    row.refresh_from_db()
+    assert row.status == "delivered"
+    [rejection] = WhatsAppRejection.objects.all()
+    assert (rejection.field, rejection.reason) == ("status.status", "surrogate")
+
+
+def test_a_forged_delivery_with_a_bad_message_records_nothing(accounts: Any) -> None:
+    body = _mixed(_text("wamid.bad", "hola", sender="../../etc<script>"))
+    assert _post(body, signature="sha256=" + "0" * 64).status_code == 403
+    assert not WhatsAppRejection.objects.exists() and not Message.objects.exists()
+
+
+def test_the_admin_shows_rejections_to_their_organisation_only(
+    cast: Cast, accounts: Any, dispatched: list[Any], django_user_model: Any
+) -> None:
+    _post(_mixed(_text("wamid.bad", "hola", sender="../../etc<script>")))
+    rejection = WhatsAppRejection.objects.get()
+    root = django_user_model.objects.create_superuser("root", "root@example.com", "pw")
+    admin = Client()
+    admin.force_login(root)
+    assert "wamid.bad" in admin.get("/admin/copilot/whatsapprejection/").content.decode()
+    url = f"/admin/copilot/whatsapprejection/{rejection.pk}/change/"
+    page = admin.get(url).content.decode()
+    assert "../../etc&lt;script&gt;" in page and "../../etc<script>" not in page
+    assert admin.post(url, {"field": "x"}).status_code == 403  # read-only
+    cast.outsider.is_staff = True
+    cast.outsider.save()
+    cast.outsider.user_permissions.set(Permission.objects.all())
+    outsider = Client()
+    outsider.force_login(cast.outsider)
+    listing = outsider.get("/admin/copilot/whatsapprejection/")
+    assert listing.status_code == 200 and "wamid.bad" not in listing.content.decode()
+    assert outsider.get(url).status_code in (302, 404)

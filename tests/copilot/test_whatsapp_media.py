@@ -16,14 +16,24 @@ from typing import Any
 import httpx
 import pytest
 from django.contrib.auth.models import Permission
+from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
 from business.models import Equipment, JobEvent, Organisation
+from capataz.settings import env_hosts
 from copilot import runner, tasks, whatsapp_media
-from copilot.models import Conversation, IncomingMedia, Message, OutgoingMessage, Turn
+from copilot.models import (
+    Conversation,
+    IncomingMedia,
+    Message,
+    OutgoingMessage,
+    Turn,
+    WhatsAppRejection,
+)
 from copilot.services import conversation_create
+from copilot.whatsapp import graph as graph_client
 from copilot.whatsapp.fake_graph import FakeGraph
 from copilot.whatsapp.payload import sign
 from copilot.whatsapp_media import media_process
@@ -59,6 +69,17 @@ def media_root(settings: Any, tmp_path: Path) -> Path:
 def graph(settings: Any) -> Iterator[FakeGraph]:
     with FakeGraph() as fake:
         settings.WHATSAPP_GRAPH_URL = fake.base_url
+        settings.WHATSAPP_MEDIA_HOSTS = [fake.base_url]  # the fake serves the files itself
+        settings.WHATSAPP_MEDIA_TOKEN_HOSTS = []
+        yield fake
+
+
+@pytest.fixture
+def cdn(settings: Any, graph: FakeGraph) -> Iterator[FakeGraph]:
+    """Another origin that serves files: Meta's CDN, allowed for downloads, never given the
+    token."""
+    with FakeGraph() as fake:
+        settings.WHATSAPP_MEDIA_HOSTS = [graph.base_url, fake.base_url]
         yield fake
 
 
@@ -149,10 +170,10 @@ def test_a_photo_is_read_and_attached_to_the_customers_equipment_and_the_job(
         title="WhatsApp Marta",
     )  # fmt: skip
     Conversation.objects.filter(contact=CUSTOMER).update(state={"job_id": job.pk})
-    graph.add_media("media-1", JPEG, "image/jpeg", token=f"token-{NUMBER}")
+    graph.add_media("770001", JPEG, "image/jpeg", token=f"token-{NUMBER}")
     model.add(text(json.dumps(READING)), when=has_image())
 
-    image = _media("image", "wamid.img1", "media-1", "image/jpeg")
+    image = _media("image", "wamid.img1", "770001", "image/jpeg")
     assert _post(_delivery(image), capture=django_capture_on_commit_callbacks) == 200
 
     media = IncomingMedia.objects.get(organisation=cast.org)
@@ -188,11 +209,11 @@ def test_an_unknown_senders_photo_is_read_but_no_equipment_is_invented(
     django_capture_on_commit_callbacks: Any,
 ) -> None:  # fmt: skip
     _engine(cast.org, "llm")
-    graph.add_media("media-2", JPEG, "image/jpeg", token=f"token-{NUMBER}")
+    graph.add_media("770002", JPEG, "image/jpeg", token=f"token-{NUMBER}")
     model.add(text("```json\n" + json.dumps({**READING, "capacity": None}) + "\n```"),
               when=has_image())  # fmt: skip
     caption = "se me rompió el aire, ¿pueden venir el jueves?"
-    assert _post(_delivery(_media("image", "wamid.img2", "media-2", "image/jpeg",
+    assert _post(_delivery(_media("image", "wamid.img2", "770002", "image/jpeg",
                                   caption=caption)),
                  capture=django_capture_on_commit_callbacks) == 200  # fmt: skip
     media = IncomingMedia.objects.get()
@@ -212,9 +233,9 @@ def test_a_voice_note_is_transcribed_and_answered_as_text(
     django_capture_on_commit_callbacks: Any,
 ) -> None:  # fmt: skip
     _engine(cast.org, "hybrid")
-    graph.add_media("media-3", OGG, "audio/ogg; codecs=opus", token=f"token-{NUMBER}")
+    graph.add_media("770003", OGG, "audio/ogg; codecs=opus", token=f"token-{NUMBER}")
     model.add(transcript("hola, buen día"), when=for_transcription())
-    voice = _media("audio", "wamid.voice", "media-3", "audio/ogg; codecs=opus", voice=True)
+    voice = _media("audio", "wamid.voice", "770003", "audio/ogg; codecs=opus", voice=True)
     assert _post(_delivery(voice), capture=django_capture_on_commit_callbacks) == 200
 
     media = IncomingMedia.objects.get()
@@ -262,9 +283,9 @@ def test_on_the_embedded_engine_media_are_kept_and_the_sender_is_asked_for_text(
     django_capture_on_commit_callbacks: Any, kind: str, mime: str, data: bytes, caption: str,
     expected: str,
 ) -> None:  # fmt: skip
-    graph.add_media("media-4", data, mime, token=f"token-{NUMBER}")
+    graph.add_media("770004", data, mime, token=f"token-{NUMBER}")
     extra = {"caption": caption} if caption else {}
-    assert _post(_delivery(_media(kind, "wamid.m4", "media-4", mime, **extra)),
+    assert _post(_delivery(_media(kind, "wamid.m4", "770004", mime, **extra)),
                  capture=django_capture_on_commit_callbacks) == 200  # fmt: skip
     media = IncomingMedia.objects.get()
     assert media.status == "stored" and media.kind == kind
@@ -305,9 +326,9 @@ def test_a_photo_too_large_or_of_the_wrong_type_is_refused_with_a_clear_answer(
 ) -> None:  # fmt: skip
     _engine(cast.org, "hybrid")
     settings.WHATSAPP_IMAGE_MAX_BYTES = limit
-    graph.add_media("media-5", data, declared_mime, token=f"token-{NUMBER}",
+    graph.add_media("770005", data, declared_mime, token=f"token-{NUMBER}",
                     declared_size=declared_size)  # fmt: skip
-    assert _post(_delivery(_media("image", "wamid.big", "media-5", declared_mime)),
+    assert _post(_delivery(_media("image", "wamid.big", "770005", declared_mime)),
                  capture=django_capture_on_commit_callbacks) == 200  # fmt: skip
     media = IncomingMedia.objects.get()
     assert media.status == "refused" and reason in media.error
@@ -325,8 +346,8 @@ def test_a_voice_note_over_its_limit_is_refused(
     django_capture_on_commit_callbacks: Any,
 ) -> None:  # fmt: skip
     settings.WHATSAPP_AUDIO_MAX_BYTES = 1024
-    graph.add_media("media-6", OGG, "audio/ogg", token=f"token-{NUMBER}")
-    _post(_delivery(_media("audio", "wamid.long", "media-6", "audio/ogg")),
+    graph.add_media("770006", OGG, "audio/ogg", token=f"token-{NUMBER}")
+    _post(_delivery(_media("audio", "wamid.long", "770006", "audio/ogg")),
           capture=django_capture_on_commit_callbacks)  # fmt: skip
     assert IncomingMedia.objects.get().status == "refused"
     assert "No pude recibir tu audio: pesa más de 1 KB" in _sent(graph)[0]
@@ -335,9 +356,9 @@ def test_a_voice_note_over_its_limit_is_refused(
 def test_a_transient_graph_fault_is_tried_again(
     cast: Cast, accounts: None, graph: FakeGraph, django_capture_on_commit_callbacks: Any
 ) -> None:
-    graph.add_media("media-7", JPEG, "image/jpeg", token=f"token-{NUMBER}")
+    graph.add_media("770007", JPEG, "image/jpeg", token=f"token-{NUMBER}")
     graph.fail_media(503).fail_media(429)
-    _post(_delivery(_media("image", "wamid.later", "media-7", "image/jpeg")),
+    _post(_delivery(_media("image", "wamid.later", "770007", "image/jpeg")),
           capture=django_capture_on_commit_callbacks)  # fmt: skip
     media = IncomingMedia.objects.get()
     assert media.status == "stored" and media.attempts == 2
@@ -350,9 +371,9 @@ def test_a_file_the_graph_api_cannot_give_is_answered_and_kept_as_a_message(
     django_capture_on_commit_callbacks: Any,
 ) -> None:  # fmt: skip
     settings.WHATSAPP_MAX_ATTEMPTS = 3
-    graph.add_media("media-7", JPEG, "image/jpeg", token=f"token-{NUMBER}")
+    graph.add_media("770007", JPEG, "image/jpeg", token=f"token-{NUMBER}")
     graph.fail_media(500, times=10)
-    _post(_delivery(_media("image", "wamid.gone", "media-7", "image/jpeg")),
+    _post(_delivery(_media("image", "wamid.gone", "770007", "image/jpeg")),
           capture=django_capture_on_commit_callbacks)  # fmt: skip
     media = IncomingMedia.objects.get()
     assert media.status == "failed" and "500" in media.error and media.attempts == 2
@@ -382,9 +403,9 @@ def test_a_model_fault_keeps_the_file_and_asks_for_text(
     data: bytes, reply: Any, answer: str,
 ) -> None:  # fmt: skip
     _engine(cast.org, "llm")
-    graph.add_media("media-8", data, mime, token=f"token-{NUMBER}")
+    graph.add_media("770008", data, mime, token=f"token-{NUMBER}")
     model.add(reply)
-    _post(_delivery(_media(kind, "wamid.fault", "media-8", mime)),
+    _post(_delivery(_media(kind, "wamid.fault", "770008", mime)),
           capture=django_capture_on_commit_callbacks)  # fmt: skip
     media = IncomingMedia.objects.get()
     assert media.status == "stored" and media.error.startswith("model ")
@@ -413,9 +434,9 @@ def test_a_redelivered_photo_is_fetched_read_and_answered_once(
     django_capture_on_commit_callbacks: Any,
 ) -> None:  # fmt: skip
     _engine(cast.org, "hybrid")
-    graph.add_media("media-9", JPEG, "image/jpeg", token=f"token-{NUMBER}")
+    graph.add_media("770009", JPEG, "image/jpeg", token=f"token-{NUMBER}")
     model.add(text(json.dumps(READING)), when=has_image(), times=None)
-    body = _delivery(_media("image", "wamid.twice", "media-9", "image/jpeg"))
+    body = _delivery(_media("image", "wamid.twice", "770009", "image/jpeg"))
     assert _post(body, capture=django_capture_on_commit_callbacks) == 200
     assert _post(body, capture=django_capture_on_commit_callbacks) == 200
     assert IncomingMedia.objects.count() == 1
@@ -432,8 +453,8 @@ def test_a_redelivered_photo_is_fetched_read_and_answered_once(
 def test_media_are_served_only_to_who_may_read_the_conversation(
     cast: Cast, accounts: None, graph: FakeGraph, django_capture_on_commit_callbacks: Any
 ) -> None:
-    graph.add_media("media-10", JPEG, "image/jpeg", token=f"token-{NUMBER}")
-    _post(_delivery(_media("image", "wamid.t1", "media-10", "image/jpeg")),
+    graph.add_media("7700010", JPEG, "image/jpeg", token=f"token-{NUMBER}")
+    _post(_delivery(_media("image", "wamid.t1", "7700010", "image/jpeg")),
           capture=django_capture_on_commit_callbacks)  # fmt: skip
     media = IncomingMedia.objects.get(organisation=cast.org)
     url = f"/whatsapp/media/{media.pk}/"
@@ -462,8 +483,8 @@ def test_another_organisations_media_id_is_not_fetched_with_this_organisations_t
     cast: Cast, accounts: None, graph: FakeGraph, django_capture_on_commit_callbacks: Any
 ) -> None:
     # Media of the first organisation's number, named in a delivery to the second's.
-    graph.add_media("media-11", JPEG, "image/jpeg", token=f"token-{NUMBER}")
-    body = _delivery(_media("image", "wamid.t2", "media-11", "image/jpeg"), number=OTHER_NUMBER)
+    graph.add_media("7700011", JPEG, "image/jpeg", token=f"token-{NUMBER}")
+    body = _delivery(_media("image", "wamid.t2", "7700011", "image/jpeg"), number=OTHER_NUMBER)
     assert _post(body, secret=OTHER_SECRET, capture=django_capture_on_commit_callbacks) == 200
     media = IncomingMedia.objects.get()
     assert media.organisation == cast.other_org
@@ -484,6 +505,7 @@ def test_the_demo_sends_a_photo_the_fake_graph_api_serves_from_a_folder(
     (folder / "placa.jpg").write_bytes(JPEG)
     with FakeGraph(media_dir=folder) as fake:
         settings.WHATSAPP_GRAPH_URL = fake.base_url
+        settings.WHATSAPP_MEDIA_HOSTS = [fake.base_url]
         out = io.StringIO()
         call_command(
             "whatsapp_fake_send", "clima-sur", CUSTOMER, "", media=folder / "placa.jpg",
@@ -502,8 +524,8 @@ def test_the_admin_lists_the_organisations_media_only(
     cast: Cast, accounts: None, graph: FakeGraph, django_user_model: Any,
     django_capture_on_commit_callbacks: Any,
 ) -> None:  # fmt: skip
-    graph.add_media("media-12", JPEG, "image/jpeg", token=f"token-{NUMBER}")
-    _post(_delivery(_media("image", "wamid.adm", "media-12", "image/jpeg")),
+    graph.add_media("7700012", JPEG, "image/jpeg", token=f"token-{NUMBER}")
+    _post(_delivery(_media("image", "wamid.adm", "7700012", "image/jpeg")),
           capture=django_capture_on_commit_callbacks)  # fmt: skip
     media = IncomingMedia.objects.get()
     root = django_user_model.objects.create_superuser("root", "root@example.com", "pw")
@@ -532,10 +554,10 @@ def test_a_rate_limited_transcription_is_retried(
 ) -> None:  # fmt: skip
     _engine(cast.org, "llm")
     settings.OPENAI_MAX_RETRIES = 1
-    graph.add_media("media-13", OGG, "audio/ogg", token=f"token-{NUMBER}")
+    graph.add_media("7700013", OGG, "audio/ogg", token=f"token-{NUMBER}")
     model.add(status(429, retry_after=0), when=for_transcription())
     model.add(transcript("necesito un service"), when=for_transcription())
-    _post(_delivery(_media("audio", "wamid.retry", "media-13", "audio/ogg")),
+    _post(_delivery(_media("audio", "wamid.retry", "7700013", "audio/ogg")),
           capture=django_capture_on_commit_callbacks)  # fmt: skip
     assert IncomingMedia.objects.get().transcript == "necesito un service"
     call = ModelCall.objects.get(purpose="transcription")
@@ -546,10 +568,10 @@ def test_the_sweep_hands_out_rows_no_job_took(
     cast: Cast, accounts: None, graph: FakeGraph, monkeypatch: pytest.MonkeyPatch,
     django_capture_on_commit_callbacks: Any,
 ) -> None:  # fmt: skip
-    graph.add_media("media-14", JPEG, "image/jpeg", token=f"token-{NUMBER}")
+    graph.add_media("7700014", JPEG, "image/jpeg", token=f"token-{NUMBER}")
     real = whatsapp_media.process_media.apply_async
     monkeypatch.setattr(whatsapp_media.process_media, "apply_async", _broker_down)
-    _post(_delivery(_media("image", "wamid.swept", "media-14", "image/jpeg")),
+    _post(_delivery(_media("image", "wamid.swept", "7700014", "image/jpeg")),
           capture=django_capture_on_commit_callbacks)  # fmt: skip
     media = IncomingMedia.objects.get()
     assert media.status == "pending" and not Message.objects.exists()  # stored, waiting
@@ -573,3 +595,164 @@ def test_an_image_counts_as_an_image_not_as_its_base64_in_the_token_estimate() -
     content = [{"type": "text", "text": "hola"}, {"type": "image_url", "image_url": {"url": url}}]
     estimate = estimate_tokens([{"role": "user", "content": content}], None)
     assert IMAGE_TOKENS < estimate < IMAGE_TOKENS + 100
+
+
+# --- media without SSRF (issue 23) --------------------------------------------------------------
+
+
+def _image_row(cast: Cast, media_id: str) -> IncomingMedia:
+    """A row as the webhook would have stored it before its media ids were checked."""
+    conversation = conversation_create(
+        organisation=cast.org, user=None, channel="whatsapp", contact=CUSTOMER, title="WhatsApp"
+    )
+    return IncomingMedia.objects.create(
+        organisation=cast.org, conversation=conversation, wa_message_id="wamid.ssrf",
+        media_id=media_id, kind="image", sender=CUSTOMER, mime_type="image/jpeg",
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "media_id", ["../../../../internal/admin?x=1#", "1234/../5", "12 34", "١٢٣", "1" * 33, ""]
+)
+def test_a_media_id_that_is_not_graphs_format_is_never_requested(
+    cast: Cast, accounts: None, graph: FakeGraph, media_id: str
+) -> None:
+    row = _image_row(cast, media_id)
+    assert media_process(row.pk) == IncomingMedia.Status.FAILED
+    row.refresh_from_db()
+    assert "not a Graph media id" in row.error and not row.file
+    assert graph.media_requests == []
+
+
+def test_the_webhook_rejects_a_path_traversal_media_id_before_any_request(
+    cast: Cast, accounts: None, graph: FakeGraph, dispatched: list[Any],
+    django_capture_on_commit_callbacks: Any,
+) -> None:  # fmt: skip
+    image = _media("image", "wamid.ssrf", "../../../../internal/admin?x=1#", "image/jpeg")
+    assert _post(_delivery(image), capture=django_capture_on_commit_callbacks) == 200
+    assert not IncomingMedia.objects.exists()
+    rejection = WhatsAppRejection.objects.get()
+    assert (rejection.field, rejection.reason) == ("media_id", "format")
+    assert graph.media_requests == []
+
+
+def _cdn_url(server: FakeGraph, media_id: str, scheme: str = "") -> str:
+    url = f"{server.base_url}/media-files/{media_id}"
+    return url.replace("http://", f"{scheme}://") if scheme else url
+
+
+@pytest.mark.parametrize("where", ["not allowed", "http on an allowed host", "credentials"])
+def test_a_graph_answer_pointing_outside_the_allowed_hosts_is_refused_unrequested(
+    cast: Cast, accounts: None, graph: FakeGraph, settings: Any, where: str
+) -> None:
+    with FakeGraph() as elsewhere:
+        url = _cdn_url(elsewhere, "770099")
+        if where == "http on an allowed host":  # a host entry means https only
+            settings.WHATSAPP_MEDIA_HOSTS = [graph.base_url, "127.0.0.1"]
+        elif where == "credentials":
+            settings.WHATSAPP_MEDIA_HOSTS = [graph.base_url, elsewhere.base_url]
+            url = url.replace("http://", "http://lookaside.fbsbx.com@")
+        elsewhere.add_media("770099", JPEG, "image/jpeg")
+        graph.add_media("770099", JPEG, "image/jpeg", token=f"token-{NUMBER}", url=url)
+        row = _image_row(cast, "770099")
+        assert media_process(row.pk) == IncomingMedia.Status.FAILED
+        row.refresh_from_db()
+        assert "allowed host" in row.error and not row.file
+        assert elsewhere.media_requests == []
+    assert [r.path for r in graph.media_requests] == ["/v21.0/770099"]
+
+
+def test_a_redirect_to_another_host_is_refused_before_it_is_followed(
+    cast: Cast, accounts: None, graph: FakeGraph
+) -> None:
+    with FakeGraph() as elsewhere:
+        elsewhere.add_media("770098", JPEG, "image/jpeg")
+        graph.add_media("770098", JPEG, "image/jpeg", token=f"token-{NUMBER}",
+                        redirect=_cdn_url(elsewhere, "770098"))  # fmt: skip
+        row = _image_row(cast, "770098")
+        assert media_process(row.pk) == IncomingMedia.Status.FAILED
+        row.refresh_from_db()
+        assert "allowed host" in row.error and not row.file
+        assert elsewhere.media_requests == []
+    assert [r.path for r in graph.media_requests] == [
+        "/v21.0/770098", "/media-files/770098"
+    ]  # fmt: skip
+
+
+def test_a_redirect_to_an_allowed_cdn_is_followed_without_the_token(
+    cast: Cast, accounts: None, graph: FakeGraph, cdn: FakeGraph
+) -> None:
+    cdn.add_media("770097", JPEG, "image/jpeg")
+    graph.add_media("770097", JPEG, "image/jpeg", token=f"token-{NUMBER}",
+                    redirect=_cdn_url(cdn, "770097"))  # fmt: skip
+    row = _image_row(cast, "770097")
+    assert media_process(row.pk) == IncomingMedia.Status.STORED
+    row.refresh_from_db()
+    assert row.file.read() == JPEG
+    [fetched] = cdn.media_requests
+    assert fetched.path == "/media-files/770097" and fetched.authorization == ""
+
+
+def test_the_token_goes_to_the_graph_api_and_never_to_the_cdn(
+    cast: Cast, accounts: None, graph: FakeGraph, cdn: FakeGraph,
+    django_capture_on_commit_callbacks: Any, dispatched: list[Any],
+) -> None:  # fmt: skip
+    cdn.add_media("770096", JPEG, "image/jpeg")  # any bearer (and none) gets it
+    graph.add_media("770096", JPEG, "image/jpeg", token=f"token-{NUMBER}",
+                    url=_cdn_url(cdn, "770096"))  # fmt: skip
+    image = _media("image", "wamid.cdn", "770096", "image/jpeg")
+    assert _post(_delivery(image), capture=django_capture_on_commit_callbacks) == 200
+    media = IncomingMedia.objects.get()
+    assert media.status == IncomingMedia.Status.STORED and media.file.read() == JPEG
+    assert [(r.path, r.authorization) for r in graph.media_requests] == [
+        ("/v21.0/770096", f"Bearer token-{NUMBER}")
+    ]
+    assert [(r.path, r.authorization) for r in cdn.media_requests] == [("/media-files/770096", "")]
+
+
+def test_a_cdn_named_in_the_token_list_gets_the_token(
+    cast: Cast, accounts: None, graph: FakeGraph, cdn: FakeGraph, settings: Any
+) -> None:
+    settings.WHATSAPP_MEDIA_TOKEN_HOSTS = [cdn.base_url]
+    cdn.add_media("770095", JPEG, "image/jpeg", token=f"token-{NUMBER}")
+    graph.add_media("770095", JPEG, "image/jpeg", token=f"token-{NUMBER}",
+                    url=_cdn_url(cdn, "770095"))  # fmt: skip
+    row = _image_row(cast, "770095")
+    assert media_process(row.pk) == IncomingMedia.Status.STORED
+    assert [r.authorization for r in cdn.media_requests] == [f"Bearer token-{NUMBER}"]
+
+
+@pytest.mark.parametrize(
+    ("url", "allowed"),
+    [
+        ("https://lookaside.fbsbx.com/whatsapp_business/attachments/?mid=1", True),
+        ("https://mmg.whatsapp.net/v/t62/x.jpg", True),
+        ("https://scontent.xx.fbcdn.net/v/x.jpg", True),
+        ("http://lookaside.fbsbx.com/x", False),  # plain http
+        ("https://lookaside.fbsbx.com:8443/x", False),  # another port
+        ("https://fbcdn.net/x", False),  # the suffix is *.fbcdn.net
+        ("https://evilfbcdn.net/x", False),
+        ("https://lookaside.fbsbx.com.evil.example/x", False),
+        ("https://lookaside.fbsbx.com@evil.example/x", False),
+        ("https://evil.example\\@lookaside.fbsbx.com/x", False),
+        ("file:///etc/passwd", False),
+        ("gopher://lookaside.fbsbx.com/x", False),
+        ("https://169.254.169.254/latest/meta-data/", False),
+    ],
+)
+def test_only_metas_cdn_is_allowed_by_default(url: str, allowed: bool) -> None:
+    from django.conf import settings as live
+
+    assert graph_client.host_allowed(url, live.WHATSAPP_MEDIA_HOSTS) is allowed
+    assert graph_client.host_allowed(url, live.WHATSAPP_MEDIA_TOKEN_HOSTS) is (
+        allowed and "lookaside" in url
+    )
+
+
+@pytest.mark.parametrize("value", ["*", "lookaside.fbsbx.com/path", "https://", "evil..com"])
+def test_a_media_host_setting_that_is_not_a_host_stops_start_up(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("WHATSAPP_MEDIA_HOSTS", value)
+    with pytest.raises(ImproperlyConfigured, match="WHATSAPP_MEDIA_HOSTS"):
+        env_hosts("WHATSAPP_MEDIA_HOSTS", [])

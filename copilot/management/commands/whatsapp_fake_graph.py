@@ -1,8 +1,9 @@
 """`manage.py whatsapp_fake_graph [--port 8765] [--media-dir DIR]`: for the demo, a fake Graph API
 in the foreground that answers every send with 200 and prints what would have reached the
-customer; with `--media-dir` it serves that folder's files as media (the file's name is its media
-id: `whatsapp_fake_send --media DIR/plate.jpg`). Run the server with
-WHATSAPP_GRAPH_URL=http://127.0.0.1:8765."""
+customer; with `--media-dir` it serves that folder's files as media (`whatsapp_fake_send --media
+DIR/plate.jpg` names the file by the same digits). Run the server with
+WHATSAPP_GRAPH_URL=http://127.0.0.1:8765 WHATSAPP_MEDIA_HOSTS=http://127.0.0.1:8765 (the fake
+serves the files itself, over plain http: allowed only as that exact origin)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,11 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         with FakeGraph(port=options["port"], media_dir=options["media_dir"]) as graph:
-            self.stdout.write(f"fake Graph API at {graph.base_url} (Ctrl-C to stop)")
+            url = graph.base_url
+            self.stdout.write(
+                f"fake Graph API at {url}: run the server with WHATSAPP_GRAPH_URL={url}"
+                f" WHATSAPP_MEDIA_HOSTS={url} (Ctrl-C to stop)"
+            )
             seen = 0
             try:
                 while True:

@@ -25,6 +25,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from copilot.models import Conversation, Message, WhatsAppAccount
+from copilot.whatsapp.fake_graph import media_id_of
 from copilot.whatsapp.payload import sign
 
 
@@ -37,7 +38,7 @@ def delivery(phone_number_id: str, sender: str, text: str, media: Path | None = 
         mime_type = mimetypes.guess_type(media.name)[0] or "application/octet-stream"
         kind = mime_type.split("/")[0] if mime_type.startswith(("image/", "audio/")) else "document"
         del message["text"]
-        about: dict[str, Any] = {"id": media.name, "mime_type": mime_type}
+        about: dict[str, Any] = {"id": media_id_of(media.name), "mime_type": mime_type}
         if kind == "audio":
             about["voice"] = True
         elif text:
