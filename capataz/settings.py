@@ -325,6 +325,9 @@ CELERY_TASK_ROUTES = {"copilot.drain_conversation": {"queue": COPILOT_TURN_QUEUE
 COPILOT_LOCAL_RUNNERS = env_int("COPILOT_LOCAL_RUNNERS", 4)
 # A runner renews its conversation's lease every third of this; one that died loses it after it.
 COPILOT_LEASE_SECONDS = env_float("COPILOT_LEASE_SECONDS", 6.0)
+# On "local", the web process recovers what a previous run of it left (queued turns, turns cut
+# short) as it starts, with no socket needed (capataz/asgi.py); the tests turn it off.
+COPILOT_RECOVER_AT_START = env_bool("COPILOT_RECOVER_AT_START", True)
 # On the embedded default (in-memory channel layer), the web process forwards to its sockets the
 # events other processes (the Celery worker) wrote to the log, polling it four times a second.
 COPILOT_EVENT_TAIL = env_bool("COPILOT_EVENT_TAIL", True)
