@@ -263,11 +263,17 @@ else:
     _results_dir = VAR_DIR / "celery" / "results"
     for _folder in (_broker_dir, _processed_dir, _results_dir):
         _folder.mkdir(parents=True, exist_ok=True)
+    # kombu's filesystem transport, with messages written atomically and unreadable ones set
+    # aside in quarantine/ instead of stopping the worker (capataz/broker.py).
     CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT = "capataz.broker:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir),
         "data_folder_out": str(_broker_dir),
         "processed_folder": str(_processed_dir),
+        "quarantine_folder": str(VAR_DIR / "celery" / "quarantine"),
+        # kombu's exchange tables (the workers' pidbox), else written where the worker started.
+        "control_folder": str(VAR_DIR / "celery" / "control"),
         "store_processed": False,
         "polling_interval": 0.1,
     }
