@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/faults.py daphne-kill --setup embedded [--burst 100] [--sessions 50]
         [--no-reconnect]
+    .venv/bin/python bench/faults.py worker-kill [--database NAME] [--redis-db N]
     .venv/bin/python bench/faults.py daphne-kill --setup redis [--daphnes 2] [--concurrency 8]
     .venv/bin/python bench/faults.py redis-restart [--sessions 200] [--seconds 60]
         [--interval 10] [--down-at 15] [--down-for 15] [--redis-port 6390]
@@ -31,6 +32,12 @@ daphne-kill
     kill and from the restart until all were answered, how each ended (done / interrupted), and
     the loss check: every acknowledged message stored, and answered (`completed` seen by its
     socket, and in the database a finished Turn with an answer row). Exit status 1 on a loss.
+
+worker-kill
+    The redis set-up with `celery beat`: as daphne-kill, but the Celery worker (which runs the
+    turns there) gets SIGKILL and is started again after `--down-for` s; the turn it was running
+    is interrupted and the queued ones are handed over by beat's `recover_turns` (every 10 s)
+    once the dead worker's lease lapses. `--no-reconnect` is meaningless here (daphne stays up).
 
 redis-restart
     The redis set-up on a redis-server of its own (`--redis-port`, 6390: never the machine's
@@ -144,6 +151,7 @@ def common(run: Run, cluster: Cluster, check: dict[str, Any]) -> dict[str, Any]:
 
 
 async def daphne_kill(args: argparse.Namespace, cluster: Cluster) -> dict[str, Any]:
+    kind = "worker" if args.fault == "worker-kill" else "daphne"
     restarts: Counter[str] = Counter()
     async with (
         connected(cluster, args.sessions) as run,
@@ -164,11 +172,14 @@ async def daphne_kill(args: argparse.Namespace, cluster: Cluster) -> dict[str, A
             for session in sessions:
                 session.stopping = True  # the tabs are closed: no socket comes back
         for name, proc in cluster.procs.items():
-            if proc.kind == "daphne":
+            if proc.kind == kind:
                 cluster.stop_proc(name, kill=True)
         killed_at, killed_epoch = time.monotonic(), time.time()
         await asyncio.sleep(args.down_for)
-        await asyncio.to_thread(cluster.restart_daphnes)
+        if kind == "daphne":
+            await asyncio.to_thread(cluster.restart_daphnes)
+        else:
+            cluster.start_proc("worker")
         up_at, up_epoch = time.monotonic(), time.time()
         if args.reconnect:
             await wait_answered(book, "burst", args.drain)
@@ -180,7 +191,7 @@ async def daphne_kill(args: argparse.Namespace, cluster: Cluster) -> dict[str, A
         await asyncio.sleep(0.5)
     check = await asyncio.to_thread(database_check, cluster, book, run.conversations)
     return {
-        "fault": "daphne-kill",
+        "fault": args.fault,
         "burst": args.burst,
         "acked_within_s": round(acked_in, 2) if acked_in is not None else None,
         "acked_before_kill": before["acked"],
@@ -292,7 +303,7 @@ async def redis_restart(args: argparse.Namespace, cluster: Cluster) -> dict[str,
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("fault", choices=["daphne-kill", "redis-restart"])
+    p.add_argument("fault", choices=["daphne-kill", "worker-kill", "redis-restart"])
     p.add_argument("--setup", choices=["embedded", "redis"], default="embedded")
     p.add_argument("--sessions", type=int, default=None, help="50 for daphne-kill, else 200")
     p.add_argument("--burst", type=int, default=100)
@@ -335,10 +346,10 @@ def main() -> None:
     if restart and args.redis_port == 6379:
         raise SystemExit("the outage needs a redis-server of its own, not the machine's 6379")
     stop_on_sigterm()
-    overrides: dict[str, Any] = {"beat": restart}
-    if restart:
+    overrides: dict[str, Any] = {"beat": restart or args.fault == "worker-kill"}
+    if restart or args.fault == "worker-kill":
         args.setup = "redis"
-    else:
+    if not restart:
         overrides["redis_port"] = None  # the machine's Redis, its own db number
     with var_dir(args.logs) as folder, cluster_for(args, folder, **overrides) as cluster:
         run = redis_restart if restart else daphne_kill
