@@ -1,6 +1,8 @@
 """Fault runs: a web process killed with messages queued, and Redis going away under load.
 
     .venv/bin/python bench/faults.py daphne-kill --setup embedded [--burst 100] [--sessions 50]
+        [--no-reconnect]
+    .venv/bin/python bench/faults.py worker-kill [--database NAME] [--redis-db N]
     .venv/bin/python bench/faults.py daphne-kill --setup redis [--daphnes 2] [--concurrency 8]
     .venv/bin/python bench/faults.py redis-restart [--sessions 200] [--seconds 60]
         [--interval 10] [--down-at 15] [--down-for 15] [--redis-port 6390]
@@ -23,10 +25,19 @@ daphne-kill
       leaves the rest queued; the first socket on the new process recovers them (queued turns
       run, turns cut short are interrupted — said, not re-run).
     - redis: the turns run in the Celery worker; killing daphne only drops sockets.
+    With `--no-reconnect` no socket comes back after the kill (nobody has the panel open): the
+    restarted daphne must answer on its own (it recovers at start-up), and "answered" is read
+    from the database (a finished turn with an answer row), polled until none is left unfinished.
     Reported: how many were answered before the kill, queued at the kill, the seconds from the
     kill and from the restart until all were answered, how each ended (done / interrupted), and
     the loss check: every acknowledged message stored, and answered (`completed` seen by its
     socket, and in the database a finished Turn with an answer row). Exit status 1 on a loss.
+
+worker-kill
+    The redis set-up with `celery beat`: as daphne-kill, but the Celery worker (which runs the
+    turns there) gets SIGKILL and is started again after `--down-for` s; the turn it was running
+    is interrupted and the queued ones are handed over by beat's `recover_turns` (every 10 s)
+    once the dead worker's lease lapses. `--no-reconnect` is meaningless here (daphne stays up).
 
 redis-restart
     The redis set-up on a redis-server of its own (`--redis-port`, 6390: never the machine's
@@ -140,6 +151,7 @@ def common(run: Run, cluster: Cluster, check: dict[str, Any]) -> dict[str, Any]:
 
 
 async def daphne_kill(args: argparse.Namespace, cluster: Cluster) -> dict[str, Any]:
+    kind = "worker" if args.fault == "worker-kill" else "daphne"
     restarts: Counter[str] = Counter()
     async with (
         connected(cluster, args.sessions) as run,
@@ -156,21 +168,30 @@ async def daphne_kill(args: argparse.Namespace, cluster: Cluster) -> dict[str, A
         # Only when every one was acknowledged: otherwise the kill did not find them all stored.
         acked_in = max(acks) - min(m.sent_at for m in burst) if len(acks) == len(burst) else None
         before = outcome(book, "burst")
+        if not args.reconnect:
+            for session in sessions:
+                session.stopping = True  # the tabs are closed: no socket comes back
         for name, proc in cluster.procs.items():
-            if proc.kind == "daphne":
+            if proc.kind == kind:
                 cluster.stop_proc(name, kill=True)
         killed_at, killed_epoch = time.monotonic(), time.time()
         await asyncio.sleep(args.down_for)
-        await asyncio.to_thread(cluster.restart_daphnes)
-        up_at = time.monotonic()
-        await wait_answered(book, "burst", args.drain)
+        if kind == "daphne":
+            await asyncio.to_thread(cluster.restart_daphnes)
+        else:
+            cluster.start_proc("worker")
+        up_at, up_epoch = time.monotonic(), time.time()
+        if args.reconnect:
+            await wait_answered(book, "burst", args.drain)
+        else:
+            await asyncio.to_thread(_wait_finished, cluster, book, run.conversations, args.drain)
         last = _last_answer(burst)
         seen = outcome(book, "burst")
         latency = [(m.completed_at - m.sent_at) * 1000 for m in burst if m.completed_at]
         await asyncio.sleep(0.5)
     check = await asyncio.to_thread(database_check, cluster, book, run.conversations)
     return {
-        "fault": "daphne-kill",
+        "fault": args.fault,
         "burst": args.burst,
         "acked_within_s": round(acked_in, 2) if acked_in is not None else None,
         "acked_before_kill": before["acked"],
@@ -183,6 +204,8 @@ async def daphne_kill(args: argparse.Namespace, cluster: Cluster) -> dict[str, A
         # When the last turn finished in the database (the worker may finish before any socket
         # is back to see it).
         "last_turn_finished_s_after_kill": _since(check["last_finished_epoch"], killed_epoch),
+        "last_turn_finished_s_after_restart": _since(check["last_finished_epoch"], up_epoch),
+        "reconnect": args.reconnect,
         "burst_outcome": seen,
         "completed_ms": spread(latency),
         "loss": loss(check, seen),
@@ -190,6 +213,15 @@ async def daphne_kill(args: argparse.Namespace, cluster: Cluster) -> dict[str, A
         "restarted_by_supervisor": dict(restarts),
         **common(run, cluster, check),
     }
+
+
+def _wait_finished(cluster: Cluster, book: Book, conversations: list[int], timeout: float) -> None:
+    """Until every stored message's turn is finished in the database (no socket to tell us)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if database_check(cluster, book, conversations)["stored_unanswered"] == 0:
+            return
+        time.sleep(1.0)
 
 
 def _since(epoch: float | None, mark: float) -> float | None:
@@ -271,7 +303,7 @@ async def redis_restart(args: argparse.Namespace, cluster: Cluster) -> dict[str,
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("fault", choices=["daphne-kill", "redis-restart"])
+    p.add_argument("fault", choices=["daphne-kill", "worker-kill", "redis-restart"])
     p.add_argument("--setup", choices=["embedded", "redis"], default="embedded")
     p.add_argument("--sessions", type=int, default=None, help="50 for daphne-kill, else 200")
     p.add_argument("--burst", type=int, default=100)
@@ -292,6 +324,13 @@ def parser() -> argparse.ArgumentParser:
         default=True,
         help="start again a server process that exits by itself (default: on)",
     )
+    p.add_argument(
+        "--reconnect",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="daphne-kill: the sockets come back after the restart (default: on); with "
+        "--no-reconnect nobody reconnects and answers are read from the database",
+    )
     p.add_argument("--logs", type=Path, default=None, help="keep the servers' logs here")
     p.add_argument("--json", action="store_true")
     return p
@@ -307,25 +346,20 @@ def main() -> None:
     if restart and args.redis_port == 6379:
         raise SystemExit("the outage needs a redis-server of its own, not the machine's 6379")
     stop_on_sigterm()
-    overrides: dict[str, Any] = {"beat": restart}
-    if restart:
+    overrides: dict[str, Any] = {"beat": restart or args.fault == "worker-kill"}
+    if restart or args.fault == "worker-kill":
         args.setup = "redis"
-    else:
+    if not restart:
         overrides["redis_port"] = None  # the machine's Redis, its own db number
     with var_dir(args.logs) as folder, cluster_for(args, folder, **overrides) as cluster:
         run = redis_restart if restart else daphne_kill
         report = asyncio.run(run(args, cluster))
     print(json.dumps(report, ensure_ascii=False, indent=None if args.json else 2))
     lost = report["loss"]
-    if any(
-        lost[key]
-        for key in (
-            "acked_not_stored",
-            "stored_unanswered",
-            "finished_without_answer",
-            "acked_without_completed",
-        )
-    ):
+    keys = ["acked_not_stored", "stored_unanswered", "finished_without_answer"]
+    if args.reconnect:  # without sockets, nobody is there to see the `completed`
+        keys.append("acked_without_completed")
+    if any(lost[key] for key in keys):
         print("LOSS: " + json.dumps(lost), file=sys.stderr)
         raise SystemExit(1)
 

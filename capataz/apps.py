@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from django.apps import AppConfig
+from django.apps import AppConfig, apps
 
 
 class CapatazConfig(AppConfig):
@@ -15,4 +15,11 @@ class CapatazConfig(AppConfig):
 
         from capataz.schedules import install
 
-        post_migrate.connect(install, sender=self, dispatch_uid="capataz.schedules.install")
+        # Django sends post_migrate only to apps with a models module, and this one has none:
+        # the entries are installed when django-celery-beat's app (whose tables they live in)
+        # gets it, once per `migrate`.
+        post_migrate.connect(
+            install,
+            sender=apps.get_app_config("django_celery_beat"),
+            dispatch_uid="capataz.schedules.install",
+        )

@@ -14,12 +14,13 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from django.conf import settings  # noqa: E402
 from django.urls import path  # noqa: E402
 
 from agents.proactive.consumers import SuggestionsConsumer  # noqa: E402
 from approvals.consumers import ApprovalsConsumer  # noqa: E402
 from capataz.origin import SameOriginValidator  # noqa: E402
-from copilot import eventlog  # noqa: E402
+from copilot import eventlog, tasks  # noqa: E402
 from copilot.routing import websocket_urlpatterns  # noqa: E402
 from evaluation.consumers import RunProgressConsumer  # noqa: E402
 
@@ -48,3 +49,16 @@ application = ProtocolTypeRouter(
         ),
     }
 )
+
+
+def start_up() -> None:
+    """On the embedded default this process runs the turns, so it recovers, on a runner thread,
+    what its previous run left when it died: queued turns run, turns cut short are interrupted.
+    At start-up, not when a socket connects: no browser may ever come back for those messages.
+    Leases the dead run still held are looked at again once they lapse (tasks._recover_now);
+    from then on beat's `copilot.recover_turns` keeps recovering."""
+    if settings.COPILOT_RECOVER_AT_START:
+        tasks.recover_here_once()
+
+
+start_up()

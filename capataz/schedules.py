@@ -1,5 +1,6 @@
 """The project's schedules, installed as django-celery-beat entries after `migrate` (this module
-is imported from CapatazConfig.ready: it needs the models).
+is imported from CapatazConfig.ready, which connects `install` to django-celery-beat's
+post_migrate: it needs the models).
 
 Each entry is created once with its description (when it runs and what for); from then on it is
 the admins' to edit under "Periodic tasks" (time, interval, enabled) — a later `migrate` or a
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django_celery_beat.models import CrontabSchedule, IntervalSchedule, PeriodicTask
 
 
@@ -93,22 +94,28 @@ SCHEDULES = (
 )
 
 
-def install(**kwargs: Any) -> None:
-    """Create the entries that do not exist yet (a post_migrate receiver)."""
-    with transaction.atomic():
+def install(*, using: str = DEFAULT_DB_ALIAS, **kwargs: Any) -> None:
+    """Create the entries that do not exist yet (a post_migrate receiver of django-celery-beat's
+    app: `using` is the database just migrated). An existing entry is the admins': left alone."""
+    if PeriodicTask._meta.db_table not in connections[using].introspection.table_names():
+        return  # django-celery-beat was migrated back to zero: nothing to install into
+    with transaction.atomic(using=using):
         for entry in SCHEDULES:
-            if PeriodicTask.objects.filter(name=entry.name).exists():
-                continue
-            fields: dict[str, Any] = {"task": entry.task, "description": entry.description}
-            if entry.every_seconds is not None:
-                fields["interval"], _ = IntervalSchedule.objects.get_or_create(
-                    every=entry.every_seconds, period=IntervalSchedule.SECONDS
-                )
-            else:
-                assert entry.cron is not None
-                minute, hour = entry.cron
-                fields["crontab"], _ = CrontabSchedule.objects.get_or_create(
-                    minute=minute, hour=hour, day_of_week="*", day_of_month="*",
-                    month_of_year="*", timezone=settings.CELERY_TIMEZONE,
-                )  # fmt: skip
-            PeriodicTask.objects.create(name=entry.name, **fields)
+            if not PeriodicTask.objects.using(using).filter(name=entry.name).exists():
+                _create(entry, using)
+
+
+def _create(entry: Schedule, using: str) -> None:
+    fields: dict[str, Any] = {"task": entry.task, "description": entry.description}
+    if entry.every_seconds is not None:
+        fields["interval"], _ = IntervalSchedule.objects.using(using).get_or_create(
+            every=entry.every_seconds, period=IntervalSchedule.SECONDS
+        )
+    else:
+        assert entry.cron is not None
+        minute, hour = entry.cron
+        fields["crontab"], _ = CrontabSchedule.objects.using(using).get_or_create(
+            minute=minute, hour=hour, day_of_week="*", day_of_month="*",
+            month_of_year="*", timezone=settings.CELERY_TIMEZONE,
+        )  # fmt: skip
+    PeriodicTask.objects.using(using).create(name=entry.name, **fields)

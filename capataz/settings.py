@@ -282,11 +282,17 @@ else:
     _results_dir = VAR_DIR / "celery" / "results"
     for _folder in (_broker_dir, _processed_dir, _results_dir):
         _folder.mkdir(parents=True, exist_ok=True)
+    # kombu's filesystem transport, with messages written atomically and unreadable ones set
+    # aside in quarantine/ instead of stopping the worker (capataz/broker.py).
     CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT = "capataz.broker:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir),
         "data_folder_out": str(_broker_dir),
         "processed_folder": str(_processed_dir),
+        "quarantine_folder": str(VAR_DIR / "celery" / "quarantine"),
+        # kombu's exchange tables (the workers' pidbox), else written where the worker started.
+        "control_folder": str(VAR_DIR / "celery" / "control"),
         "store_processed": False,
         "polling_interval": 0.1,
     }
@@ -353,6 +359,9 @@ CELERY_TASK_ROUTES = {"copilot.drain_conversation": {"queue": COPILOT_TURN_QUEUE
 COPILOT_LOCAL_RUNNERS = env_int("COPILOT_LOCAL_RUNNERS", 4)
 # A runner renews its conversation's lease every third of this; one that died loses it after it.
 COPILOT_LEASE_SECONDS = env_float("COPILOT_LEASE_SECONDS", 6.0)
+# On "local", the web process recovers what a previous run of it left (queued turns, turns cut
+# short) as it starts, with no socket needed (capataz/asgi.py); the tests turn it off.
+COPILOT_RECOVER_AT_START = env_bool("COPILOT_RECOVER_AT_START", True)
 # On the embedded default (in-memory channel layer), the web process forwards to its sockets the
 # events other processes (the Celery worker) wrote to the log, polling it four times a second.
 COPILOT_EVENT_TAIL = env_bool("COPILOT_EVENT_TAIL", True)

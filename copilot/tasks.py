@@ -136,8 +136,9 @@ def _drain_here(organisation_id: int, conversation_id: int) -> None:
 
 
 def recover_here_once() -> None:
-    """On the embedded default, the first socket of this process recovers what a previous run
-    of it left behind (queued turns, turns cut short)."""
+    """On the embedded default, this process recovers what a previous run of it left behind
+    (queued turns, turns cut short), once, on a runner thread: as daphne starts
+    (capataz/asgi.py), or else when its first socket connects."""
     global _recovered
     if _recovered or uses_celery():
         return

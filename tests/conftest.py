@@ -14,6 +14,15 @@ from business.models import Organisation
 from tests import factories
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    from django.conf import settings
+
+    # Importing capataz.asgi (the app the tests talk to) starts a recovery of stalled turns when
+    # it is on; at collection time that would be a thread with no database to use.
+    # tests/copilot/test_recovery_at_start.py turns it on for its own tests.
+    settings.COPILOT_RECOVER_AT_START = False
+
+
 @dataclass
 class Cast:
     org: Organisation
