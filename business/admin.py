@@ -24,7 +24,6 @@ from django.utils.translation import gettext_lazy as _
 from business import models as m
 from business.hygiene import value_problem
 from business.models import Membership, Organisation, Role, has_organisation
-from business.services import customer_forget
 
 # --- access: whose rows a staff user may see and pick --------------------------------------------
 
@@ -300,18 +299,6 @@ _RECORDS: tuple[tuple[type[Model], tuple[str, ...], tuple[str, ...], tuple[str, 
 )  # fmt: skip
 
 
-@admin.action(description=_("Forget the selected customers (personal data and profile)"))
-def forget_customers(
-    modeladmin: admin.ModelAdmin,  # type: ignore[type-arg]
-    request: HttpRequest,
-    queryset: QuerySet[m.Customer],
-) -> None:
-    """The right to be forgotten (the queryset is already scoped to the admin's organisations)."""
-    actor = request.user if request.user.is_authenticated else None
-    for customer in queryset.select_related("organisation"):
-        customer_forget(organisation=customer.organisation, customer=customer, actor=actor)
-
-
 for model, shown, searched, filtered in _RECORDS:
     names = {field.name for field in model._meta.concrete_fields}
     admin.site.register(
@@ -325,7 +312,6 @@ for model, shown, searched, filtered in _RECORDS:
                 "list_filter": ("organisation", *filtered),
                 # Thousands of customers: picked by typing, through the scoped customer admin.
                 "autocomplete_fields": ("customer",) if "customer" in names else (),
-                "actions": (forget_customers,) if model is m.Customer else (),
             },
         ),
     )

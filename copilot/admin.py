@@ -64,7 +64,7 @@ class AgentRunAdmin(OrgScopedAdmin):
 class TraceSealAdmin(OrgScopedAdmin):
     """The organisation's sealed turns: read-only, and the action that checks the chain."""
 
-    list_display = ("seq", "organisation", "turn_id", "sealed_at", "digest")
+    list_display = ("seq", "organisation", "kind", "turn_id", "sealed_at", "digest")
     readonly_fields = (
         "organisation",
         "seq",
@@ -90,6 +90,22 @@ class TraceSealAdmin(OrgScopedAdmin):
         ids = set(queryset.values_list("organisation_id", flat=True))
         for organisation in Organisation.objects.filter(pk__in=ids).order_by("name"):
             verdict = verify_chain(organisation.pk, first_only=True)
+            for redacted in verdict.redacted:
+                self.message_user(
+                    request,
+                    gettext(
+                        "Organisation %(org)s: seal #%(seq)d (turn %(turn)s) was redacted by "
+                        "%(who)s at %(when)s."
+                    )
+                    % {
+                        "org": organisation.name,
+                        "seq": redacted.seq,
+                        "turn": redacted.turn_id,
+                        "who": redacted.by,
+                        "when": redacted.at,
+                    },  # fmt: skip
+                    messages.INFO,
+                )
             if verdict.intact:
                 self.message_user(
                     request,
