@@ -168,6 +168,21 @@ class WhatsAppAccountForm(TenantModelForm):
         model = WhatsAppAccount
         fields = ("organisation", "active", "template_name", "template_language")
 
+    def clean_phone_number_id(self) -> str:
+        """A number is one account's: one in use elsewhere is refused here, not by the database
+        (a 500) — and without saying whose it is."""
+        typed: str = self.cleaned_data.get("phone_number_id") or ""
+        if typed:
+            probe = WhatsAppAccount()
+            probe.set_phone_number_id(typed)
+            taken = WhatsAppAccount.objects.filter(phone_number_digest=probe.phone_number_digest)
+            if taken.exclude(pk=self.instance.pk).exists():
+                raise forms.ValidationError(
+                    _("This phone-number id is already connected to another account."),
+                    code="taken",
+                )
+        return typed
+
     def save(self, commit: bool = True) -> WhatsAppAccount:
         instance: WhatsAppAccount = super().save(commit=False)
         for name in _SECRETS:
