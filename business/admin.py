@@ -14,9 +14,11 @@ from typing import Any, ClassVar
 from django import forms
 from django.contrib import admin
 from django.contrib.admin.utils import get_fields_from_path
+from django.contrib.admin.widgets import AutocompleteSelect, AutocompleteSelectMultiple
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
+from django.db import connection
 from django.db.models import Model, QuerySet
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
@@ -24,7 +26,6 @@ from django.utils.translation import gettext_lazy as _
 from business import models as m
 from business.hygiene import value_problem
 from business.models import Membership, Organisation, Role, has_organisation
-from business.services import customer_forget
 
 # --- access: whose rows a staff user may see and pick --------------------------------------------
 
@@ -81,15 +82,84 @@ def scope_choices(queryset: QuerySet[Any], ids: set[int] | None) -> QuerySet[Any
     return queryset  # rows every organisation shares (model prices)
 
 
+def is_key(field: Any, value: Any) -> bool:
+    """Whether `value` can be looked up as `field` (a key column, or a relation's target): "abc",
+    a NUL or a number past the column's range cannot, and asking the database raises (a 500)."""
+    target = getattr(field, "target_field", field)
+    try:
+        python = target.to_python(value)
+    except ValidationError:
+        return False
+    if isinstance(python, int):
+        low, high = connection.ops.integer_field_range(target.get_internal_type())
+        return (low is None or python >= low) and (high is None or python <= high)
+    return True
+
+
+def _key_field(field: forms.ModelChoiceField) -> Any:  # type: ignore[type-arg]
+    opts = field.queryset.model._meta  # type: ignore[union-attr]
+    return opts.get_field(field.to_field_name) if field.to_field_name else opts.pk
+
+
+class KeyChoiceField(forms.ModelChoiceField):  # type: ignore[type-arg]
+    """A related row picked by key; a value that is no key is "not one of the choices"."""
+
+    def to_python(self, value: Any) -> Any:
+        if value not in self.empty_values and not is_key(_key_field(self), value):
+            raise ValidationError(self.error_messages["invalid_choice"], code="invalid_choice")
+        return super().to_python(value)
+
+
+class KeysChoiceField(forms.ModelMultipleChoiceField):  # type: ignore[type-arg]
+    def _check_values(self, value: Any) -> QuerySet[Any]:
+        for pk in value if isinstance(value, list | tuple) else []:
+            if not is_key(_key_field(self), pk):
+                raise ValidationError(
+                    self.error_messages["invalid_pk_value"], code="invalid_pk_value",
+                    params={"pk": pk},
+                )  # fmt: skip
+        return super()._check_values(value)  # type: ignore[misc]
+
+
+class KeyAutocompleteSelect(AutocompleteSelect):
+    """The autocomplete shows the typed value back by querying it: values that are no key are
+    left out (the field's own error says why), so a bad value re-renders instead of a 500."""
+
+    def optgroups(self, name: str, value: Any, attr: Any = None) -> Any:
+        return super().optgroups(name, [v for v in value if is_key(self.field, v)], attr)
+
+
+class KeysAutocompleteSelect(AutocompleteSelectMultiple):
+    def optgroups(self, name: str, value: Any, attr: Any = None) -> Any:
+        return super().optgroups(name, [v for v in value if is_key(self.field, v)], attr)
+
+
 class ScopedChoices:
     """Every foreign-key and many-to-many choice scoped to the user's organisations (an admin's
-    forms and its inlines; autocomplete and raw-id fields validate against the same queryset)."""
+    forms and its inlines; autocomplete and raw-id fields validate against the same queryset),
+    and a value that is no key at all refused as a form error."""
+
+    admin_site: admin.AdminSite  # the ModelAdmin's, which this is mixed into
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        kwargs.setdefault("form_class", KeyChoiceField)
+        if "widget" not in kwargs and db_field.name in self.get_autocomplete_fields(request):  # type: ignore[attr-defined]
+            kwargs["widget"] = KeyAutocompleteSelect(
+                db_field,
+                self.admin_site,
+                using=kwargs.get("using"),
+            )
         formfield = super().formfield_for_foreignkey(db_field, request, **kwargs)  # type: ignore[misc]
         return _scoped_formfield(formfield, request)
 
     def formfield_for_manytomany(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        kwargs.setdefault("form_class", KeysChoiceField)
+        if "widget" not in kwargs and db_field.name in self.get_autocomplete_fields(request):  # type: ignore[attr-defined]
+            kwargs["widget"] = KeysAutocompleteSelect(
+                db_field,
+                self.admin_site,
+                using=kwargs.get("using"),
+            )
         formfield = super().formfield_for_manytomany(db_field, request, **kwargs)  # type: ignore[misc]
         return _scoped_formfield(formfield, request)
 
@@ -300,18 +370,6 @@ _RECORDS: tuple[tuple[type[Model], tuple[str, ...], tuple[str, ...], tuple[str, 
 )  # fmt: skip
 
 
-@admin.action(description=_("Forget the selected customers (personal data and profile)"))
-def forget_customers(
-    modeladmin: admin.ModelAdmin,  # type: ignore[type-arg]
-    request: HttpRequest,
-    queryset: QuerySet[m.Customer],
-) -> None:
-    """The right to be forgotten (the queryset is already scoped to the admin's organisations)."""
-    actor = request.user if request.user.is_authenticated else None
-    for customer in queryset.select_related("organisation"):
-        customer_forget(organisation=customer.organisation, customer=customer, actor=actor)
-
-
 for model, shown, searched, filtered in _RECORDS:
     names = {field.name for field in model._meta.concrete_fields}
     admin.site.register(
@@ -325,7 +383,6 @@ for model, shown, searched, filtered in _RECORDS:
                 "list_filter": ("organisation", *filtered),
                 # Thousands of customers: picked by typing, through the scoped customer admin.
                 "autocomplete_fields": ("customer",) if "customer" in names else (),
-                "actions": (forget_customers,) if model is m.Customer else (),
             },
         ),
     )

@@ -230,12 +230,11 @@ def customer_update(
     return customer
 
 
-def customer_forget(
-    *, organisation: Organisation, customer: Customer, actor: Actor = None
-) -> Customer:
-    """The customer's right to be forgotten: their personal data is blanked (the jobs, invoices
-    and payments stay — the books must add up — but no longer say who) and what the copilot
-    learnt of them (their profile) is deleted."""
+def customer_blank(*, organisation: Organisation, customer: Customer) -> Customer:
+    """The record's half of the right to be forgotten (capataz/forgetting.py: `customer_forget`
+    is the whole, and the only caller): their personal data is blanked (the jobs, invoices and
+    payments stay — the books must add up — but no longer say who) and what the copilot learnt
+    of them (their profile) is deleted."""
     _ensure_org(customer, organisation, "customer")
     changes = {
         "name": _("Forgotten customer #%(id)s") % {"id": customer.pk},

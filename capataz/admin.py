@@ -18,7 +18,8 @@ from django.utils.translation import gettext_lazy as _
 from agents.proactive.services import schedules_retime
 from agents.services import agents_install_defaults
 from business.admin import ScopedChoices, admin_organisation_ids, scope_choices
-from business.models import Membership, Organisation
+from business.models import Customer, Membership, Organisation
+from capataz.forgetting import customer_forget
 from llm.provider import effective_engine
 
 
@@ -100,3 +101,25 @@ for _model, _model_admin in list(admin.site._registry.items()):
     ):
         admin.site.unregister(_model)
         admin.site.register(_model, _superusers_only(type(_model_admin)))
+
+
+# --- forgetting a customer: it reaches every floor, so its action is added up here ----------
+
+
+@admin.action(description=_("Forget the selected customers (personal data everywhere)"))
+def forget_customers(
+    modeladmin: admin.ModelAdmin,  # type: ignore[type-arg]
+    request: HttpRequest,
+    queryset: QuerySet[Customer],
+) -> None:
+    """The right to be forgotten (the queryset is already scoped to the admin's organisations)."""
+    actor = request.user if request.user.is_authenticated else None
+    for customer in queryset.select_related("organisation"):
+        customer_forget(organisation=customer.organisation, customer=customer, actor=actor)
+
+
+_customer_admin = type(admin.site.get_model_admin(Customer))
+admin.site.unregister(Customer)
+admin.site.register(
+    Customer, type(_customer_admin.__name__, (_customer_admin,), {"actions": (forget_customers,)})
+)

@@ -7,6 +7,7 @@ SQLite, the in-memory channel layer, Celery over the filesystem broker and the e
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from datetime import timedelta
@@ -59,24 +60,34 @@ def env_bool(name: str, default: bool) -> bool:
     raise ImproperlyConfigured(f"{name} must be a boolean (true/false), got {raw!r}")
 
 
-def env_int(name: str, default: int) -> int:
+def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
+    """An integer; below `minimum` (1 for counts, limits and sizes; 0 where 0 means "off")
+    stops start-up rather than locking everyone out or spinning a lease that never lasts."""
     raw = env_str(name, "")
     if raw == "":
         return default
     try:
-        return int(raw)
+        value = int(raw)
     except ValueError as exc:
         raise ImproperlyConfigured(f"{name} must be an integer, got {raw!r}") from exc
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {raw!r}")
+    return value
 
 
-def env_float(name: str, default: float) -> float:
+def env_float(name: str, default: float, *, positive: bool = False) -> float:
+    """A finite number, never negative; more than 0 when `positive` (durations and leases)."""
     raw = env_str(name, "")
     if raw == "":
         return default
     try:
-        return float(raw)
+        value = float(raw)
     except ValueError as exc:
         raise ImproperlyConfigured(f"{name} must be a number, got {raw!r}") from exc
+    if not math.isfinite(value) or value < 0 or (positive and value == 0):
+        wanted = "more than 0" if positive else "0 or more"
+        raise ImproperlyConfigured(f"{name} must be a number {wanted}, got {raw!r}")
+    return value
 
 
 def env_choice(name: str, default: str, choices: set[str]) -> str:
@@ -149,7 +160,7 @@ SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
 # A year of HSTS for the host and its subdomains, preload-ready; 0 turns HSTS off.
-SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31_536_000)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31_536_000, minimum=0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
 SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000")
@@ -242,7 +253,7 @@ if REDIS_URL and not REDIS_URL.startswith(("redis://", "rediss://", "unix://")):
     raise ImproperlyConfigured(f"REDIS_URL must start with redis://, got {REDIS_URL!r}")
 
 # Messages waiting per channel (and per process's sockets on Redis) before sends are dropped.
-CHANNEL_CAPACITY = env_int("CHANNEL_CAPACITY", 2000)
+CHANNEL_CAPACITY = env_int("CHANNEL_CAPACITY", 2000, minimum=1)
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
@@ -314,19 +325,19 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {}
 # The Graph API the outbox sends through; tests and the demo point it at a local fake server.
 WHATSAPP_GRAPH_URL = env_str("WHATSAPP_GRAPH_URL", "https://graph.facebook.com")
 WHATSAPP_GRAPH_VERSION = env_str("WHATSAPP_GRAPH_VERSION", "v21.0")
-WHATSAPP_SEND_TIMEOUT = env_float("WHATSAPP_SEND_TIMEOUT", 10.0)
+WHATSAPP_SEND_TIMEOUT = env_float("WHATSAPP_SEND_TIMEOUT", 10.0, positive=True)
 # An outgoing message is tried this many times (back-off doubling from the base) before failing.
-WHATSAPP_MAX_ATTEMPTS = env_int("WHATSAPP_MAX_ATTEMPTS", 5)
+WHATSAPP_MAX_ATTEMPTS = env_int("WHATSAPP_MAX_ATTEMPTS", 5, minimum=1)
 WHATSAPP_RETRY_BASE_SECONDS = env_float("WHATSAPP_RETRY_BASE_SECONDS", 2.0)
 # Photos, voice notes and documents a customer sends (copilot/whatsapp_media.py): the largest
 # accepted and the types accepted (checked against the Graph API's word and the file's own bytes).
-WHATSAPP_IMAGE_MAX_BYTES = env_int("WHATSAPP_IMAGE_MAX_BYTES", 5 * 1024 * 1024)
+WHATSAPP_IMAGE_MAX_BYTES = env_int("WHATSAPP_IMAGE_MAX_BYTES", 5 * 1024 * 1024, minimum=1)
 WHATSAPP_IMAGE_TYPES = env_list("WHATSAPP_IMAGE_TYPES", ["image/jpeg", "image/png", "image/webp"])
-WHATSAPP_AUDIO_MAX_BYTES = env_int("WHATSAPP_AUDIO_MAX_BYTES", 16 * 1024 * 1024)
+WHATSAPP_AUDIO_MAX_BYTES = env_int("WHATSAPP_AUDIO_MAX_BYTES", 16 * 1024 * 1024, minimum=1)
 WHATSAPP_AUDIO_TYPES = env_list(
     "WHATSAPP_AUDIO_TYPES", ["audio/ogg", "audio/mpeg", "audio/mp4", "audio/amr"]
 )
-WHATSAPP_DOCUMENT_MAX_BYTES = env_int("WHATSAPP_DOCUMENT_MAX_BYTES", 16 * 1024 * 1024)
+WHATSAPP_DOCUMENT_MAX_BYTES = env_int("WHATSAPP_DOCUMENT_MAX_BYTES", 16 * 1024 * 1024, minimum=1)
 WHATSAPP_DOCUMENT_TYPES = env_list("WHATSAPP_DOCUMENT_TYPES", ["application/pdf"])
 # Where a media file may be downloaded from (the URL the Graph API answers, and every redirect
 # hop): https hosts or *.suffixes — Meta's CDN by default — or an exact origin such as a local
@@ -342,10 +353,10 @@ MEDIA_ROOT = VAR_DIR / "media"
 
 # --- Approvals (approvals/, copilot/receivers.py) ---
 # Decided actions and their audit trail are kept this long; paused turns' checkpoints this long.
-APPROVALS_RETENTION_DAYS = env_int("APPROVALS_RETENTION_DAYS", 180)
-COPILOT_CHECKPOINT_DAYS = env_int("COPILOT_CHECKPOINT_DAYS", 14)
+APPROVALS_RETENTION_DAYS = env_int("APPROVALS_RETENTION_DAYS", 180, minimum=1)
+COPILOT_CHECKPOINT_DAYS = env_int("COPILOT_CHECKPOINT_DAYS", 14, minimum=1)
 # An approved action whose run was cut off this long ago is failed (never run again).
-APPROVALS_ABANDONED_MINUTES = env_int("APPROVALS_ABANDONED_MINUTES", 15)
+APPROVALS_ABANDONED_MINUTES = env_int("APPROVALS_ABANDONED_MINUTES", 15, minimum=1)
 
 # --- Turns as jobs (copilot/turn.py, copilot/runner.py, copilot/tasks.py) ---
 # "celery": turns run on Celery workers consuming COPILOT_TURN_QUEUE (the default with Redis);
@@ -356,9 +367,9 @@ COPILOT_TURN_RUNNER = env_choice(
 COPILOT_TURN_QUEUE = env_str("COPILOT_TURN_QUEUE", "turns")
 CELERY_TASK_ROUTES = {"copilot.drain_conversation": {"queue": COPILOT_TURN_QUEUE}}
 # Worker threads per process for the "local" runner.
-COPILOT_LOCAL_RUNNERS = env_int("COPILOT_LOCAL_RUNNERS", 4)
+COPILOT_LOCAL_RUNNERS = env_int("COPILOT_LOCAL_RUNNERS", 4, minimum=1)
 # A runner renews its conversation's lease every third of this; one that died loses it after it.
-COPILOT_LEASE_SECONDS = env_float("COPILOT_LEASE_SECONDS", 6.0)
+COPILOT_LEASE_SECONDS = env_float("COPILOT_LEASE_SECONDS", 6.0, positive=True)
 # On "local", the web process recovers what a previous run of it left (queued turns, turns cut
 # short) as it starts, with no socket needed (capataz/asgi.py); the tests turn it off.
 COPILOT_RECOVER_AT_START = env_bool("COPILOT_RECOVER_AT_START", True)
@@ -366,29 +377,29 @@ COPILOT_RECOVER_AT_START = env_bool("COPILOT_RECOVER_AT_START", True)
 # events other processes (the Celery worker) wrote to the log, polling it four times a second.
 COPILOT_EVENT_TAIL = env_bool("COPILOT_EVENT_TAIL", True)
 # How long the event log keeps events for reconnecting clients.
-COPILOT_EVENT_LOG_DAYS = env_int("COPILOT_EVENT_LOG_DAYS", 7)
+COPILOT_EVENT_LOG_DAYS = env_int("COPILOT_EVENT_LOG_DAYS", 7, minimum=1)
 
 # --- Models (the llm engine; without a key the embedded engine answers) ---
 OPENAI_API_KEY = env_str("OPENAI_API_KEY", "")
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL", "")
 OPENAI_MODEL = env_str("OPENAI_MODEL", "gpt-4o-mini")
 # Seconds to connect, and the longest silence allowed between two streamed chunks.
-OPENAI_TIMEOUT = env_float("OPENAI_TIMEOUT", 20.0)
+OPENAI_TIMEOUT = env_float("OPENAI_TIMEOUT", 20.0, positive=True)
 # Retries of a 429/5xx/refused connection before any output, within a budget of seconds of waiting.
-OPENAI_MAX_RETRIES = env_int("OPENAI_MAX_RETRIES", 2)
+OPENAI_MAX_RETRIES = env_int("OPENAI_MAX_RETRIES", 2, minimum=0)
 OPENAI_RETRY_BUDGET = env_float("OPENAI_RETRY_BUDGET", 10.0)
 # The most tokens one model call may write, and the most seconds it may take end to end (a model
 # that keeps streaming is cut there and the turn falls back; the timeout only bounds silences).
-OPENAI_MAX_TOKENS = env_int("OPENAI_MAX_TOKENS", 1024)
-OPENAI_CALL_DEADLINE = env_float("OPENAI_CALL_DEADLINE", 60.0)
+OPENAI_MAX_TOKENS = env_int("OPENAI_MAX_TOKENS", 1024, minimum=1)
+OPENAI_CALL_DEADLINE = env_float("OPENAI_CALL_DEADLINE", 60.0, positive=True)
 # What reads a customer's photo (empty: the default model; "off": photos are not read) and
 # transcribes a voice note ("off": not transcribed); an organisation's settings may name its own.
 OPENAI_VISION_MODEL = env_str("OPENAI_VISION_MODEL", "")
 OPENAI_TRANSCRIPTION_MODEL = env_str("OPENAI_TRANSCRIPTION_MODEL", "whisper-1")
 # A turn's own limits, shared by all its model calls (orchestrator, failsafe, every agent round):
 # past them the next call is not made (or is cut) and the turn falls back to the embedded engine.
-COPILOT_TURN_DEADLINE = env_float("COPILOT_TURN_DEADLINE", 120.0)
-COPILOT_TURN_TOKEN_BUDGET = env_int("COPILOT_TURN_TOKEN_BUDGET", 40000)
+COPILOT_TURN_DEADLINE = env_float("COPILOT_TURN_DEADLINE", 120.0, positive=True)
+COPILOT_TURN_TOKEN_BUDGET = env_int("COPILOT_TURN_TOKEN_BUDGET", 40000, minimum=1)
 # The privacy guard (T4): phones, emails, CUIT/CUIL, DNI and card numbers are masked in every
 # request to a model and put back in its answers; street addresses too when this is on.
 COPILOT_PRIVACY_GUARD = env_bool("COPILOT_PRIVACY_GUARD", True)
@@ -398,23 +409,23 @@ COPILOT_PRIVACY_MASK_ADDRESSES = env_bool("COPILOT_PRIVACY_MASK_ADDRESSES", Fals
 FIELD_ENCRYPTION_KEY = env_str("FIELD_ENCRYPTION_KEY", "")
 
 # --- Chat limits ---
-COPILOT_MAX_MESSAGE_CHARS = env_int("COPILOT_MAX_MESSAGE_CHARS", 4000)
+COPILOT_MAX_MESSAGE_CHARS = env_int("COPILOT_MAX_MESSAGE_CHARS", 4000, minimum=1)
 
 # --- The turn (copilot/nodes.py) ---
 # Clarifying questions in a row before a step must make its best choice (O8).
-COPILOT_MAX_CLARIFICATIONS = env_int("COPILOT_MAX_CLARIFICATIONS", 2)
+COPILOT_MAX_CLARIFICATIONS = env_int("COPILOT_MAX_CLARIFICATIONS", 2, minimum=0)
 # Earlier messages the models read (llm and hybrid engines).
-COPILOT_LLM_HISTORY = env_int("COPILOT_LLM_HISTORY", 10)
+COPILOT_LLM_HISTORY = env_int("COPILOT_LLM_HISTORY", 10, minimum=0)
 # ...and once the conversation has a summary (the working memory, O9), which they read instead
 # of the older ones.
-COPILOT_LLM_HISTORY_WITH_SUMMARY = env_int("COPILOT_LLM_HISTORY_WITH_SUMMARY", 4)
+COPILOT_LLM_HISTORY_WITH_SUMMARY = env_int("COPILOT_LLM_HISTORY_WITH_SUMMARY", 4, minimum=0)
 # On a model engine, a job after each turn asks the model for the conversation's gist (O9); the
 # extractive summary is stored either way (copilot/summaries.py).
 COPILOT_MODEL_SUMMARY = env_bool("COPILOT_MODEL_SUMMARY", True)
 # Independent llm steps run at once (1: one after the other), and the simulated streaming delay
 # between chunks of an answer that waited for the live slot (O7).
-COPILOT_LLM_CONCURRENCY = env_int("COPILOT_LLM_CONCURRENCY", 4)
-COPILOT_BUFFER_FLUSH_DELAY_MS = env_int("COPILOT_BUFFER_FLUSH_DELAY_MS", 15)
+COPILOT_LLM_CONCURRENCY = env_int("COPILOT_LLM_CONCURRENCY", 4, minimum=1)
+COPILOT_BUFFER_FLUSH_DELAY_MS = env_int("COPILOT_BUFFER_FLUSH_DELAY_MS", 15, minimum=0)
 
 # --- Auth, i18n, static ---
 AUTH_PASSWORD_VALIDATORS = [
@@ -428,9 +439,9 @@ AUTHENTICATION_BACKENDS = [
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
-AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 # Minutes a locked pair waits; 0: until an admin unlocks it (admin → Access attempts).
-LOGIN_LOCKOUT_MINUTES = env_int("LOGIN_LOCKOUT_MINUTES", 15)
+LOGIN_LOCKOUT_MINUTES = env_int("LOGIN_LOCKOUT_MINUTES", 15, minimum=0)
 AXES_COOLOFF_TIME = timedelta(minutes=LOGIN_LOCKOUT_MINUTES) if LOGIN_LOCKOUT_MINUTES else None
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "business.views.login_locked_out"

@@ -65,7 +65,7 @@ class AgentRunAdmin(OrgScopedAdmin):
 class TraceSealAdmin(OrgScopedAdmin):
     """The organisation's sealed turns: read-only, and the action that checks the chain."""
 
-    list_display = ("seq", "organisation", "turn_id", "sealed_at", "digest")
+    list_display = ("seq", "organisation", "kind", "turn_id", "sealed_at", "digest")
     readonly_fields = (
         "organisation",
         "seq",
@@ -91,6 +91,22 @@ class TraceSealAdmin(OrgScopedAdmin):
         ids = set(queryset.values_list("organisation_id", flat=True))
         for organisation in Organisation.objects.filter(pk__in=ids).order_by("name"):
             verdict = verify_chain(organisation.pk, first_only=True)
+            for redacted in verdict.redacted:
+                self.message_user(
+                    request,
+                    gettext(
+                        "Organisation %(org)s: seal #%(seq)d (turn %(turn)s) was redacted by "
+                        "%(who)s at %(when)s."
+                    )
+                    % {
+                        "org": organisation.name,
+                        "seq": redacted.seq,
+                        "turn": redacted.turn_id,
+                        "who": redacted.by,
+                        "when": redacted.at,
+                    },  # fmt: skip
+                    messages.INFO,
+                )
             if verdict.intact:
                 self.message_user(
                     request,
@@ -152,6 +168,21 @@ class WhatsAppAccountForm(TenantModelForm):
     class Meta:
         model = WhatsAppAccount
         fields = ("organisation", "active", "template_name", "template_language")
+
+    def clean_phone_number_id(self) -> str:
+        """A number is one account's: one in use elsewhere is refused here, not by the database
+        (a 500) — and without saying whose it is."""
+        typed: str = self.cleaned_data.get("phone_number_id") or ""
+        if typed:
+            probe = WhatsAppAccount()
+            probe.set_phone_number_id(typed)
+            taken = WhatsAppAccount.objects.filter(phone_number_digest=probe.phone_number_digest)
+            if taken.exclude(pk=self.instance.pk).exists():
+                raise forms.ValidationError(
+                    _("This phone-number id is already connected to another account."),
+                    code="taken",
+                )
+        return typed
 
     def save(self, commit: bool = True) -> WhatsAppAccount:
         instance: WhatsAppAccount = super().save(commit=False)

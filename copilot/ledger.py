@@ -14,6 +14,11 @@ its later status; a turn's identity, not its status (a paused turn is closed by 
     back-dated into the turn),
 naming the turn and the row. `manage.py verify_trace` and the admin's action run it.
 
+Forgetting a customer (capataz/forgetting.py) rewrites sealed content: `redact_seals` appends a
+redaction entry to the chain naming each seal it rewrote (its digest and the new content's
+hash), who and when, and `verify_chain` reports those seals as redacted — not as breaks, and
+not silently. Content that no redaction entry describes is still a break.
+
 Rows are read back from the database inside the turn's own transaction, so what is sealed is
 exactly what a later read returns (JSON fields as stored, times in UTC).
 """
@@ -22,8 +27,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -157,26 +163,120 @@ def seal_turn(turn: Turn) -> TraceSeal | None:
     """
     sealed_at = timezone.now()  # a turn sealed before fails the unique turn_id: left as it was
     text = canonical(turn_content(turn, sealed_at))
+    return _append(turn.organisation_id, str(turn.pk), TraceSeal.Kind.TURN, text, sealed_at)
+
+
+def _append(
+    organisation_id: int, entry_id: str, kind: str, text: str, sealed_at: datetime
+) -> TraceSeal | None:
     for _attempt in range(SEAL_ATTEMPTS):
         try:
             with transaction.atomic():
-                Organisation.objects.select_for_update().filter(pk=turn.organisation_id).first()
+                Organisation.objects.select_for_update().filter(pk=organisation_id).first()
                 last = (
-                    TraceSeal.objects.filter(organisation_id=turn.organisation_id)
+                    TraceSeal.objects.filter(organisation_id=organisation_id)
                     .order_by("-seq")
                     .only("seq", "digest")
                     .first()
                 )
                 previous, seq = (last.digest, last.seq + 1) if last else ("", 1)
                 return TraceSeal.objects.create(
-                    organisation_id=turn.organisation_id, seq=seq, turn_id=str(turn.pk),
+                    organisation_id=organisation_id, seq=seq, kind=kind, turn_id=entry_id,
                     content=text, previous=previous, digest=digest_of(previous, text),
                     sealed_at=sealed_at,
                 )  # fmt: skip
-        except IntegrityError:  # another turn took that seq (SQLite takes no row locks)
-            if TraceSeal.objects.filter(turn_id=str(turn.pk)).exists():
+        except IntegrityError:  # another entry took that seq (SQLite takes no row locks)
+            if TraceSeal.objects.filter(turn_id=entry_id).exists():
                 return None
-    raise RuntimeError(f"could not seal turn {turn.pk}")
+    raise RuntimeError(f"could not seal {kind} {entry_id}")
+
+
+# --- redacting (the right to be forgotten) ----------------------------------------------------
+
+
+def redact_seals(
+    organisation_id: int, redact: Callable[[Any], Any], *, by: str, at: datetime
+) -> TraceSeal | None:
+    """Rewrite the content of every seal that `redact` changes, and append one redaction entry
+    to the chain naming them (their digest, the new content's hash, the rows), who and when.
+
+    `redact` must be the same function that blanked the rows, so each rewritten seal still
+    matches its rows; the seal's own digest is kept — the chain after it still links — and
+    `verify_chain` accepts the rewritten content only as the redaction entry describes it.
+    """
+    covered = []
+    seals = TraceSeal.objects.filter(organisation_id=organisation_id, kind=TraceSeal.Kind.TURN)
+    for seal in seals.order_by("seq").iterator(chunk_size=500):
+        before = json.loads(seal.content)
+        after = redact(before)
+        if after == before:
+            continue
+        text = canonical(after)
+        # The one rewrite a seal allows (save() refuses any): vouched for by the entry below.
+        TraceSeal.objects.filter(pk=seal.pk).update(content=text)
+        covered.append(
+            {"seq": seal.seq, "turn": seal.turn_id, "digest": seal.digest,
+             "content": _sha(text), "rows": differences(before, after)}
+        )  # fmt: skip
+    if not covered:
+        return None
+    record = {"redaction": {"by": by, "at": _utc(at), "seals": covered}}
+    return _append(organisation_id, str(uuid.uuid4()), TraceSeal.Kind.REDACTION,
+                   canonical(record), at)  # fmt: skip
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Redaction:
+    """A seal rewritten by a redaction entry (`entry`, its seq in the chain)."""
+
+    seq: int
+    turn_id: str
+    by: str
+    at: str
+    entry: int
+    rows: tuple[str, ...]
+    digest: str  # the seal's digest, never changed
+    content: str  # the hash of the content the redaction left
+
+
+def redactions_of(organisation_id: int) -> dict[int, list[Redaction]]:
+    """Every sealed turn's redactions, by the turn seal's seq. Only entries whose own digest
+    holds count: an edited entry vouches for nothing (and breaks the chain where it stands)."""
+    found: dict[int, list[Redaction]] = {}
+    entries = TraceSeal.objects.filter(
+        organisation_id=organisation_id, kind=TraceSeal.Kind.REDACTION
+    ).order_by("seq")
+    for entry in entries:
+        if digest_of(entry.previous, entry.content) != entry.digest:
+            continue
+        record = json.loads(entry.content)["redaction"]
+        for item in record["seals"]:
+            found.setdefault(item["seq"], []).append(
+                Redaction(
+                    item["seq"],
+                    item["turn"],
+                    record["by"],
+                    record["at"],
+                    entry.seq,
+                    tuple(item["rows"]),
+                    item["digest"],
+                    item["content"],
+                )  # fmt: skip
+            )
+    return found
+
+
+def redaction_covering(seal: TraceSeal, redactions: dict[int, list[Redaction]]) -> Redaction | None:
+    """The redaction that left this seal's content exactly as it now reads, if one did."""
+    content = _sha(seal.content)
+    for item in reversed(redactions.get(seal.seq, [])):
+        if item.turn_id == seal.turn_id and item.digest == seal.digest and item.content == content:
+            return item
+    return None
 
 
 # --- verifying --------------------------------------------------------------------------------
@@ -196,6 +296,7 @@ class Verdict:
     seals: int
     breaks: list[Break]
     unsealed: list[str]  # ended turns that have no seal (their seal could not be written)
+    redacted: list[Redaction] = field(default_factory=list)  # seals a redaction rewrote
 
     @property
     def intact(self) -> bool:
@@ -216,16 +317,22 @@ def _seals(organisation_id: int) -> Iterator[TraceSeal]:
 def verify_chain(organisation_id: int, *, first_only: bool = False) -> Verdict:
     """Walk the organisation's seals in order; every break found (or only the first)."""
     breaks: list[Break] = []
+    redacted: list[Redaction] = []
     previous, expected_seq, count = "", 1, 0
     turns = Turn.objects.filter(organisation_id=organisation_id)
+    redactions = redactions_of(organisation_id)
     for seal in _seals(organisation_id):
         count += 1
-        found = check_seal(seal, previous, expected_seq, turns)
+        found = check_seal(seal, previous, expected_seq, turns, redactions)
         breaks.extend(found)
+        covering = redaction_covering(seal, redactions)
+        if covering is not None:
+            redacted.append(covering)
         if found and first_only:
             break
         previous, expected_seq = seal.digest, seal.seq + 1
-    return Verdict(organisation_id, count, breaks, _unsealed(organisation_id, turns))
+    unsealed = _unsealed(organisation_id, turns)
+    return Verdict(organisation_id, count, breaks, unsealed, redacted)
 
 
 def _unsealed(organisation_id: int, turns: QuerySet[Turn]) -> list[str]:
@@ -235,16 +342,22 @@ def _unsealed(organisation_id: int, turns: QuerySet[Turn]) -> list[str]:
     first = seals.order_by("seq").values_list("sealed_at", flat=True).first()
     if first is None:
         return []
-    sealed = set(seals.values_list("turn_id", flat=True))
+    sealed = set(seals.filter(kind=TraceSeal.Kind.TURN).values_list("turn_id", flat=True))
     ended = turns.filter(status__in=ENDED, finished_at__gte=first).values_list("pk", flat=True)
     return sorted(str(pk) for pk in ended if str(pk) not in sealed)
 
 
 def check_seal(
-    seal: TraceSeal, previous: str, expected_seq: int, turns: QuerySet[Turn]
+    seal: TraceSeal,
+    previous: str,
+    expected_seq: int,
+    turns: QuerySet[Turn],
+    redactions: dict[int, list[Redaction]] | None = None,
 ) -> list[Break]:
     """Where one seal no longer vouches for its turn: its place in the chain (`expected_seq`,
-    `previous` digest), its own digest, and the turn's rows read again (`turns` holds it)."""
+    `previous` digest), its own digest, and the turn's rows read again (`turns` holds it).
+    A content rewritten by a redaction entry (`redactions`, read when not given) is no break;
+    its rows are compared with the redacted content, so a later edit still is."""
     found: list[Break] = []
 
     def broken(reason: str, detail: str) -> None:
@@ -254,9 +367,16 @@ def check_seal(
         broken("gap", f"expected seal #{expected_seq}, found #{seal.seq}")
     if seal.previous != previous:
         broken("link", "does not follow the previous seal")
+    if seal.kind == TraceSeal.Kind.REDACTION:
+        if digest_of(seal.previous, seal.content) != seal.digest:
+            broken("digest", "the redaction record was changed")
+        return found
     if digest_of(seal.previous, seal.content) != seal.digest:
-        broken("digest", "the seal's content or digest was changed")
-        return found  # its content cannot be trusted to compare rows against
+        if redactions is None:
+            redactions = redactions_of(seal.organisation_id)
+        if redaction_covering(seal, redactions) is None:
+            broken("digest", "the seal's content or digest was changed")
+            return found  # its content cannot be trusted to compare rows against
     turn = turns.filter(pk=seal.turn_id).first()
     if turn is None:
         broken("missing_turn", "the turn is gone")

@@ -260,11 +260,19 @@ class TraceSeal(models.Model):
     `content` is the canonical JSON of what the turn did when it ended (its messages, sub-agent
     runs, tool calls, model calls and approvals, copilot/ledger.py); `digest` hashes it together
     with the previous seal's digest, so each seal vouches for every one before it. Editing a
-    trace row later, or a seal, or removing one, shows in `manage.py verify_trace`."""
+    trace row later, or a seal, or removing one, shows in `manage.py verify_trace`.
+
+    A `redaction` entry is the one honest rewrite: forgetting a customer blanks their data in
+    the sealed rows and seals, and appends which seals it rewrote, by whom and when."""
+
+    class Kind(models.TextChoices):
+        TURN = "turn", _("turn")
+        REDACTION = "redaction", _("redaction")
 
     organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
     seq = models.PositiveBigIntegerField()  # 1, 2, 3… per organisation
-    turn_id = models.CharField(max_length=36, db_index=True)
+    kind = models.CharField(max_length=10, choices=Kind, default=Kind.TURN)
+    turn_id = models.CharField(max_length=36, db_index=True)  # a redaction's own id
     content = models.TextField()
     previous = models.CharField(max_length=64)  # the previous seal's digest ("" for the first)
     digest = models.CharField(max_length=64)

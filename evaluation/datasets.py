@@ -23,7 +23,7 @@ from django.utils.translation import gettext as _
 
 from agents.models import Agent, AgentIntent
 from business.models import Organisation
-from evaluation import metrics
+from evaluation import jsonlines, metrics
 from evaluation.models import GOLDEN_NAME, Case, Dataset
 
 GOLDEN_PATH = Path(__file__).resolve().parent / "datasets" / "golden.jsonl"
@@ -192,7 +192,7 @@ def parse_jsonl(text: str, registry: Registry) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
+            data = jsonlines.loads(line)
         except ValueError:
             found = [_("not valid JSON")]
         else:

@@ -14,6 +14,7 @@ from django.utils.translation import gettext_lazy
 from agents.models import Agent
 from business.hygiene import text_problem
 from business.models import Organisation
+from evaluation import jsonlines
 from evaluation.datasets import MAX_INPUT, case_json, case_problems, registry_of
 from evaluation.models import Case, Dataset
 from evaluation.reading import ENGINES
@@ -75,7 +76,7 @@ class CaseForm(forms.Form):
         entities: Any = {}
         if cleaned.get("expected_entities", "").strip():
             try:
-                entities = json.loads(cleaned["expected_entities"])
+                entities = jsonlines.loads(cleaned["expected_entities"])
             except ValueError:
                 self.add_error("expected_entities", _("Not valid JSON."))
                 return cleaned

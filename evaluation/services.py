@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import json
 import time
 import zoneinfo
 from collections import defaultdict
@@ -31,6 +30,7 @@ from agents.services import agents_install_defaults
 from business.models import Organisation
 from copilot.engines import EMBEDDED
 from copilot.router_cache import router_for, vocabulary_for
+from evaluation import jsonlines
 from evaluation.metrics import (
     Case,
     Prediction,
@@ -59,7 +59,7 @@ def load_cases(path: Path) -> list[Case]:
             if not line.strip():
                 continue
             try:
-                case = case_from_json(json.loads(line))
+                case = case_from_json(jsonlines.loads(line))
             except (ValueError, AttributeError) as exc:
                 raise EvaluationError(f"{path}:{number}: {exc}") from exc
             case.id = case.id or str(number)

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from business.models import Customer, CustomerProfile, EscalationTicket
 from business.profiles import customer_profile_edit
-from business.services import customer_forget
+from capataz.forgetting import customer_forget
 from copilot import memory_tasks, profiles
 from copilot.models import Conversation, Message
 from copilot.services import conversation_create, message_add

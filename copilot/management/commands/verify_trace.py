@@ -12,7 +12,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from business.models import Organisation
-from copilot.ledger import verify_chain
+from copilot.ledger import Verdict, verify_chain
 
 
 class Command(BaseCommand):
@@ -38,9 +38,11 @@ class Command(BaseCommand):
             verdict = verify_chain(organisation.pk, first_only=not options["all_breaks"])
             if verdict.intact:
                 self.stdout.write(f"{organisation.slug}: intact ({verdict.seals} seals)")
+                self._redacted(verdict)
                 continue
             broken += 1
             self.stdout.write(f"{organisation.slug}: BROKEN ({verdict.seals} seals)")
+            self._redacted(verdict)
             for item in verdict.breaks:
                 self.stdout.write(
                     f"  seal #{item.seq} turn {item.turn_id}: {item.reason} — {item.detail}"
@@ -51,3 +53,10 @@ class Command(BaseCommand):
                 self.stdout.write(f"  … and {len(verdict.unsealed) - 20} more unsealed turns")
         if broken:
             raise SystemExit(1)
+
+    def _redacted(self, verdict: Verdict) -> None:
+        for item in verdict.redacted:
+            self.stdout.write(
+                f"  seal #{item.seq} turn {item.turn_id}: redacted by {item.by} at {item.at} "
+                f"(redaction #{item.entry}: {'; '.join(item.rows)})"
+            )
