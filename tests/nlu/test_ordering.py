@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from nlu import Entities, Task
 from nlu.ordering import apply_labelling_rules, order_chain
+from nlu.values import IntentSpec
 from tests.nlu.training_examples import specs
 
 SPECS = specs()
@@ -143,3 +144,20 @@ def test_an_unclear_part_not_followed_by_a_grievance_stays() -> None:
     asked = Task("dispatch", "", 0.99, "mandá a alguien a lo de Ledesma")
     kept, _ = apply_labelling_rules([lead, asked], None, _opens_request, specs=SPECS)
     assert [t.intent for t in kept] == ["technician_sick", "dispatch"]
+
+
+def test_an_intent_the_registry_adds_is_ordered_by_its_spec_alone() -> None:
+    specs = SPECS | {
+        "order_parts": IntentSpec("order_parts", "fleet", writes=True, after=("book_job",)),
+        "site_survey": IntentSpec("site_survey", "fleet", first=True, absorbs=("dispatch",)),
+    }
+    kept, _notes = apply_labelling_rules(
+        _tasks("order_parts", "dispatch", "book_job", "site_survey"), specs=specs
+    )
+    ordered, moved = order_chain(kept, specs)
+    assert moved
+    assert [t.intent for t in ordered] == ["site_survey", "book_job", "order_parts"]
+    # Without the registry's word nothing moves and nothing is absorbed.
+    assert [t.intent for t in order_chain(_tasks("order_parts", "book_job"))[0]] == [
+        "order_parts", "book_job",
+    ]  # fmt: skip
