@@ -128,7 +128,7 @@ class AgentIntentInline(admin.StackedInline):
         }),
         (_("Its place in a chain"), {
             "classes": ("collapse",),
-            "fields": (("after", "first"), "absorbs", ("stated_as", "stated_for"),
+            "fields": (("after", "first", "creates"), "absorbs", ("stated_as", "stated_for"),
                        ("found_as", "cue")),
         }),
     )  # fmt: skip

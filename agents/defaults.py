@@ -34,8 +34,8 @@ AGENT_KEYS = (
 # What the product knows about an intent besides its examples (nlu.values.IntentSpec); the
 # defaults file is the one place the shipped intents' values are written.
 SPEC_KEYS = (
-    "writes", "requires", "after", "first", "absorbs", "stated_as", "stated_for", "found_as",
-    "cue", "phrase_es", "phrase_en", "customers", "tool",
+    "writes", "requires", "after", "first", "creates", "absorbs", "stated_as", "stated_for",
+    "found_as", "cue", "phrase_es", "phrase_en", "customers", "tool",
 )  # fmt: skip
 LIST_KEYS = frozenset({"requires", "after", "absorbs", "stated_for"})
 INTENT_KEYS = ("description", "examples_es", "examples_en", *SPEC_KEYS)

@@ -163,6 +163,10 @@ class AgentIntent(models.Model):
     first = models.BooleanField(
         _("runs first"), default=False, help_text=_("Opens the chain (an emergency).")
     )
+    creates = models.BooleanField(
+        _("creates what others use"), default=False,
+        help_text=_("While it waits for approval or for an answer, the steps after it wait too."),
+    )  # fmt: skip
     absorbs = models.JSONField(
         _("makes redundant"), default=list, blank=True,
         help_text=_("Intents it covers when both are in one message."),

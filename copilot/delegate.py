@@ -148,7 +148,7 @@ def _waits_on(done: Delegation, step: Step) -> list[int]:
     waits: set[int] = set()
     for earlier in done.final_runs():
         held = earlier.outcome.pending_approvals
-        if held and _writes(done, earlier.step) and depends(done, step, earlier.step):
+        if held and _creates(done, earlier.step) and depends(done, step, earlier.step):
             waits.update(held)
     for waiting in done.waiting:
         if depends(done, step, waiting.step):
@@ -159,7 +159,7 @@ def _waits_on(done: Delegation, step: Step) -> list[int]:
 def _builds_on_a_question(done: Delegation, step: Step) -> bool:
     """It builds on a step that asked the operator instead of creating what it uses ("¿es el
     mismo que…?" before a booking for that customer), or on one deferred for that."""
-    asked = [r.step for r in done.final_runs() if r.outcome.clarify and _writes(done, r.step)]
+    asked = [r.step for r in done.final_runs() if r.outcome.clarify and _creates(done, r.step)]
     return any(depends(done, step, earlier) for earlier in [*asked, *done.deferred])
 
 
@@ -210,9 +210,10 @@ def depends(done: Delegation, later: Step, earlier: Step) -> bool:
     return spec is not None and earlier.intent in spec.after
 
 
-def _writes(done: Delegation, step: Step) -> bool:
+def _creates(done: Delegation, step: Step) -> bool:
+    """The registry says the step creates what later steps use (a customer, a job)."""
     spec = done.specs.get(step.intent)
-    return spec is not None and spec.writes
+    return spec is not None and spec.creates
 
 
 def _model_side(run: TurnRun, state: TurnState, writer: Writer) -> ModelSide | None:

@@ -45,6 +45,9 @@ class IntentSpec:
     requires: tuple[str, ...] = ()  # entities (ENTITY_NAMES) a write needs before it runs
     after: tuple[str, ...] = ()  # intents that run before it when both are in one chain
     first: bool = False  # opens the chain (an emergency)
+    # Its step creates the record the steps `after` it use (a customer, a job): while it waits
+    # for a manager or for an answer they wait too; a step that only follows another goes on.
+    creates: bool = False
     absorbs: tuple[str, ...] = ()  # intents it makes redundant in one chain
     # A fact the message may state instead of asking (nlu.prerequisites.STATEMENTS key) that
     # makes this intent a step of its own before the `stated_for` requests that build on it.
