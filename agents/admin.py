@@ -27,6 +27,7 @@ from agents.registry import all_tools
 from agents.selectors import CATEGORY_ORDER, tools_overview
 from agents.services import (
     EDITABLE_FIELDS,
+    INTENT_FIELDS,
     agent_rollback,
     agent_save,
     agent_snapshot,
@@ -116,11 +117,27 @@ class AgentAdminForm(TenantModelForm):
 class AgentIntentInline(admin.StackedInline):
     model = AgentIntent
     extra = 0
-    fields = ("name", "description", "example_counts", "examples_es", "examples_en")
+    # The examples first (what the router learns); what the product knows about the intent in
+    # two collapsed groups, so a long list of intents stays readable.
+    fieldsets = (
+        (None, {"fields": ("name", "description", "example_counts", "examples_es",
+                           "examples_en")}),
+        (_("What it does"), {
+            "classes": ("collapse",),
+            "fields": (("writes", "customers", "tool"), "requires", ("phrase_es", "phrase_en")),
+        }),
+        (_("Its place in a chain"), {
+            "classes": ("collapse",),
+            "fields": (("after", "first", "creates"), "absorbs", ("stated_as", "stated_for"),
+                       ("found_as", "cue")),
+        }),
+    )  # fmt: skip
     readonly_fields = ("example_counts",)
     formfield_overrides = {
         # One example per line: give the lines room.
         models.TextField: {"widget": forms.Textarea(attrs={"rows": 8, "cols": 90})},
+        # Lists of intent or entity names: ["create_customer", "book_job"].
+        models.JSONField: {"widget": forms.Textarea(attrs={"rows": 1, "cols": 60})},
     }
 
     @admin.display(description=_("examples"))
@@ -219,13 +236,7 @@ def _intents_from(formset: BaseInlineFormSet) -> list[dict[str, Any]]:
         if form.cleaned_data.get("DELETE") or (form.instance.pk is None and not form.has_changed()):
             continue
         intent = form.instance
-        intents.append(
-            {key: getattr(intent, key) for key in ("name", "description")}
-            | {
-                "examples_es": intent.examples_es,
-                "examples_en": intent.examples_en,
-            }
-        )
+        intents.append({key: getattr(intent, key) for key in INTENT_FIELDS})
     return intents
 
 

@@ -7,12 +7,15 @@ the migration keeps working after the models grow new fields.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from django.utils import timezone
+
+from nlu.values import IntentSpec
 
 DEFAULTS_FILE = Path(__file__).resolve().parent / "data" / "default_agents.json"
 
@@ -28,7 +31,14 @@ AGENT_KEYS = (
     "tools",
     "prompt",
 )
-INTENT_KEYS = ("description", "examples_es", "examples_en")
+# What the product knows about an intent besides its examples (nlu.values.IntentSpec); the
+# defaults file is the one place the shipped intents' values are written.
+SPEC_KEYS = (
+    "writes", "requires", "after", "first", "creates", "absorbs", "stated_as", "stated_for",
+    "found_as", "cue", "phrase_es", "phrase_en", "customers", "tool",
+)  # fmt: skip
+LIST_KEYS = frozenset({"requires", "after", "absorbs", "stated_for"})
+INTENT_KEYS = ("description", "examples_es", "examples_en", *SPEC_KEYS)
 
 
 class DefaultsFileError(ValueError):
@@ -80,6 +90,7 @@ def _normalise_intent(item: Any, agent_name: str, path: Path) -> dict[str, Any]:
     if not isinstance(item, dict) or not item.get("name"):
         raise DefaultsFileError(f"{path}: agent {agent_name} has an intent without a name")
     intent: dict[str, Any] = {"name": item["name"], "description": item.get("description", "")}
+    intent.update({key: item[key] for key in SPEC_KEYS if key in item})
     for key in ("examples_es", "examples_en"):
         value = item.get(key, [])
         lines = value.splitlines() if isinstance(value, str) else value
@@ -152,3 +163,43 @@ def _sync_intents(
         row.delete()
         changed = True
     return changed
+
+
+def default_specs(path: Path | None = None) -> dict[str, IntentSpec]:
+    """The shipped intents' specs, read from the defaults file (no database): what an intent
+    that is not in an organisation's registry falls back to (an old conversation's step)."""
+    if path is None:
+        return dict(_shipped_specs())
+    return _specs_of(load_default_agents(path))
+
+
+@functools.cache
+def _shipped_specs() -> dict[str, IntentSpec]:
+    return _specs_of(load_default_agents())
+
+
+def _specs_of(agents: list[dict[str, Any]]) -> dict[str, IntentSpec]:
+    return {
+        intent["name"]: intent_spec(agent["name"], intent)
+        for agent in agents
+        for intent in agent["intents"]
+    }
+
+
+def intent_spec(agent: str, values: dict[str, Any]) -> IntentSpec:
+    """An IntentSpec from an intent's values (a defaults-file entry or a row's fields)."""
+    fields: dict[str, Any] = {key: values[key] for key in SPEC_KEYS if key in values}
+    for key in LIST_KEYS & set(fields):
+        fields[key] = tuple(fields[key] or ())
+    return IntentSpec(name=values["name"], agent=agent, **fields)
+
+
+def intent_phrase(
+    intent: str, language: str, specs: dict[str, IntentSpec] | None = None, default: str = ""
+) -> str:
+    """The intent's phrase ("agendar el trabajo") from the organisation's specs when given, else
+    the shipped intent's; `default` (or the name in words) for an intent neither knows."""
+    spec = (specs or {}).get(intent) or _shipped_specs().get(intent)
+    if spec is not None:
+        return spec.phrase(language)
+    return default or intent.replace("_", " ")

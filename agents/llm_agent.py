@@ -374,16 +374,6 @@ def _registry() -> dict[str, Tool]:
 
 # --- the outcome -----------------------------------------------------------------------------
 
-# Intents whose request is a write: such a step is done only when a write tool ran (or was
-# held for a manager), whatever its text says.
-WRITE_INTENTS = frozenset(
-    {
-        "book_job", "reschedule", "cancel_job", "create_customer", "update_customer",
-        "generate_quote", "generate_invoice", "assign_vehicle", "technician_sick",
-        "bulk_reschedule", "dispatch", "complaint", "emergency", "escalate",
-    }
-)  # fmt: skip
-
 
 def _judged(run: _Run, step: Step) -> Outcome:
     """The step's outcome, judged by what its tools did rather than by what its text says.
@@ -396,7 +386,9 @@ def _judged(run: _Run, step: Step) -> Outcome:
     streamed = bool(text)
     if defect := answers.problem(text):
         raise ModelFailure("not_an_answer", f"{defect}: {text[:200]}", streamed=streamed)
-    if step.intent in WRITE_INTENTS and not acted(run.results):
+    # A write request (the registry says so) is done only when a write tool ran or was held,
+    # whatever its text says.
+    if run.runner.agent.writes(step.intent) and not acted(run.results):
         if claims_done(text):
             detail = f"claims {step.intent} but no write ran: {text[:200]}"
             raise ModelFailure("unbacked_claim", detail, streamed=streamed)

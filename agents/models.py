@@ -127,15 +127,78 @@ class Agent(models.Model):
     def label(self, language: str) -> str:
         return self.label_en if language.startswith("en") else self.label_es
 
+    def writes(self, intent: str) -> bool:
+        """Whether the registry says this agent's `intent` changes records."""
+        return any(row.writes for row in self.intents.all() if row.name == intent)
+
 
 class AgentIntent(models.Model):
-    """One intent an agent handles, with its training examples one per line."""
+    """One intent an agent handles: its training examples one per line, and everything the
+    product knows about it (nlu.values.IntentSpec, built by agents.selectors.intent_specs)."""
+
+    class Statement(models.TextChoices):
+        """Facts a message may state instead of asking (their wording: nlu/prerequisites.py)."""
+
+        NONE = "", _("none")
+        ABSENT = "absent", _("a technician is absent or sick")
+        NOT_ENTERED = "not_entered", _("a job was never entered")
+        NEW_CUSTOMER = "new_customer", _("the customer is new")
 
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="intents")
     name = models.SlugField(_("intent"), max_length=40)
     description = models.CharField(_("description"), max_length=300, blank=True)
     examples_es = models.TextField(_("examples in Spanish (one per line)"), blank=True)
     examples_en = models.TextField(_("examples in English (one per line)"), blank=True)
+    writes = models.BooleanField(
+        _("writes"), default=False, help_text=_("The request changes records.")
+    )
+    requires = models.JSONField(
+        _("required entities"), default=list, blank=True,
+        help_text=_("What a write needs before it runs; without it the copilot asks."),
+    )  # fmt: skip
+    after = models.JSONField(
+        _("runs after"), default=list, blank=True,
+        help_text=_("Intents that run before this one when both are in one message."),
+    )  # fmt: skip
+    first = models.BooleanField(
+        _("runs first"), default=False, help_text=_("Opens the chain (an emergency).")
+    )
+    creates = models.BooleanField(
+        _("creates what others use"), default=False,
+        help_text=_("While it waits for approval or for an answer, the steps after it wait too."),
+    )  # fmt: skip
+    absorbs = models.JSONField(
+        _("makes redundant"), default=list, blank=True,
+        help_text=_("Intents it covers when both are in one message."),
+    )  # fmt: skip
+    stated_as = models.CharField(
+        _("stated as"), max_length=20, choices=Statement.choices, default="", blank=True,
+        help_text=_("A fact the message may state instead of asking for this intent."),
+    )  # fmt: skip
+    stated_for = models.JSONField(
+        _("stated before"), default=list, blank=True,
+        help_text=_("Requests that build on that fact: it runs before them."),
+    )  # fmt: skip
+    found_as = models.SlugField(
+        _("question form"), max_length=40, blank=True,
+        help_text=_("The intent a request that asks to find reads as."),
+    )  # fmt: skip
+    cue = models.BooleanField(
+        _("context word"), default=False,
+        help_text=_("Its words only count inside another request (money, prices, anger)."),
+    )  # fmt: skip
+    phrase_es = models.CharField(
+        _("phrase in Spanish"), max_length=120, blank=True,
+        help_text=_("What it does, for “done: …” lines: “agendar el trabajo”."),
+    )  # fmt: skip
+    phrase_en = models.CharField(
+        _("phrase in English"), max_length=120, blank=True,
+        help_text=_("What it does, for “done: …” lines: “book the job”."),
+    )  # fmt: skip
+    customers = models.BooleanField(
+        _("customers may use it"), default=False, help_text=_("Customers writing on WhatsApp.")
+    )
+    tool = models.CharField(_("tool"), max_length=60, blank=True)
 
     class Meta:
         verbose_name = _("intent")

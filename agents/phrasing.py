@@ -19,10 +19,13 @@ from typing import Any
 from django.utils.translation import get_language
 
 from agents.base import Clarification, Outcome, Runner, Step
+from agents.defaults import intent_phrase
 from agents.payloads import fold
 from agents.registry import ToolResult
+from agents.selectors import specs_of_agents
 from business.models import money as round_money
 from business.validators import format_phone
+from nlu.values import IntentSpecs
 
 _NOT_FOUND = re.compile(r"\bnot found\b")
 DAYS_ES = ("lunes", "martes", "miércoles", "jueves", "viernes", "sábado", "domingo")
@@ -172,24 +175,6 @@ def customer_problem(runner: Runner, name: str, result: ToolResult) -> Outcome |
 
 # --- clarification (O8) -----------------------------------------------------------------------
 
-# What each intent could not do, for the statement that replaces a third question.
-_ACTIONS = {
-    "book_job": ("agendar el trabajo", "book the job"),
-    "reschedule": ("mover el trabajo", "move the job"),
-    "cancel_job": ("cancelar el trabajo", "cancel the job"),
-    "create_customer": ("registrar al cliente", "register the customer"),
-    "search_customer": ("buscar al cliente", "look up the customer"),
-    "update_customer": ("cambiar los datos del cliente", "change the customer's details"),
-    "validate_cuit": ("validar el CUIT", "check the CUIT"),
-    "generate_quote": ("armar el presupuesto", "make the quote"),
-    "generate_invoice": ("hacer la factura", "make the invoice"),
-    "payment_status": ("ver los pagos", "check the payments"),
-    "technician_sick": ("registrar la ausencia", "record the absence"),
-    "bulk_reschedule": ("mover los trabajos", "move the jobs"),
-    "dispatch": ("despachar a un técnico", "dispatch a technician"),
-    "assign_vehicle": ("asignar el vehículo", "assign the vehicle"),
-    "complaint": ("registrar el reclamo", "record the complaint"),
-}
 # What is still missing, by slot: the second half of that statement.
 _MISSING = {
     "customer": ("no sé de qué cliente se trata", "I don't know which customer it is"),
@@ -273,16 +258,20 @@ def impossible_date(step: Step, runner: Runner) -> Outcome | None:
 
 def unable(runner: Runner, slot: str) -> str:
     """ "No pude agendar el trabajo: no sé de qué cliente se trata." — no question."""
-    return unable_text(runner.step.intent, slot, runner.language)
+    specs = specs_of_agents([runner.agent])
+    return unable_text(runner.step.intent, slot, runner.language, specs)
 
 
-def unable_text(intent: str, slot: str, language: str) -> str:
-    """`unable` for an intent outside its step: a question that went unanswered (O8)."""
-    action = _ACTIONS.get(intent, ("hacer lo que pediste", "do what you asked"))
+def unable_text(intent: str, slot: str, language: str, specs: IntentSpecs | None = None) -> str:
+    """`unable` for an intent outside its step: a question that went unanswered (O8). What
+    could not be done is the intent's phrase in the registry."""
+    english = is_en(language)
+    asked = "do what you asked" if english else "hacer lo que pediste"
+    action = intent_phrase(intent, language, specs, default=asked)
     missing = _MISSING.get(slot, ("me falta un dato", "a detail is missing"))
-    if is_en(language):
-        return f"I couldn't {action[1]}: {missing[1]}. I changed nothing."
-    return f"No pude {action[0]}: {missing[0]}. No hice ningún cambio."
+    if english:
+        return f"I couldn't {action}: {missing[1]}. I changed nothing."
+    return f"No pude {action}: {missing[0]}. No hice ningún cambio."
 
 
 @dataclass

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import QuerySet
 
+from agents.defaults import INTENT_KEYS, SPEC_KEYS, intent_spec
 from agents.models import Agent, AgentIntent, AgentVersion
 from agents.registry import all_tools
 from business.models import Organisation
+from nlu.values import IntentSpec
 
 AnyUser = AbstractBaseUser | AnonymousUser
 
@@ -59,17 +62,41 @@ def training_examples(organisation: Organisation) -> list[TrainingExample]:
     return examples
 
 
+def intent_specs(organisation: Organisation) -> list[IntentSpec]:
+    """What the product knows about each enabled intent, as the engine reads it (nlu/ is
+    Django-free: it gets these plain values, never the rows)."""
+    rows = _enabled_intents(organisation).values("agent__name", "name", *SPEC_KEYS)
+    return [intent_spec(row["agent__name"], row) for row in rows]
+
+
+def specs_of_agents(agents: Iterable[Agent]) -> dict[str, IntentSpec]:
+    """The specs of these agents' intents (rows already fetched, e.g. a turn's agents)."""
+    return {
+        intent.name: intent_spec(agent.name, {key: getattr(intent, key) for key in INTENT_KEYS}
+                                 | {"name": intent.name})
+        for agent in agents
+        for intent in agent.intents.all()
+    }  # fmt: skip
+
+
 def examples_fingerprint(organisation: Organisation) -> str:
     """A hash of what the classifier is trained on; it changes when any of that changes.
 
-    One query over the organisation's intents with their agent's name and enabled flag. Other
-    settings (prompts, tools, thresholds) do not enter, so editing them keeps a cached model.
+    One query over the organisation's intents with their agent's name and enabled flag, and
+    the intents' specs (the router orders and relabels by them). Other settings (prompts,
+    tools, thresholds) do not enter, so editing them keeps a cached model.
     """
     rows = (
         AgentIntent.objects.filter(agent__organisation=organisation)
         .order_by("agent_id", "pk")
         .values_list(
-            "agent_id", "agent__name", "agent__enabled", "name", "examples_es", "examples_en"
+            "agent_id",
+            "agent__name",
+            "agent__enabled",
+            "name",
+            "examples_es",
+            "examples_en",
+            *SPEC_KEYS,
         )
     )
     digest = hashlib.sha256(json.dumps(list(rows), ensure_ascii=False).encode("utf-8"))

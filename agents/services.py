@@ -18,10 +18,18 @@ from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from agents.defaults import SyncReport, load_default_agents, upsert_templates
+from agents.defaults import (
+    INTENT_KEYS,
+    LIST_KEYS,
+    SPEC_KEYS,
+    SyncReport,
+    load_default_agents,
+    upsert_templates,
+)
 from agents.models import Agent, AgentIntent, AgentVersion
 from agents.registry import all_tools
 from business.models import Organisation
+from nlu.values import ENTITY_NAMES
 
 Actor = AbstractBaseUser | AnonymousUser | None
 
@@ -46,7 +54,7 @@ EDITABLE_FIELDS = (
     "consult_when",
     "enabled",
 )
-INTENT_FIELDS = ("name", "description", "examples_es", "examples_en")
+INTENT_FIELDS = ("name", *INTENT_KEYS)
 MAX_PLAN_STEPS = 10
 MAX_PHRASE = 60  # a consult_when phrase
 MAX_APPROVAL_HOURS = 24 * 30
@@ -100,7 +108,7 @@ def agent_validate(values: dict[str, Any]) -> None:
         raise ValidationError(errors)
 
 
-def _clean_intents(intents: list[dict[str, Any]]) -> list[dict[str, str]]:
+def _clean_intents(intents: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Normalise intents (examples as text, one per line) and reject bad or repeated names."""
     cleaned: list[dict[str, str]] = []
     seen: set[str] = set()
@@ -111,13 +119,42 @@ def _clean_intents(intents: list[dict[str, Any]]) -> list[dict[str, str]]:
         if name in seen:
             raise ValidationError({"intents": _("Repeated intent: %s.") % name})
         seen.add(name)
-        row = {"name": name, "description": str(item.get("description", ""))}
+        row: dict[str, Any] = {"name": name, "description": str(item.get("description", ""))}
         for key in ("examples_es", "examples_en"):
             value = item.get(key) or ""
             lines = value.splitlines() if isinstance(value, str) else list(value)
             row[key] = "\n".join(line.strip() for line in lines if line.strip())
+        # An older snapshot or a caller that only edits examples leaves the specs as they are.
+        row.update(_clean_spec(name, {k: item[k] for k in SPEC_KEYS if k in item}))
         cleaned.append(row)
     return cleaned
+
+
+def _clean_spec(name: str, values: dict[str, Any]) -> dict[str, Any]:
+    """An intent's spec fields, checked: lists of intent names or entities, a known fact,
+    a known tool; ValidationError naming the intent otherwise."""
+    problems: list[str] = []
+    for key in LIST_KEYS & set(values):
+        items = values[key] or []
+        if isinstance(items, str):
+            items = [part.strip() for part in items.replace(",", "\n").splitlines()]
+        values[key] = [str(part).strip() for part in items if str(part).strip()]
+        if not all(_SLUG.match(part) for part in values[key]):
+            problems.append(key)
+    if set(values.get("requires", [])) - set(ENTITY_NAMES):
+        problems.append("requires")
+    if values.get("stated_as", "") not in AgentIntent.Statement.values:
+        problems.append("stated_as")
+    if values.get("found_as") and not _SLUG.match(str(values["found_as"])):
+        problems.append("found_as")
+    if values.get("tool") and values["tool"] not in known_tool_names():
+        problems.append("tool")
+    if problems:
+        raise ValidationError(
+            {"intents": _("Intent %(name)s: invalid %(fields)s.")
+             % {"name": name, "fields": ", ".join(sorted(set(problems)))}}
+        )  # fmt: skip
+    return values
 
 
 # --- snapshots and versions ---------------------------------------------------------------------
@@ -145,15 +182,16 @@ def _record_version(agent: Agent, actor: Actor, note: str) -> AgentVersion:
     )
 
 
-def _apply_intents(agent: Agent, intents: list[dict[str, str]]) -> None:
+def _apply_intents(agent: Agent, intents: list[dict[str, Any]]) -> None:
     """Make the agent's intents exactly `intents`, keeping the rows whose name survives."""
     existing = {row.name: row for row in AgentIntent.objects.filter(agent=agent)}
     wanted = {item["name"] for item in intents}
     AgentIntent.objects.filter(agent=agent).exclude(name__in=wanted).delete()
     for item in intents:
         row = existing.get(item["name"]) or AgentIntent(agent=agent, name=item["name"])
-        for key in ("description", "examples_es", "examples_en"):
-            setattr(row, key, item[key])
+        for key in INTENT_KEYS:
+            if key in item:
+                setattr(row, key, item[key])
         row.save()
     _keep_order(agent, [item["name"] for item in intents])
 

@@ -12,6 +12,7 @@ import difflib
 from dataclasses import dataclass
 from typing import Any
 
+from agents.defaults import SPEC_KEYS
 from agents.models import AgentVersion
 
 # The order an admin reads an agent in; fields a snapshot has beyond these follow, sorted.
@@ -64,6 +65,11 @@ def serialise(snapshot: dict[str, Any]) -> list[str]:
         lines.append(f"  [{intent.get('name', '')}]")
         if intent.get("description"):
             lines.append(f"    description: {intent['description']}")
+        for key in SPEC_KEYS:  # what the product knows about it, when set
+            value = intent.get(key)
+            if value not in (None, "", [], False):
+                shown = ", ".join(map(str, value)) if isinstance(value, list) else _scalar(value)
+                lines.append(f"    {key}: {shown}")
         for lang in ("es", "en"):
             block = intent.get(f"examples_{lang}") or ""
             lines.extend(

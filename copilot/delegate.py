@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from django.db import InterfaceError, OperationalError
 
+from agents import intent_gate
 from agents.base import HANDLERS, Chain, Outcome, PlanLimitReached, Runner, Step
 from agents.events import AgentEndEvent, AgentStartEvent
 from agents.llm_agent import done_summary, run_llm_step
@@ -28,14 +29,11 @@ from copilot.services import agent_run_record
 from copilot.state import Delegation, StepRun, TurnRun, TurnState, Waiting
 from copilot.streaming import Writer, concurrency_limit, run_concurrently
 from llm.client import ChatClient, ModelFailure
-from nlu.ordering import DEPENDS_ON
 
 logger = logging.getLogger(__name__)
 
 LLM = "llm"
 MAX_YIELDS = 2
-# Intents whose step creates the record later steps of the chain use (TAXONOMY.md's order).
-CREATES = frozenset({"create_customer", "book_job"})
 FALLBACK_INTENT = "unknown"
 # Errors that may go away on a retry; anything else a handler raises is a bug (permanent).
 TRANSIENT_ERRORS = (OperationalError, InterfaceError, TimeoutError, ConnectionError)
@@ -61,6 +59,7 @@ def run_chain(run: TurnRun, state: TurnState) -> Delegation:
         steps=list(route.steps),
         runs=[],
         chain=Chain(reading.language, dict(route.subject)),
+        specs=reading.specs,
     )
     sources = dict(route.sources)
     rerouted: set[int] = set()
@@ -149,10 +148,10 @@ def _waits_on(done: Delegation, step: Step) -> list[int]:
     waits: set[int] = set()
     for earlier in done.final_runs():
         held = earlier.outcome.pending_approvals
-        if held and earlier.step.intent in CREATES and depends(step, earlier.step):
+        if held and _creates(done, earlier.step) and depends(done, step, earlier.step):
             waits.update(held)
     for waiting in done.waiting:
-        if depends(step, waiting.step):
+        if depends(done, step, waiting.step):
             waits.update(waiting.approvals)
     return sorted(waits)
 
@@ -160,8 +159,8 @@ def _waits_on(done: Delegation, step: Step) -> list[int]:
 def _builds_on_a_question(done: Delegation, step: Step) -> bool:
     """It builds on a step that asked the operator instead of creating what it uses ("¿es el
     mismo que…?" before a booking for that customer), or on one deferred for that."""
-    asked = [r.step for r in done.final_runs() if r.outcome.clarify and r.step.intent in CREATES]
-    return any(depends(step, earlier) for earlier in [*asked, *done.deferred])
+    asked = [r.step for r in done.final_runs() if r.outcome.clarify and _creates(done, r.step)]
+    return any(depends(done, step, earlier) for earlier in [*asked, *done.deferred])
 
 
 def _run_together(
@@ -199,14 +198,22 @@ def _batch(done: Delegation, agents: dict[str, Agent], cursor: int) -> list[Step
             break
         if _builds_on_a_question(done, step):
             break
-        if any(depends(step, earlier) for earlier in batch):
+        if any(depends(done, step, earlier) for earlier in batch):
             break
         batch.append(step)
     return batch
 
 
-def depends(later: Step, earlier: Step) -> bool:
-    return earlier.intent in DEPENDS_ON.get(later.intent, frozenset())
+def depends(done: Delegation, later: Step, earlier: Step) -> bool:
+    """The registry says `later` runs after `earlier` (it uses what that one creates)."""
+    spec = done.specs.get(later.intent)
+    return spec is not None and earlier.intent in spec.after
+
+
+def _creates(done: Delegation, step: Step) -> bool:
+    """The registry says the step creates what later steps use (a customer, a job)."""
+    spec = done.specs.get(step.intent)
+    return spec is not None and spec.creates
 
 
 def _model_side(run: TurnRun, state: TurnState, writer: Writer) -> ModelSide | None:
@@ -278,8 +285,9 @@ def _record(
 def _invoke(step: Step, runner: Runner) -> tuple[Outcome, bool, bool]:
     """Run the handler: (outcome, permanent error, plan limit reached). Never raises."""
     handler = HANDLERS.get(step.intent)
-    if handler is None:
-        return Outcome(text="", success=False, error=f"no handler for {step.intent}"), True, False
+    if handler is None:  # an intent added in the registry alone: understood, never acted on
+        text = intent_gate.cannot_yet(runner.language)
+        return Outcome(text=text, success=False, error=f"no handler for {step.intent}"), True, False
     try:
         return handler(step, runner), False, False
     except PlanLimitReached as exc:
@@ -317,7 +325,9 @@ def execute_step(
     runner.best_effort = best_effort
     started = time.perf_counter()
     streamed, fallback = False, ""
-    if step.engine == LLM and model is not None:
+    if (stopped := intent_gate.check(step, runner)) is not None:
+        outcome, permanent, limited = stopped, False, False
+    elif step.engine == LLM and model is not None:
         outcome, permanent, limited, streamed, fallback, runner = _invoke_llm(step, runner, model)
     else:
         outcome, permanent, limited = _invoke(step, runner)

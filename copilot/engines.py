@@ -32,9 +32,9 @@ from copilot.state import Reading, TurnRun, TurnState
 from copilot.streaming import Writer
 from llm.client import ChatClient
 from llm.provider import Provider, engine_for
-from nlu.ordering import DEPENDS_ON, SMALL_TALK
+from nlu.ordering import SMALL_TALK
 from nlu.privacy import ADDRESS, CATEGORIES, Vault
-from nlu.values import Entities, Understanding
+from nlu.values import Entities, IntentSpecs, Understanding
 
 logger = logging.getLogger(__name__)
 
@@ -192,7 +192,7 @@ def plan_with_model(
         for i, call in enumerate(plan.calls)
         if call.agent in agents
     ]  # fmt: skip
-    return plan, in_dependency_order(steps)
+    return plan, in_dependency_order(steps, reading.specs)
 
 
 # organisation id → (what the schemas were built from, the `ask_<agent>` schemas)
@@ -238,17 +238,19 @@ def best_intent_for(
     return (own[0] if own else FALLBACK_INTENT), understanding.entities
 
 
-def in_dependency_order(steps: list[Step]) -> list[Step]:
-    """Stable order, except that a step runs after the steps of this turn it depends on."""
+def in_dependency_order(steps: list[Step], specs: IntentSpecs) -> list[Step]:
+    """Stable order, except that a step runs after the steps of this turn it depends on (the
+    registry's `after`)."""
     remaining = list(steps)
     ordered: list[Step] = []
+
+    def after(intent: str) -> frozenset[str]:
+        spec = specs.get(intent)
+        return frozenset(spec.after) if spec is not None else frozenset()
+
     while remaining:
         present = {s.intent for s in remaining}
-        ready = [
-            s
-            for s in remaining
-            if not DEPENDS_ON.get(s.intent, frozenset()) & (present - {s.intent})
-        ]
+        ready = [s for s in remaining if not after(s.intent) & (present - {s.intent})]
         pick = (ready or remaining)[0]
         ordered.append(pick)
         remaining.remove(pick)

@@ -10,12 +10,12 @@ rewritten from the state (`summarize`: extractive, deterministic, bounded).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from agents.base import CUSTOMER_ID, CUSTOMER_LABEL, JOB_ID, JOB_LABEL, Mutation
-from agents.llm_agent import WRITE_INTENTS
+from agents.defaults import default_specs
 from business.profiles import customer_profile_fields
 from copilot.clarify import PENDING
 from copilot.models import Conversation, Message
@@ -89,9 +89,11 @@ def remember_turn(
     done: Iterable[tuple[str, Mutation]] = (),
     message_id: int | None = None,
     held: Iterable[int] = (),
+    writes: Collection[str] | None = None,
 ) -> dict[str, Any]:
     """The state after a turn: its intents, the records its steps touched (with the intent and
-    the message that asked), and the approvals it filed."""
+    the message that asked, and whether that intent writes: `writes`), and the approvals it
+    filed."""
     updated = dict(state)
     if intents:
         updated[LAST_INTENTS] = list(intents)
@@ -99,6 +101,8 @@ def remember_turn(
     records = [dict(r) for r in updated.get(RECORDS, []) if isinstance(r, dict)]
     for intent, mutation in done:
         entry = _record(intent, mutation, message_id)
+        if writes is not None:
+            entry["wrote"] = intent in writes
         records = [
             r for r in records if (r.get("kind"), r.get("id")) != (entry["kind"], entry["id"])
         ]
@@ -109,6 +113,14 @@ def remember_turn(
     if filed:
         updated[HELD] = filed[-RECORDS_KEPT:]
     return updated
+
+
+def _wrote(record: dict[str, Any]) -> bool:
+    if "wrote" in record:
+        return bool(record["wrote"])
+    # Stored before the registry said which intents write: the shipped intents' word.
+    spec = default_specs().get(str(record.get("intent")))
+    return spec is not None and spec.writes
 
 
 def _record(intent: str, mutation: Mutation, message_id: int | None) -> dict[str, Any]:
@@ -144,9 +156,9 @@ def summarize(
     if state.get(JOB_ID):
         label = str(state.get(JOB_LABEL, "")).removeprefix(f"#{state[JOB_ID]}").strip()
         lines.append(f"job: #{state[JOB_ID]} {label}".strip())
-    # Only what a write intent did is "done"; what a read touched was looked at (one list of
-    # the intents that write: agents/llm_agent.py, which judges a model's claims by it too).
-    done = [r for r in state.get(RECORDS, []) if r.get("intent") in WRITE_INTENTS]
+    # Only what a write intent did is "done"; what a read touched was looked at (the registry
+    # says which intents write: `remember_turn` marks their records).
+    done = [r for r in state.get(RECORDS, []) if _wrote(r)]
     if done:
         lines.append("done: " + "; ".join(_done_line(r) for r in done[-DONE_SHOWN:]))
     waiting = list(waiting)

@@ -22,7 +22,6 @@ from langgraph.types import interrupt
 
 from agents.base import CUSTOMER_ID, CUSTOMER_LABEL, JOB_ID, JOB_LABEL, Step
 from agents.events import DirectLineEvent
-from agents.llm_agent import WRITE_INTENTS
 from agents.models import Agent
 from agents.phrasing import unable_text
 from approvals.models import PendingAction
@@ -113,6 +112,7 @@ def understand(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
         understanding=understanding,
         language=understanding.language,
         intent_agents=dict(router.intents),
+        specs=dict(router.specs),
         pending=state.get("pending"),
     )
     directive, line = (
@@ -284,9 +284,11 @@ def _not_answered(verdict: str, pending: clarify.Pending, reading: Reading) -> b
         return False
     later = [step.intent for step in pending.then]
     if verdict == "never_mind":
-        reading.notice = replies.question_dropped(pending.intent, later, reading.language)
+        reading.notice = replies.question_dropped(
+            pending.intent, later, reading.language, reading.specs
+        )
     else:
-        unable = unable_text(pending.intent, pending.slot, reading.language)
+        unable = unable_text(pending.intent, pending.slot, reading.language, reading.specs)
         reading.notice = replies.question_unanswered(unable, later, reading.language)
     return True
 
@@ -548,9 +550,10 @@ def _consulting_intent(agent: Agent, reading: Reading) -> tuple[str, Entities] |
         for intent, score in [(task.intent, task.confidence), *task.candidates]:
             if reading.intent_agents.get(intent) != agent.name:
                 continue
-            if score >= agent.min_confidence or intent not in WRITE_INTENTS:
+            spec = reading.specs.get(intent)
+            if score >= agent.min_confidence or spec is None or not spec.writes:
                 return intent, task.entities
-    reads = [i.name for i in agent.intents.all() if i.name not in WRITE_INTENTS]
+    reads = [i.name for i in agent.intents.all() if not i.writes]
     return (reads[0], reading.understanding.entities) if reads else None
 
 
@@ -639,18 +642,21 @@ def compose_parts(state: TurnState) -> list[Part]:
     final = {run.step.index: run for run in delegation.final_runs()}
     steps = _display_order(delegation)
     summaries = [_summary(step, final.get(step.index)) for step in steps]
+    specs = reading.specs
     parts: list[Part] = []
     if reading.direct_agent:
         # Direct line: the agent's words, verbatim; only a failure gets the orchestrator's line.
         parts = [
-            _agent_part(step, final.get(step.index), s.text or replies.failure_line(s, language))
+            _agent_part(
+                step, final.get(step.index), s.text or replies.failure_line(s, language, specs)
+            )
             for step, s in zip(steps, summaries, strict=True)
         ]
         if reading.direct_policy != Agent.DirectLine.GUARDED:
             return parts  # strict: nothing of the orchestrator's own
         notes = _closing_lines(delegation, summaries, " ".join(p.text for p in parts), language)
         if len(steps) == 1 and _unfinished_by_model(final.get(steps[0].index), summaries[0]):
-            notes.insert(0, Part("", replies.not_done_line(summaries[0], language)))
+            notes.insert(0, Part("", replies.not_done_line(summaries[0], language, specs)))
         return parts + [dataclasses.replace(note, intervention=True) for note in notes]
     plan = reading.plan
     preamble = plan.get("preamble") or ""
@@ -671,9 +677,9 @@ def compose_parts(state: TurnState) -> list[Part]:
             if len(steps) == 1 and _unfinished_by_model(final.get(step.index), summary):
                 # A one-step turn has no done/not-done line: the model's words must not stand
                 # alone when the request was not carried out.
-                parts.append(Part("", replies.not_done_line(summary, language)))
+                parts.append(Part("", replies.not_done_line(summary, language, specs)))
         elif summary.ran or summary.yielded:
-            parts.append(Part(step.agent, replies.failure_line(summary, language)))
+            parts.append(Part(step.agent, replies.failure_line(summary, language, specs)))
     parts.extend(_closing_lines(delegation, summaries, " ".join(p.text for p in parts), language))
     return parts or [Part("", replies.empty_reply(language))]
 
@@ -692,11 +698,11 @@ def _closing_lines(
     if delegation.waiting:
         intents = [item.step.intent for item in delegation.waiting]
         approvals = sorted({a for item in delegation.waiting for a in item.approvals})
-        parts.append(Part("", replies.waiting_line(intents, approvals, language)))
+        parts.append(Part("", replies.waiting_line(intents, approvals, language, delegation.specs)))
     if delegation.deferred:
         intents = [step.intent for step in delegation.deferred]
-        parts.append(Part("", replies.deferred_line(intents, language)))
-    if line := replies.partial_success_line(summaries, language):
+        parts.append(Part("", replies.deferred_line(intents, language, delegation.specs)))
+    if line := replies.partial_success_line(summaries, language, delegation.specs):
         parts.append(Part("", line))
     if delegation.stopped:
         parts.append(Part("", replies.handoff_line(delegation.handoff_ticket, language)))

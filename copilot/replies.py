@@ -13,47 +13,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agents import defaults
 from nlu.style import to_usted
-
-# What each default intent does, as a short verb phrase for "done: …" / "not done: …" lines.
-INTENT_PHRASES: dict[str, tuple[str, str]] = {
-    "book_job": ("agendar el trabajo", "book the job"),
-    "reschedule": ("reprogramar el trabajo", "reschedule the job"),
-    "cancel_job": ("cancelar el trabajo", "cancel the job"),
-    "check_availability": ("ver la disponibilidad", "check availability"),
-    "create_customer": ("dar de alta al cliente", "register the customer"),
-    "search_customer": ("buscar al cliente", "look up the customer"),
-    "update_customer": ("actualizar los datos del cliente", "update the customer"),
-    "validate_cuit": ("validar el CUIT", "validate the CUIT"),
-    "generate_quote": ("armar el presupuesto", "prepare the quote"),
-    "generate_invoice": ("emitir la factura", "issue the invoice"),
-    "payment_status": ("ver el estado de pago", "check the payment status"),
-    "assign_vehicle": ("asignar el vehículo", "assign the vehicle"),
-    "technician_sick": ("registrar la ausencia del técnico", "record the technician's absence"),
-    "bulk_reschedule": ("reprogramar los trabajos", "reschedule the jobs"),
-    "dispatch": ("despachar un técnico", "dispatch a technician"),
-    "complaint": ("registrar el reclamo", "record the complaint"),
-    "emergency": ("atender la emergencia", "handle the emergency"),
-    "frustration_detected": ("derivar tu malestar a una persona", "pass your concern to a person"),
-    "escalate": ("derivarte con una persona", "hand you over to a person"),
-    "maintenance_due": ("ver los mantenimientos pendientes", "list maintenance due"),
-    "follow_up": ("hacer el seguimiento", "follow up"),
-    "seasonal_reminder": ("armar la campaña de temporada", "prepare the seasonal campaign"),
-    "greeting": ("saludar", "say hello"),
-    "farewell": ("despedirme", "say goodbye"),
-    "hours": ("informar el horario", "give our hours"),
-    "pricing_info": ("informar precios", "give prices"),
-    "unknown": ("responder eso", "answer that"),
-}
+from nlu.values import IntentSpecs
 
 
 def t(language: str, *, es: str, en: str) -> str:
     return en if language == "en" else es
 
 
-def intent_phrase(intent: str, language: str) -> str:
-    es, en = INTENT_PHRASES.get(intent, (intent.replace("_", " "), intent.replace("_", " ")))
-    return t(language, es=es, en=en)
+def intent_phrase(intent: str, language: str, specs: IntentSpecs | None = None) -> str:
+    """What the intent does in words, as the registry says it (`IntentSpec.phrase_es/_en`)."""
+    return defaults.intent_phrase(intent, language, specs)
 
 
 @dataclass(frozen=True)
@@ -70,8 +41,8 @@ class StepSummary:
     clarifying: bool = False  # it asked the operator for a missing detail (O8)
 
 
-def failure_line(step: StepSummary, language: str) -> str:
-    phrase = intent_phrase(step.intent, language)
+def failure_line(step: StepSummary, language: str, specs: IntentSpecs | None = None) -> str:
+    phrase = intent_phrase(step.intent, language, specs)
     if step.yielded:
         return t(
             language,
@@ -91,9 +62,9 @@ def failure_line(step: StepSummary, language: str) -> str:
     )
 
 
-def not_done_line(step: StepSummary, language: str) -> str:
+def not_done_line(step: StepSummary, language: str, specs: IntentSpecs | None = None) -> str:
     """After a model's own words on a write it did not carry out: plainly, it is not done."""
-    phrase = intent_phrase(step.intent, language)
+    phrase = intent_phrase(step.intent, language, specs)
     return t(language, es=f"No quedó hecho: {phrase}.", en=f"Not done: {phrase}.")
 
 
@@ -114,7 +85,9 @@ def held_line(actions: Sequence[tuple[int, str]], language: str) -> str:
     )
 
 
-def partial_success_line(steps: Sequence[StepSummary], language: str) -> str:
+def partial_success_line(
+    steps: Sequence[StepSummary], language: str, specs: IntentSpecs | None = None
+) -> str:
     """'Done / not done / waiting for approval' when the chain did not fully succeed; else ''."""
     done = [s for s in steps if s.ran and s.success and not s.pending]
     waiting = [s for s in steps if s.pending]
@@ -127,10 +100,10 @@ def partial_success_line(steps: Sequence[StepSummary], language: str) -> str:
         return ""  # the failure line already says it
     parts: list[str] = []
     if done:
-        phrases = _join([intent_phrase(s.intent, language) for s in done], language)
+        phrases = _join([intent_phrase(s.intent, language, specs) for s in done], language)
         parts.append(t(language, es=f"Hecho: {phrases}.", en=f"Done: {phrases}."))
     if waiting:
-        phrases = _join([intent_phrase(s.intent, language) for s in waiting], language)
+        phrases = _join([intent_phrase(s.intent, language, specs) for s in waiting], language)
         parts.append(
             t(
                 language,
@@ -139,7 +112,7 @@ def partial_success_line(steps: Sequence[StepSummary], language: str) -> str:
             )
         )
     if not_done:
-        phrases = _join([intent_phrase(s.intent, language) for s in not_done], language)
+        phrases = _join([intent_phrase(s.intent, language, specs) for s in not_done], language)
         parts.append(t(language, es=f"Sin hacer: {phrases}.", en=f"Not done: {phrases}."))
     return " ".join(parts)
 
@@ -330,35 +303,42 @@ def changed_line(changed: Sequence[str], language: str) -> str:
     return t(language, es="cambió ", en="changed: ") + _join(parts, language)
 
 
-def waiting_line(intents: Sequence[str], approvals: Sequence[int], language: str) -> str:
+def waiting_line(
+    intents: Sequence[str],
+    approvals: Sequence[int],
+    language: str,
+    specs: IntentSpecs | None = None,
+) -> str:
     """The steps that wait for a manager's decision before they run."""
-    phrases = _join([intent_phrase(intent, language) for intent in intents], language)
+    phrases = _join([intent_phrase(intent, language, specs) for intent in intents], language)
     ids = ", ".join(f"#{approval}" for approval in approvals)
     return t(language, es=f"Cuando se apruebe {ids} sigo con: {phrases}.",
              en=f"Once {ids} is approved I will go on to {phrases}.")  # fmt: skip
 
 
-def deferred_line(intents: Sequence[str], language: str) -> str:
+def deferred_line(intents: Sequence[str], language: str, specs: IntentSpecs | None = None) -> str:
     """The steps that wait for the operator's answer to the question before they run."""
-    phrases = _join([intent_phrase(intent, language) for intent in intents], language)
+    phrases = _join([intent_phrase(intent, language, specs) for intent in intents], language)
     return t(language, es=f"Cuando me contestes sigo con: {phrases}.",
              en=f"Once you answer I will go on to {phrases}.")  # fmt: skip
 
 
-def dropped_line(intents: Sequence[str], language: str) -> str:
-    phrases = _join([intent_phrase(intent, language) for intent in intents], language)
+def dropped_line(intents: Sequence[str], language: str, specs: IntentSpecs | None = None) -> str:
+    phrases = _join([intent_phrase(intent, language, specs) for intent in intents], language)
     return t(language, es=f"Por eso tampoco voy a {phrases}.",
              en=f"So I will not {phrases} either.")  # fmt: skip
 
 
-def question_dropped(intent: str, later: Sequence[str], language: str) -> str:
+def question_dropped(
+    intent: str, later: Sequence[str], language: str, specs: IntentSpecs | None = None
+) -> str:
     """ "Olvidalo" to a question (or with none open): a short acknowledgement, nothing done."""
     if not intent:
         return t(language, es="Dale, no hago nada.", en="OK, I won't do anything.")
-    phrase = intent_phrase(intent, language)
+    phrase = intent_phrase(intent, language, specs)
     text = t(language, es=f"Listo, lo dejo: no voy a {phrase}. No hice ningún cambio.",
              en=f"OK, dropped: I won't {phrase}. I changed nothing.")  # fmt: skip
-    return f"{text} {dropped_line(later, language)}" if later else text
+    return f"{text} {dropped_line(later, language, specs)}" if later else text
 
 
 def question_unanswered(unable: str, later: Sequence[str], language: str) -> str:

@@ -48,9 +48,10 @@ def run_decision(run: TurnRun, state: TurnState, approval_id: int) -> Followup:
     ready, dropped = _sort_waiting(waiting)
     runs = [_run_waiting(run, chain, item) for item in ready]
     lines = [replies.decision_line(_decision(action, language), problem, language)]
-    lines += [r.outcome.text or replies.failure_line(_summary(r), language) for r in runs]
+    specs = delegation.specs
+    lines += [r.outcome.text or replies.failure_line(_summary(r), language, specs) for r in runs]
     if dropped:
-        lines.append(replies.dropped_line([step.intent for step in dropped], language))
+        lines.append(replies.dropped_line([step.intent for step in dropped], language, specs))
     labels = {name: a.label(language) for name, a in run.agents.items()}
     done = {item.step.index for item in ready} | {step.index for step in dropped}
     return Followup(

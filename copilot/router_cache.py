@@ -1,4 +1,5 @@
-"""One trained router per organisation, kept in this process until its examples change.
+"""One trained router per organisation, kept in this process until its examples or its intents'
+specs change (agents.selectors.examples_fingerprint reads both).
 
 Training takes a noticeable fraction of a second, a turn must not pay it, so the router is built
 once and reused while the registry's example fingerprint stays the same. Reading the fingerprint
@@ -20,7 +21,12 @@ import threading
 import time
 from dataclasses import dataclass
 
-from agents.selectors import agents_for_org, examples_fingerprint, training_examples
+from agents.selectors import (
+    agents_for_org,
+    examples_fingerprint,
+    intent_specs,
+    training_examples,
+)
 from business.models import Customer, Organisation, Technician
 from nlu import Router, build_router
 from nlu.values import Example, Vocabulary
@@ -58,7 +64,7 @@ def _train(organisation: Organisation) -> Router:
         for text, intent, agent, lang in training_examples(organisation)
     ]
     names = list(agents_for_org(organisation).values_list("name", flat=True))
-    return build_router(examples, agent_names=names)
+    return build_router(examples, agent_names=names, specs=intent_specs(organisation))
 
 
 def registry_fingerprint(organisation: Organisation) -> str:
@@ -135,7 +141,7 @@ def router_with_intents(
                         if line.strip()
                     )  # fmt: skip
         names = list(agents_for_org(organisation).values_list("name", flat=True))
-        router = build_router(examples, agent_names=names)
+        router = build_router(examples, agent_names=names, specs=intent_specs(organisation))
         for stale in [k for k in _arm_cache if k[0] == organisation.pk and k[1] != fingerprint]:
             _arm_cache.pop(stale, None)
         _arm_cache[key] = router

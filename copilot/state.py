@@ -37,7 +37,7 @@ from copilot.obligations import Obligation
 from copilot.streaming import TextStream
 from llm.client import ChatClient
 from nlu.tone import Signals
-from nlu.values import Understanding
+from nlu.values import IntentSpecs, Understanding
 
 
 @dataclass(frozen=True)
@@ -82,6 +82,8 @@ class Reading:
     understanding: Understanding
     language: str
     intent_agents: dict[str, str]  # every intent the router knows → its agent
+    # What the registry knows about each intent (writes, order, phrases): the router's specs.
+    specs: IntentSpecs = field(default_factory=dict)
     # "embedded", "model", "directive" or "clarification"
     routed_by: str = "embedded"
     # The chain when a directive, a clarification answer or the model decided it (the embedded
@@ -138,6 +140,7 @@ class Delegation:
     waiting: list[Waiting] = field(default_factory=list)  # steps that wait for them
     # Steps that build on one that asked the operator: they run with the answer (clarify.py).
     deferred: list[Step] = field(default_factory=list)
+    specs: IntentSpecs = field(default_factory=dict)  # the registry's intents (the reading's)
 
     def final_runs(self) -> list[StepRun]:
         """The last run of each step (a rerouted step's yield is superseded by its reroute)."""

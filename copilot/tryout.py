@@ -20,10 +20,11 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from agents import intent_gate
 from agents.base import HANDLERS, Chain, Runner, Step, load_handlers
 from agents.context import TurnContext
 from agents.models import Agent
-from agents.selectors import agents_for_org, training_examples
+from agents.selectors import agents_for_org, intent_specs, training_examples
 from business.models import Organisation
 from copilot import engines
 from copilot.router_cache import router_for, vocabulary_for
@@ -132,7 +133,10 @@ def _router_with(organisation: Organisation, edits: AgentEdits) -> Router:
                 )
     names = set(agents_for_org(organisation).values_list("name", flat=True))
     names = (names | {edits.name}) if edits.enabled else (names - {edits.name})
-    return build_router(examples, agent_names=sorted(names))
+    # The edited agent's saved intents keep their specs (the form tries examples); one it adds
+    # has none yet: it reads, depends on nothing and keeps the text's order.
+    specs = [s for s in intent_specs(organisation) if s.agent != edits.name or edits.enabled]
+    return build_router(examples, agent_names=sorted(names), specs=specs)
 
 
 def try_utterance(
@@ -214,7 +218,10 @@ def _dry_run(
         for index, (tried, task) in enumerate(steps):
             agent = agents.get(tried.agent)
             handler = HANDLERS.get(tried.intent)
-            if not tried.passes or agent is None or handler is None:
+            if not tried.passes or agent is None:
+                continue
+            if handler is None:  # added in the registry alone: it answers, and writes nothing
+                tried.reply = intent_gate.cannot_yet(language)
                 continue
             step = Step(
                 index=index, intent=tried.intent, agent=tried.agent,

@@ -723,6 +723,7 @@ def _remember(
         ],
         message_id=message.pk,
         held=delegation.held,
+        writes={name for name, spec in reading.specs.items() if spec.writes},
     )
     asking = next((run for run in runs if run.outcome.clarify is not None), None)
     asked = None

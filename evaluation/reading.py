@@ -112,6 +112,7 @@ def _with_model(
         understanding=understanding,
         language=understanding.language,
         intent_agents=dict(reader.router.intents),
+        specs=dict(reader.router.specs),
     )
     assert reader.provider is not None
     with engines.model_client(reader.provider, ctx) as client:  # flushes the rows at the end

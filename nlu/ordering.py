@@ -5,7 +5,10 @@
 - emergency covers the danger *and* sending someone (dispatch is absorbed) and goes first.
 - Duplicates collapse unless they clearly target different entities.
 - Dependencies first (an entity exists before it is used), otherwise the order of the text.
-- A request whose verb asks to find (nlu/finding.py) is the search, never a creation.
+- A request whose verb asks to find (nlu/finding.py) reads as its intent's question form.
+
+Which intent runs before which, goes first, absorbs another or has a question form is the
+registry's (`IntentSpec`, passed in as `specs`); without specs the text's order is kept.
 """
 
 from __future__ import annotations
@@ -17,27 +20,10 @@ from dataclasses import replace
 
 from nlu.finding import asks_to_find
 from nlu.normalize import fold
-from nlu.values import Task
+from nlu.values import IntentSpecs, Task
 
 SMALL_TALK = frozenset({"greeting", "farewell"})
-# intent → intents that must run *before* it when both are in the chain.
-DEPENDS_ON: dict[str, frozenset[str]] = {
-    "book_job": frozenset({"create_customer"}),
-    "generate_quote": frozenset({"create_customer"}),
-    "generate_invoice": frozenset({"create_customer", "book_job"}),
-    "update_customer": frozenset({"create_customer"}),
-    "payment_status": frozenset({"create_customer"}),
-    "assign_vehicle": frozenset({"create_customer", "book_job"}),
-    "reschedule": frozenset({"create_customer"}),
-    "cancel_job": frozenset({"create_customer"}),
-    "follow_up": frozenset({"create_customer"}),
-    "bulk_reschedule": frozenset({"technician_sick"}),
-    "dispatch": frozenset({"technician_sick"}),
-}
-FIRST = frozenset({"emergency"})
-# A request whose verb asks to find reads as the search, never as the creation it resembles.
-SEARCH_INSTEAD_OF = {"create_customer": "search_customer"}
-ABSORBED_BY_EMERGENCY = frozenset({"dispatch"})
+NO_SPECS: IntentSpecs = {}
 
 
 def _distinct_targets(a: Task, b: Task) -> bool:
@@ -78,10 +64,11 @@ _MANY_JOBS = re.compile(
 )
 
 
-def _retarget(task: Task, today: datetime.date | None) -> Task:
+def _retarget(task: Task, today: datetime.date | None, specs: IntentSpecs) -> Task:
     """Relabel by the taxonomy's definitions where the classifier's neighbour is the right one."""
-    search = SEARCH_INSTEAD_OF.get(task.intent)
-    if search is not None and asks_to_find(task.text):
+    spec = specs.get(task.intent)
+    search = spec.found_as if spec is not None else ""
+    if search and asks_to_find(task.text):
         scores = dict(task.candidates)
         return replace(task, intent=search, confidence=max(task.confidence, scores.get(search, 0)))
     if task.intent == "frustration_detected" and _ABOUT_THE_SERVICE.search(fold(task.text)):
@@ -127,10 +114,11 @@ def apply_labelling_rules(
     tasks: Sequence[Task],
     today: datetime.date | None = None,
     opens_request: Callable[[str], bool] | None = None,
+    specs: IntentSpecs = NO_SPECS,
 ) -> tuple[list[Task], list[str]]:
     """Drop what the rules say is not an intent here; returns (tasks, notes for the trace)."""
     notes: list[str] = []
-    retargeted = [_retarget(t, today) for t in tasks]
+    retargeted = [_retarget(t, today, specs) for t in tasks]
     if [t.intent for t in retargeted] != [t.intent for t in tasks]:
         notes.append("relabelled: " + ", ".join(t.intent for t in retargeted))
     tasks = retargeted
@@ -147,8 +135,9 @@ def apply_labelling_rules(
         kept = [t for t in kept if t.intent not in SMALL_TALK]
     if actionable:
         kept = [t for t in kept if t.intent != "frustration_detected"]
-    if "emergency" in intents:
-        kept = [t for t in kept if t.intent not in ABSORBED_BY_EMERGENCY]
+    absorbed = {name for i in intents if i in specs for name in specs[i].absorbs}
+    if absorbed:  # emergency covers sending someone for it
+        kept = [t for t in kept if t.intent not in absorbed]
     if len(kept) != len(tasks):
         notes.append("dropped: " + ", ".join(t.intent for t in tasks if t not in kept))
     collapsed = _collapse(kept)
@@ -157,18 +146,19 @@ def apply_labelling_rules(
     return collapsed, notes
 
 
-def order_chain(tasks: Sequence[Task]) -> tuple[list[Task], bool]:
+def order_chain(tasks: Sequence[Task], specs: IntentSpecs = NO_SPECS) -> tuple[list[Task], bool]:
     """Dependency order, stable otherwise; returns (ordered, whether anything moved)."""
     remaining = list(tasks)
     ordered: list[Task] = []
+
+    def after(intent: str) -> frozenset[str]:
+        spec = specs.get(intent)
+        return frozenset(spec.after) if spec is not None else frozenset()
+
     while remaining:
         present = {t.intent for t in remaining}
-        ready = [
-            t
-            for t in remaining
-            if not (DEPENDS_ON.get(t.intent, frozenset()) & (present - {t.intent}))
-        ]
-        first = [t for t in ready if t.intent in FIRST]
+        ready = [t for t in remaining if not (after(t.intent) & (present - {t.intent}))]
+        first = [t for t in ready if t.intent in specs and specs[t.intent].first]
         pick = (first or ready or remaining)[0]
         ordered.append(pick)
         remaining.remove(pick)

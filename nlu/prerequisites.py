@@ -5,7 +5,9 @@ de Diego al jueves, está enfermo", "agendale una visita a Rosa Díaz, es client
 sick on Wednesday". The fact is a step of its own — recording the absence, registering the
 customer — that must run before the request that depends on it. `add_stated` adds that step when
 a task of the chain depends on it, the message states the fact, and the chain does not already
-hold it; a message that states nothing gets nothing added.
+hold it; a message that states nothing gets nothing added. Which intent records which fact and
+who builds on it is the registry's (`IntentSpec.stated_as` / `stated_for`); the wording of each
+fact is here.
 
 Stdlib only.
 """
@@ -17,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from nlu.normalize import fold
-from nlu.values import Entities, Task
+from nlu.values import Entities, IntentSpecs, Task
 
 STATED_CONFIDENCE = 0.9  # a fact the message states in so many words
 
@@ -83,24 +85,26 @@ _JOB = re.compile(
     r"\b(?:trabajo|trabajos|laburo|laburos|visita|visitas|turno|turnos|service|servicio|orden|"
     r"job|jobs|visit|appointment|work\s+order)\b"
 )
-FACTS = (
-    Fact(
-        "technician_sick",
-        frozenset({"bulk_reschedule", "dispatch"}),
-        _ABSENT,
-    ),
-    Fact(
-        "book_job",
-        frozenset({"generate_invoice", "assign_vehicle"}),
-        _NOT_ENTERED,
-    ),
-    Fact(
-        "create_customer",
-        frozenset({"book_job", "generate_quote"}),
-        _NEW_CUSTOMER,
-        _JOB,
-    ),
-)
+# The facts a message may state, by the name an intent's `stated_as` gives (the registry says
+# which intent records each fact and which requests build on it): (pattern, unless).
+STATEMENTS: dict[str, tuple[re.Pattern[str], re.Pattern[str] | None]] = {
+    "absent": (_ABSENT, None),
+    "not_entered": (_NOT_ENTERED, None),
+    "new_customer": (_NEW_CUSTOMER, _JOB),
+}
+
+
+def facts_of(specs: IntentSpecs) -> tuple[Fact, ...]:
+    """The stated facts the registry's intents declare, in the registry's order."""
+    facts = []
+    for spec in specs.values():
+        statement = STATEMENTS.get(spec.stated_as)
+        if statement is not None and spec.stated_for:
+            pattern, unless = statement
+            facts.append(Fact(spec.name, frozenset(spec.stated_for), pattern, unless))
+    return tuple(facts)
+
+
 _CLAUSE = re.compile(r"[^,;.!?\n]+")
 _PARTS = re.compile(r"[^,;:.!?\n]+")
 
@@ -116,7 +120,9 @@ def stated_clause(
     return None
 
 
-def settle_facts(tasks: Sequence[Task], is_request: Callable[[str], bool]) -> list[Task]:
+def settle_facts(
+    tasks: Sequence[Task], is_request: Callable[[str], bool], specs: IntentSpecs
+) -> list[Task]:
     """The parts of the chain that only state a fact, read as that fact.
 
     "Sosa se lesionó la rodilla, mandá a otro" or "la señora Lamas nunca nos llamó, quiere un
@@ -127,28 +133,35 @@ def settle_facts(tasks: Sequence[Task], is_request: Callable[[str], bool]) -> li
     that only names them ("se llama Horacio Benegas") is part of the registration, not a search.
     """
     intents = [task.intent for task in tasks]
+    facts = facts_of(specs)
     settled: list[Task] = []
     for k, task in enumerate(tasks):
         others = set(intents[:k] + intents[k + 1 :])
         if any(is_request(clause.strip()) for clause in _PARTS.findall(task.text)):
             settled.append(task)
             continue
-        fact = _stated_by(task.text, others)
+        fact = _stated_by(task.text, others, facts)
         if fact is not None and fact.prerequisite in others:
             continue
         if fact is not None:
             candidates = [(fact.prerequisite, STATED_CONFIDENCE)]
             task = Task(fact.prerequisite, task.agent, STATED_CONFIDENCE, task.text,
                         task.entities, candidates)  # fmt: skip
-        elif task.intent == "search_customer" and "create_customer" in others:
+        elif _found_while_created(task.intent, others, specs):
             continue
         settled.append(task)
     return settled
 
 
-def _stated_by(text: str, others: set[str]) -> Fact | None:
+def _found_while_created(intent: str, others: set[str], specs: IntentSpecs) -> bool:
+    """A part read as the question form of a creation also in the chain ("se llama Horacio
+    Benegas" beside registering him) is part of that creation."""
+    return any(specs[other].found_as == intent for other in others if other in specs)
+
+
+def _stated_by(text: str, others: set[str], facts: Sequence[Fact]) -> Fact | None:
     folded = fold(text)
-    for fact in FACTS:
+    for fact in facts:
         if not (others & fact.for_intents) or not fact.pattern.search(folded):
             continue
         if fact.unless is None or not fact.unless.search(folded):
@@ -157,20 +170,20 @@ def _stated_by(text: str, others: set[str]) -> Fact | None:
 
 
 def add_stated(
-    tasks: Sequence[Task], text: str, agent_for: dict[str, str] | None = None
+    tasks: Sequence[Task], text: str, specs: IntentSpecs
 ) -> tuple[list[Task], list[str]]:
     """The chain with each stated prerequisite a task of it depends on; (tasks, added intents)."""
     present = {task.intent for task in tasks}
     added: list[Task] = []
     used: set[str] = set()
-    for fact in FACTS:
+    for fact in facts_of(specs):
         if fact.prerequisite in present or not (present & fact.for_intents):
             continue
         clause = stated_clause(text, fact.pattern, fact.unless)
         if clause is None or clause in used:
             continue  # one clause states one fact ("que todavía no está cargada": the job)
         used.add(clause)
-        agent = (agent_for or {}).get(fact.prerequisite, "")
+        agent = specs[fact.prerequisite].agent
         candidates = [(fact.prerequisite, STATED_CONFIDENCE)]
         added.append(
             Task(fact.prerequisite, agent, STATED_CONFIDENCE, clause, Entities(), candidates)

@@ -10,6 +10,7 @@ import hashlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from nlu.answers import dont_know
@@ -29,7 +30,7 @@ from nlu.rules import (
 )
 from nlu.scope import off_topic
 from nlu.segmentation import Segment, Tuning, segment
-from nlu.values import Context, Entities, Example, Task, Understanding
+from nlu.values import Context, Entities, Example, IntentSpec, IntentSpecs, Task, Understanding
 
 # How likely the verb's intent must already be for the verb to decide (softmax scores).
 VERB_CANDIDATE_FLOOR = 0.25
@@ -38,12 +39,6 @@ VERB_CONFIDENCE = 0.6
 # is; "book something" is not). Calibrated on evaluation/datasets/phantom_dev.jsonl.
 UNKNOWN_OVER_A_VERB = 0.9
 DEFAULT_AGENTS = {"greeting": "general", "farewell": "general", "validate_cuit": "customer"}
-# What a clause *about* someone may only be evidence for inside another request (money, price,
-# availability, dissatisfaction, an aside): "agendale a Pérez, que está re caliente" is a booking.
-CUE_INTENTS = frozenset(
-    {"pricing_info", "payment_status", "check_availability", "complaint", "frustration_detected",
-     "unknown"}
-)  # fmt: skip
 
 
 @dataclass
@@ -56,6 +51,15 @@ class Router:
     tuning: Tuning = field(default_factory=Tuning)
     # Opening words that name one intent in the examples ("facturale" → generate_invoice).
     verbs: dict[str, str] = field(default_factory=dict)
+    # The registry's knowledge of each intent (ordering, prerequisites, cues): nlu.values.
+    specs: IntentSpecs = field(default_factory=dict)
+
+    @cached_property
+    def cues(self) -> frozenset[str]:
+        """What a clause *about* someone may only be evidence for inside another request (money,
+        price, availability, dissatisfaction, an aside): "agendale a Pérez, que está re
+        caliente" is a booking."""
+        return frozenset(name for name, spec in self.specs.items() if spec.cue)
 
     def agent_for(self, intent: str) -> str:
         return self.intents.get(intent) or DEFAULT_AGENTS.get(intent, "")
@@ -90,20 +94,22 @@ class Router:
             self.classifier.predict_spans,
             lambda part: how_it_starts(part, self.openers),
             self.tuning,
-            frozenset(i for i, label in enumerate(self.classifier.labels) if label in CUE_INTENTS),
+            frozenset(i for i, label in enumerate(self.classifier.labels) if label in self.cues),
         )
         classified = time.perf_counter()
         tasks = [self._task(seg, ctx, language) for seg in segments]
-        tasks = settle_facts(tasks, lambda part: how_it_starts(part, self.openers) == "request")
-        kept, notes = apply_labelling_rules(
-            tasks, ctx.today, lambda part: how_it_starts(part, self.openers) == "request"
-        )
-        kept, stated = add_stated(kept, request)
+
+        def opens_request(part: str) -> bool:
+            return how_it_starts(part, self.openers) == "request"
+
+        tasks = settle_facts(tasks, opens_request, self.specs)
+        kept, notes = apply_labelling_rules(tasks, ctx.today, opens_request, self.specs)
+        kept, stated = add_stated(kept, request, self.specs)
         if stated:
             notes.append("stated prerequisite: " + ", ".join(stated))
         for task in kept:
             task.agent = self.agent_for(task.intent)  # a relabelled task changes owner
-        ordered, reordered = order_chain(kept)
+        ordered, reordered = order_chain(kept, self.specs)
         entities = extract_entities(
             request, ctx, language, whole_message=True, intents=[t.intent for t in ordered]
         )
@@ -146,7 +152,8 @@ class Router:
             # is said; the handler asks what and for whom (only a clear aside overrules it).
             return named, VERB_CONFIDENCE
         verb = self.verbs.get(opening_verb(text))
-        if top in CUE_INTENTS - {"unknown"} and verb and verb not in CUE_INTENTS:
+        cues = self.cues
+        if top in cues - {"unknown"} and verb and verb not in cues:
             # "agendá a Ponce el viernes si hay lugar", "book the repair, he paid and nobody
             # came": the words of availability, money or grievance around the verb are why
             # the operator asks, and the verb says what is asked.
@@ -194,14 +201,22 @@ def _people_by_intent(entities: Entities, intents: Sequence[str]) -> Entities:
     return moved
 
 
-def fingerprint_of(examples: Sequence[Example]) -> str:
-    """Stable hash of the training set (order-insensitive), to cache a router per organisation."""
+def fingerprint_of(examples: Sequence[Example], specs: Sequence[IntentSpec] = ()) -> str:
+    """Stable hash of the training set and the intents' specs (order-insensitive), to cache a
+    router per organisation."""
     lines = sorted(f"{e.intent}\t{e.agent}\t{e.lang}\t{e.text}" for e in examples)
+    lines += sorted(repr(spec) for spec in specs)
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
 
 
-def build_router(examples: Sequence[Example], *, agent_names: Sequence[str] = ()) -> Router:
-    """Train the embedded engine from the registry's example utterances."""
+def build_router(
+    examples: Sequence[Example],
+    *,
+    agent_names: Sequence[str] = (),
+    specs: Sequence[IntentSpec] = (),
+) -> Router:
+    """Train the embedded engine from the registry's example utterances and intent specs (an
+    intent without a spec reads, depends on nothing and keeps the text's order)."""
     usable = [e for e in examples if e.text.strip() and e.intent]
     intents: dict[str, str] = {}
     for example in usable:
@@ -210,10 +225,11 @@ def build_router(examples: Sequence[Example], *, agent_names: Sequence[str] = ()
     classifier = train_classifier(texts, [e.intent for e in usable])
     names = tuple(agent_names) or tuple(dict.fromkeys(intents.values()))
     return Router(
-        fingerprint=fingerprint_of(usable),
+        fingerprint=fingerprint_of(usable, specs),
         intents=intents,
         classifier=classifier,
         openers=opener_words(texts),
         agent_names=names,
         verbs=verb_intents(texts, [e.intent for e in usable]),
+        specs={spec.name: spec for spec in specs},
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -22,6 +23,53 @@ class Example:
     intent: str
     agent: str
     lang: str = ""
+
+
+# The entities a step can carry (`Entities` fields) that an intent may require before it writes.
+ENTITY_NAMES = (
+    "customer", "technician", "date", "time", "cuit", "amount", "service", "job_id",
+    "quote_number", "invoice_number", "ticket_id", "address",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class IntentSpec:
+    """What the product knows about one intent, as the registry (`AgentIntent`) says it.
+
+    The engine reads these instead of tables of its own: an admin who adds or edits an intent
+    changes ordering, prerequisites and wording with no code change."""
+
+    name: str
+    agent: str = ""
+    writes: bool = False  # the request changes records (a step is done only when a write ran)
+    requires: tuple[str, ...] = ()  # entities (ENTITY_NAMES) a write needs before it runs
+    after: tuple[str, ...] = ()  # intents that run before it when both are in one chain
+    first: bool = False  # opens the chain (an emergency)
+    # Its step creates the record the steps `after` it use (a customer, a job): while it waits
+    # for a manager or for an answer they wait too; a step that only follows another goes on.
+    creates: bool = False
+    absorbs: tuple[str, ...] = ()  # intents it makes redundant in one chain
+    # A fact the message may state instead of asking (nlu.prerequisites.STATEMENTS key) that
+    # makes this intent a step of its own before the `stated_for` requests that build on it.
+    stated_as: str = ""
+    stated_for: tuple[str, ...] = ()
+    found_as: str = ""  # its question form: a request that asks to find reads as this intent
+    cue: bool = False  # words about it are only evidence inside another request
+    phrase_es: str = ""  # "agendar el trabajo": for "hecho: …" / "no pude …" lines
+    phrase_en: str = ""
+    customers: bool = False  # customers writing on WhatsApp may use it
+    tool: str = ""  # the tool that does its work
+
+    def phrase(self, language: str) -> str:
+        text = self.phrase_en if language.startswith("en") else self.phrase_es
+        return text or self.name.replace("_", " ")
+
+
+IntentSpecs = dict[str, IntentSpec]
+
+
+def specs_by_name(specs: Sequence[IntentSpec]) -> IntentSpecs:
+    return {spec.name: spec for spec in specs}
 
 
 @dataclass(frozen=True)

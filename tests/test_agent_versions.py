@@ -10,7 +10,7 @@ from django.test import Client
 from django.urls import reverse
 
 from agents.models import Agent, AgentVersion
-from agents.services import agent_save, agents_install_defaults
+from agents.services import agent_rollback, agent_save, agents_install_defaults
 from agents.version_diff import diff_snapshots, diff_versions, serialise
 from tests.conftest import Cast
 
@@ -177,3 +177,31 @@ def test_outsider_with_staff_permissions_sees_no_diff(
         404,
     )
     assert AgentVersion.objects.filter(agent=agent).count() == 2
+
+
+def test_an_intent_s_facts_are_versioned_diffed_and_rolled_back(agent: Agent) -> None:
+    intents = [
+        {key: getattr(i, key) for key in ("name", "description", "examples_es", "examples_en")}
+        | ({"requires": ["technician"], "phrase_es": "sacar un turno"} if i.name == "book_job"
+           else {})
+        for i in agent.intents.order_by("pk")
+    ]  # fmt: skip
+    before = agent.versions.order_by("-number").first()
+    assert before is not None
+    book = next(i for i in before.snapshot["intents"] if i["name"] == "book_job")
+    assert (book["writes"], book["requires"], book["after"]) == (True, [], ["create_customer"])
+
+    agent_save(agent=agent, changes={}, intents=intents)
+
+    after = agent.versions.order_by("-number").first()
+    assert after is not None and after.number == before.number + 1
+    book = next(i for i in after.snapshot["intents"] if i["name"] == "book_job")
+    assert (book["requires"], book["phrase_es"], book["writes"]) == (
+        ["technician"], "sacar un turno", True,
+    )  # fmt: skip
+    added = [line.text for line in diff_versions(before, after).lines if line.kind == "add"]
+    assert added == ["    requires: technician", "    phrase_es: sacar un turno"]
+
+    agent_rollback(agent=agent, version_number=before.number)
+    restored = agent.intents.get(name="book_job")
+    assert (restored.requires, restored.phrase_es) == ([], "agendar el trabajo")

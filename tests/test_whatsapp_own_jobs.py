@@ -18,6 +18,7 @@ import pytest
 from django.apps import apps
 from django.utils import timezone
 
+from agents.defaults import default_specs
 from agents.models import Agent, AgentIntent
 from agents.phrasing import when
 from agents.services import agents_install_defaults
@@ -49,7 +50,8 @@ def router() -> Router:
             for intent in agent["intents"]
             for lang in ("es", "en")
             for text in intent.get(f"examples_{lang}", [])
-        ]
+        ],
+        specs=list(default_specs().values()),
     )
 
 

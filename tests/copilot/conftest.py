@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from agents.base import HANDLERS, Mutation, Outcome, Runner, Step, load_handlers
 from agents.context import TurnContext
+from agents.defaults import default_specs
 from agents.models import Agent
 from agents.selectors import agents_for_org
 from agents.services import agents_install_defaults
@@ -28,7 +29,7 @@ from copilot.models import Conversation
 from copilot.services import conversation_create, message_add
 from copilot.state import TurnRun
 from copilot.streaming import TextStream
-from nlu.values import Context, Directive, Entities, Task, Understanding
+from nlu.values import Context, Directive, Entities, IntentSpecs, Task, Understanding
 from tests import factories
 from tests.conftest import Cast
 
@@ -80,6 +81,7 @@ class ScriptedRouter:
     intents: dict[str, str] = field(default_factory=lambda: dict(INTENTS))
     fingerprint: str = "scripted"
     seen: list[str] = field(default_factory=list)
+    specs: IntentSpecs = field(default_factory=default_specs)  # the shipped registry's
 
     def understand(self, text: str, ctx: Context) -> Understanding:
         self.seen.append(text)

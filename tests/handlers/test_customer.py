@@ -121,8 +121,8 @@ def test_best_effort_with_several_look_alikes_states_it_and_creates_nothing(
     )
     assert turn.outcome.clarify is None and Customer.objects.count() == before
     assert turn.text == (
-        "No pude registrar al cliente: ya hay clientes parecidos registrados y no sé si es alguno "
-        "de ellos. No hice ningún cambio."
+        "No pude dar de alta al cliente: ya hay clientes parecidos registrados y no sé si es "
+        "alguno de ellos. No hice ningún cambio."
     )
 
 

@@ -419,7 +419,7 @@ def test_at_the_limit_a_reply_that_does_not_answer_never_reaches_the_agent(
 
     assert len(agent_requests(server, SCHEDULING)) == 2  # no best-effort run from "no sé"
     assert len(agent_requests(server, ORCHESTRATOR)) == 1
-    assert third.reply.startswith("No pude mover el trabajo: no sé de qué trabajo se trata.")
+    assert third.reply.startswith("No pude reprogramar el trabajo: no sé de qué trabajo se trata.")
     assert third.trace()["clarification"]["verdict"] == "unanswered"
     conversation.refresh_from_db()
     assert "pending_clarification" not in conversation.state

@@ -9,7 +9,7 @@ import zoneinfo
 import pytest
 
 from nlu import Context, Router, Vocabulary, build_router
-from tests.nlu.training_examples import examples
+from tests.nlu.training_examples import examples, specs
 
 TZ = "America/Argentina/Buenos_Aires"
 # Wednesday 18 November 2026, 10:00 in Buenos Aires.
@@ -27,4 +27,4 @@ def ctx() -> Context:
 
 @pytest.fixture(scope="session")
 def router() -> Router:
-    return build_router(examples())
+    return build_router(examples(), specs=list(specs().values()))

@@ -14,8 +14,11 @@ from nlu.finding import asks_to_find, one_typo, same_or_new
 from nlu.normalize import fold
 from nlu.ordering import apply_labelling_rules
 from tests.nlu.conftest import make_context
+from tests.nlu.training_examples import specs
 
 DEFAULTS = Path(__file__).resolve().parents[2] / "agents" / "data" / "default_agents.json"
+
+SPECS = specs()
 
 
 @pytest.mark.parametrize(
@@ -101,11 +104,13 @@ def test_a_search_read_as_a_registration_becomes_the_search() -> None:
         "create_customer", "customer", 0.447, "buscame el cliente Consorcio Av. Cabildo 2150",
         candidates=[("create_customer", 0.447), ("search_customer", 0.445)],
     )  # fmt: skip
-    kept, notes = apply_labelling_rules([misread])
+    kept, notes = apply_labelling_rules([misread], specs=SPECS)
     assert [(t.intent, t.confidence) for t in kept] == [("search_customer", 0.447)]
     assert notes == ["relabelled: search_customer"]
     registration = Task("create_customer", "customer", 0.9, "registrá a Juan y buscale un turno")
-    assert [t.intent for t in apply_labelling_rules([registration])[0]] == ["create_customer"]
+    assert [t.intent for t in apply_labelling_rules([registration], specs=SPECS)[0]] == [
+        "create_customer"
+    ]
 
 
 @pytest.mark.parametrize(

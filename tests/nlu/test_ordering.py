@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from nlu import Entities, Task
 from nlu.ordering import apply_labelling_rules, order_chain
+from nlu.values import IntentSpec
+from tests.nlu.training_examples import specs
+
+SPECS = specs()
 
 
 def _tasks(*intents: str) -> list[Task]:
@@ -11,8 +15,8 @@ def _tasks(*intents: str) -> list[Task]:
 
 
 def _chain(*intents: str) -> list[str]:
-    kept, _notes = apply_labelling_rules(_tasks(*intents))
-    ordered, _moved = order_chain(kept)
+    kept, _notes = apply_labelling_rules(_tasks(*intents), specs=SPECS)
+    ordered, _moved = order_chain(kept, SPECS)
     return [t.intent for t in ordered]
 
 
@@ -62,27 +66,27 @@ def test_duplicates_collapse_unless_they_target_different_entities() -> None:
         Task("book_job", "", 0.9, "a", Entities(customer="Gómez")),
         Task("book_job", "", 0.9, "b", Entities(customer="Sosa")),
     ]
-    kept, _ = apply_labelling_rules(tasks)
+    kept, _ = apply_labelling_rules(tasks, specs=SPECS)
     assert [t.entities.customer for t in kept] == ["Gómez", "Sosa"]
 
 
 def test_order_reports_whether_it_moved_anything() -> None:
-    assert order_chain(_tasks("book_job", "create_customer"))[1]
-    assert not order_chain(_tasks("create_customer", "book_job"))[1]
+    assert order_chain(_tasks("book_job", "create_customer"), SPECS)[1]
+    assert not order_chain(_tasks("create_customer", "book_job"), SPECS)[1]
 
 
 def test_anger_about_the_work_done_is_a_complaint() -> None:
     tasks = [
         Task("frustration_detected", "escalation", 0.7, "ESTOY HARTA, el calefón sigue roto!!!")
     ]
-    kept, notes = apply_labelling_rules(tasks)
+    kept, notes = apply_labelling_rules(tasks, specs=SPECS)
     assert [t.intent for t in kept] == ["complaint"]
     assert notes
 
 
 def test_anger_about_the_conversation_stays_frustration() -> None:
     tasks = [Task("frustration_detected", "escalation", 0.7, "NADIE CONTESTA!!! no doy más")]
-    kept, _ = apply_labelling_rules(tasks)
+    kept, _ = apply_labelling_rules(tasks, specs=SPECS)
     assert [t.intent for t in kept] == ["frustration_detected"]
 
 
@@ -94,13 +98,13 @@ def test_sending_someone_on_a_later_day_is_a_booking() -> None:
         "dispatch", "fleet", 0.7, "mandá a alguien el lunes", Entities(date=today.replace(day=23))
     )
     now = Task("dispatch", "fleet", 0.7, "mandá a alguien ya", Entities(date=today))
-    assert [t.intent for t in apply_labelling_rules([later], today)[0]] == ["book_job"]
-    assert [t.intent for t in apply_labelling_rules([now], today)[0]] == ["dispatch"]
+    assert [t.intent for t in apply_labelling_rules([later], today, specs=SPECS)[0]] == ["book_job"]
+    assert [t.intent for t in apply_labelling_rules([now], today, specs=SPECS)[0]] == ["dispatch"]
 
 
 def _relabelled(text: str, candidates: list[tuple[str, float]]) -> str:
     task = Task("reschedule", "", 0.6, text, Entities(), candidates)
-    return apply_labelling_rules([task])[0][0].intent
+    return apply_labelling_rules([task], specs=SPECS)[0][0].intent
 
 
 def test_moving_the_jobs_of_someone_is_a_bulk_move() -> None:
@@ -121,7 +125,7 @@ def _opens_request(text: str) -> bool:
 def test_an_unclear_lead_into_a_grievance_is_its_setting() -> None:
     lead = Task("technician_sick", "", 0.65, "Jorge Cabrera está furioso")
     grievance = Task("frustration_detected", "", 0.97, "¡el técnico llegó tarde! UNA VERGÜENZA!!!")
-    kept, notes = apply_labelling_rules([lead, grievance], None, _opens_request)
+    kept, notes = apply_labelling_rules([lead, grievance], None, _opens_request, specs=SPECS)
     assert [t.intent for t in kept] == ["complaint"]
     assert any("setting" in note for note in notes)
 
@@ -131,12 +135,29 @@ def test_a_clear_or_verb_led_part_before_a_grievance_stays() -> None:
     asked = Task("dispatch", "", 0.6, "mandá a alguien a lo de Ana")
     grievance = Task("complaint", "", 0.9, "el técnico dejó todo sucio")
     for first in (clear, asked):
-        kept, _ = apply_labelling_rules([first, grievance], None, _opens_request)
+        kept, _ = apply_labelling_rules([first, grievance], None, _opens_request, specs=SPECS)
         assert [t.intent for t in kept] == [first.intent, "complaint"]
 
 
 def test_an_unclear_part_not_followed_by_a_grievance_stays() -> None:
     lead = Task("technician_sick", "", 0.46, "Ramón se siente mal")
     asked = Task("dispatch", "", 0.99, "mandá a alguien a lo de Ledesma")
-    kept, _ = apply_labelling_rules([lead, asked], None, _opens_request)
+    kept, _ = apply_labelling_rules([lead, asked], None, _opens_request, specs=SPECS)
     assert [t.intent for t in kept] == ["technician_sick", "dispatch"]
+
+
+def test_an_intent_the_registry_adds_is_ordered_by_its_spec_alone() -> None:
+    specs = SPECS | {
+        "order_parts": IntentSpec("order_parts", "fleet", writes=True, after=("book_job",)),
+        "site_survey": IntentSpec("site_survey", "fleet", first=True, absorbs=("dispatch",)),
+    }
+    kept, _notes = apply_labelling_rules(
+        _tasks("order_parts", "dispatch", "book_job", "site_survey"), specs=specs
+    )
+    ordered, moved = order_chain(kept, specs)
+    assert moved
+    assert [t.intent for t in ordered] == ["site_survey", "book_job", "order_parts"]
+    # Without the registry's word nothing moves and nothing is absorbed.
+    assert [t.intent for t in order_chain(_tasks("order_parts", "book_job"))[0]] == [
+        "order_parts", "book_job",
+    ]  # fmt: skip

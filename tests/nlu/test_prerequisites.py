@@ -6,10 +6,13 @@ import pytest
 
 from nlu.prerequisites import add_stated, settle_facts
 from nlu.values import Task
+from tests.nlu.training_examples import specs
+
+SPECS = specs()
 
 
 def _chain(intent: str, text: str) -> list[str]:
-    tasks, _added = add_stated([Task(intent, "", 0.9, text)], text)
+    tasks, _added = add_stated([Task(intent, "", 0.9, text)], text, SPECS)
     return [task.intent for task in tasks]
 
 
@@ -59,7 +62,7 @@ def test_a_prerequisite_already_in_the_chain_is_not_added_twice() -> None:
     text = "Diego está enfermo, mové sus trabajos al jueves"
     tasks = [Task("technician_sick", "", 0.9, "Diego está enfermo"),
              Task("bulk_reschedule", "", 0.9, "mové sus trabajos al jueves")]  # fmt: skip
-    kept, added = add_stated(tasks, text)
+    kept, added = add_stated(tasks, text, SPECS)
     assert [t.intent for t in kept] == ["technician_sick", "bulk_reschedule"] and added == []
 
 
@@ -85,7 +88,10 @@ def test_a_job_not_entered_is_not_a_new_customer() -> None:
 def _settled(parts: list[tuple[str, str]]) -> list[str]:
     tasks = [Task(intent, "", 0.9, text) for intent, text in parts]
     opens_a_request = ("agend", "mand", "cargalo", "book")
-    return [t.intent for t in settle_facts(tasks, lambda t: t.lower().startswith(opens_a_request))]
+    return [
+        t.intent
+        for t in settle_facts(tasks, lambda t: t.lower().startswith(opens_a_request), SPECS)
+    ]
 
 
 def test_a_part_that_only_states_a_fact_is_the_fact() -> None:

@@ -6,7 +6,9 @@ checked without the database or the shipped registry file.
 
 from __future__ import annotations
 
+from agents.defaults import default_specs
 from nlu import Example
+from nlu.values import IntentSpecs
 
 _DATA: dict[str, tuple[str, list[str], list[str]]] = {
     "book_job": (
@@ -387,3 +389,9 @@ def examples() -> list[Example]:
         out += [Example(text, intent, agent, "es") for text in spanish]
         out += [Example(text, intent, agent, "en") for text in english]
     return out
+
+
+def specs() -> IntentSpecs:
+    """The shipped intents' specs (ordering, prerequisites, question forms): the registry's
+    defaults file, the one place they are written."""
+    return default_specs()

@@ -1,0 +1,151 @@
+"""Intents as data (issue 24): what the registry says about an intent is all the product knows.
+
+An admin adds an intent with its examples and its facts through the registry (the service the
+agent admin calls) — no code: it is routed, ordered by its prerequisites, tried on the "try an
+utterance" page and answered with its phrase, and, having no handler, it says it cannot do that
+yet and writes nothing. Requiring an entity of a write makes a message without it ask for it.
+These run the real router (trained from the registry) and the real graph.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agents.models import Agent, ToolCall
+from agents.services import agent_save
+from business.models import Job
+from copilot.graph import run_graph
+from copilot.router_cache import router_for
+from copilot.services import conversation_create
+from copilot.tryout import try_utterance
+from nlu.values import Context
+from tests import factories
+from tests.conftest import Cast
+from tests.copilot.conftest import Emitted, make_run
+from tests.nlu.conftest import make_context
+
+pytestmark = pytest.mark.usefixtures("registry")
+
+ORDER_PARTS: dict[str, Any] = {
+    "name": "order_parts",
+    "description": "Order spare parts from the supplier for a job",
+    "examples_es": [
+        "pedí los repuestos del compresor",
+        "encargá un capacitor para el split",
+        "hay que pedir una plaqueta nueva al proveedor",
+        "pedile al proveedor dos termostatos",
+        "encargame las piezas para la caldera",
+        "pedí el repuesto de la bomba",
+        "comprá un motor ventilador para el equipo",
+        "hacé el pedido de repuestos al proveedor",
+    ],
+    "examples_en": [
+        "order the compressor parts",
+        "order a capacitor for the split unit",
+        "we need to order a new board from the supplier",
+        "order two thermostats from the supplier",
+        "buy a fan motor for the unit",
+        "place a parts order with the supplier",
+    ],
+    "writes": True,
+    "after": ["book_job"],
+    "phrase_es": "pedir los repuestos",
+    "phrase_en": "order the parts",
+    "customers": False,
+}
+
+
+def _add_intent(agent: Agent, **changes: Any) -> None:
+    """The admin's save: the agent's intents as they are, plus (or changed by) `changes`."""
+    intents = [
+        {"name": row.name, "examples_es": row.examples_es, "examples_en": row.examples_en,
+         "description": row.description}
+        for row in agent.intents.all()
+    ]  # fmt: skip
+    intents = [i for i in intents if i["name"] != changes.get("name")] + [changes]
+    agent_save(agent=agent, changes={}, intents=intents)
+
+
+def _turn(cast: Cast, text: str) -> dict[str, Any]:
+    conversation = conversation_create(organisation=cast.org, user=cast.operator, channel="panel")
+    return run_graph(make_run(cast.org, cast.operator, conversation, text, Emitted()))
+
+
+def _context() -> Context:
+    return make_context()
+
+
+def test_an_intent_added_in_the_registry_is_routed_ordered_and_never_writes(
+    cast: Cast, registry: dict[str, Agent]
+) -> None:
+    router = router_for(cast.org)
+    assert "order_parts" not in router.intents
+    _add_intent(registry["fleet"], **ORDER_PARTS)
+
+    router = router_for(cast.org)  # the registry changed: retrained, with the new intent's spec
+    alone = router.understand("pedí los repuestos del compresor del split", _context())
+    assert [(t.intent, t.agent) for t in alone.tasks] == [("order_parts", "fleet")]
+    # Its prerequisite comes first, whatever the text's order.
+    chain = router.understand(
+        "pedí los repuestos del compresor y agendale un service a Juan Pérez el lunes a las 10",
+        _context(),
+    )
+    assert [t.intent for t in chain.tasks] == ["book_job", "order_parts"]
+    assert chain.trace["reordered"] is True
+
+    jobs, calls = Job.objects.count(), ToolCall.objects.count()
+    state = _turn(cast, "pedí los repuestos del compresor del split")
+    assert "Todavía no sé hacer eso." in state["reply"]
+    assert (Job.objects.count(), ToolCall.objects.count()) == (jobs, calls)  # nothing written
+
+
+def test_an_added_intent_is_answered_with_its_phrase_in_a_chain(
+    cast: Cast, registry: dict[str, Agent]
+) -> None:
+    factories.make_customer(cast.org, "Juan Pérez")
+    customer = registry["customer"]
+    customer.tools = [*customer.tools, "customer_history"]
+    customer.save()
+    _add_intent(registry["fleet"], **(ORDER_PARTS | {"after": []}))
+    state = _turn(cast, "buscame a Juan Pérez y pedí los repuestos del compresor")
+    assert [r.step.intent for r in state["delegation"].final_runs()] == [
+        "search_customer", "order_parts",
+    ]  # fmt: skip
+    assert "Todavía no sé hacer eso." in state["reply"]
+    assert "Hecho: buscar al cliente. Sin hacer: pedir los repuestos." in state["reply"]
+
+
+def test_the_try_page_shows_an_added_intent_and_its_reply(
+    cast: Cast, registry: dict[str, Agent]
+) -> None:
+    _add_intent(registry["fleet"], **ORDER_PARTS)
+    tried = try_utterance(cast.org, cast.admin, "order the compressor parts for the split")
+    assert [(s.intent, s.agent) for s in tried.steps] == [("order_parts", "fleet")]
+    assert tried.steps[0].reply == "I can't do that yet."
+    assert tried.steps[0].calls == []
+
+
+def test_a_write_that_requires_an_entity_asks_for_it_when_the_message_lacks_it(
+    cast: Cast, registry: dict[str, Agent]
+) -> None:
+    scheduling = registry["scheduling"]
+    book = scheduling.intents.get(name="book_job")
+    assert book.writes and book.requires == []
+    _add_intent(
+        scheduling,
+        name="book_job", description=book.description, examples_es=book.examples_es,
+        examples_en=book.examples_en, requires=["technician"],
+    )  # fmt: skip
+    assert scheduling.intents.get(name="book_job").requires == ["technician"]
+    factories.make_customer(cast.org, "Juan Pérez")
+    jobs = Job.objects.count()
+
+    state = _turn(cast, "agendale un service a Juan Pérez el lunes a las 10")
+
+    (run,) = state["delegation"].final_runs()
+    assert run.step.intent == "book_job"
+    assert run.outcome.clarify is not None and run.outcome.clarify.slot == "technician"
+    assert "Para agendar el trabajo, decime qué técnico." in state["reply"]
+    assert Job.objects.count() == jobs
