@@ -107,6 +107,28 @@ def _local_runners_finish_within_the_test() -> Iterator[None]:
         executor.shutdown(wait=True)
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: None, request: pytest.FixtureRequest) -> Iterator[None]:
+    # pytest-django creates the test database only when a collected test asks for `db`. The demo
+    # e2e modules hold database access themselves (one demo per module), so one of them run
+    # alone would load the demo into — and afterwards flush — the configured database.
+    from django.test.utils import setup_databases, teardown_databases
+    from pytest_django.fixtures import _get_databases_for_setup
+
+    if "default" in _get_databases_for_setup(request.session.items)[0]:
+        yield
+        return
+    from django.db import connections
+
+    blocker = request.getfixturevalue("django_db_blocker")
+    with blocker.unblock():
+        created = setup_databases(verbosity=0, interactive=False, aliases={"default": False})
+    yield
+    with blocker.unblock():
+        connections.close_all()
+        teardown_databases(created, verbosity=0)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _no_lingering_connections(django_db_setup: None, django_db_blocker: Any) -> Iterator[None]:
     # Sockets, runners and async tests query from worker threads, whose connections outlive the
