@@ -12,6 +12,7 @@ from channels.layers import channel_layers
 
 from business.models import Organisation
 from tests import factories
+from tests.clock import clock  # noqa: F401  (the reference clock, for any test that asks)
 
 
 @dataclass

@@ -29,6 +29,7 @@ from llm import scripted
 from llm.models import ModelCall
 from llm.scripted import ScriptedServer, for_tool, tool_calls
 from tests import factories
+from tests.clock import BUENOS_AIRES
 from tests.conftest import Cast
 from tests.copilot.turns import answer
 
@@ -557,6 +558,10 @@ def test_a_write_call_with_broken_arguments_leaves_the_step_failed(
     assert not Job.objects.exists()
     run = AgentRun.objects.get(turn_id=turn.result.turn_id, agent="scheduling")
     assert not run.success
+    # The model did try the booking and did claim it (its claim is what the step falls back on).
+    (step,) = turn.trace()["steps"]
+    assert step["fallback"] == "unbacked_claim"
+    assert len(agent_requests(server, SCHEDULING)) == 2
     assert "No quedó hecho: agendar el trabajo." in turn.reply
 
 
@@ -732,3 +737,69 @@ def test_a_sticky_direct_line_delivers_the_models_agent_answer_verbatim(
 
     closed = ask(cast, conversation, "#salir")
     assert closed.reply == "Línea directa con Finanzas cerrada. Volviste al copiloto."
+
+
+# --- a refused write, and a model that says it worked --------------------------------------
+
+FULL_THURSDAY = "agendale a Juan Pérez una instalación de split el jueves 3 de diciembre a las 10"
+
+
+def _thursday_taken(cast: Cast) -> int:
+    """Juan Pérez, and the only technician busy on Thursday 3 December from 9 to 13."""
+    technician = factories.make_technician(cast.org)
+    juan = factories.make_customer(cast.org, name="Juan Pérez")
+    other = factories.make_customer(cast.org, name="Ana Torres")
+    start = datetime.datetime(2026, 12, 3, 9, tzinfo=BUENOS_AIRES)
+    factories.make_job(cast.org, other, start, hours=4, technician=technician)
+    return juan.pk
+
+
+@pytest.mark.usefixtures("clock")
+@pytest.mark.parametrize("engine", [Organisation.Engine.LLM, Organisation.Engine.HYBRID])
+def test_a_refused_booking_the_model_calls_done_says_why_and_what_is_free(
+    cast: Cast, conversation: Conversation, server: ScriptedServer, engine: str
+) -> None:
+    cast.org.engine = engine
+    cast.org.save(update_fields=["engine"])
+    if engine == Organisation.Engine.HYBRID:  # the embedded reading below the gate: the model
+        Agent.objects.filter(organisation=cast.org, name="scheduling").update(min_confidence=1)
+    juan = _thursday_taken(cast)
+    server.add(
+        tool_calls([call("scheduling", FULL_THURSDAY, intent="book_job")]), when=ORCHESTRATOR
+    )
+    attempt = {"customer_id": juan, "service": "Instalación de split",
+               "start": "2026-12-03T10:00:00"}  # fmt: skip
+    server.add(tool_calls([("job_book", attempt, "c1")]), when=SCHEDULING)
+    server.add(scripted.text("Listo, quedó agendado para el jueves a las 10."), when=SCHEDULING)
+    before = Job.objects.count()
+
+    turn = ask(cast, conversation, FULL_THURSDAY)
+
+    assert Job.objects.count() == before  # nothing was booked, and nothing says it was
+    assert "quedó agendado" not in turn.reply
+    assert "modelo" not in turn.reply and "confiable" not in turn.reply
+    # The refusal's own reason, and the slots that are free instead.
+    assert "No hay ningún técnico libre para ese trabajo en ese horario" in turn.reply
+    assert "Te propongo estos turnos libres" in turn.reply
+    run = AgentRun.objects.get(turn_id=turn.result.turn_id, agent="scheduling")
+    assert not run.success
+    # The model did try the booking and did claim it (its claim is what the step falls back on).
+    (step,) = turn.trace()["steps"]
+    assert step["fallback"] == "unbacked_claim"
+    assert len(agent_requests(server, SCHEDULING)) == 2
+
+
+@pytest.mark.usefixtures("clock")
+def test_on_the_embedded_engine_a_refused_booking_says_why_and_what_is_free(
+    cast: Cast, conversation: Conversation
+) -> None:
+    cast.org.engine = Organisation.Engine.EMBEDDED
+    cast.org.save(update_fields=["engine"])
+    _thursday_taken(cast)
+    before = Job.objects.count()
+
+    turn = ask(cast, conversation, FULL_THURSDAY)
+
+    assert Job.objects.count() == before
+    assert "No hay ningún técnico libre para ese trabajo en ese horario" in turn.reply
+    assert "Te propongo estos turnos libres" in turn.reply
