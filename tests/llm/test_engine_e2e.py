@@ -803,3 +803,27 @@ def test_on_the_embedded_engine_a_refused_booking_says_why_and_what_is_free(
     assert Job.objects.count() == before
     assert "No hay ningún técnico libre para ese trabajo en ese horario" in turn.reply
     assert "Te propongo estos turnos libres" in turn.reply
+
+
+@pytest.mark.usefixtures("clock")
+def test_after_a_write_a_broken_answer_is_replaced_by_what_was_done_and_what_was_refused(
+    cast: Cast, conversation: Conversation, server: ScriptedServer
+) -> None:
+    juan = _thursday_taken(cast)
+    server.add(
+        tool_calls([call("scheduling", FULL_THURSDAY, intent="book_job")]), when=ORCHESTRATOR
+    )
+    free = {"customer_id": juan, "service": "Instalación de split", "start": "2026-12-03T13:00"}
+    taken = {**free, "start": "2026-12-03T10:00"}
+    server.add(tool_calls([("job_book", free, "c1"), ("job_book", taken, "c2")]), when=SCHEDULING)
+    server.add(scripted.text("<|im_end|> Listo <|im_end|>"), when=SCHEDULING)
+    before = set(Job.objects.values_list("pk", flat=True))
+
+    turn = ask(cast, conversation, FULL_THURSDAY)
+
+    [job] = Job.objects.exclude(pk__in=before)
+    (step,) = turn.trace()["steps"]
+    assert step["fallback"] == "not_an_answer"
+    assert turn.reply.startswith(f"Esto quedó hecho: #{job.pk} Instalación de split")
+    assert "No se pudo: No hay ningún técnico para ese trabajo libre a esa hora." in turn.reply
+    assert "modelo" not in turn.reply and "<|im_end|>" not in turn.reply
