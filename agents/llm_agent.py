@@ -399,11 +399,11 @@ def _judged(run: _Run, step: Step) -> Outcome:
 def acted(results: list[tuple[str, ToolResult]]) -> bool:
     """Whether some write tool succeeded (or a repeat returned its first result) or was held."""
     return any(
-        _is_write(name) and (result.ok or held_id(result) is not None) for name, result in results
+        is_write(name) and (result.ok or held_id(result) is not None) for name, result in results
     )
 
 
-def _is_write(name: str) -> bool:
+def is_write(name: str) -> bool:
     """A registry tool that writes (a name the model made up is not one)."""
     try:
         return get_tool(name).category is not Category.SAFE
@@ -456,7 +456,7 @@ def _failed_write(results: list[tuple[str, ToolResult]]) -> str:
     """
     last = dict(results)  # each tool's last result
     for name, result in last.items():
-        if _is_write(name) and not result.ok:
+        if is_write(name) and not result.ok:
             return f"{name}: {result.error or result.summary}"
     return ""
 

@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import connection
 from django.db.models import Case, Model, Prefetch, Q, QuerySet, Value, When
+from django.utils import timezone
 
 from business.models import (
     Absence,
@@ -105,7 +106,7 @@ def get_ticket_for_user(user: AnyUser, pk: object) -> EscalationTicket:
 
 def org_today(organisation: Organisation) -> datetime.date:
     """Today's date where the organisation works, whatever the server's timezone is."""
-    return datetime.datetime.now(ZoneInfo(organisation.timezone)).date()
+    return timezone.now().astimezone(ZoneInfo(organisation.timezone)).date()
 
 
 def local_days(
@@ -758,7 +759,7 @@ def recently_completed_jobs(
 ) -> QuerySet[Job]:
     """Jobs finished in the last `days` days that nobody has followed up yet (no follow-up note
     recorded by `services.job_follow_up_record`), the oldest first so none goes stale."""
-    now = now or datetime.datetime.now(ZoneInfo(organisation.timezone))
+    now = now or timezone.now()
     followed = JobEvent.objects.filter(
         organisation=organisation, kind=JobEvent.Kind.NOTE, data__follow_up=True
     ).values("job_id")
@@ -901,7 +902,7 @@ def unquoted_visits(
 ) -> list[Job]:
     """Visits to diagnose or price a job, finished in the last `days` days, whose customer got
     no quote since: the price they asked for is still owed. Oldest first."""
-    now = now or datetime.datetime.now(ZoneInfo(organisation.timezone))
+    now = now or timezone.now()
     jobs = scoped(Job, organisation).filter(
         status=Job.Status.DONE, completed_at__gte=now - datetime.timedelta(days=days)
     )

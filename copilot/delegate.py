@@ -20,8 +20,10 @@ from django.db import InterfaceError, OperationalError
 from agents import intent_gate
 from agents.base import HANDLERS, Chain, Outcome, PlanLimitReached, Runner, Step
 from agents.events import AgentEndEvent, AgentStartEvent
-from agents.llm_agent import done_summary, run_llm_step
+from agents.llm_agent import acted, done_summary, is_write, run_llm_step
 from agents.models import Agent
+from agents.phrasing import held_id
+from agents.registry import ToolResult
 from business.models import Customer, Job
 from business.selectors import scoped
 from business.services import ticket_create
@@ -365,16 +367,15 @@ def _invoke_llm(
         kind = getattr(exc, "kind", "error")
         logger.warning("agent %s: model failed (%s); embedded handler answers", step.agent, kind)
         model.say.retract(kind)  # what it streamed is replaced below: the panel marks it
-        if runner.wrote:
-            # Re-running could write twice: say, by record, what was done and that it stopped.
-            done = done_summary(runner.results, runner.language)
-            text = stopped_midway(kind, runner.language) + (
-                runner.t(es=f" Esto quedó hecho: {done}.", en=f" This part got done: {done}.")
-                if done
-                else ""
+        if acted(runner.results):
+            # Re-running could write twice: say, by record, what was done and what was refused.
+            outcome = Outcome(
+                text=stopped_text(kind, runner), success=False, error=f"model failed: {kind}"
             )
-            outcome = Outcome(text=text, success=False, error=f"model failed: {kind}")
             return outcome, False, False, False, kind, runner
+        # Nothing changed (only reads, or writes the service refused, e.g. "no technician is
+        # free then"): the step's handler answers it again, with the refusal's own reason and
+        # its alternatives (the free slots, the missing field), as on the embedded engine.
         fresh = Runner(runner.ctx, runner.chain, runner.agent, step)
         fresh.best_effort, fresh.tokens_in, fresh.tokens_out = (
             runner.best_effort, runner.tokens_in, runner.tokens_out,
@@ -383,15 +384,39 @@ def _invoke_llm(
         return outcome, permanent, limited, False, kind, fresh
 
 
+def stopped_text(kind: str, runner: Runner) -> str:
+    """An llm step that stopped after writing something: why it stopped (when the model's
+    answer was not usable, that is no news for the operator), what got done, by record, and
+    each write the service refused, in the tool's own words."""
+    done = done_summary(runner.results, runner.language)
+    lines = [] if kind in UNUSABLE_ANSWER else [stopped_midway(kind, runner.language)]
+    if done:
+        lines.append(runner.t(es=f"Esto quedó hecho: {done}.", en=f"This part got done: {done}."))
+    for reason in refused_writes(runner.results):
+        lines.append(runner.t(es=f"No se pudo: {reason}", en=f"Not done: {reason}"))
+    return " ".join(lines)
+
+
+UNUSABLE_ANSWER = frozenset({"not_an_answer", "unbacked_claim"})
+
+
+def refused_writes(results: list[tuple[str, ToolResult]]) -> list[str]:
+    """The reasons of the write calls that failed, as their tools gave them (once each)."""
+    reasons = [
+        (result.error or result.summary).strip()
+        for name, result in results
+        if not result.ok and held_id(result) is None and is_write(name)
+    ]
+    return [
+        reason if reason.endswith((".", "!", "?")) else f"{reason}."
+        for reason in dict.fromkeys(reasons)
+        if reason
+    ]
+
+
 def stopped_midway(kind: str, language: str) -> str:
     """Why an llm step stopped after writing something, in plain words."""
     en = language == "en"
-    if kind in ("not_an_answer", "unbacked_claim"):
-        return (
-            "The model's answer could not be trusted, so it is not shown."
-            if en
-            else "La respuesta del modelo no era confiable y no la muestro."
-        )
     if kind in ("budget", "turn_deadline", "deadline", "length"):
         return (
             "The model used up the time or tokens this request may take."

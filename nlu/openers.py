@@ -56,6 +56,20 @@ ATTRIBUTES = word_set(
     phone number numero
     """
 )
+# A clause that says where someone lives or a place is ("vive en Cabildo 500", "con domicilio en
+# ...", "en la calle Thames 1200", "she lives at 12 Main St", "located at ...") is the address of
+# the record the request before it names: a detail, like "dirección ..." (ATTRIBUTES).
+_ADDRESS_CUE = re.compile(
+    r"(?:con\s+|with\s+)?(?:(?:el|la|su|the|his|her|their)\s+)?"
+    r"(?:(?:cliente|clienta|customer|client|she|he|they|it)\s+)?"
+    r"(?:(?:vive|viven|vivia|queda|quedan|esta\s+ubicad[oa]|se\s+mudo|se\s+mudaron|"
+    r"lives?|living|is\s+located|located|moved|domicilio|direccion)\s+(?:en|at|on|in|a|to|es|is)"
+    r"|en\s+(?:la\s+)?(?:calle|avenida|av|pasaje|pje|diagonal|ruta)"
+    r"|(?:calle|street|address|domicilio|direccion))\b"
+)
+# "…vive en Av. Cabildo 3500, CABA, y agendale…": a place alone before a comma ("CABA", "Villa
+# Crespo", "Lanús") ends the address before it; the request opens after the comma.
+_PLACE_CLAUSE = re.compile(r"\s*((?:[A-ZÁÉÍÓÚÑ][\w.'-]*\s+){0,2}[A-ZÁÉÍÓÚÑ][\w.'-]*)\s*,")
 # Questions start requests too, typed with or without their accents.
 _QUESTION = word_set(
     """
@@ -129,6 +143,14 @@ def _imperative(word: str) -> bool:
     return bool(_CLITIC_IMPERATIVE.match(fold(word)))
 
 
+def _place_first(text: str, openers: frozenset[str]) -> bool:
+    match = _PLACE_CLAUSE.match(text)
+    if match is None:
+        return False
+    words = match.group(1).split()
+    return not any(_imperative(w) or w.lower() in openers or fold(w) in _QUESTION for w in words)
+
+
 def _reports(words: list[str]) -> bool:
     """Does the clause tell about someone (see _REPORTS)? A third-person preterite ("ya pagó",
     "se quejó", "aprobó") tells too."""
@@ -156,7 +178,9 @@ def how_it_starts(text: str, openers: frozenset[str]) -> Opening:
     words = _real_words(text)
     if not words:
         return "other"
-    if fold(words[0]) in ATTRIBUTES:
+    if fold(words[0]) in ATTRIBUTES or _ADDRESS_CUE.match(" ".join(fold(w) for w in words)):
+        return "detail"
+    if _place_first(text, openers):
         return "detail"
     imperative = any(_imperative(w) for w in words[:5])
     raw = _WORD.findall(text.lower())

@@ -12,6 +12,7 @@ from channels.layers import channel_layers
 
 from business.models import Organisation
 from tests import factories
+from tests.clock import clock  # noqa: F401  (the reference clock, for any test that asks)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -114,6 +115,28 @@ def _local_runners_finish_within_the_test() -> Iterator[None]:
     executor, tasks._executor = tasks._executor, None
     if executor is not None:
         executor.shutdown(wait=True)
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: None, request: pytest.FixtureRequest) -> Iterator[None]:
+    # pytest-django creates the test database only when a collected test asks for `db`. The demo
+    # e2e modules hold database access themselves (one demo per module), so one of them run
+    # alone would load the demo into — and afterwards flush — the configured database.
+    from django.test.utils import setup_databases, teardown_databases
+    from pytest_django.fixtures import _get_databases_for_setup
+
+    if "default" in _get_databases_for_setup(request.session.items)[0]:
+        yield
+        return
+    from django.db import connections
+
+    blocker = request.getfixturevalue("django_db_blocker")
+    with blocker.unblock():
+        created = setup_databases(verbosity=0, interactive=False, aliases={"default": False})
+    yield
+    with blocker.unblock():
+        connections.close_all()
+        teardown_databases(created, verbosity=0)
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -63,8 +63,15 @@ _STREET = rf"(?P<street>(?:{_STREET_WORD}\s+)?[{_UPPER}0-9]{_WORDISH}*?\s\d{{1,5
 _ADDRESS_PATTERNS = (
     # "en Av. Mitre 1234, Lanús", "dirección: Corrientes 1234", "lives at Mitre 55"
     re.compile(
-        r"(?i:\b(?:en|calle|direcci[oó]n|domicilio|address|at|lives at|vive en|se mud[oó] a|"
-        rf"moved to))\s*:?\s+{_STREET}{_TAIL}"
+        r"(?i:\b(?:en|calle|direcci[oó]n(?:\s+es)?|domicilio(?:\s+es)?|address(?:\s+is)?|at|"
+        rf"lives at|vive en|se mud[oó] a|moved to))\s*:?\s+{_STREET}{_TAIL}"
+    ),
+    # "lives at 2100 Santa Fe Ave, CABA", "address: 12 Main St": English puts the number first.
+    re.compile(
+        r"(?i:\b(?:address|at|on|lives at|lives on|moved to)(?:\s+is)?)\s*:?\s+"
+        rf"(?P<street>\d{{1,5}}\s+[{_UPPER}][\w'.]*(?:\s+[{_UPPER}][\w'.]*){{0,3}}\s+"
+        r"(?:St|Street|Ave|Avenue|Rd|Road|Blvd|Boulevard|Dr|Drive|Ln|Lane|Way|Pl|Place|Ct)\b\.?)"
+        rf"{_TAIL}"
     ),
     # "Av. Mitre 1234" anywhere: the street word says it is an address.
     re.compile(rf"(?<!\w)(?P<street>{_STREET_WORD}\s+[{_UPPER}0-9]{_WORDISH}*?\s\d{{1,5}}){_TAIL}"),

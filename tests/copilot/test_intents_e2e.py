@@ -19,9 +19,10 @@ SQLite snapshot taken right after the load (the backup API copies it in a few mi
 each test sees the pristine demo and tests never depend on each other. The trained router is
 cached for the module (its fingerprint still guards it). Other databases reload the demo.
 
-Days are computed from today (the demo is seeded relative to today), so the messages name real
-days of the coming week whatever day the suite runs. Customers' names are fixed by the demo's
-seed; jobs are picked from the records (e.g. "a customer with exactly one open job").
+Days are computed from today on the reference clock (tests/clock.py: the demo is seeded relative
+to it), so the messages name the same days of the coming week whatever day the suite runs.
+Customers' names are fixed by the demo's seed; jobs are picked from the records (e.g. "a
+customer with exactly one open job").
 
 Cases the product gets wrong are kept, marked `xfail(strict=True)` with what is wrong.
 """
@@ -73,6 +74,7 @@ from copilot.models import AgentRun, Conversation, Message
 from copilot.services import conversation_create
 from copilot.turn import TurnResult
 from nlu.normalize import fold
+from tests.clock import reference_clock
 from tests.copilot.conftest import INTENTS
 from tests.copilot.turns import answer as answer_message
 
@@ -145,8 +147,9 @@ def open_demo_database(django_db_blocker: Any) -> Iterator[DemoDatabase]:
     """The demo, loaded once for a module. The turn runs in worker threads with their own
     connections, so the data must be committed: the module holds database access itself
     instead of wrapping each test in a transaction. Afterwards the database is left as the
-    module found it."""
-    with django_db_blocker.unblock():
+    module found it. The module runs on the reference clock (tests/clock.py): the demo, the
+    messages' days and the expectations are the same whatever day the suite runs."""
+    with reference_clock(), django_db_blocker.unblock():
         database = DemoDatabase()
         database.load()
         try:

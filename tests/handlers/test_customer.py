@@ -46,6 +46,32 @@ def test_create_customer_reads_phone_address_and_cuit_from_the_text(desk: Desk, 
     assert turn.tools == ["cuit_check", "customer_create"]
 
 
+@pytest.mark.parametrize(
+    ("text", "street", "city"),
+    [
+        ("registrá a Ana Torres, tel 11 4567-1234, vive en Av. Mitre 1234, Lanús",
+         "Av. Mitre 1234", "Lanús"),
+        ("registrá a Ana Torres con domicilio en Av. Mitre 1234, Lanús", "Av. Mitre 1234", "Lanús"),
+        ("dá de alta a Ana Torres, domicilio: Mitre 1234, Lanús", "Mitre 1234", "Lanús"),
+        ("registrá a Ana Torres, su dirección es Mitre 1234, Lanús", "Mitre 1234", "Lanús"),
+        ("registrá a Ana Torres, en la calle Mitre 1234, Lanús", "Mitre 1234", "Lanús"),
+        ("register Ana Torres, she lives at 1234 Mitre Ave, Lanús", "1234 Mitre Ave", "Lanús"),
+        ("register Ana Torres, address Av. Mitre 1234, Lanús", "Av. Mitre 1234", "Lanús"),
+        ("register Ana Torres, her address is 1234 Mitre St, Lanús", "1234 Mitre St", "Lanús"),
+    ],
+)  # fmt: skip
+def test_create_customer_reads_the_address_however_it_is_introduced(
+    desk: Desk, shop: Shop, text: str, street: str, city: str
+) -> None:
+    turn = _create(desk, text, customer="Ana Torres")
+
+    assert turn.outcome.success, turn.outcome.error
+    ana = Customer.objects.get(organisation=shop.juan.organisation, name="Ana Torres")
+    address = ana.primary_address
+    assert address is not None
+    assert (address.street, address.city, address.zone) == (street, city, "Sur")
+
+
 def test_a_likely_duplicate_is_a_question_not_a_second_customer(desk: Desk, shop: Shop) -> None:
     org = shop.juan.organisation
     turn = _create(desk, "alta de Juan Peres", customer="Juan Peres", language="en")

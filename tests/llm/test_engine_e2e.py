@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from django.utils import timezone
 
 from agents.models import Agent
 from agents.services import agents_install_defaults
@@ -29,11 +30,13 @@ from llm import scripted
 from llm.models import ModelCall
 from llm.scripted import ScriptedServer, for_tool, tool_calls
 from tests import factories
+from tests.clock import BUENOS_AIRES
 from tests.conftest import Cast
 from tests.copilot.turns import answer
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),  # the turn and its concurrent steps run in threads
+    pytest.mark.usefixtures("clock"),  # "mañana", "el jueves": the reference clock's days
 ]
 
 ORCHESTRATOR = for_tool("ask_scheduling")
@@ -493,7 +496,7 @@ BOOKING = "agendale a Juan Pérez una instalación de split el jueves a las 10"
 
 def _weekday_at_ten() -> str:
     """The next Monday–Saturday after today, at 10:00 (the technician's working days)."""
-    day = datetime.date.today() + datetime.timedelta(days=1)
+    day = timezone.localdate() + datetime.timedelta(days=1)
     while day.weekday() == 6:
         day += datetime.timedelta(days=1)
     return f"{day.isoformat()}T10:00:00"
@@ -732,3 +735,90 @@ def test_a_sticky_direct_line_delivers_the_models_agent_answer_verbatim(
 
     closed = ask(cast, conversation, "#salir")
     assert closed.reply == "Línea directa con Finanzas cerrada. Volviste al copiloto."
+
+
+# --- a refused write, and a model that says it worked --------------------------------------
+
+FULL_THURSDAY = "agendale a Juan Pérez una instalación de split el jueves 3 de diciembre a las 10"
+
+
+def _thursday_taken(cast: Cast) -> int:
+    """Juan Pérez, and the only technician busy on Thursday 3 December from 9 to 13."""
+    technician = factories.make_technician(cast.org)
+    juan = factories.make_customer(cast.org, name="Juan Pérez")
+    other = factories.make_customer(cast.org, name="Ana Torres")
+    start = datetime.datetime(2026, 12, 3, 9, tzinfo=BUENOS_AIRES)
+    factories.make_job(cast.org, other, start, hours=4, technician=technician)
+    return juan.pk
+
+
+@pytest.mark.parametrize("engine", [Organisation.Engine.LLM, Organisation.Engine.HYBRID])
+def test_a_refused_booking_the_model_calls_done_says_why_and_what_is_free(
+    cast: Cast, conversation: Conversation, server: ScriptedServer, engine: str
+) -> None:
+    cast.org.engine = engine
+    cast.org.save(update_fields=["engine"])
+    if engine == Organisation.Engine.HYBRID:  # the embedded reading below the gate: the model
+        Agent.objects.filter(organisation=cast.org, name="scheduling").update(min_confidence=1)
+    juan = _thursday_taken(cast)
+    server.add(
+        tool_calls([call("scheduling", FULL_THURSDAY, intent="book_job")]), when=ORCHESTRATOR
+    )
+    attempt = {"customer_id": juan, "service": "Instalación de split",
+               "start": "2026-12-03T10:00:00"}  # fmt: skip
+    server.add(tool_calls([("job_book", attempt, "c1")]), when=SCHEDULING)
+    server.add(scripted.text("Listo, quedó agendado para el jueves a las 10."), when=SCHEDULING)
+    before = Job.objects.count()
+
+    turn = ask(cast, conversation, FULL_THURSDAY)
+
+    assert Job.objects.count() == before  # nothing was booked, and nothing says it was
+    assert "quedó agendado" not in turn.reply
+    assert "modelo" not in turn.reply and "confiable" not in turn.reply
+    # The refusal's own reason, and the slots that are free instead.
+    assert "No hay ningún técnico libre para ese trabajo en ese horario" in turn.reply
+    assert "Te propongo estos turnos libres" in turn.reply
+    run = AgentRun.objects.get(turn_id=turn.result.turn_id, agent="scheduling")
+    assert not run.success
+    # The model did try the booking and did claim it (its claim is what the step falls back on).
+    (step,) = turn.trace()["steps"]
+    assert step["fallback"] == "unbacked_claim"
+    assert len(agent_requests(server, SCHEDULING)) == 2
+
+
+def test_on_the_embedded_engine_a_refused_booking_says_why_and_what_is_free(
+    cast: Cast, conversation: Conversation
+) -> None:
+    cast.org.engine = Organisation.Engine.EMBEDDED
+    cast.org.save(update_fields=["engine"])
+    _thursday_taken(cast)
+    before = Job.objects.count()
+
+    turn = ask(cast, conversation, FULL_THURSDAY)
+
+    assert Job.objects.count() == before
+    assert "No hay ningún técnico libre para ese trabajo en ese horario" in turn.reply
+    assert "Te propongo estos turnos libres" in turn.reply
+
+
+def test_after_a_write_a_broken_answer_is_replaced_by_what_was_done_and_what_was_refused(
+    cast: Cast, conversation: Conversation, server: ScriptedServer
+) -> None:
+    juan = _thursday_taken(cast)
+    server.add(
+        tool_calls([call("scheduling", FULL_THURSDAY, intent="book_job")]), when=ORCHESTRATOR
+    )
+    free = {"customer_id": juan, "service": "Instalación de split", "start": "2026-12-03T13:00"}
+    taken = {**free, "start": "2026-12-03T10:00"}
+    server.add(tool_calls([("job_book", free, "c1"), ("job_book", taken, "c2")]), when=SCHEDULING)
+    server.add(scripted.text("<|im_end|> Listo <|im_end|>"), when=SCHEDULING)
+    before = set(Job.objects.values_list("pk", flat=True))
+
+    turn = ask(cast, conversation, FULL_THURSDAY)
+
+    [job] = Job.objects.exclude(pk__in=before)
+    (step,) = turn.trace()["steps"]
+    assert step["fallback"] == "not_an_answer"
+    assert turn.reply.startswith(f"Esto quedó hecho: #{job.pk} Instalación de split")
+    assert "No se pudo: No hay ningún técnico para ese trabajo libre a esa hora." in turn.reply
+    assert "modelo" not in turn.reply and "<|im_end|>" not in turn.reply

@@ -165,3 +165,60 @@ def test_the_request_verb_decides_between_close_readings(router: Router) -> None
     assert verbs._by_verb("Facturale a Jorge el último trabajo", close)[0] == "generate_invoice"
     assert verbs._by_verb("Facturale a Jorge el último trabajo", far)[0] == "search_customer"
     assert verbs._by_verb("Buscame a Jorge", close)[0] == "search_customer"
+
+
+# "Registrá a …, vive en …, CABA, y agendale …": however the address is introduced, it stays with
+# the registration (a clause that gives an address, or the town after it, never opens a request),
+# and the booking is the part that starts with its own verb.
+ADDRESS_CHAINS = [
+    ("Registrá a Rocío Almada con tel 11 5566-7788, vive en Av. Cabildo 3500, CABA, y agendale "
+     "un service de split para el jueves a las 10", "Av. Cabildo 3500, CABA"),
+    ("Registrá a Rocío Almada, teléfono 11 5566-7788, vive en Cabildo 3500, Belgrano, y "
+     "agendale un service de split el jueves a las 10", "Cabildo 3500, Belgrano"),
+    ("Dá de alta a Rocío Almada, tel 11 5566-7788, domicilio Av. Cabildo 3500, CABA, y "
+     "agendale una visita el jueves a las 10", "domicilio Av. Cabildo 3500, CABA"),
+    ("Registrá a Rocío Almada, cel 11 5566-7788, con dirección en Av. Cabildo 3500, Lanús, y "
+     "agendale un service de split el jueves a las 10", "Av. Cabildo 3500, Lanús"),
+    ("Cliente nuevo: Rocío Almada, tel 11 5566-7788, en la calle Thames 1200, Palermo, y "
+     "agendale una visita el jueves a las 10", "calle Thames 1200, Palermo"),
+    ("Register Martin Whitfield, phone 11 4422-1188, he lives at 2100 Santa Fe Ave, CABA, and "
+     "book him a split service on Thursday at 10", "2100 Santa Fe Ave, CABA"),
+    ("Register Martin Whitfield, phone 11 4422-1188, address Av. Santa Fe 2100, CABA, and book "
+     "him a split service on Thursday at 10", "Av. Santa Fe 2100, CABA"),
+    ("Register Martin Whitfield, phone 11 4422-1188, lives on Av. Santa Fe 2100, Lanús, and "
+     "book him a split service on Thursday at 10", "Av. Santa Fe 2100, Lanús"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "address"), ADDRESS_CHAINS)
+def test_an_address_clause_stays_with_the_registration(
+    text: str, address: str, router: Router, ctx: Context
+) -> None:
+    create, book = router.understand(text, ctx).tasks
+
+    assert (create.intent, book.intent) == ("create_customer", "book_job")
+    assert create.text.endswith(address)
+    assert book.text.split()[0] in ("agendale", "book")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "vive en Av. Cabildo 3500",
+        "con domicilio en Cabildo 500",
+        "en la calle Thames 1200",
+        "she lives at 12 Main St",
+        "lives on Santa Fe 2100",
+        "CABA, y agendale",
+        "Villa Crespo, y agendale",
+    ],
+)
+def test_an_address_or_its_town_is_a_detail(text: str) -> None:
+    assert how_it_starts(text, OPENERS) == "detail"
+
+
+@pytest.mark.parametrize(
+    "text", ["agendale el jueves", "Agendale, porfa, a Juan", "si está, agendale", "book him"]
+)
+def test_a_request_still_opens_a_request(text: str) -> None:
+    assert how_it_starts(text, OPENERS) == "request"

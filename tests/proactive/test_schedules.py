@@ -238,6 +238,7 @@ def test_an_admin_edits_the_time_in_the_admin_and_bad_values_are_refused(cast: C
     assert (task.crontab.hour, task.crontab.day_of_week) == ("6", "1,3-5")
 
 
+@pytest.mark.usefixtures("clock")  # the detectors' "now" and the November moment below agree
 def test_equipment_due_and_in_the_campaign_is_offered_one_visit(cast: Cast) -> None:
     customer = factories.make_customer(cast.org)
     factories.make_equipment(cast.org, customer, last_service_on=_months_ago(14))
