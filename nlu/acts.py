@@ -146,6 +146,14 @@ def cues(text: str) -> list[str]:
     return found
 
 
+def imperative(text: str) -> bool:
+    """Some word of the message is a request verb ("mandalo", "agendá", "send"), anywhere."""
+    tokens = _content(text)
+    return bool(_ACCENTED_IMPERATIVE.search(text)) or any(
+        t in _IMPERATIVE_WORDS or _CLITIC_IMPERATIVE.match(t) for t in tokens
+    )
+
+
 def _model_text(text: str) -> str:
     """The folded text, the cues (twice: they outweigh a topic's words) and where the message
     starts and ends ("fw_me", "f2_me_agendas", "lw_mañana"): the act is mostly in the opening.
