@@ -154,7 +154,8 @@ def _settle_doubt(
     """A doubtful write (copilot/write_gate.py) runs the best reading that writes nothing, or
     asks which reading was meant; None when the step is not doubtful (or only lacks what its
     handler will ask for). Like `_run_one`: False when the replacement still has to run."""
-    doubt = _doubt(agent, step, done, sources.get(step.index, "classifier"))
+    source = sources.get(step.index, "classifier")
+    doubt = _doubt(agent, step, done, source, state, run.ctx.text)
     if not doubt:
         return None
     intent_agents = state["reading"].intent_agents
@@ -176,11 +177,30 @@ def writes(intent: str) -> bool:
     return intent in WRITE_INTENTS
 
 
-def _doubt(agent: Agent, step: Step, done: Delegation, source: str) -> str:
+def _doubt(
+    agent: Agent, step: Step, done: Delegation, source: str, state: TurnState, message: str
+) -> str:
     """Why this step must not run as read (copilot/write_gate.py), or ""."""
+    if source == "model":
+        if not writes(step.intent):
+            return ""
+        ranked = _embedded_readings(state)
+        support = max((score for intent, score in ranked if intent == step.intent), default=0.0)
+        step.candidates = [c for c in ranked if c[0] != step.intent]  # what the question offers
+        return write_gate.doubt_model(step, message, support)
     if writes(step.intent):
         return write_gate.doubt(agent, step, done.chain.state, lifted=source == "continuation")
     return "vague" if write_gate.vague(step) else ""
+
+
+def _embedded_readings(state: TurnState) -> list[tuple[str, float]]:
+    """The embedded reading's intents and candidates, best first."""
+    ranked = [
+        pair
+        for task in state["reading"].understanding.tasks
+        for pair in [(task.intent, task.confidence), *task.candidates]
+    ]
+    return sorted(ranked, key=lambda pair: -pair[1])
 
 
 def ask_readings(

@@ -61,6 +61,10 @@ CUSTOMER_SUBJECT = frozenset(
 SUBJECT_KEYS = (CUSTOMER_ID, CUSTOMER_LABEL, JOB_ID, JOB_LABEL)
 # An offered slot: a line with a clock time ("viernes 04/12 11:00 con Diego Fernández").
 _SLOT = re.compile(r"\b\d{1,2}:\d{2}\b")
+_JOB_NUMBER = re.compile(r"#\d")
+# Intents whose answer may list free slots to pick from (availability; a refused booking or
+# move offers the next ones).
+OFFERS_SLOTS = frozenset({"check_availability", "book_job", "reschedule"})
 # Writes that leave a job a correction in the next message may move (never book it twice).
 JOB_WRITES = frozenset({"book_job", "reschedule"})
 # Words that point back to something already said (folded): clitic pronouns on a verb
@@ -307,11 +311,14 @@ def _picks_offered(
     recent = state["memory"].recent
     said = next((m for m in reversed(recent) if m.role != "user"), None)
     asked = next((m.text for m in reversed(recent) if m.role == "user"), "")
-    slots = [line for line in choices.option_lines(said.text if said else "") if _SLOT.search(line)]
+    last = state["memory"].state.get(wm.LAST_INTENTS, [])
+    if not OFFERS_SLOTS & set(last):  # a list of jobs ("#12 … 08:00") is not a list of slots
+        return False
+    lines = choices.option_lines(said.text if said else "")
+    slots = [line for line in lines if _SLOT.search(line) and not _JOB_NUMBER.search(line)]
     if not slots or read_act(run.ctx.text).act != "choice":
         return False
     chosen = choices.pick(run.ctx.text, slots)
-    last = state["memory"].state.get(wm.LAST_INTENTS, [])
     intent = "reschedule" if "reschedule" in last else "book_job"
     agent = reading.intent_agents.get(intent, "")
     if chosen is None or agent not in run.agents:

@@ -72,6 +72,20 @@ def doubt(agent: Agent, step: Step, subject: dict[str, Any], *, lifted: bool = F
     return ""
 
 
+def doubt_model(step: Step, message: str, support: float) -> str:
+    """Why a write the orchestrator model asked for is doubtful, or "": the operator's message
+    is a question, or a statement the embedded reading hardly supports (`support`, its score
+    for that intent) — in hybrid the model reads exactly the messages the router is unsure of."""
+    if step.intent in NEVER_HELD:
+        return ""
+    act = read_act(message)
+    if act.act == "question" and act.confidence >= QUESTION_FLOOR and not asks_to_act(message):
+        return "question"
+    if act.act == "statement" and support < STATEMENT_FLOOR:
+        return "statement"
+    return ""
+
+
 def _names_a_job(step: Step, subject: dict[str, Any]) -> bool:
     found = step.entities
     named = found.job_id or found.customer or found.technician or found.date or found.address
