@@ -56,6 +56,25 @@ _KINDS = {
 }  # fmt: skip
 
 
+# "Which reading did you mean?" (copilot/write_gate.py): the slot carries the intents offered,
+# in the order the question lists them ("reading:assign_vehicle,check_availability").
+READING = "reading"
+
+
+def reading_slot(intents: list[str]) -> str:
+    return f"{READING}:{','.join(intents)}"
+
+
+def readings_of(slot: str) -> list[str]:
+    """The intents a reading question offered, in order; [] for any other slot."""
+    kind, _, listed = slot.partition(":")
+    return [intent for intent in listed.split(",") if intent] if kind == READING else []
+
+
+def _kind(slot: str) -> str:
+    return _CHOICE if readings_of(slot) else _KINDS.get(slot, "")
+
+
 def max_clarifications() -> int:
     return int(getattr(settings, "COPILOT_MAX_CLARIFICATIONS", 2))
 
@@ -167,7 +186,7 @@ def judge(reply: str, pending: Pending, heard: Heard) -> Verdict:
 
 def _points_at(reply: str, pending: Pending) -> bool:
     """It names a listed option by place or id, or says yes/no to a yes/no question."""
-    kind = _KINDS.get(pending.slot, "")
+    kind = _kind(pending.slot)
     return answers.points_at_option(reply, pending.question) or (
         kind == _YES_NO and answers.yes_or_no(reply)
     )
@@ -175,7 +194,7 @@ def _points_at(reply: str, pending: Pending) -> bool:
 
 def fits_slot(reply: str, pending: Pending, entities: Entities) -> bool:
     """The reply is of the type the question's slot needs (content aside from its kind)."""
-    kind = _KINDS.get(pending.slot, "")
+    kind = _kind(pending.slot)
     listed = bool(answers.options_of(pending.question))
     if listed and answers.names_option(reply, pending.question):
         return True  # one of the listed options (free slots of a date question too)

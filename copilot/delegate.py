@@ -27,6 +27,7 @@ from agents.registry import ToolResult
 from business.models import Customer, Job
 from business.selectors import scoped
 from business.services import ticket_create
+from copilot import write_gate
 from copilot.services import agent_run_record
 from copilot.state import Delegation, StepRun, TurnRun, TurnState, Waiting
 from copilot.streaming import Writer, concurrency_limit, run_concurrently
@@ -37,6 +38,10 @@ logger = logging.getLogger(__name__)
 LLM = "llm"
 MAX_YIELDS = 2
 FALLBACK_INTENT = "unknown"
+# Steps the write gate judges (copilot/write_gate.py): what the router or a model read. A
+# directive, an answer to a question, a signal or an obligation is not a guess.
+JUDGED_SOURCES = frozenset({"classifier", "continuation", "model"})
+ASKED = "doubt"  # the source of a step that asked which reading was meant
 # Errors that may go away on a retry; anything else a handler raises is a bug (permanent).
 TRANSIENT_ERRORS = (OperationalError, InterfaceError, TimeoutError, ConnectionError)
 
@@ -86,6 +91,8 @@ def run_chain(run: TurnRun, state: TurnState) -> Delegation:
         finished = _run_one(run, state, done, done.steps[cursor], sources, rerouted)
         if finished:
             cursor += 1
+    for key, value in route.aside.items():  # an organisation-wide question kept it aside
+        done.chain.state.setdefault(key, value)
     return done
 
 
@@ -104,6 +111,10 @@ def _run_one(
         outcome = Outcome(text="", success=False, error=f"agent {step.agent} is not enabled")
         _keep(done, StepRun(step=step, outcome=outcome, label=step.agent, ran=False))
         return True
+    if source in JUDGED_SOURCES:
+        settled = _settle_doubt(run, state, done, agent, step, sources)
+        if settled is not None:
+            return settled
     if gated(agent, step):
         result = yield_step(run, done.chain.language, agent, step, source)
     else:
@@ -131,6 +142,84 @@ def _run_one(
     sources[step.index] = "reroute"
     rerouted.add(step.index)
     return False
+
+
+def _settle_doubt(
+    run: TurnRun,
+    state: TurnState,
+    done: Delegation,
+    agent: Agent,
+    step: Step,
+    sources: dict[int, str],
+) -> bool | None:
+    """A doubtful write (copilot/write_gate.py) runs the best reading that writes nothing, or
+    asks which reading was meant; None when the step is not doubtful (or only lacks what its
+    handler will ask for). Like `_run_one`: False when the replacement still has to run."""
+    source = sources.get(step.index, "classifier")
+    doubt = _doubt(agent, step, done, source, state, run.ctx.text)
+    if not doubt:
+        return None
+    intent_agents = state["reading"].intent_agents
+    quiet = write_gate.quiet_reading(
+        step, intent_agents, run.agents, lambda intent: writes(state, intent)
+    )
+    if quiet is not None and doubt != "vague":
+        done.steps[step.index] = quiet
+        sources[step.index] = "act"
+        return False
+    if doubt == "entities":
+        return None  # its handler asks for what is missing, in its own words
+    readings = write_gate.offered(step, intent_agents, run.agents)
+    _keep(done, ask_readings(run, done.chain.language, agent, step, readings, doubt))
+    return True
+
+
+def writes(state: TurnState, intent: str) -> bool:
+    """Whether a step of this intent writes, as the registry says (the reading's intent specs):
+    the one place the delegate asks."""
+    spec = state["reading"].specs.get(intent)
+    return spec is not None and spec.writes
+
+
+def _doubt(
+    agent: Agent, step: Step, done: Delegation, source: str, state: TurnState, message: str
+) -> str:
+    """Why this step must not run as read (copilot/write_gate.py), or ""."""
+    if source == "model":
+        if not writes(state, step.intent):
+            return ""
+        ranked = _embedded_readings(state)
+        support = max((score for intent, score in ranked if intent == step.intent), default=0.0)
+        step.candidates = [c for c in ranked if c[0] != step.intent]  # what the question offers
+        return write_gate.doubt_model(step, message, support)
+    if writes(state, step.intent):
+        return write_gate.doubt(agent, step, done.chain.state, lifted=source == "continuation")
+    return "vague" if write_gate.vague(step) else ""
+
+
+def _embedded_readings(state: TurnState) -> list[tuple[str, float]]:
+    """The embedded reading's intents and candidates, best first."""
+    ranked = [
+        pair
+        for task in state["reading"].understanding.tasks
+        for pair in [(task.intent, task.confidence), *task.candidates]
+    ]
+    return sorted(ranked, key=lambda pair: -pair[1])
+
+
+def ask_readings(
+    run: TurnRun, language: str, agent: Agent, step: Step, readings: list[str], doubt: str
+) -> StepRun:
+    """The doubtful step asks which reading was meant instead of running (or yielding); why it
+    was doubtful (`doubt`) is in the trace's source "doubt" and the log."""
+    logger.info("step %s.%s not sure (%s): asking", step.agent, step.intent, doubt)
+    label = agent.label(language)
+    _emit_start(run, step, label)
+    outcome = write_gate.ask(readings, language)
+    result = StepRun(step=step, outcome=outcome, label=label, source=ASKED)
+    _record(run, result)
+    _emit_end(run, result)
+    return result
 
 
 def _keep(done: Delegation, result: StepRun) -> None:

@@ -37,10 +37,12 @@ from copilot.streaming import TextStream
 from copilot.trace import build_trace
 from llm import answers as model_text
 from llm.client import ModelFailure
-from nlu import Router, answers
+from nlu import Router, answers, choices
+from nlu.acts import read_act
 from nlu.normalize import fold
 from nlu.openers import how_it_starts, opening_word
 from nlu.privacy import redact_for_display
+from nlu.reference import organisation_wide
 from nlu.tone import Signals, read_signals
 from nlu.values import Context, Directive, Entities, Task, Understanding
 
@@ -55,6 +57,15 @@ JOB_SUBJECT = frozenset(
 CUSTOMER_SUBJECT = frozenset(
     {"book_job", "update_customer", "search_customer", "generate_quote", "payment_status"}
 )
+SUBJECT_KEYS = (CUSTOMER_ID, CUSTOMER_LABEL, JOB_ID, JOB_LABEL)
+# An offered slot: a line with a clock time ("viernes 04/12 11:00 con Diego Fernández").
+_SLOT = re.compile(r"\b\d{1,2}:\d{2}\b")
+_JOB_NUMBER = re.compile(r"#\d")
+# Intents whose answer may list free slots to pick from (availability; a refused booking or
+# move offers the next ones).
+OFFERS_SLOTS = frozenset({"check_availability", "book_job", "reschedule"})
+# Writes that leave a job a correction in the next message may move (never book it twice).
+JOB_WRITES = frozenset({"book_job", "reschedule"})
 # Words that point back to something already said (folded): clitic pronouns on a verb
 # ("pasalo", "cancelala", "mandáselo"), "el mismo", "ese", "it", "same time"...
 _ANAPHORA = re.compile(
@@ -139,7 +150,11 @@ def understand(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
         else:
             _directive(state, run, reading, router, context, Directive(line.name, run.ctx.text))
             reading.direct_sticky = True
-    elif not _resume(state, run, reading, router, context) and _model_reads(state, run, reading):
+    elif _resume(state, run, reading, router, context) or _picks_offered(
+        state, run, reading, router, context
+    ):
+        pass
+    elif _model_reads(state, run, reading):
         _plan_with_model(state, run, reading, router, context)
     return {"reading": reading}
 
@@ -254,12 +269,20 @@ def _resume(
     if verdict != "answer":
         reading.pending = None  # nothing resumes: nothing is written from this reply
         return _not_answered(verdict, pending, reading)
-    text = clarify.resumed_text(pending, run.ctx.text)
+    intent, agent, text = pending.intent, pending.agent, clarify.resumed_text(pending, run.ctx.text)
+    if offered := clarify.readings_of(pending.slot):  # "which reading?": the chosen one runs
+        phrases = [replies.intent_phrase(i, reading.language) for i in offered]
+        chosen = choices.pick(run.ctx.text, phrases)
+        agent = reading.intent_agents.get(offered[chosen], "") if chosen is not None else ""
+        if chosen is None or agent not in run.agents:
+            reading.verdict, reading.pending = "unanswered", None
+            return _not_answered("unanswered", pending, reading)
+        intent, text = offered[chosen], pending.text
     entities = router.understand(text, context).entities  # entity extraction, no classification
     engine = pending.engine if run.llm is not None else engines.EMBEDDED
     reading.steps = [
         Step(
-            index=0, intent=pending.intent, agent=pending.agent, confidence=1.0, text=text,
+            index=0, intent=intent, agent=agent, confidence=1.0, text=text,
             entities=entities, engine=engine, resumed=True,
         )
     ]  # fmt: skip
@@ -274,6 +297,42 @@ def _resume(
         )  # fmt: skip
     reading.routed_by = "clarification"
     reading.resumed = True
+    return True
+
+
+def _picks_offered(
+    state: TurnState, run: TurnRun, reading: Reading, router: Router, context: Context
+) -> bool:
+    """A reply to the free slots the previous answer listed ("el segundo", "dale, el de las 11
+    con Lucas", "the first one") books that slot — or moves the job to it, when the list
+    answered a move — for the customer under discussion. Only a choice act picks (nlu/acts.py);
+    the slot's day, time and technician come from its line, the service from the request that
+    asked for the slots."""
+    recent = state["memory"].recent
+    said = next((m for m in reversed(recent) if m.role != "user"), None)
+    asked = next((m.text for m in reversed(recent) if m.role == "user"), "")
+    last = state["memory"].state.get(wm.LAST_INTENTS, [])
+    if not OFFERS_SLOTS & set(last):  # a list of jobs ("#12 … 08:00") is not a list of slots
+        return False
+    lines = choices.option_lines(said.text if said else "")
+    slots = [line for line in lines if _SLOT.search(line) and not _JOB_NUMBER.search(line)]
+    if not slots or read_act(run.ctx.text).act != "choice":
+        return False
+    chosen = choices.pick(run.ctx.text, slots)
+    intent = "reschedule" if "reschedule" in last else "book_job"
+    agent = reading.intent_agents.get(intent, "")
+    if chosen is None or agent not in run.agents:
+        return False
+    text = f"{slots[chosen]}\n{asked}"
+    entities = router.understand(text, context).entities.merged_with(reading.understanding.entities)
+    engine = engines.LLM if run.llm is not None and run.engine == engines.LLM else engines.EMBEDDED
+    reading.steps = [
+        Step(
+            index=0, intent=intent, agent=agent, confidence=1.0, text=text, entities=entities,
+            engine=engine,
+        )
+    ]  # fmt: skip
+    reading.routed_by = "choice"
     return True
 
 
@@ -431,19 +490,36 @@ def _flagged(state: TurnState, agents: dict[str, Agent]) -> str:
     return emergency_flagged(state["signals"], state["reading"].understanding, agents)
 
 
-def _subject(state: TurnState) -> dict[str, Any]:
+def _subject(state: TurnState, text: str) -> dict[str, Any]:
     """The conversation state the sub-agents read, minus a subject the message moved away from.
 
     "Cancelalo" continues the job under discussion; "agendale a Marta Díaz…" is about Marta, so
-    the previous customer's job must not leak into it.
+    the previous customer's job must not leak into it; "¿quién nos debe plata?" is about the
+    whole organisation (nlu/reference.py), unless it points at the subject ("¿y él?"). A
+    customer writing on WhatsApp stays their own subject.
     """
     scoped = dict(state["memory"].state)
     named = state["reading"].understanding.entities.customer
     current = scoped.get(CUSTOMER_LABEL)
+    if _everyone(state, text):
+        return {k: v for k, v in scoped.items() if k not in SUBJECT_KEYS}
     if named and current and _fold(named) != _fold(str(current)):
-        for key in (CUSTOMER_ID, CUSTOMER_LABEL, JOB_ID, JOB_LABEL):
+        for key in SUBJECT_KEYS:
             scoped.pop(key, None)
     return scoped
+
+
+def _everyone(state: TurnState, text: str) -> bool:
+    """An organisation-wide question from the office (nlu/reference.py)."""
+    named = state["reading"].understanding.entities.customer
+    return not named and organisation_wide(text) and not state["memory"].writes_to_customer()
+
+
+def _set_aside(state: TurnState, text: str) -> dict[str, Any]:
+    """The subject an organisation-wide question leaves out, kept for the next turns."""
+    if not _everyone(state, text):
+        return {}
+    return {k: v for k, v in state["memory"].state.items() if k in SUBJECT_KEYS}
 
 
 def _fold(text: str) -> str:
@@ -490,6 +566,45 @@ def _continue_subject(
         sources[i] = "continuation"
 
 
+def _just_booked(state: TurnState, subject: dict[str, Any]) -> bool:
+    """The previous turn booked or moved the job under discussion (its newest record)."""
+    memory = state["memory"].state
+    records = [r for r in memory.get(wm.RECORDS, []) if isinstance(r, dict)]
+    last = set(memory.get(wm.LAST_INTENTS, []))
+    if not records or not last & JOB_WRITES:
+        return False
+    newest = records[-1]
+    return newest.get("intent") in JOB_WRITES and newest.get("id") == subject.get(JOB_ID)
+
+
+def _correct_last_write(
+    steps: list[Step],
+    sources: dict[int, str],
+    state: TurnState,
+    agents: dict[str, Agent],
+    subject: dict[str, Any],
+    text: str,
+) -> None:
+    """Right after a booking (or a move), a correction ("mejor a las 15", "no, el miércoles",
+    "dale el jueves a las 15") moves the job just written: it never books a second one.
+
+    A message is a correction by its act (nlu/acts.py), or by what it carries: a new day or time
+    for a booking and nothing else (no other customer, no service).
+    """
+    if not steps or not _just_booked(state, subject):
+        return
+    target = agents.get(state["reading"].intent_agents.get("reschedule", ""))
+    found = state["reading"].understanding.entities
+    if target is None or not (found.date or found.time) or found.customer or found.service:
+        return
+    correcting = read_act(text).act == "correction"
+    for i, step in enumerate(steps):
+        if step.intent == "book_job" or (correcting and step.intent == "reschedule"):
+            step.intent, step.agent = "reschedule", target.name
+            step.confidence = max(step.confidence, target.min_confidence)
+            sources[i] = "correction"
+
+
 def _with_emergency(
     state: TurnState, agents: dict[str, Agent], text: str, source: str
 ) -> tuple[list[Step], dict[int, str]]:
@@ -519,11 +634,11 @@ def _courtesy(steps: list[Step], sources: dict[int, str], agents: dict[str, Agen
 def route(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
     text, agents = runtime.context.ctx.text, runtime.context.agents
     reading = state["reading"]
-    subject = _subject(state)
+    subject = _subject(state, text)
     if reading.notice:
         steps: list[Step] = []
         sources: dict[int, str] = {}
-    elif reading.routed_by == "clarification":  # never on an emergency (clarify.judge)
+    elif reading.routed_by in ("clarification", "choice"):  # never on an emergency (judge)
         # The resumed step, then the steps that waited for the answer (dupsafe).
         steps = reading.steps
         sources = dict.fromkeys(range(len(steps)), reading.routed_by)
@@ -535,10 +650,12 @@ def route(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
         chain, origin = _chain(state, agents, text)
         steps, sources = chain, dict(enumerate(origin))
         _continue_subject(steps, sources, state, agents, subject, text)
+        _correct_last_write(steps, sources, state, agents, subject, text)
         _courtesy(steps, sources, agents)
     if not reading.notice and reading.routed_by != "model":  # the model was made to call them
         _obliged(steps, sources, reading, agents, text)
-    return {"route": Route(steps=steps, sources=sources, subject=subject)}
+    aside = _set_aside(state, text)
+    return {"route": Route(steps=steps, sources=sources, subject=subject, aside=aside)}
 
 
 def _consulting_intent(agent: Agent, reading: Reading) -> tuple[str, Entities] | None:

@@ -114,6 +114,8 @@ class Route:
     steps: list[Step]
     sources: dict[int, str]
     subject: dict[str, Any]
+    # The subject set aside for an organisation-wide question: the conversation keeps it after.
+    aside: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

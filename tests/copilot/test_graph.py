@@ -92,7 +92,7 @@ def test_consulted_comes_from_the_rows_and_leaves_out_agents_that_yielded(
     cast: Cast, conversation: Conversation, router: ScriptedRouter
 ) -> None:
     router.script["buscá a Juan"] = [
-        task("book_job", 0.1, candidates=[("search_customer", 0.6)], customer="Juan")
+        task("check_availability", 0.1, candidates=[("search_customer", 0.6)], customer="Juan")
     ]
 
     state, _ = turn(cast, conversation, "buscá a Juan")
@@ -111,15 +111,16 @@ def test_consulted_comes_from_the_rows_and_leaves_out_agents_that_yielded(
 def test_below_the_gate_the_agent_yields_and_another_agent_gets_one_try(
     cast: Cast, conversation: Conversation, router: ScriptedRouter
 ) -> None:
-    # The next candidate of the *same* agent is skipped: a reroute never goes back to it.
+    # The next candidate of the *same* agent is skipped: a reroute never goes back to it. (A
+    # write below the gate asks instead of yielding: tests/copilot/test_write_gate.py.)
     router.script["lo de Juan"] = [
-        task("book_job", 0.2, candidates=[("reschedule", 0.19), ("search_customer", 0.5)])
+        task("check_availability", 0.2, candidates=[("reschedule", 0.19), ("search_customer", 0.5)])
     ]
 
     state, emitted = turn(cast, conversation, "lo de Juan")
 
     assert [(r.agent, r.intent, r.yielded) for r in runs(state)] == [
-        ("scheduling", "book_job", True),
+        ("scheduling", "check_availability", True),
         ("customer", "search_customer", False),
     ]
     assert state["delegation"].yields == 1
@@ -132,8 +133,8 @@ def test_two_yields_in_a_turn_hand_it_to_a_person(
     cast: Cast, conversation: Conversation, router: ScriptedRouter
 ) -> None:
     router.script["eso que te dije"] = [
-        task("book_job", 0.2),
-        task("cancel_job", 0.1),
+        task("check_availability", 0.2),
+        task("payment_status", 0.1),
         task("greeting", 0.9),
     ]
     before = EscalationTicket.objects.filter(organisation=cast.org).count()
@@ -154,7 +155,9 @@ def test_a_rerouted_agent_that_yields_too_hands_the_turn_over(
     cast: Cast, conversation: Conversation, router: ScriptedRouter, handlers: dict[str, Any]
 ) -> None:
     handlers["search_customer"] = lambda step, runner: Outcome(text="", yielded=True)
-    router.script["lo de Juan"] = [task("book_job", 0.2, candidates=[("search_customer", 0.5)])]
+    router.script["lo de Juan"] = [
+        task("check_availability", 0.2, candidates=[("search_customer", 0.5)])
+    ]
 
     state, _ = turn(cast, conversation, "lo de Juan")
 
@@ -172,30 +175,30 @@ def test_an_uncertain_step_without_a_viable_reroute_is_reported_not_done(
     # manufacture a second yield and a hand-off out of one uncertain segment.
     router.script["buscá a Juan y lo otro"] = [
         task("search_customer", 0.9),
-        task("book_job", 0.2, candidates=[("reschedule", 0.19), ("generate_quote", 0.3)]),
+        task("check_availability", 0.2, candidates=[("reschedule", 0.19), ("payment_status", 0.3)]),
     ]
 
     state, _ = turn(cast, conversation, "buscá a Juan y lo otro")
 
     assert [(r.intent, r.yielded) for r in runs(state)] == [
         ("search_customer", False),
-        ("book_job", True),
+        ("check_availability", True),
     ]
     assert not EscalationTicket.objects.filter(organisation=cast.org).exists()
-    assert "No estoy seguro de cómo agendar el trabajo" in state["reply"]
-    assert state["reply"].endswith("Hecho: buscar al cliente. Sin hacer: agendar el trabajo.")
+    assert "No estoy seguro de cómo ver la disponibilidad" in state["reply"]
+    assert state["reply"].endswith("Hecho: buscar al cliente. Sin hacer: ver la disponibilidad.")
 
 
 def test_a_reroute_is_gated_by_the_threshold_of_the_agent_it_goes_to(
     cast: Cast, conversation: Conversation, router: ScriptedRouter
 ) -> None:
-    router.script["x"] = [task("book_job", 0.1, candidates=[("search_customer", 0.2)])]
+    router.script["x"] = [task("check_availability", 0.1, candidates=[("search_customer", 0.2)])]
     Agent.objects.filter(organisation=cast.org, name="customer").update(min_confidence=0.1)
 
     state, _ = turn(cast, conversation, "x")
 
     assert [(r.intent, r.yielded) for r in runs(state)] == [
-        ("book_job", True),
+        ("check_availability", True),
         ("search_customer", False),
     ]
 

@@ -1,0 +1,153 @@
+"""Act only when sure (issue 24.4, 24.5): a doubtful write never runs.
+
+A step that would write is *doubtful* when
+- its text is a question ("¿qué vehículos tenemos libres mañana?" read as assign_vehicle) with
+  no request verb in it ("¿quién está más cerca? mandalo ya" asks to act): a question never
+  writes, whatever the classifier's confidence (an emergency is never held back);
+- its confidence is below its agent's threshold (`Agent.min_confidence`);
+- its text states a fact and the confidence is below `STATEMENT_FLOOR` ("mmm fijate lo del
+  otro día con el tema ese del equipo" read as bulk_reschedule at 0.39): a statement may ask
+  for a write (a technician off sick, a complaint) but only a clear one;
+- it acts on a job and nothing says which: no job, customer, technician, day or address in
+  the message and nobody under discussion (then only a quiet reading replaces it; without one
+  its handler asks for the job, in its own words).
+The delegate node (copilot/delegate.py) then runs the best reading that writes nothing and
+clears its own agent's gate, if there is one; otherwise the step asks ONE short question with
+the top two or three readings, as a clarification (copilot/clarify.py, slot "reading:…"): the
+answer — "el segundo", "1", or the reading's words — resumes the chosen reading. A doubtful
+write never yields, so it never hands the turn to a person through a ticket either.
+
+An `unknown` reading with little confidence and a domain reading close behind ("necesito algo
+para mañana") asks the same question instead of listing what the copilot does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.utils import translation
+from django.utils.translation import gettext
+
+from agents.base import Clarification, Outcome, Step
+from agents.models import Agent
+from copilot import clarify
+from copilot.replies import intent_phrase
+from nlu.acts import imperative, read_act
+
+# Measured on the golden set (bench/write_gate.py): 0.5 held back "Mike's got the flu, he's out
+# the rest of the week" (0.42); 0.4 still holds "mmm fijate lo del otro día…" (0.39).
+STATEMENT_FLOOR = 0.4
+# A danger is never held back: the escalation agent's handler is the safety path (and the
+# signals force it anyway).
+NEVER_HELD = frozenset({"emergency"})
+QUESTION_FLOOR = 0.5  # the act's own probability: below it the text is not read as a question
+# Readings worth offering: a candidate this far below the top one is not what was meant.
+OFFER_FLOOR = 0.05
+OFFERED = 3
+NOTHING_TO_OFFER = frozenset({"unknown", "greeting", "farewell"})
+# Writes that act on one job (until the registry says which entities each write needs: 24.1).
+_ON_A_JOB = frozenset({"reschedule", "cancel_job", "assign_vehicle", "generate_invoice"})
+# `unknown` below this, with a domain reading at OFFER_FLOOR or more, asks instead.
+VAGUE_BELOW = 0.5
+
+
+def doubt(agent: Agent, step: Step, subject: dict[str, Any], *, lifted: bool = False) -> str:
+    """Why a write step is doubtful ("question", "confidence", "statement", "entities"), or "".
+    A step `lifted` to its gate because it continues the job under discussion ("pasalo al
+    viernes", copilot/nodes.py) is judged by its act only: the subject is what it acts on."""
+    if step.intent in NEVER_HELD:
+        return ""
+    act = read_act(step.text)
+    if act.act == "question" and act.confidence >= QUESTION_FLOOR and not asks_to_act(step.text):
+        return "question"
+    if lifted:
+        return ""
+    if step.confidence < agent.min_confidence:
+        return "confidence"
+    if act.act == "statement" and step.confidence < STATEMENT_FLOOR:
+        return "statement"
+    if step.intent in _ON_A_JOB and not _names_a_job(step, subject):
+        return "entities"
+    return ""
+
+
+def doubt_model(step: Step, message: str, support: float) -> str:
+    """Why a write the orchestrator model asked for is doubtful, or "": the operator's message
+    is a question, or a statement the embedded reading hardly supports (`support`, its score
+    for that intent) — in hybrid the model reads exactly the messages the router is unsure of."""
+    if step.intent in NEVER_HELD:
+        return ""
+    act = read_act(message)
+    if act.act == "question" and act.confidence >= QUESTION_FLOOR and not asks_to_act(message):
+        return "question"
+    if act.act == "statement" and support < STATEMENT_FLOOR:
+        return "statement"
+    return ""
+
+
+def _names_a_job(step: Step, subject: dict[str, Any]) -> bool:
+    found = step.entities
+    named = found.job_id or found.customer or found.technician or found.date or found.address
+    return bool(named or subject.get("job_id") or subject.get("customer_id"))
+
+
+def asks_to_act(text: str) -> bool:
+    """A request verb inside a question ("¿quién está más cerca? mandalo ya"): it asks to act."""
+    return imperative(text)
+
+
+def vague(step: Step) -> bool:
+    """An out-of-scope reading that is really a vague domain request ("necesito algo para…")."""
+    if step.intent != "unknown" or step.confidence >= VAGUE_BELOW:
+        return False
+    return any(i not in NOTHING_TO_OFFER and s >= OFFER_FLOOR for i, s in step.candidates)
+
+
+def quiet_reading(
+    step: Step,
+    intent_agents: dict[str, str],
+    agents: dict[str, Agent],
+    writes: Callable[[str], bool],
+) -> Step | None:
+    """The best candidate that writes nothing and clears its own agent's gate."""
+    for intent, score in step.candidates:
+        agent = agents.get(intent_agents.get(intent, ""))
+        if agent is None or writes(intent) or intent in NOTHING_TO_OFFER:
+            continue
+        if score >= agent.min_confidence:
+            return Step(
+                index=step.index, intent=intent, agent=agent.name, confidence=score,
+                text=step.text, entities=step.entities, candidates=[], rerouted_from=step.agent,
+            )  # fmt: skip
+    return None
+
+
+def offered(step: Step, intent_agents: dict[str, str], agents: dict[str, Agent]) -> list[str]:
+    """The readings the question offers: the step's own, then the next candidates of enabled
+    agents (not small talk; a third only when not far behind), at most `OFFERED`."""
+    ranked = [(step.intent, step.confidence), *step.candidates]
+    top = max(score for _, score in ranked)
+    readings: list[str] = []
+    for intent, score in ranked:
+        if intent in readings or intent in NOTHING_TO_OFFER:
+            continue
+        if intent_agents.get(intent) not in agents:
+            continue
+        if len(readings) >= 2 and score < top * OFFER_FLOOR:
+            continue  # two readings are always offered when there are two; a third must count
+        readings.append(intent)
+    return readings[:OFFERED]
+
+
+def ask(readings: list[str], language: str) -> Outcome:
+    """One short question that lists the readings (numbered, so "el segundo" picks one)."""
+    with translation.override("en" if language == "en" else "es-ar"):
+        opening = gettext(
+            "I'm not sure what you need, so I haven't done anything yet. Which of these?"
+        )
+    lines = [f"{n}. {intent_phrase(intent, language)}" for n, intent in enumerate(readings, 1)]
+    question = "\n".join([opening, *lines])
+    return Outcome(
+        text=question, success=True, clarify=Clarification(question, clarify.reading_slot(readings))
+    )

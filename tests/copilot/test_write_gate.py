@@ -1,0 +1,101 @@
+"""The write gate through the graph with a scripted router (copilot/write_gate.py): a doubtful
+write asks which reading was meant — never yields into a hand-off — and the answer runs the
+chosen reading; a question read as a write runs the reading that writes nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.base import Step
+from business.models import EscalationTicket, Job
+from copilot import write_gate
+from copilot.models import AgentRun, Conversation
+from nlu.values import Entities
+from tests.conftest import Cast
+from tests.copilot.conftest import ScriptedRouter, task
+from tests.copilot.turns import answer
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),  # runners work in threads with their own connections
+    pytest.mark.usefixtures("registry", "handlers"),
+]
+
+
+def intents_of(turn_id: str) -> list[str]:
+    return list(
+        AgentRun.objects.filter(turn_id=turn_id).order_by("pk").values_list("intent", flat=True)
+    )
+
+
+def test_a_write_below_the_gate_asks_which_reading_and_the_answer_runs_it(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    router.script["lo de Juan"] = [task("book_job", 0.2, candidates=[("search_customer", 0.1)])]
+    # What clarify.judge asks of a router about a reply (the scripted one has no verbs).
+    setattr(router, "openers", frozenset())  # noqa: B010
+    setattr(router, "verbs", {})  # noqa: B010
+    jobs = Job.objects.filter(organisation=cast.org).count()
+
+    asked = answer(conversation, cast.operator.pk, "lo de Juan").result
+
+    assert "1. agendar el trabajo\n2. buscar al cliente" in asked.text
+    assert Job.objects.filter(organisation=cast.org).count() == jobs
+    assert not EscalationTicket.objects.filter(organisation=cast.org).exists()
+    conversation.refresh_from_db()
+    assert conversation.state["pending_clarification"]["slot"] == "reading:book_job,search_customer"
+
+    resumed = answer(conversation, cast.operator.pk, "el segundo").result
+
+    assert intents_of(resumed.turn_id) == ["search_customer"]
+    assert resumed.text.startswith("Encontré")
+    assert Job.objects.filter(organisation=cast.org).count() == jobs
+
+
+def test_two_doubtful_writes_never_hand_the_turn_to_a_person(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    router.script["eso que te dije"] = [task("book_job", 0.2), task("cancel_job", 0.1)]
+
+    result = answer(conversation, cast.operator.pk, "eso que te dije").result
+
+    assert not EscalationTicket.objects.filter(organisation=cast.org).exists()
+    assert "No estoy seguro de qué necesitás" in result.text
+    assert not AgentRun.objects.filter(turn_id=result.turn_id, yielded=True).exists()
+
+
+def test_a_question_read_as_a_write_runs_the_reading_that_writes_nothing(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    text = "que clientes tenemos en Palermo?"
+    router.script[text] = [
+        task("update_customer", 0.95, text, candidates=[("search_customer", 0.5)])
+    ]
+
+    result = answer(conversation, cast.operator.pk, text).result
+
+    assert intents_of(result.turn_id) == ["search_customer"]
+    assert result.text.startswith("Encontré")
+
+
+def _step(intent: str) -> Step:
+    return Step(index=0, intent=intent, agent="x", confidence=1.0, text="", entities=Entities())
+
+
+@pytest.mark.parametrize(
+    ("message", "support", "doubt"),
+    [
+        ("que vehiculos tenemos disponibles mañana?", 0.9, "question"),
+        ("mmm fijate lo del otro dia con el tema ese del equipo", 0.2, "statement"),
+        ("Martín está enfermo hoy", 0.9, ""),
+        ("asignale la Kangoo al trabajo de Pérez", 0.1, ""),
+        ("quien esta mas cerca? mandalo ya a lo de Molina", 0.1, ""),
+    ],
+)
+def test_a_models_write_is_judged_by_the_message_act(
+    message: str, support: float, doubt: str
+) -> None:
+    assert write_gate.doubt_model(_step("assign_vehicle"), message, support) == doubt
+
+
+def test_an_emergency_is_never_held_back() -> None:
+    assert write_gate.doubt_model(_step("emergency"), "hay olor a gas?", 0.0) == ""
