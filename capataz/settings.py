@@ -13,6 +13,7 @@ import re
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import dj_database_url
 from django.core.checks.security.base import (
@@ -165,6 +166,17 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
 SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000")
 VAR_DIR = Path(env_str("CAPATAZ_VAR_DIR", str(BASE_DIR / "var")))
+# A pytest-xdist worker ("gw0", "gw1", …: CI spreads the PostgreSQL + Redis run over several)
+# keeps its files, and below its Redis database, apart from the other workers'.
+# A process the worker starts (a Celery worker, `manage.py` in a subprocess) inherits the result
+# through the environment and must not apply it twice.
+TEST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+if TEST_WORKER and os.environ.get("CAPATAZ_XDIST_APPLIED") == TEST_WORKER:
+    TEST_WORKER = ""
+if TEST_WORKER:
+    VAR_DIR = VAR_DIR / f"xdist-{TEST_WORKER}"
+    os.environ["CAPATAZ_VAR_DIR"] = str(VAR_DIR)
+    os.environ["CAPATAZ_XDIST_APPLIED"] = TEST_WORKER
 
 INSTALLED_APPS = [
     "daphne",
@@ -251,6 +263,13 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 REDIS_URL = env_str("REDIS_URL", "")
 if REDIS_URL and not REDIS_URL.startswith(("redis://", "rediss://", "unix://")):
     raise ImproperlyConfigured(f"REDIS_URL must start with redis://, got {REDIS_URL!r}")
+if REDIS_URL and TEST_WORKER.removeprefix("gw").isdigit():
+    # Worker N counts down from the URL's database (CI's /15 → 15, 14, 13): channel groups and
+    # cache keys are named by primary keys, which each worker's test database reuses.
+    _redis = urlsplit(REDIS_URL)
+    _db = int(_redis.path.strip("/") or 0) - int(TEST_WORKER.removeprefix("gw"))
+    REDIS_URL = urlunsplit(_redis._replace(path=f"/{_db % 16}"))
+    os.environ["REDIS_URL"] = REDIS_URL
 
 # Messages waiting per channel (and per process's sockets on Redis) before sends are dropped.
 CHANNEL_CAPACITY = env_int("CHANNEL_CAPACITY", 2000, minimum=1)

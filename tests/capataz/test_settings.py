@@ -49,7 +49,8 @@ def test_turning_a_protection_off_is_possible_and_check_deploy_says_so(tmp_path:
     [
         "abcde",  # short
         "ab" * 40,  # long but only two characters
-        "django-insecure-" + secrets.token_urlsafe(50),  # startproject's development prefix
+        # startproject's development prefix (a fixed key: xdist workers must collect the same ids)
+        "django-insecure-" + "kPOZXjSUavQGJzIGQ93wRnbykHcbgtXnHh2MedZv3FBtEMCd_qKA3e7a",
         "capataz-insecure-development-key-do-not-use-in-production",  # our own development key
     ],
 )
