@@ -165,6 +165,9 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
 SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000")
 VAR_DIR = Path(env_str("CAPATAZ_VAR_DIR", str(BASE_DIR / "var")))
+# The embedded router also learns from a corpus generated from the organisation's records
+# (nlu/corpus, copilot/router_cache.py); off, it learns from the registry's examples only.
+NLU_CORPUS = env_bool("NLU_CORPUS", True)
 
 INSTALLED_APPS = [
     "daphne",

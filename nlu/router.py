@@ -38,6 +38,9 @@ VERB_CONFIDENCE = 0.6
 # How sure "out of scope" must be to overrule a verb of the trade ("Book me a table for dinner"
 # is; "book something" is not). Calibrated on evaluation/datasets/phantom_dev.jsonl.
 UNKNOWN_OVER_A_VERB = 0.9
+# A generated corpus line (nlu.corpus) counts this much of a registry example: the registry is
+# the admin's lever, the corpus only widens how the same requests may be written.
+CORPUS_WEIGHT = 0.5
 DEFAULT_AGENTS = {"greeting": "general", "farewell": "general", "validate_cuit": "customer"}
 
 
@@ -201,11 +204,15 @@ def _people_by_intent(entities: Entities, intents: Sequence[str]) -> Entities:
     return moved
 
 
-def fingerprint_of(examples: Sequence[Example], specs: Sequence[IntentSpec] = ()) -> str:
+def fingerprint_of(
+    examples: Sequence[Example], specs: Sequence[IntentSpec] = (), corpus: Sequence[Example] = ()
+) -> str:
     """Stable hash of the training set and the intents' specs (order-insensitive), to cache a
     router per organisation."""
     lines = sorted(f"{e.intent}\t{e.agent}\t{e.lang}\t{e.text}" for e in examples)
     lines += sorted(repr(spec) for spec in specs)
+    if corpus:  # a registry-only router keeps the fingerprint it always had
+        lines += ["corpus"] + sorted(f"{e.intent}\t{e.lang}\t{e.text}" for e in corpus)
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
 
 
@@ -214,18 +221,28 @@ def build_router(
     *,
     agent_names: Sequence[str] = (),
     specs: Sequence[IntentSpec] = (),
+    corpus: Sequence[Example] = (),
 ) -> Router:
     """Train the embedded engine from the registry's example utterances and intent specs (an
-    intent without a spec reads, depends on nothing and keeps the text's order)."""
+    intent without a spec reads, depends on nothing and keeps the text's order).
+
+    `corpus` (generated lines, nlu.corpus) adds to the classifier's training only, at
+    CORPUS_WEIGHT, and only for intents the registry has; the opening words and verbs that decide
+    close calls are learnt from the registry alone."""
     usable = [e for e in examples if e.text.strip() and e.intent]
     intents: dict[str, str] = {}
     for example in usable:
         intents.setdefault(example.intent, example.agent)
     texts = [strip_courtesy(e.text) or e.text for e in usable]
-    classifier = train_classifier(texts, [e.intent for e in usable])
+    extra = [e for e in corpus if e.text.strip() and e.intent in intents]
+    classifier = train_classifier(
+        texts + [strip_courtesy(e.text) or e.text for e in extra],
+        [e.intent for e in usable] + [e.intent for e in extra],
+        [1.0] * len(usable) + [CORPUS_WEIGHT] * len(extra) if extra else None,
+    )
     names = tuple(agent_names) or tuple(dict.fromkeys(intents.values()))
     return Router(
-        fingerprint=fingerprint_of(usable, specs),
+        fingerprint=fingerprint_of(usable, specs, extra),
         intents=intents,
         classifier=classifier,
         openers=opener_words(texts),
