@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from nlu.corpus import lexicon
 from nlu.corpus.families import FAMILIES, Family
 from nlu.corpus.noise import Piece, apply_noise
+from nlu.rules import is_danger
 from nlu.service_lexicon import find_service
 
 SPLITS = ("train", "dev", "test")
@@ -132,12 +133,14 @@ class _Values:
         self.customers = list(records.customers) or list(lexicon.CUSTOMERS)
         self.technicians = list(records.technicians) or list(lexicon.TECHNICIANS)
         self.streets = list(records.streets) or list(lexicon.STREETS)
-        # Only services the engine reads as a service (a kind of work and what it is done to).
-        own = [s for s in records.services if (find_service(s) or "") == s.lower()]
-        self.services = {
-            "es": own + list(lexicon.SERVICES_ES),
-            "en": own + list(lexicon.SERVICES_EN),
-        }
+        # Only services the engine reads as a service (a kind of work and what it is done to),
+        # and none that names a danger ("reparación de pérdida de gas" reads as an emergency).
+        own = [
+            s for s in records.services
+            if (find_service(s) or "") == s.lower() and not is_danger(s)
+        ]  # fmt: skip
+        # The records' names are Spanish (PriceItem.name).
+        self.services = {"es": own + list(lexicon.SERVICES_ES), "en": list(lexicon.SERVICES_EN)}
 
     def draw(self, rng: random.Random, lang: str) -> dict[str, tuple[str, str]]:
         """slot → (surface, label)."""
@@ -244,8 +247,9 @@ def _compose(
             continue
         second = rng.choice(same_voice or partners)
         # A request that depends on the other is written second (its text order is the chain).
-        pair = [second, first] if second.chain[0] in _DEPENDS.get(first.chain[0], ()) else [
-            first, second]  # fmt: skip
+        # Registering the customer comes before anything done for them (TAXONOMY.md).
+        depends = _DEPENDS.get(first.chain[0], set()) | {"create_customer"}
+        pair = [second, first] if second.chain[0] in depends else [first, second]
         connector = rng.choice(_CONNECTORS[first.lang])
         lines.append(_render(pair, values.draw(rng, first.lang), agents, split, rng, connector))
     return lines

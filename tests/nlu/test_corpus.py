@@ -28,7 +28,8 @@ from tests.nlu.conftest import make_context
 AGENTS = {name: spec.agent for name, spec in default_specs().items()}
 RECORDS = Records(
     customers=["Ana Sívori", "Bruno Kessler"], technicians=["Tito Alvarado"],
-    streets=["Billinghurst 1020"], services=["instalación de split", "Split 3000 frigorías"],
+    streets=["Billinghurst 1020"],
+    services=["instalación de split", "Split 3000 frigorías", "Reparación de pérdida de gas"],
 )  # fmt: skip
 
 
@@ -84,7 +85,8 @@ def test_lines_use_the_organisation_records_and_only_services_the_engine_reads(
     customers = {fold(line.entities.get("customer", "")) for line in lines}
     assert {"ana sivori", "bruno kessler"} <= customers
     services = {line.entities.get("service", "").lower() for line in lines}
-    assert "split 3000 frigorías" not in services
+    assert "split 3000 frigorías" not in services  # not read as a service
+    assert "reparación de pérdida de gas" not in services  # read as an emergency
     assert any("Billinghurst 1020".lower() in line.text.lower() for line in lines)
 
 
@@ -94,8 +96,8 @@ def test_multi_intent_lines_join_requests_with_connectors_in_dependency_order(
     multis = [line for line in lines if len(line.intents) > 1]
     assert len(multis) >= 300
     for line in multis:
-        if "book_job" in line.intents and "create_customer" in line.intents:
-            assert line.intents.index("create_customer") < line.intents.index("book_job")
+        if "create_customer" in line.intents:
+            assert line.intents[0] == "create_customer"
     assert any(" y después " in m.text or ", después " in m.text for m in multis)
     assert any(" and then " in m.text for m in multis)
 
