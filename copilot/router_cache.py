@@ -42,8 +42,16 @@ from agents.selectors import (
 )
 from business.models import Address, Customer, Organisation, PriceItem, Technician
 from nlu import Router, build_router
-from nlu.corpus import Records, generate, training_lines
+from nlu.corpus import (
+    Records,
+    generate,
+    person_intents,
+    tagged_lines,
+    training_lines,
+    varied_records,
+)
 from nlu.router import fingerprint_of
+from nlu.tagger import Span
 from nlu.values import Example, IntentSpec, Vocabulary
 
 logger = logging.getLogger(__name__)
@@ -117,6 +125,16 @@ def corpus_examples(records: Records, specs: list[IntentSpec]) -> list[Example]:
     ]
 
 
+def corpus_spans(
+    records: Records, specs: list[IntentSpec]
+) -> tuple[list[tuple[str, list[Span]]], dict[str, frozenset[str]]]:
+    """The entity tagger's lines (the corpus's train split, and the same with made-up names) and
+    the intents that name each kind of person."""
+    agents = {spec.name: spec.agent for spec in specs}
+    lines = generate(records, agents) + generate(varied_records(records), agents, seed=1)
+    return tagged_lines(lines), person_intents(lines)
+
+
 def _with_corpus(
     examples: list[Example], names: list[str], specs: list[IntentSpec], records: Records
 ) -> Router:
@@ -124,7 +142,11 @@ def _with_corpus(
     key = fingerprint_of(examples + [Example("", "", name) for name in names], specs, corpus)
     router = _with_corpus_cache.get(key) or _load(key)
     if router is None:
-        router = build_router(examples, agent_names=names, specs=specs, corpus=corpus)
+        tagged, people = corpus_spans(records, specs)
+        router = build_router(
+            examples, agent_names=names, specs=specs, corpus=corpus, tagged=tagged,
+            gazetteer=(records.customers, records.technicians), tagged_intents=people,
+        )  # fmt: skip
         _store(key, router)
     if len(_with_corpus_cache) >= _WITH_CORPUS_KEPT:
         _with_corpus_cache.pop(next(iter(_with_corpus_cache)))

@@ -120,6 +120,38 @@ def generate(
     return lines
 
 
+def varied_records(records: Records, *, seed: int = 0, names: int = 200) -> Records:
+    """The records plus made-up people (lexicon first names × surnames) and the lexicon's
+    streets: what the entity tagger trains on, so it learns where a name goes in a sentence
+    rather than the few names the organisation has."""
+    rng = random.Random(seed)
+    people = sorted({f"{first} {last}" for first in lexicon.FIRST_NAMES
+                     for last in lexicon.SURNAMES})  # fmt: skip
+    made_up = rng.sample(people, min(names, len(people)))
+    return Records(
+        customers=[*records.customers, *made_up[: names * 4 // 5]],
+        technicians=[*records.technicians, *made_up[names * 4 // 5 :]],
+        streets=[*records.streets, *lexicon.STREETS],
+        services=records.services,
+    )
+
+
+def tagged_lines(lines: Iterable[Line]) -> list[tuple[str, list[tuple[int, int, str]]]]:
+    """(text, spans) of the train split: what the entity tagger learns."""
+    return [(line.text, line.spans) for line in lines if line.split == "train"]
+
+
+def person_intents(lines: Iterable[Line]) -> dict[str, frozenset[str]]:
+    """For customer and technician, the intents whose single requests name one in the corpus."""
+    found: dict[str, set[str]] = {"customer": set(), "technician": set()}
+    for line in lines:
+        if len(line.intents) == 1:
+            for _, _, label in line.spans:
+                if label in found:
+                    found[label].add(line.intents[0])
+    return {key: frozenset(value) for key, value in found.items()}
+
+
 def training_lines(lines: Iterable[Line]) -> list[tuple[str, str, str]]:
     """(text, intent, lang) of the train split's single-intent lines: what the router learns."""
     return [(line.text, line.intents[0], line.lang) for line in lines

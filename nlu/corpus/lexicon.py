@@ -62,13 +62,24 @@ SERVICES_EN: tuple[str, ...] = (
     "AC repair", "boiler service", "water heater installation", "drain cleaning",
     "heating checkup", "split unit installation", "furnace inspection",
 )  # fmt: skip
-# Used when the organisation has fewer records than a family needs (a fresh install).
+# Used when the organisation has no records (a fresh install, the shipped registry's evaluation).
+# None of these names is in the golden set, so scoring it measures no memorised name.
 CUSTOMERS: tuple[str, ...] = (
-    "Marta Giménez", "Rubén Aguirre", "Graciela Ibarra", "Jorge Fernández", "Lucía Benítez",
-    "Ramón Ledesma", "Sofía Castro", "Héctor Peralta", "Carolina Núñez", "Diego Sosa",
+    "Walter Saavedra", "Noelia Villafañe", "Hugo Ocampo", "Romina Cabral", "Valeria Godoy",
+    "Mirta Zalazar", "Brenda Maidana", "Facundo Toloza", "Lorena Lescano", "Eduardo Olmedo",
 )  # fmt: skip
 TECHNICIANS: tuple[str, ...] = (
-    "Lucas Romero", "Leandro Paz", "Martín Quiroga", "Nicolás Ortiz", "Pablo Méndez",
+    "Franco Pacheco", "Ignacio Quintana", "Gonzalo Rivero", "Marcelo Figueroa", "Rocío Escobar",
+)  # fmt: skip
+# Names the entity tagger also trains on, so it learns where names go rather than which names
+# (nlu.corpus.varied_records): first names × surnames, none of them in the golden set.
+FIRST_NAMES: tuple[str, ...] = (
+    "Agustina", "Milagros", "Bautista", "Benjamín", "Florencia", "Alicia", "Rolando", "Susana",
+    "Walter", "Noelia", "Hugo", "Romina", "Valeria", "Mirta", "Brenda", "Facundo",
+)  # fmt: skip
+SURNAMES: tuple[str, ...] = (
+    "Ayala", "Sánchez", "Leiva", "Sotelo", "Domínguez", "Aguilera", "Montenegro", "Barrios",
+    "Escobar", "Pacheco", "Quintana", "Rivero", "Godoy", "Cabral", "Ocampo", "Saavedra",
 )  # fmt: skip
 STREETS: tuple[str, ...] = (
     "Av. Cabildo 2150", "Corrientes 1234", "Av. San Martín 1450", "Thames 850", "Gurruchaga 320",
