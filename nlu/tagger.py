@@ -125,11 +125,7 @@ class EntityTagger:
     _tagger: Any = field(default=None, repr=False, compare=False)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {
-            "model": self.model,
-            "common": self.common,
-            "_tagger": None,
-        }  # the C tagger is reopened after loading
+        return {**self.__dict__, "_tagger": None}  # the C tagger is reopened after loading
 
     def spans(self, text: str, gazetteer: Gazetteer) -> list[Span]:
         tokens = _tokens(text)

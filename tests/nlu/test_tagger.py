@@ -21,7 +21,10 @@ RECORDS = Records(customers=["Ana Sívori", "Bruno Kessler"], technicians=["Tito
 @pytest.fixture(scope="module")
 def tagger() -> EntityTagger:
     lines = generate(RECORDS, AGENTS) + generate(varied_records(RECORDS), AGENTS, seed=1)
-    trained = train_tagger(tagged_lines(lines), gazetteer_of(("Ana Sívori",), ("Tito Alvarado",)))
+    trained = train_tagger(
+        tagged_lines(lines), gazetteer_of(("Ana Sívori",), ("Tito Alvarado",)),
+        intents=person_intents(lines),
+    )  # fmt: skip
     assert trained is not None
     return trained
 
@@ -60,6 +63,7 @@ def test_a_pickled_tagger_tags_the_same(tagger: EntityTagger) -> None:
     text = "cargame a lola mendieta como cliente nuevo pls"
     again = pickle.loads(pickle.dumps(tagger))
     assert again.spans(text, Gazetteer()) == tagger.spans(text, Gazetteer())
+    assert (again.common, again.intents) == (tagger.common, tagger.intents)
 
 
 def test_no_spans_no_tagger() -> None:
