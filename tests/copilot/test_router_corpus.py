@@ -36,8 +36,8 @@ def _words(router: Router) -> set[str]:
     return set(router.classifier.vectorisers[1].vocabulary)
 
 
-def test_the_router_learns_the_corpus_on_top_of_the_registry(
-    corpus_on: Path, clima: Organisation, settings: Any
+def test_the_router_learns_the_corpus_and_a_new_process_loads_it_from_disk(
+    corpus_on: Path, clima: Organisation, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     settings.NLU_CORPUS = False
     registry_only = router_cache.router_for(clima)
@@ -49,13 +49,9 @@ def test_the_router_learns_the_corpus_on_top_of_the_registry(
     assert router.fingerprint != registry_only.fingerprint
     assert _words(router) > _words(registry_only)
     assert router.intents == registry_only.intents  # the corpus adds no intent of its own
+    assert router.tagger is not None and registry_only.tagger is None
     assert list(corpus_on.glob("nlu-routers/*.pickle"))
 
-
-def test_a_router_on_disk_is_not_trained_again(
-    corpus_on: Path, clima: Organisation, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    first = router_cache.router_for(clima)
     router_cache.forget()  # a new process: nothing in memory
 
     def no_training(*args: object, **kwargs: object) -> Router:
@@ -63,16 +59,17 @@ def test_a_router_on_disk_is_not_trained_again(
 
     monkeypatch.setattr(router_cache, "build_router", no_training)
     again = router_cache.router_for(clima)
-    assert again.fingerprint == first.fingerprint
-    assert again is not first
+    assert again.fingerprint == router.fingerprint
+    assert again is not router
+    assert again.tagger is not None and again.tagger.intents == router.tagger.intents
 
 
-def test_an_unreadable_cache_file_is_trained_again(corpus_on: Path, clima: Organisation) -> None:
-    first = router_cache.router_for(clima)
-    for path in corpus_on.glob("nlu-routers/*.pickle"):
-        path.write_bytes(b"not a router")
-    router_cache.forget()
-    assert router_cache.router_for(clima).fingerprint == first.fingerprint
+def test_an_unreadable_cache_file_means_training_again(corpus_on: Path) -> None:
+    path = corpus_on / "nlu-routers" / "0123456789abcdef.pickle"
+    path.parent.mkdir()
+    path.write_bytes(b"not a router")
+    assert router_cache._load("0123456789abcdef") is None
+    assert router_cache._load("fedcba9876543210") is None  # no file
 
 
 def test_the_corpus_uses_the_organisation_records(clima: Organisation) -> None:
