@@ -178,6 +178,10 @@ if TEST_WORKER:
     os.environ["CAPATAZ_VAR_DIR"] = str(VAR_DIR)
     os.environ["CAPATAZ_XDIST_APPLIED"] = TEST_WORKER
 
+# The embedded router also learns from a corpus generated from the organisation's records
+# (nlu/corpus, copilot/router_cache.py); off, it learns from the registry's examples only.
+NLU_CORPUS = env_bool("NLU_CORPUS", True)
+
 INSTALLED_APPS = [
     "daphne",
     "django.contrib.admin",

@@ -10,6 +10,13 @@ its own cache: nothing here assumes a single process.
 
 Names in the records (customers, technicians) change with every new customer, so they are not
 part of the trained router: `vocabulary_for` reads them per turn, names only.
+
+With `settings.NLU_CORPUS` on (the default; the test suite turns it off but in the tests of it)
+the classifier also learns from the train split of a corpus generated from the organisation's
+records when its router is (re)built (nlu.corpus): a new customer does not retrain anything, a
+registry edit retrains with the records of that moment. Those routers take seconds to train, so
+they are kept by fingerprint (registry, specs and corpus lines), in this process and on disk
+under VAR_DIR, where the other processes (daphne, the Celery worker) and the next start find them.
 """
 
 from __future__ import annotations
@@ -17,9 +24,15 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
+import pickle
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
 
 from agents.selectors import (
     agents_for_org,
@@ -27,9 +40,19 @@ from agents.selectors import (
     intent_specs,
     training_examples,
 )
-from business.models import Customer, Organisation, Technician
+from business.models import Address, Customer, Organisation, PriceItem, Technician
 from nlu import Router, build_router
-from nlu.values import Example, Vocabulary
+from nlu.corpus import (
+    Records,
+    generate,
+    person_intents,
+    tagged_lines,
+    training_lines,
+    varied_records,
+)
+from nlu.router import fingerprint_of
+from nlu.tagger import Span
+from nlu.values import Example, IntentSpec, Vocabulary
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +87,101 @@ def _train(organisation: Organisation) -> Router:
         for text, intent, agent, lang in training_examples(organisation)
     ]
     names = list(agents_for_org(organisation).values_list("name", flat=True))
-    return build_router(examples, agent_names=names, specs=intent_specs(organisation))
+    specs = intent_specs(organisation)
+    if not settings.NLU_CORPUS:
+        return build_router(examples, agent_names=names, specs=specs)
+    return _with_corpus(examples, names, specs, corpus_records(organisation))
+
+
+# Records sampled for the corpus: enough names for variety, a bounded cost per rebuild.
+CORPUS_RECORDS = 300
+# fingerprint → router trained with a corpus: an A/B arm or a second organisation on the same
+# registry and records reuses it (a handful at a time; the disk keeps the rest).
+_with_corpus_cache: dict[str, Router] = {}
+_WITH_CORPUS_KEPT = 8
+
+
+def corpus_records(organisation: Organisation) -> Records:
+    """The organisation's own names, streets and services, newest first, as plain lists."""
+
+    def newest(queryset: object, field: str) -> list[str]:
+        rows = queryset.filter(organisation=organisation).order_by("-pk")  # type: ignore[attr-defined]
+        return [value for value in rows.values_list(field, flat=True)[:CORPUS_RECORDS] if value]
+
+    return Records(
+        customers=newest(Customer.objects, "name"),
+        technicians=newest(Technician.objects.filter(active=True), "name"),
+        streets=newest(Address.objects, "street"),
+        services=newest(PriceItem.objects, "name"),
+    )
+
+
+def corpus_examples(records: Records, specs: list[IntentSpec]) -> list[Example]:
+    """The train split of the organisation's corpus, for the intents its registry has."""
+    agents = {spec.name: spec.agent for spec in specs}
+    return [
+        Example(text=text, intent=intent, agent=agents[intent], lang=lang)
+        for text, intent, lang in training_lines(generate(records, agents))
+    ]
+
+
+def corpus_spans(
+    records: Records, specs: list[IntentSpec]
+) -> tuple[list[tuple[str, list[Span]]], dict[str, frozenset[str]]]:
+    """The entity tagger's lines (the corpus's train split, and the same with made-up names) and
+    the intents that name each kind of person."""
+    agents = {spec.name: spec.agent for spec in specs}
+    lines = generate(records, agents) + generate(varied_records(records), agents, seed=1)
+    return tagged_lines(lines), person_intents(lines)
+
+
+def _with_corpus(
+    examples: list[Example], names: list[str], specs: list[IntentSpec], records: Records
+) -> Router:
+    corpus = corpus_examples(records, specs)
+    key = fingerprint_of(examples + [Example("", "", name) for name in names], specs, corpus)
+    router = _with_corpus_cache.get(key) or _load(key)
+    if router is None:
+        tagged, people = corpus_spans(records, specs)
+        router = build_router(
+            examples, agent_names=names, specs=specs, corpus=corpus, tagged=tagged,
+            gazetteer=(records.customers, records.technicians), tagged_intents=people,
+        )  # fmt: skip
+        _store(key, router)
+    if len(_with_corpus_cache) >= _WITH_CORPUS_KEPT:
+        _with_corpus_cache.pop(next(iter(_with_corpus_cache)))
+    _with_corpus_cache[key] = router
+    return router
+
+
+def _cache_path(key: str) -> Path:
+    return Path(settings.VAR_DIR) / "nlu-routers" / f"{key}.pickle"
+
+
+def _load(key: str) -> Router | None:
+    # Our own files under VAR_DIR, written by _store; a file that does not load is retrained.
+    try:
+        with _cache_path(key).open("rb") as handle:
+            router = pickle.load(handle)  # noqa: S301
+    except FileNotFoundError:
+        return None
+    except Exception:  # a truncated file, a class that changed: train again
+        logger.warning("router cache %s unreadable; training again", key, exc_info=True)
+        return None
+    return router if isinstance(router, Router) else None
+
+
+def _store(key: str, router: Router) -> None:
+    path = _cache_path(key)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # Written aside and renamed: a process never reads half a file another one is writing.
+        handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(handle, "wb") as out:
+            pickle.dump(router, out, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(temporary, path)
+    except OSError:
+        logger.warning("router cache %s not written", key, exc_info=True)
 
 
 def registry_fingerprint(organisation: Organisation) -> str:
@@ -153,6 +270,7 @@ def forget(organisation_id: int | None = None) -> None:
     with _guard:
         if organisation_id is None:
             _cache.clear()
+            _with_corpus_cache.clear()
             _fingerprints.clear()
             _arm_cache.clear()
         else:

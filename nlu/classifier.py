@@ -153,8 +153,10 @@ def _model(n_examples: int) -> Any:
     return LinearSVC(C=1.0, random_state=0)
 
 
-def train_classifier(texts: Sequence[str], labels: Sequence[str]) -> IntentClassifier:
-    """Fit on (text, intent) pairs; deterministic (fixed seeds)."""
+def train_classifier(
+    texts: Sequence[str], labels: Sequence[str], weights: Sequence[float] | None = None
+) -> IntentClassifier:
+    """Fit on (text, intent) pairs, each weighted (default 1); deterministic (fixed seeds)."""
     import numpy as np
     from scipy.sparse import hstack
 
@@ -164,7 +166,11 @@ def train_classifier(texts: Sequence[str], labels: Sequence[str]) -> IntentClass
     min_df = 1 if len(documents) < LARGE else 2
     fitted = [_tfidf("char_wb", (2, 5), min_df), _tfidf("word", (1, 2), min_df)]
     blocks = [vectoriser.fit_transform(documents) for vectoriser in fitted]
-    model = _model(len(documents)).fit(hstack(blocks).tocsr(), list(labels))
+    model = _model(len(documents)).fit(
+        hstack(blocks).tocsr(),
+        list(labels),
+        sample_weight=None if weights is None else list(weights),
+    )
     offsets = np.cumsum([0] + [b.shape[1] for b in blocks])
     vectorisers = [
         _Vectoriser(v.build_analyzer(), dict(v.vocabulary_), np.asarray(v.idf_), int(offset))

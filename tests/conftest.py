@@ -90,6 +90,13 @@ def _celery_tasks_run_inline() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
+def _registry_only_routers(settings: Any) -> None:
+    # Routers trained on the generated corpus take seconds and the suite builds hundreds of
+    # routers; tests/copilot/test_router_corpus.py turns it on for its own tests.
+    settings.NLU_CORPUS = False
+
+
+@pytest.fixture(autouse=True)
 def _no_event_tail(settings: Any) -> None:
     # The embedded default's log tail polls the database from the event loop; a test that needs
     # it turns it on.

@@ -1,0 +1,99 @@
+"""Noise models: what typing fast, writing on WhatsApp and dictating do to a clean sentence.
+
+A line is a list of pieces — the template's literal text and its slot values — and each model
+rewrites pieces one by one, so the entity spans are recomputed from the pieces afterwards and stay
+exact. Literal text gets every model; slot values only the ones that keep them findable (case,
+accents): a name typed in lowercase must still be found, a name misspelt is a different problem.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+
+from nlu.normalize import fold_keep_length as _plain
+
+_EMOJIS = ("🙏", "👍", "😅", "🙂", "😡", "🔥", "✅", "😬", "👋")
+# Abbreviations operators type (es-AR) and their English counterparts; whole words only.
+_SHORT_ES = {
+    "que": "q", "porque": "xq", "por": "x", "para": "p/", "mañana": "mñn", "también": "tmb",
+    "favor": "fa", "con": "c/", "de": "d", "todo": "tdo", "bueno": "bno", "hola": "hla",
+}  # fmt: skip
+_SHORT_EN = {
+    "please": "pls", "you": "u", "are": "r", "tomorrow": "tmrw", "thanks": "thx",
+    "because": "bc", "for": "4", "to": "2",
+}  # fmt: skip
+_FILLERS_ES = ("eh", "este", "o sea", "bueno", "mirá", "digamos")
+_FILLERS_EN = ("uh", "um", "like", "you know", "so")
+_PUNCTUATION = re.compile(r"[¿?¡!.,:;]")
+
+
+@dataclass
+class Piece:
+    text: str
+    label: str = ""  # the entity it is ("" for literal text and unlabelled slots)
+    value: bool = False  # a slot value (models that would lose the value skip it)
+
+
+def _words(piece: Piece, rng: random.Random, table: dict[str, str], rate: float) -> None:
+    def swap(match: re.Match[str]) -> str:
+        short = table.get(match[0].lower())
+        return short if short and rng.random() < rate else match[0]
+
+    piece.text = re.sub(r"[\wáéíóúñ]+", swap, piece.text)
+
+
+def _typo(text: str, rng: random.Random) -> str:
+    """One slip of the fingers: a doubled letter or two letters swapped, inside a long word."""
+    words = text.split(" ")
+    long_words = [i for i, w in enumerate(words) if len(w) >= 5 and w.isalpha()]
+    if not long_words:
+        return text
+    i = rng.choice(long_words)
+    word, at = words[i], rng.randrange(1, len(words[i]) - 2)
+    if rng.random() < 0.5:
+        words[i] = word[: at + 1] + word[at] + word[at + 1 :]
+    else:
+        words[i] = word[:at] + word[at + 1] + word[at] + word[at + 2 :]
+    return " ".join(words)
+
+
+def _filler(text: str, rng: random.Random, fillers: tuple[str, ...]) -> str:
+    words = text.split(" ")
+    if len(words) < 3:
+        return text
+    at = rng.randrange(1, len(words))
+    return " ".join([*words[:at], rng.choice(fillers), *words[at:]])
+
+
+def apply_noise(pieces: list[Piece], voice: str, lang: str, rng: random.Random) -> None:
+    """Rewrite the pieces in place as the voice writes (see nlu.corpus.families)."""
+    lower = {"fast": 0.9, "wa": 0.4, "dict": 0.7, "neg": 0.4, "talk": 0.5}.get(voice, 0.05)
+    strip = {"fast": 0.8, "wa": 0.5, "dict": 0.3, "neg": 0.4, "talk": 0.5}.get(voice, 0.15)
+    do_lower, do_strip = rng.random() < lower, rng.random() < strip
+    typo = {"fast": 0.35, "wa": 0.2}.get(voice, 0.0)
+    for piece in pieces:
+        if do_lower:
+            piece.text = piece.text.lower()
+        if do_strip:
+            piece.text = _strip_accents(piece.text)
+        if piece.value:
+            continue
+        if voice == "fast":
+            _words(piece, rng, _SHORT_ES if lang == "es" else _SHORT_EN, 0.6)
+        if voice in ("fast", "dict"):
+            piece.text = _PUNCTUATION.sub("", piece.text)
+        if voice == "dict" and rng.random() < 0.3:
+            piece.text = _filler(piece.text, rng, _FILLERS_ES if lang == "es" else _FILLERS_EN)
+        if typo and rng.random() < typo:
+            piece.text = _typo(piece.text, rng)
+    if voice in ("fast", "wa", "talk") and rng.random() < 0.35:
+        pieces.append(Piece(" " + rng.choice(_EMOJIS)))
+
+
+def _strip_accents(text: str) -> str:
+    """Accents dropped, case kept; ñ stays (it is a key of its own on a Spanish keyboard)."""
+    return "".join(
+        ch if ch in "ñÑ" else _plain(ch).upper() if ch.isupper() else _plain(ch) for ch in text
+    )

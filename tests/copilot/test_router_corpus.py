@@ -1,0 +1,88 @@
+"""An organisation's router learns from the corpus generated from its records (nlu/corpus),
+kept by fingerprint in the process and on disk (copilot/router_cache.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agents.services import agents_install_defaults
+from business.models import Organisation
+from copilot import router_cache
+from nlu import Router
+from tests import factories
+
+
+@pytest.fixture
+def corpus_on(settings: Any, tmp_path: Path) -> Path:
+    settings.NLU_CORPUS = True
+    settings.VAR_DIR = tmp_path
+    router_cache.forget()
+    return tmp_path
+
+
+@pytest.fixture
+def clima(db: None) -> Organisation:
+    org = factories.make_org("Clima Sur", slug="clima-sur")
+    agents_install_defaults(organisation=org)
+    factories.make_customer(org, "Ana Sívori")
+    factories.make_technician(org, "Tito Alvarado")
+    return org
+
+
+def _words(router: Router) -> set[str]:
+    return set(router.classifier.vectorisers[1].vocabulary)
+
+
+def test_the_router_learns_the_corpus_and_a_new_process_loads_it_from_disk(
+    corpus_on: Path, clima: Organisation, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.NLU_CORPUS = False
+    registry_only = router_cache.router_for(clima)
+    router_cache.forget()
+    settings.NLU_CORPUS = True
+
+    router = router_cache.router_for(clima)
+
+    assert router.fingerprint != registry_only.fingerprint
+    assert _words(router) > _words(registry_only)
+    assert router.intents == registry_only.intents  # the corpus adds no intent of its own
+    assert router.tagger is not None and registry_only.tagger is None
+    assert list(corpus_on.glob("nlu-routers/*.pickle"))
+
+    router_cache.forget()  # a new process: nothing in memory
+
+    def no_training(*args: object, **kwargs: object) -> Router:
+        raise AssertionError("trained again")
+
+    monkeypatch.setattr(router_cache, "build_router", no_training)
+    again = router_cache.router_for(clima)
+    assert again.fingerprint == router.fingerprint
+    assert again is not router
+    assert again.tagger is not None and again.tagger.intents == router.tagger.intents
+
+
+def test_an_unreadable_cache_file_means_training_again(corpus_on: Path) -> None:
+    path = corpus_on / "nlu-routers" / "0123456789abcdef.pickle"
+    path.parent.mkdir()
+    path.write_bytes(b"not a router")
+    assert router_cache._load("0123456789abcdef") is None
+    assert router_cache._load("fedcba9876543210") is None  # no file
+
+
+def test_the_corpus_uses_the_organisation_records(clima: Organisation) -> None:
+    records = router_cache.corpus_records(clima)
+    assert list(records.customers) == ["Ana Sívori"]
+    assert list(records.technicians) == ["Tito Alvarado"]
+    assert records.streets  # the customer's address
+
+
+def test_without_the_setting_the_router_is_the_registry_s(
+    clima: Organisation, settings: Any, tmp_path: Path
+) -> None:
+    settings.VAR_DIR = tmp_path
+    router_cache.forget()
+    router_cache.router_for(clima)
+    assert not list(tmp_path.glob("nlu-routers/*"))
