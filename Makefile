@@ -42,8 +42,10 @@ worker: venv
 
 # The browser tests run in a process of their own: their server is a child process forked from
 # pytest, and it must not inherit what hundreds of earlier tests left in the parent.
+# PYTEST_WORKERS=N spreads the rest of the suite over N pytest-xdist processes (CI does, on
+# PostgreSQL + Redis, where the suite waits more than it computes).
 test: venv
-	$(PY) -m pytest -m "not browser" $(PYTEST_ARGS)
+	$(PY) -m pytest -m "not browser" $(if $(PYTEST_WORKERS),-n $(PYTEST_WORKERS) --dist load) $(PYTEST_ARGS)
 	$(PY) -m pytest -m browser $(PYTEST_ARGS); status=$$?; [ $$status -eq 0 ] || [ $$status -eq 5 ]
 
 lint: venv
