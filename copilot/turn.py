@@ -82,6 +82,7 @@ from copilot.streaming import TextStream
 from llm.client import sdk_client
 from llm.provider import engine_for
 from llm.selectors import turn_usage
+from nlu.acts import shipped_model
 from nlu.decisions import DecisionOrder, read_decision
 from nlu.language import detect_language
 
@@ -864,12 +865,13 @@ def _interruption_text(turn: Turn, language: str) -> str:
 
 
 def warm_up(organisation_id: int) -> None:
-    """Build the graph and train the organisation's router before its first turn (and, on a
-    model engine, open the SDK client and build the orchestrator's tools): the one-off cost is
-    paid while the operator is still typing, not by the first answer."""
+    """Build the graph and train the dialogue-act model and the organisation's router before its
+    first turn (and, on a model engine, open the SDK client and build the orchestrator's tools):
+    the one-off cost is paid while the operator is still typing, not by the first answer."""
     try:
         load_handlers()
         get_graph()
+        shipped_model()  # the dialogue-act model the write gate reads (trained once a process)
         organisation = Organisation.objects.filter(pk=organisation_id).first()
         if organisation is None:
             return

@@ -478,14 +478,18 @@ def test_opening_the_panel_warms_the_model_side_without_calling_the_model(
 ) -> None:
     from copilot import engines
     from copilot.turn import warm_up
+    from nlu.acts import shipped_model
 
     engines._schemas.pop(org.pk, None)
+    shipped_model.cache_clear()
 
     warm_up(org.pk)
 
     key, schemas = engines._schemas[org.pk]
     assert {s["function"]["name"] for s in schemas} >= {"ask_scheduling", "ask_financial"}
     assert server.requests == []
+    # The write gate's dialogue-act model is trained too, not by the first answer.
+    assert shipped_model.cache_info().currsize == 1
 
 
 # --- truth from the trace: a step is what its tools did --------------------------------------
