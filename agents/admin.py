@@ -124,12 +124,14 @@ class AgentIntentInline(admin.StackedInline):
                            "examples_en")}),
         (_("What it does"), {
             "classes": ("collapse",),
-            "fields": (("writes", "customers", "tool"), "requires", ("phrase_es", "phrase_en")),
+            "fields": (("writes", "customers", "tool"), ("subject", "date_is"), "requires",
+                       ("phrase_es", "phrase_en")),
         }),
         (_("Its place in a chain"), {
             "classes": ("collapse",),
             "fields": (("after", "first", "creates"), "absorbs", ("stated_as", "stated_for"),
-                       ("found_as", "cue")),
+                       ("found_as", "cue"), ("corrected_by", "picked_as", "existing_as"),
+                       ("many_as", "about_work_as", "later_as")),
         }),
     )  # fmt: skip
     readonly_fields = ("example_counts",)

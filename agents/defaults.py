@@ -35,7 +35,8 @@ AGENT_KEYS = (
 # defaults file is the one place the shipped intents' values are written.
 SPEC_KEYS = (
     "writes", "requires", "after", "first", "creates", "absorbs", "stated_as", "stated_for",
-    "found_as", "cue", "phrase_es", "phrase_en", "customers", "tool",
+    "found_as", "cue", "phrase_es", "phrase_en", "customers", "tool", "subject", "corrected_by",
+    "picked_as", "existing_as", "many_as", "about_work_as", "later_as", "date_is",
 )  # fmt: skip
 LIST_KEYS = frozenset({"requires", "after", "absorbs", "stated_for"})
 INTENT_KEYS = ("description", "examples_es", "examples_en", *SPEC_KEYS)
@@ -162,6 +163,25 @@ def _sync_intents(
     for row in existing.values():
         row.delete()
         changed = True
+    return changed
+
+
+def fill_shipped(intent_model: Any, keys: tuple[str, ...]) -> int:
+    """Give every intent named like a shipped one (templates and organisations' copies) the
+    defaults file's values for `keys`: for a migration that adds those fields (the rows had no
+    values of their own to keep). Intents an organisation added keep the fields' defaults.
+    Returns how many rows changed."""
+    shipped = {
+        (agent["name"], intent["name"]): intent
+        for agent in load_default_agents()
+        for intent in agent["intents"]
+    }
+    changed = 0
+    for row in intent_model._default_manager.select_related("agent"):
+        values = {k: v for k, v in shipped.get((row.agent.name, row.name), {}).items() if k in keys}
+        if _assign(row, values, set(keys)):
+            row.save(update_fields=list(values))
+            changed += 1
     return changed
 
 

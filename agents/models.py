@@ -144,6 +144,21 @@ class AgentIntent(models.Model):
         NOT_ENTERED = "not_entered", _("a job was never entered")
         NEW_CUSTOMER = "new_customer", _("the customer is new")
 
+    class DateIs(models.TextChoices):
+        """What the date a request names is (two dates in one message: whose is which)."""
+
+        NONE = "", _("not said")
+        OWN = "own", _("its own day")
+        TARGET = "target", _("the day something moves to")
+
+    class Subject(models.TextChoices):
+        """The record an intent acts on (a follow-up message continues the one discussed)."""
+
+        NONE = "", _("none")
+        JOB = "job", _("a job")
+        CUSTOMER = "customer", _("a customer")
+        TECHNICIAN = "technician", _("a technician")
+
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="intents")
     name = models.SlugField(_("intent"), max_length=40)
     description = models.CharField(_("description"), max_length=300, blank=True)
@@ -199,6 +214,38 @@ class AgentIntent(models.Model):
         _("customers may use it"), default=False, help_text=_("Customers writing on WhatsApp.")
     )
     tool = models.CharField(_("tool"), max_length=60, blank=True)
+    subject = models.CharField(
+        _("acts on"), max_length=20, choices=Subject.choices, default="", blank=True,
+        help_text=_("The record it acts on: a short follow-up continues the one under discussion."),
+    )  # fmt: skip
+    corrected_by = models.SlugField(
+        _("corrected as"), max_length=40, blank=True,
+        help_text=_("Right after it wrote, a correction (“mejor a las 15”) reads as this intent."),
+    )  # fmt: skip
+    picked_as = models.SlugField(
+        _("a pick reads as"), max_length=40, blank=True,
+        help_text=_("Picking one of the options its answer listed reads as this intent."),
+    )  # fmt: skip
+    existing_as = models.SlugField(
+        _("an existing record reads as"), max_length=40, blank=True,
+        help_text=_("A request that points at an existing record (“la última”) reads as this."),
+    )  # fmt: skip
+    date_is = models.CharField(
+        _("its date is"), max_length=10, choices=DateIs.choices, default="", blank=True,
+        help_text=_("With two dates in one message: its own day, or the day a move goes to."),
+    )  # fmt: skip
+    many_as = models.SlugField(
+        _("many records read as"), max_length=40, blank=True,
+        help_text=_("A request about many records (“los trabajos de Leandro”) reads as this."),
+    )  # fmt: skip
+    about_work_as = models.SlugField(
+        _("about the work reads as"), max_length=40, blank=True,
+        help_text=_("Anger about the work done (“el calefón sigue roto”) reads as this intent."),
+    )  # fmt: skip
+    later_as = models.SlugField(
+        _("a later day reads as"), max_length=40, blank=True,
+        help_text=_("A request for a later day (“mandá a alguien el lunes”) reads as this."),
+    )  # fmt: skip
 
     class Meta:
         verbose_name = _("intent")

@@ -145,8 +145,14 @@ def _clean_spec(name: str, values: dict[str, Any]) -> dict[str, Any]:
         problems.append("requires")
     if values.get("stated_as", "") not in AgentIntent.Statement.values:
         problems.append("stated_as")
-    if values.get("found_as") and not _SLUG.match(str(values["found_as"])):
-        problems.append("found_as")
+    for key in ("found_as", "corrected_by", "picked_as", "existing_as", "many_as",
+                "about_work_as", "later_as"):  # fmt: skip
+        if values.get(key) and not _SLUG.match(str(values[key])):
+            problems.append(key)
+    if values.get("subject", "") not in AgentIntent.Subject.values:
+        problems.append("subject")
+    if values.get("date_is", "") not in AgentIntent.DateIs.values:
+        problems.append("date_is")
     if values.get("tool") and values["tool"] not in known_tool_names():
         problems.append("tool")
     if problems:

@@ -28,6 +28,7 @@ import os
 import sys
 import zoneinfo
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,12 +44,12 @@ from django.db import connection  # noqa: E402
 from django.test.utils import setup_test_environment  # noqa: E402
 
 from agents.base import Step  # noqa: E402
+from agents.defaults import default_specs  # noqa: E402
 from agents.models import Agent  # noqa: E402
-from agents.selectors import agents_for_org  # noqa: E402
+from agents.selectors import agents_for_org, intent_specs  # noqa: E402
 from agents.services import agents_install_defaults  # noqa: E402
 from business.models import Organisation  # noqa: E402
 from copilot import write_gate  # noqa: E402
-from copilot.delegate import writes  # noqa: E402
 from copilot.router_cache import router_for  # noqa: E402
 from evaluation.metrics import Case  # noqa: E402
 from evaluation.services import load_cases  # noqa: E402
@@ -84,15 +85,27 @@ def _reroute(step: Step, agents: dict[str, Agent], intent_agents: dict[str, str]
     return None
 
 
-def ran(task: Task, agents: dict[str, Agent], intents: dict[str, str], *, gate: bool) -> str | None:
+Writes = Callable[[str], bool]
+
+
+def writes_of(organisation: Organisation) -> Writes:
+    """Whether an intent writes, as the registry says (what copilot.delegate.writes asks)."""
+    writing = {spec.name for spec in intent_specs(organisation) if spec.writes}
+    return writing.__contains__
+
+
+def ran(
+    task: Task, agents: dict[str, Agent], intents: dict[str, str], writes: Writes, *, gate: bool
+) -> str | None:
     """The intent that runs for this step (None when it yields without a reroute or asks)."""
     step, agent = _step(task), agents.get(task.agent)
     if agent is None:
         return None
-    if gate and writes(step.intent) and (why := write_gate.doubt(agent, step, {})):
+    spec = default_specs().get(step.intent)  # the shipped registry's (the bench installs it)
+    if gate and writes(step.intent) and (why := write_gate.doubt(agent, step, {}, spec=spec)):
         if os.environ.get("WRITE_GATE_SHOW"):
             print(f"   doubt {why}: {step.intent} {step.confidence:.2f} {step.text!r}")
-        quiet = write_gate.quiet_reading(step, intents, agents, writes)
+        quiet = write_gate.quiet_reading(step, intents, agents, writes, question=why == "question")
         if quiet is not None or why != "entities":
             return quiet.intent if quiet is not None else None
     if step.intent != "unknown" and step.confidence < agent.min_confidence:
@@ -101,7 +114,7 @@ def ran(task: Task, agents: dict[str, Agent], intents: dict[str, str], *, gate: 
 
 
 def tally(
-    cases: list[Case], router: Router, context: Context, agents: dict[str, Agent]
+    cases: list[Case], router: Router, context: Context, agents: dict[str, Agent], writes: Writes
 ) -> dict[str, Tally]:
     tallies = {"before": Tally(), "after": Tally()}
     intents = dict(router.intents)
@@ -110,7 +123,8 @@ def tally(
         for name, gate in (("before", False), ("after", True)):
             t = tallies[name]
             t.messages += 1
-            done = [i for i in (ran(task, agents, intents, gate=gate) for task in tasks) if i]
+            settled = (ran(task, agents, intents, writes, gate=gate) for task in tasks)
+            done = [i for i in settled if i]
             expected = [i for i in case.expected_intents if writes(i)]
             for intent in expected:
                 t.expected[intents.get(intent, "?")] += 1
@@ -160,6 +174,7 @@ def main() -> None:
         agents_install_defaults(organisation=organisation)
         agents = {agent.name: agent for agent in agents_for_org(organisation) if agent.enabled}
         router = router_for(organisation)
+        writes = writes_of(organisation)
         day = datetime.date.fromisoformat(args.reference_date)
         tz = organisation.timezone
         now = datetime.datetime.combine(day, datetime.time(10), tzinfo=zoneinfo.ZoneInfo(tz))
@@ -169,9 +184,9 @@ def main() -> None:
         for path in args.files:
             cases = load_cases(path)
             everything += cases
-            report(path.name, tally(cases, router, context, agents))
+            report(path.name, tally(cases, router, context, agents, writes))
         if len(args.files) > 1:
-            report("all files", tally(everything, router, context, agents))
+            report("all files", tally(everything, router, context, agents, writes))
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)
 

@@ -457,9 +457,11 @@ def _day_slots(
 
 
 # Parts of the day as windows for a slot's local start ("a la tarde" = from noon to 19:00).
+# "a la tarde" is after lunch: an office that hears it means from 14 (a 12:00 or 13:00 visit is
+# "al mediodía", in neither part).
 DAY_PARTS: dict[str, tuple[datetime.time, datetime.time]] = {
     "morning": (datetime.time(0), datetime.time(12)),
-    "afternoon": (datetime.time(12), datetime.time(19)),
+    "afternoon": (datetime.time(14), datetime.time(19)),
     "evening": (datetime.time(19), datetime.time.max),
 }
 
@@ -469,6 +471,11 @@ def _within(start: datetime.datetime, tz: ZoneInfo, part: str | None) -> bool:
         return True
     first, last = DAY_PARTS[part]
     return first <= start.astimezone(tz).time() < last
+
+
+def day_part_of(clock: datetime.time) -> str:
+    """The part of the day a local time falls in ("" at midday, in none of them)."""
+    return next((part for part, (first, last) in DAY_PARTS.items() if first <= clock < last), "")
 
 
 def _days(day_from: datetime.date, day_to: datetime.date) -> list[datetime.date]:

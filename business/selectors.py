@@ -212,6 +212,17 @@ def invoice_rows(invoices: QuerySet[Invoice], state: str = "") -> list[InvoiceRo
     return [row for row in rows if row.state == state] if state else rows
 
 
+def latest_invoice(
+    organisation: Organisation, customer: Customer | None = None
+) -> InvoiceRow | None:
+    """The newest invoice issued (a draft is not one yet), the customer's when given."""
+    invoices = invoices_with_amounts(organisation).exclude(status=Invoice.Status.DRAFT)
+    if customer is not None:
+        invoices = invoices.filter(customer=customer)
+    newest = invoices.order_by("-issued_on", "-pk").first()
+    return invoice_row(newest) if newest is not None else None
+
+
 def unpaid_rows(organisation: Organisation) -> list[InvoiceRow]:
     issued = invoices_with_amounts(organisation).filter(status=Invoice.Status.ISSUED)
     return [row for row in invoice_rows(issued) if row.balance > 0]

@@ -161,8 +161,9 @@ def _settle_doubt(
         return None
     intent_agents = state["reading"].intent_agents
     quiet = write_gate.quiet_reading(
-        step, intent_agents, run.agents, lambda intent: writes(state, intent)
-    )
+        step, intent_agents, run.agents, lambda intent: writes(state, intent),
+        question=doubt == "question",
+    )  # fmt: skip
     if quiet is not None and doubt != "vague":
         done.steps[step.index] = quiet
         sources[step.index] = "act"
@@ -191,9 +192,12 @@ def _doubt(
         ranked = _embedded_readings(state)
         support = max((score for intent, score in ranked if intent == step.intent), default=0.0)
         step.candidates = [c for c in ranked if c[0] != step.intent]  # what the question offers
-        return write_gate.doubt_model(step, message, support)
+        spec = state["reading"].specs.get(step.intent)
+        return write_gate.doubt_model(step, message, support, spec=spec)
     if writes(state, step.intent):
-        return write_gate.doubt(agent, step, done.chain.state, lifted=source == "continuation")
+        spec = state["reading"].specs.get(step.intent)
+        lifted = source == "continuation"
+        return write_gate.doubt(agent, step, done.chain.state, spec=spec, lifted=lifted)
     return "vague" if write_gate.vague(step) else ""
 
 

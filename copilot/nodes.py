@@ -44,28 +44,16 @@ from nlu.openers import how_it_starts, opening_word
 from nlu.privacy import redact_for_display
 from nlu.reference import organisation_wide
 from nlu.tone import Signals, read_signals
-from nlu.values import Context, Directive, Entities, Task, Understanding
+from nlu.values import Context, Directive, Entities, IntentSpecs, Task, Understanding
 
 # Intents a signal or a directive can put in the chain without the classifier.
 EMERGENCY = "emergency"
 FRUSTRATION = "frustration_detected"
 NOTHING_TO_DO = frozenset({"unknown", "greeting", "farewell"})
-# Intents that act on the job / the customer a conversation is about (continuations).
-JOB_SUBJECT = frozenset(
-    {"reschedule", "cancel_job", "assign_vehicle", "generate_invoice", "follow_up", "complaint"}
-)
-CUSTOMER_SUBJECT = frozenset(
-    {"book_job", "update_customer", "search_customer", "generate_quote", "payment_status"}
-)
 SUBJECT_KEYS = (CUSTOMER_ID, CUSTOMER_LABEL, JOB_ID, JOB_LABEL)
 # An offered slot: a line with a clock time ("viernes 04/12 11:00 con Diego Fernández").
 _SLOT = re.compile(r"\b\d{1,2}:\d{2}\b")
 _JOB_NUMBER = re.compile(r"#\d")
-# Intents whose answer may list free slots to pick from (availability; a refused booking or
-# move offers the next ones).
-OFFERS_SLOTS = frozenset({"check_availability", "book_job", "reschedule"})
-# Writes that leave a job a correction in the next message may move (never book it twice).
-JOB_WRITES = frozenset({"book_job", "reschedule"})
 # Words that point back to something already said (folded): clitic pronouns on a verb
 # ("pasalo", "cancelala", "mandáselo"), "el mismo", "ese", "it", "same time"...
 _ANAPHORA = re.compile(
@@ -306,25 +294,32 @@ def _picks_offered(
     """A reply to the free slots the previous answer listed ("el segundo", "dale, el de las 11
     con Lucas", "the first one") books that slot — or moves the job to it, when the list
     answered a move — for the customer under discussion. Only a choice act picks (nlu/acts.py);
-    the slot's day, time and technician come from its line, the service from the request that
-    asked for the slots."""
+    the slot's day and time come from its line, its technician too unless the reply names one,
+    the service from the request that asked for the slots."""
     recent = state["memory"].recent
     said = next((m for m in reversed(recent) if m.role != "user"), None)
     asked = next((m.text for m in reversed(recent) if m.role == "user"), "")
     last = state["memory"].state.get(wm.LAST_INTENTS, [])
-    if not OFFERS_SLOTS & set(last):  # a list of jobs ("#12 … 08:00") is not a list of slots
+    intent = _picked_as(last, reading.specs)
+    if not intent:  # a list of jobs ("#12 … 08:00") is not a list of slots
         return False
     lines = choices.option_lines(said.text if said else "")
     slots = [line for line in lines if _SLOT.search(line) and not _JOB_NUMBER.search(line)]
     if not slots or read_act(run.ctx.text).act != "choice":
         return False
     chosen = choices.pick(run.ctx.text, slots)
-    intent = "reschedule" if "reschedule" in last else "book_job"
     agent = reading.intent_agents.get(intent, "")
     if chosen is None or agent not in run.agents:
         return False
     text = f"{slots[chosen]}\n{asked}"
-    entities = router.understand(text, context).entities.merged_with(reading.understanding.entities)
+    entities = router.understand(text, context).entities
+    said_so = reading.understanding.entities
+    if said_so.technician:  # "el de las 11 con Lucas": that slot's time with the one named
+        entities.technician, entities.technician_matched = (
+            said_so.technician, said_so.technician_matched,
+        )  # fmt: skip
+        text = f"{text}\n{run.ctx.text}"
+    entities = entities.merged_with(said_so)
     engine = engines.LLM if run.llm is not None and run.engine == engines.LLM else engines.EMBEDDED
     reading.steps = [
         Step(
@@ -334,6 +329,20 @@ def _picks_offered(
     ]  # fmt: skip
     reading.routed_by = "choice"
     return True
+
+
+def _picked_as(last: list[str], specs: IntentSpecs) -> str:
+    """What a pick among the options the previous answer listed reads as (the registry's
+    `picked_as`), or "" when none of its intents offers options. A write that offered its own
+    next options (a refused move offers the next slots: reschedule → reschedule) wins over a
+    read that listed them (check_availability → book_job); of two such writes, the one the
+    other's correction reads as (a move, after a booking)."""
+    picks = [(i, specs[i].picked_as) for i in last if i in specs and specs[i].picked_as]
+    own = [picked for intent, picked in picks if picked == intent]
+    corrected = [specs[p].corrected_by for p in own if specs[p].corrected_by in own]
+    if own:
+        return (corrected or own)[0]
+    return picks[0][1] if picks else ""
 
 
 def _not_answered(verdict: str, pending: clarify.Pending, reading: Reading) -> bool:
@@ -546,9 +555,9 @@ def _continue_subject(
     subject the conversation is about, that candidate runs, lifted to its agent's threshold;
     the trace marks the step "continuation" and keeps the classifier's own scores.
     """
-    allowed = (JOB_SUBJECT if subject.get(JOB_ID) else frozenset()) | (
-        CUSTOMER_SUBJECT if subject.get(CUSTOMER_ID) else frozenset()
-    )
+    kinds = {kind for kind, key in (("job", JOB_ID), ("customer", CUSTOMER_ID)) if subject.get(key)}
+    specs = state["reading"].specs
+    allowed = {name for name, spec in specs.items() if spec.subject and spec.subject in kinds}
     if not allowed or not _elliptical(text):
         return
     intent_agents = state["reading"].intent_agents
@@ -566,15 +575,23 @@ def _continue_subject(
         sources[i] = "continuation"
 
 
-def _just_booked(state: TurnState, subject: dict[str, Any]) -> bool:
-    """The previous turn booked or moved the job under discussion (its newest record)."""
+def _correction_of_last_write(state: TurnState, subject: dict[str, Any]) -> str:
+    """What a correction reads as when the previous turn wrote the job under discussion (its
+    newest record) with an intent the registry says a correction turns into another
+    (`corrected_by`: book_job → reschedule), or ""."""
     memory = state["memory"].state
     records = [r for r in memory.get(wm.RECORDS, []) if isinstance(r, dict)]
-    last = set(memory.get(wm.LAST_INTENTS, []))
-    if not records or not last & JOB_WRITES:
-        return False
+    specs = state["reading"].specs
+
+    def corrected(intent: object) -> str:
+        spec = specs.get(intent) if isinstance(intent, str) else None
+        return spec.corrected_by if spec is not None and spec.writes else ""
+
+    last = memory.get(wm.LAST_INTENTS, [])
+    if not records or not any(corrected(i) for i in last):
+        return ""
     newest = records[-1]
-    return newest.get("intent") in JOB_WRITES and newest.get("id") == subject.get(JOB_ID)
+    return corrected(newest.get("intent")) if newest.get("id") == subject.get(JOB_ID) else ""
 
 
 def _correct_last_write(
@@ -591,16 +608,17 @@ def _correct_last_write(
     A message is a correction by its act (nlu/acts.py), or by what it carries: a new day or time
     for a booking and nothing else (no other customer, no service).
     """
-    if not steps or not _just_booked(state, subject):
-        return
-    target = agents.get(state["reading"].intent_agents.get("reschedule", ""))
+    into = _correction_of_last_write(state, subject) if steps else ""
+    target = agents.get(state["reading"].intent_agents.get(into, "")) if into else None
     found = state["reading"].understanding.entities
     if target is None or not (found.date or found.time) or found.customer or found.service:
         return
+    # The writes a correction turns into `into` would write again (book a second job).
+    again = {n for n, s in state["reading"].specs.items() if s.corrected_by == into and n != into}
     correcting = read_act(text).act == "correction"
     for i, step in enumerate(steps):
-        if step.intent == "book_job" or (correcting and step.intent == "reschedule"):
-            step.intent, step.agent = "reschedule", target.name
+        if step.intent in again or (correcting and step.intent == into):
+            step.intent, step.agent = into, target.name
             step.confidence = max(step.confidence, target.min_confidence)
             sources[i] = "correction"
 

@@ -35,6 +35,7 @@ from business.models import (
     Job,
 )
 from business.profiles import DAY_NAMES, ProfileField, customer_profile_learn, profile_field
+from business.scheduling import day_part_of
 from copilot import profile_model
 from copilot.memory import RECORDS
 from copilot.models import Conversation, Message
@@ -51,7 +52,7 @@ SHOWN = 3  # equipment, invoices, complaints named in one field
 
 
 def _part_of_day(hour: int) -> str:
-    return "morning" if hour < 12 else "afternoon" if hour < 18 else "evening"
+    return day_part_of(datetime.time(hour))
 
 
 # --- tier 1: every message ------------------------------------------------------------------
@@ -209,7 +210,8 @@ def _schedule_preferences(
         if asked_for.get(job.pk):
             cited.insert(0, f"message:{asked_for[job.pk]}")
         days[start.weekday()].extend(cited)
-        parts[_part_of_day(start.hour)].extend(cited)
+        if part := _part_of_day(start.hour):  # a midday visit says neither
+            parts[part].extend(cited)
         clocks[start.strftime("%H:%M")] += 1
     stated: set[int] = set()
     for message in about:

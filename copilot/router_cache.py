@@ -21,6 +21,7 @@ under VAR_DIR, where the other processes (daphne, the Celery worker) and the nex
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -34,6 +35,7 @@ from pathlib import Path
 
 from django.conf import settings
 
+import nlu
 from agents.selectors import (
     agents_for_org,
     examples_fingerprint,
@@ -155,7 +157,22 @@ def _with_corpus(
 
 
 def _cache_path(key: str) -> Path:
-    return Path(settings.VAR_DIR) / "nlu-routers" / f"{key}.pickle"
+    """The file of a router, named by its fingerprint and the code that trained it: a pickle
+    holds the classifier and tuning that code made, so after an upgrade of `nlu/` (a new
+    feature, another threshold) the old file is another router, and the next turn trains."""
+    return Path(settings.VAR_DIR) / "nlu-routers" / f"{key}-{nlu_code_version()}.pickle"
+
+
+@functools.cache
+def nlu_code_version() -> str:
+    """A digest of the nlu package's code and data files (read once per process)."""
+    root = Path(nlu.__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and path.suffix in {".py", ".json", ".jsonl", ".txt"}:
+            digest.update(path.relative_to(root).as_posix().encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
 
 
 def _load(key: str) -> Router | None:

@@ -34,29 +34,37 @@ from agents.models import Agent
 from copilot import clarify
 from copilot.replies import intent_phrase
 from nlu.acts import imperative, read_act
+from nlu.values import IntentSpec
 
 # Measured on the golden set (bench/write_gate.py): 0.5 held back "Mike's got the flu, he's out
 # the rest of the week" (0.42); 0.4 still holds "mmm fijate lo del otro día…" (0.39).
 STATEMENT_FLOOR = 0.4
-# A danger is never held back: the escalation agent's handler is the safety path (and the
-# signals force it anyway).
-NEVER_HELD = frozenset({"emergency"})
 QUESTION_FLOOR = 0.5  # the act's own probability: below it the text is not read as a question
 # Readings worth offering: a candidate this far below the top one is not what was meant.
 OFFER_FLOOR = 0.05
 OFFERED = 3
 NOTHING_TO_OFFER = frozenset({"unknown", "greeting", "farewell"})
-# Writes that act on one job (until the registry says which entities each write needs: 24.1).
-_ON_A_JOB = frozenset({"reschedule", "cancel_job", "assign_vehicle", "generate_invoice"})
 # `unknown` below this, with a domain reading at OFFER_FLOOR or more, asks instead.
 VAGUE_BELOW = 0.5
+# A question's best reading that writes nothing runs from this score, even below its agent's
+# gate ("¿qué turnos hay el jueves para un service de aire…?" read as book_job 0.72,
+# check_availability 0.18): nothing it does can write, and asking back costs the operator a turn.
+QUESTION_READING_FLOOR = 0.1
 
 
-def doubt(agent: Agent, step: Step, subject: dict[str, Any], *, lifted: bool = False) -> str:
+def doubt(
+    agent: Agent,
+    step: Step,
+    subject: dict[str, Any],
+    *,
+    spec: IntentSpec | None = None,
+    lifted: bool = False,
+) -> str:
     """Why a write step is doubtful ("question", "confidence", "statement", "entities"), or "".
     A step `lifted` to its gate because it continues the job under discussion ("pasalo al
-    viernes", copilot/nodes.py) is judged by its act only: the subject is what it acts on."""
-    if step.intent in NEVER_HELD:
+    viernes", copilot/nodes.py) is judged by its act only: the subject is what it acts on.
+    `spec` is the step's intent as the registry says (whether it writes on a job)."""
+    if never_held(spec):
         return ""
     act = read_act(step.text)
     if act.act == "question" and act.confidence >= QUESTION_FLOOR and not asks_to_act(step.text):
@@ -67,16 +75,16 @@ def doubt(agent: Agent, step: Step, subject: dict[str, Any], *, lifted: bool = F
         return "confidence"
     if act.act == "statement" and step.confidence < STATEMENT_FLOOR:
         return "statement"
-    if step.intent in _ON_A_JOB and not _names_a_job(step, subject):
+    if on_a_job(spec) and not _names_a_job(step, subject):
         return "entities"
     return ""
 
 
-def doubt_model(step: Step, message: str, support: float) -> str:
+def doubt_model(step: Step, message: str, support: float, *, spec: IntentSpec | None = None) -> str:
     """Why a write the orchestrator model asked for is doubtful, or "": the operator's message
     is a question, or a statement the embedded reading hardly supports (`support`, its score
     for that intent) — in hybrid the model reads exactly the messages the router is unsure of."""
-    if step.intent in NEVER_HELD:
+    if never_held(spec):
         return ""
     act = read_act(message)
     if act.act == "question" and act.confidence >= QUESTION_FLOOR and not asks_to_act(message):
@@ -84,6 +92,17 @@ def doubt_model(step: Step, message: str, support: float) -> str:
     if act.act == "statement" and support < STATEMENT_FLOOR:
         return "statement"
     return ""
+
+
+def never_held(spec: IntentSpec | None) -> bool:
+    """A danger is never held back: an intent that opens the chain (the registry's `first`, an
+    emergency) runs its handler, the safety path (and the signals force it anyway)."""
+    return spec is not None and spec.first
+
+
+def on_a_job(spec: IntentSpec | None) -> bool:
+    """A write on one job (the registry's subject "job"); a cue (a complaint's words) is not."""
+    return spec is not None and spec.writes and spec.subject == "job" and not spec.cue
 
 
 def _names_a_job(step: Step, subject: dict[str, Any]) -> bool:
@@ -109,15 +128,23 @@ def quiet_reading(
     intent_agents: dict[str, str],
     agents: dict[str, Agent],
     writes: Callable[[str], bool],
+    *,
+    question: bool = False,
 ) -> Step | None:
-    """The best candidate that writes nothing and clears its own agent's gate."""
+    """The best candidate that writes nothing and clears its own agent's gate (for a
+    `question`, the best one from QUESTION_READING_FLOOR)."""
     for intent, score in step.candidates:
         agent = agents.get(intent_agents.get(intent, ""))
         if agent is None or writes(intent) or intent in NOTHING_TO_OFFER:
             continue
-        if score >= agent.min_confidence:
+        floor = (
+            min(agent.min_confidence, QUESTION_READING_FLOOR) if question else agent.min_confidence
+        )
+        if score >= floor:
+            # Chosen by the act, it runs as sure as its gate asks (as a resumed choice does).
             return Step(
-                index=step.index, intent=intent, agent=agent.name, confidence=score,
+                index=step.index, intent=intent, agent=agent.name,
+                confidence=max(score, agent.min_confidence),
                 text=step.text, entities=step.entities, candidates=[], rerouted_from=step.agent,
             )  # fmt: skip
     return None

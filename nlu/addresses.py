@@ -26,7 +26,9 @@ _STREET_TYPE = (
 )
 # One word of a street name: "Cabildo", "Juan B. Justo" ("B."), "9 de Julio" ("9"), "de", "del".
 _NAME_WORD = rf"(?:[{_UPPER}][{_LOWER}{_UPPER}'.]*|\d{{1,2}}(?=\s+de\s)|de|del|la|las|los|y)"
-_NAME = rf"{_NAME_WORD}(?:\s+{_NAME_WORD}){{0,4}}"
+# Spaces inside one address: it never runs across a line ("con Gustavo Medina\n2. sábado").
+_SP = r"[^\S\n]+"
+_NAME = rf"{_NAME_WORD}(?:{_SP}{_NAME_WORD}){{0,4}}"
 _DOOR = r"(?P<door>(?:al\s+)?\d{1,5})(?![\d/:-]|[.,]\d)"
 # After the number: not an amount, a unit, a time or a count.
 _NOT_AFTER = (
@@ -36,13 +38,13 @@ _NOT_AFTER = (
     r"ago|sep|oct|nov|dic)))"
 )
 _WITH_TYPE = re.compile(
-    rf"(?<![\w.])(?P<street>{_STREET_TYPE}\s+(?:{_NAME}))\s+{_DOOR}{_NOT_AFTER}"
+    rf"(?<![\w.])(?P<street>{_STREET_TYPE}{_SP}(?:{_NAME})){_SP}{_DOOR}{_NOT_AFTER}"
 )
 _CUED = re.compile(
     r"(?i:\b(?:en|calle|direcci[oó]n|domicilio|address|at|on|vive en|lives at|queda en)\b)\s*:?\s+"
-    rf"(?P<street>(?:{_STREET_TYPE}\s+)?{_NAME})\s+{_DOOR}{_NOT_AFTER}"
+    rf"(?P<street>(?:{_STREET_TYPE}{_SP})?{_NAME}){_SP}{_DOOR}{_NOT_AFTER}"
 )
-_BARE = re.compile(rf"(?<![\w$.])(?P<street>{_NAME})\s+{_DOOR}{_NOT_AFTER}")
+_BARE = re.compile(rf"(?<![\w$.])(?P<street>{_NAME}){_SP}{_DOOR}{_NOT_AFTER}")
 _NUMBER_FIRST = re.compile(
     r"(?<![\w$.,])(?P<door>\d{1,5})\s+(?P<street>"
     rf"[{_UPPER}][{_LOWER}]+(?:\s+[{_UPPER}][{_LOWER}]+){{0,3}})\s+"

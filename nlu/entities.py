@@ -23,11 +23,8 @@ from nlu.normalize import fold, fold_keep_length
 from nlu.references import Reference, find_references
 from nlu.service_lexicon import find_service
 from nlu.times import TimeMention, find_part_of_day, find_times
-from nlu.values import Context, Entities
+from nlu.values import Context, Entities, IntentSpecs
 
-MOVE_INTENTS = frozenset({"reschedule", "bulk_reschedule"})
-# Intents that carry a date of their own: next to a move, two dates may belong to two requests.
-DATED_INTENTS = frozenset({"book_job", "cancel_job", "check_availability"})
 _MOVE_VERB = re.compile(
     r"\b(?:pas[aeá]\w*|mov[eé]\w*|move\w*|corr[eé]\w*|reprogram\w*|cambi\w*|push\w*|"
     r"reschedul\w*|shift\w*|posterg\w*|adelant\w*)"
@@ -108,14 +105,21 @@ def _one(values: Sequence[str], whole_message: bool) -> str | None:
 
 
 def _date(
-    text: str, dates: list[Mention], whole_message: bool, intents: Sequence[str]
+    text: str,
+    dates: list[Mention],
+    whole_message: bool,
+    intents: Sequence[str],
+    specs: IntentSpecs,
 ) -> datetime.date | None:
+    """The message's date; with two, the registry's `date_is` of its intents decides: a move
+    keeps its target, a request with a date of its own leaves it to each step."""
     distinct = {m.value for m in dates}
     if len(distinct) <= 1 or not whole_message:
         return pick_date(text, dates)
-    if set(intents) & DATED_INTENTS:
+    roles = {specs[i].date_is for i in intents if i in specs}
+    if "own" in roles:  # next to a move, two dates may belong to two requests
         return None
-    moving = bool(set(intents) & MOVE_INTENTS) or (not intents and _MOVE_VERB.search(fold(text)))
+    moving = "target" in roles or (not intents and _MOVE_VERB.search(fold(text)))
     return target_date(text, dates) if moving else None
 
 
@@ -149,6 +153,7 @@ def extract_entities(
     *,
     whole_message: bool = False,
     intents: Sequence[str] = (),
+    specs: IntentSpecs | None = None,
 ) -> Entities:
     lang = lang or detect_language(text)
     cuits = _cuits(text)
@@ -163,7 +168,7 @@ def extract_entities(
     impossible = find_impossible_dates(without_cuit, ctx.today, lang)
     without_cuit = _blank(without_cuit, [(i.start, i.end) for i in impossible])
     dates = find_dates(without_cuit, ctx.today, lang)
-    entities.date = _date(without_cuit, dates, whole_message, intents)
+    entities.date = _date(without_cuit, dates, whole_message, intents, specs or {})
     if impossible and entities.date is None:
         entities.impossible_date = impossible[0].written  # asked about, never replaced
     entities.part_of_day = find_part_of_day(without_cuit)

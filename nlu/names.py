@@ -82,14 +82,42 @@ def _index(names: tuple[str, ...]) -> dict[str, list[int]]:
     return index
 
 
+# Spellings that sound alike in es-AR, folded to one (ordered: "ll" before "l", "ce" before "c").
+_SOUNDS = (("ll", "y"), ("v", "b"), ("z", "s"), ("ce", "se"), ("ci", "si"), ("qu", "k"),
+           ("ch", "x"), ("h", ""), ("w", "gu"))  # fmt: skip
+
+
+@lru_cache(maxsize=4096)
+def sound(token: str) -> str:
+    """How a folded name token sounds: "Valleria" and "Baleria", "Ugo" and "Hugo", "Godoi" and
+    "Godoy" share it (doubled letters single, a final y an i)."""
+    for written, said in _SOUNDS:
+        token = token.replace(written, said)
+    token = re.sub(r"(.)\1+", r"\1", token)
+    return token[:-1] + "i" if token.endswith("y") else token
+
+
+@lru_cache(maxsize=64)
+def _sound_index(tokens: frozenset[str]) -> dict[str, list[str]]:
+    index: dict[str, list[str]] = {}
+    for token in tokens:
+        index.setdefault(sound(token), []).append(token)
+    return index
+
+
 def _similar_tokens(token: str, index: dict[str, list[int]]) -> list[tuple[str, bool]]:
-    """Vocabulary tokens that `token` may be, each with whether it is an exact (folded) match."""
+    """Vocabulary tokens that `token` may be, each with whether it is an exact (folded) match:
+    a typo (same first letter, difflib ≥ 0.8) or the same sound (`sound`), never a common word."""
     if token in index:
         return [(token, True)]
-    if len(token) < 4 or token in NOT_NAME:
+    if len(token) < 3 or token in NOT_NAME:
         return []
+    alike = _sound_index(frozenset(index)).get(sound(token), [])
+    if len(token) < 4:
+        return [(t, False) for t in alike]
     pool = [t for t in index if t[:1] == token[:1] and abs(len(t) - len(token)) <= 2]
-    return [(t, False) for t in difflib.get_close_matches(token, pool, n=3, cutoff=0.8)]
+    close = difflib.get_close_matches(token, pool, n=3, cutoff=0.8)
+    return [(t, False) for t in dict.fromkeys([*alike, *close])]
 
 
 def _name_parts(name: str) -> list[str]:
@@ -356,8 +384,11 @@ def find_names(text: str, vocabulary: Vocabulary) -> list[NameHit]:
             if not any(hit.name == name for hit in found):
                 found.append(NameHit(name, role, True, start, 1.0))
     for hit in free_text_names(text, tokens) + lowercase_names(text, tokens):
+        # The same words, however misspelt ("soy Eduarddo Olmedo"), are the name on file.
         covered = any(
-            fold(hit.name) in fold(other.name) or fold(other.name) in fold(hit.name)
+            fold(hit.name) in fold(other.name)
+            or fold(other.name) in fold(hit.name)
+            or (other.matched and other.start == hit.start)
             for other in found
         )
         if not covered:

@@ -161,6 +161,13 @@ def _reports(words: list[str]) -> bool:
     return first in _ARTICLES and person in _PEOPLE
 
 
+def tells_about_someone(text: str) -> bool:
+    """Does the message open by telling about a person ("la clienta Ibarra llamó re caliente",
+    "el cliente Pérez llamó", "Llamó la señora Gómez")? Then what follows is what it tells."""
+    words = _real_words(text)
+    return bool(words) and (fold(words[0]) in _PEOPLE or _reports(words))
+
+
 Opening = Literal["request", "detail", "report", "other"]
 
 

@@ -20,6 +20,7 @@ from dataclasses import replace
 
 from nlu.finding import asks_to_find
 from nlu.normalize import fold
+from nlu.reference import refers_to_existing
 from nlu.values import IntentSpecs, Task
 
 SMALL_TALK = frozenset({"greeting", "farewell"})
@@ -65,23 +66,33 @@ _MANY_JOBS = re.compile(
 
 
 def _retarget(task: Task, today: datetime.date | None, specs: IntentSpecs) -> Task:
-    """Relabel by the taxonomy's definitions where the classifier's neighbour is the right one."""
+    """Relabel by the registry's word (the intent's spec) where the classifier's neighbour is
+    the right one: its question form, its existing-record form, its many-records form, anger
+    about the work, a later day."""
     spec = specs.get(task.intent)
-    search = spec.found_as if spec is not None else ""
-    if search and asks_to_find(task.text):
-        scores = dict(task.candidates)
-        return replace(task, intent=search, confidence=max(task.confidence, scores.get(search, 0)))
-    if task.intent == "frustration_detected" and _ABOUT_THE_SERVICE.search(fold(task.text)):
-        return replace(task, intent="complaint")
-    if (
-        task.intent == "reschedule"
-        and any(label == "bulk_reschedule" for label, _p in task.candidates)
-        and _MANY_JOBS.search(fold(task.text))
-    ):
-        return replace(task, intent="bulk_reschedule")
-    if task.intent == "dispatch" and today and task.entities.date and task.entities.date > today:
-        return replace(task, intent="book_job")  # sending someone on a later day is a booking
+    if spec is None:
+        return task
+    folded = fold(task.text)
+    if spec.found_as and asks_to_find(task.text):
+        return _relabel(task, spec.found_as)
+    if spec.existing_as and refers_to_existing(task.text):  # "mandame la factura, la última"
+        return _relabel(task, spec.existing_as)
+    if spec.about_work_as and _ABOUT_THE_SERVICE.search(folded):
+        return replace(task, intent=spec.about_work_as)  # anger about the work: a complaint
+    many = spec.many_as
+    if many and any(label == many for label, _p in task.candidates) and _MANY_JOBS.search(folded):
+        return replace(task, intent=many)  # "pasá los trabajos de Leandro": a bulk move
+    later = today is not None and task.entities.date is not None and task.entities.date > today
+    if spec.later_as and later:
+        return replace(task, intent=spec.later_as)  # sending someone on a later day: a booking
     return task
+
+
+def _relabel(task: Task, intent: str) -> Task:
+    """The task as `intent`, at least as confident as the classifier was of that intent."""
+    return replace(
+        task, intent=intent, confidence=max(task.confidence, dict(task.candidates).get(intent, 0))
+    )
 
 
 GRIEVANCES = frozenset({"complaint", "frustration_detected"})

@@ -46,3 +46,25 @@ def organisation_wide(text: str) -> bool:
     """It asks about the organisation's records as a whole and points at no one."""
     folded = fold(text).strip(" ¿?¡!")
     return bool(_ORG_WIDE.search(folded)) and not points_at_subject(text)
+
+
+# A document already issued, pointed at: "la última", "la factura anterior", "esa factura", "la
+# de ayer", "the latest one", "that invoice". A word for the work after "última" ("la última
+# visita", "the last install") points at a job, which a new document may be for: not this.
+_LAST = r"(?:ultim[oa]|anterior|mas\s+reciente|last|latest|previous|most\s+recent)"
+_DOCUMENT = r"(?:factura|comprobante|invoice|bill)"
+_ENDS = r"(?=\s*(?:$|[,.;:!?)]|que\b|de\b|del\b|emitida\b|hecha\b|one\b|you\b|we\b))"
+_EXISTING = re.compile(
+    rf"\b(?:(?:la|el|the)\s+(?:{_DOCUMENT}\s+)?{_LAST}(?:\s+{_DOCUMENT}\b|{_ENDS})"
+    rf"|(?:esa|esta|aquella|la\s+misma|that|this|the\s+same)\s+{_DOCUMENT}\b"
+    rf"|la\s+(?:{_DOCUMENT}\s+)?de\s+(?:ayer|anteayer|antes|la\s+semana\s+pasada|el\s+mes\s+pasado)\b"
+    rf"|(?:yesterday|last\s+week|last\s+month)'?s\s+{_DOCUMENT}\b"
+    rf"|{_LAST}\s+{_DOCUMENT}\b)"
+)
+
+
+def refers_to_existing(text: str) -> bool:
+    """The message points at a document already issued ("mandame la factura de Graciela Ibarra,
+    la última"), not at one to make: a create intent whose `existing_as` the registry sets reads
+    as that intent instead (generate_invoice → payment_status)."""
+    return bool(_EXISTING.search(fold(text).strip()))

@@ -18,7 +18,9 @@
    one of the *cue* intents (a price, a payment, availability, a grievance) is the context of the
    request before it, not a request: it never starts a segment, and it is left out of the
    classification of the segment that holds it, so its cue words cannot change that request's
-   intent either ("agendale a Quiroga el split, ya pagó la seña" is a booking).
+   intent either ("agendale a Quiroga el split, ya pagó la seña" is a booking). A message that
+   opens by telling about someone and has no part that opens like a request ("la clienta Ibarra
+   llamó re caliente, dice que…") is what it tells.
 
 The whole message is one of the partitions, so a split happens only when the parts explain the
 text better than the whole does. Tuning was measured on MixSNIPS dev and the golden set; the
@@ -34,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nlu.normalize import fold, fold_keep_length, word_set
+from nlu.openers import tells_about_someone
 
 # A clause that asks for a second thing to be done first or afterwards: "después de agendarle",
 # "antes de facturarlo", "una vez que lo agendes", "once you book it", "after you send it",
@@ -42,13 +45,35 @@ _AFTER_DOING = (
     r"(?:despues|antes|luego)\s+de(?=\s+[a-z]+(?:ar|er|ir)(?:le|lo|la|les|los|las|me|selo|sela)?\b)|"
     r"una\s+vez\s+que|ni\s+bien|(?:once|after|before|as\s+soon\s+as)(?=\s+you\b)"
 )
+
+
+def _typed_fast(word: str) -> str:
+    """A connector word as a regex that also matches it typed fast: one letter doubled, dropped
+    or swapped with the next ("desspues", "tambin", "aprate"). Slips that spell another word
+    ("parte" for "aparte") do not count."""
+    slips = {word}
+    for i in range(len(word)):
+        slips.add(word[:i] + word[i] + word[i:])  # doubled
+        slips.add(word[:i] + word[i + 1 :])  # dropped
+        if i + 1 < len(word):
+            slips.add(word[:i] + word[i + 1] + word[i] + word[i + 2 :])  # swapped
+    slips -= _REAL_WORDS
+    return "(?:" + "|".join(sorted(slips, key=len, reverse=True)) + ")"
+
+
+# Words one slip away from a connector that are words of their own.
+_REAL_WORDS = word_set("parte lego uego")
+_DESPUES, _TAMBIEN, _ADEMAS, _APARTE, _LUEGO = (
+    _typed_fast(w) for w in ("despues", "tambien", "ademas", "aparte", "luego")
+)
+
 # Folded connector phrases, longest first so "y después" wins over "y".
 _CONNECTORS = [
-    r"y\s+(?:despues|luego|tambien|ademas|de\s+paso|encima|aparte)", r"y\s+que", r"y\s+si",
-    r"and\s+(?:then|also|after\s+that|afterwards|as\s+well)", r"as\s+well\s+as", r"after\s+that",
-    _AFTER_DOING, r"ademas", r"despues(?!\s+de)", r"luego(?!\s+de)", r"tambien", r"tmb", r"aparte",
-    r"de\s+paso", r"encima", r"asimismo", r"por\s+otro\s+lado", r"otra\s+cosa", r"y", r"e",
-    r"and", r"then", r"also", r"plus", r"afterwards",
+    rf"y\s+(?:{_DESPUES}|{_LUEGO}|{_TAMBIEN}|{_ADEMAS}|de\s+paso|encima|{_APARTE})", r"y\s+que",
+    r"y\s+si", r"and\s+(?:then|also|after\s+that|afterwards|as\s+well)", r"as\s+well\s+as",
+    r"after\s+that", _AFTER_DOING, _ADEMAS, rf"{_DESPUES}(?!\s+de)", rf"{_LUEGO}(?!\s+de)",
+    _TAMBIEN, r"tmb", _APARTE, r"de\s+paso", r"encima", r"asimismo", r"por\s+otro\s+lado",
+    r"otra\s+cosa", r"y", r"e", r"and", r"then", r"also", r"plus", r"afterwards",
 ]  # fmt: skip
 _CONNECTOR_RE = re.compile(r"\s+(?:" + "|".join(_CONNECTORS) + r")\b[,:]?\s+")
 _COMMA_RE = re.compile(r"\s*,\s*(?:(?:" + "|".join(_CONNECTORS) + r")\b[,:]?\s*)?")
@@ -62,8 +87,8 @@ _SENTENCE_RE = re.compile(
 _STRONG = re.compile(
     r"\b(?:"
     + _AFTER_DOING
-    + r"|despues(?!\s+de)|luego(?!\s+de)|tambien|ademas|de\s+paso|aparte|tmb|asimismo|"
-    r"por\s+otro\s+lado|"
+    + rf"|{_DESPUES}(?!\s+de)|{_LUEGO}(?!\s+de)|{_TAMBIEN}|{_ADEMAS}|de\s+paso|{_APARTE}|tmb|"
+    r"asimismo|por\s+otro\s+lado|"
     r"otra\s+cosa|then|also|plus|after\s+that|afterwards|as\s+well)\b"
 )
 _MAX_BOUNDARIES = 9
@@ -237,8 +262,13 @@ def _context_pieces(
     """Pieces that are the context of the request before them (point 5 of the module's doc)."""
     row_of = dict(zip(spans, probs, strict=True))
     context = set()
+    # "la clienta Ibarra llamó re caliente, dice que le dejaron todo sucio" asks nothing: a
+    # message that opens by telling about someone and makes no request is about what it tells.
+    told = tells_about_someone(pieces[0]) and not any(
+        how_it_starts(piece.strip()) == "request" for piece in pieces
+    )
     for k in range(1, len(pieces)):
-        if cuts[k - 1].kind not in tuning.context_after:
+        if cuts[k - 1].kind not in tuning.context_after or told:
             continue
         row = [float(p) for p in row_of[(k, k + 1)]]
         top = max(range(len(row)), key=row.__getitem__)

@@ -59,6 +59,18 @@ class IntentSpec:
     phrase_en: str = ""
     customers: bool = False  # customers writing on WhatsApp may use it
     tool: str = ""  # the tool that does its work
+    # The record it acts on ("job", "customer", "technician" or ""): an elliptical follow-up
+    # continues the one under discussion; the one person a technician request names is one.
+    subject: str = ""
+    corrected_by: str = ""  # right after it wrote, a correction reads as this intent
+    picked_as: str = ""  # a pick among the options its answer listed reads as this intent
+    existing_as: str = ""  # a request pointing at an existing record ("la última") reads as this
+    # "own": it carries a date of its own (next to a move, two dates may be two requests');
+    # "target": its date is the day something moves to ("del jueves al lunes" → the Monday).
+    date_is: str = ""
+    many_as: str = ""  # a request about many records ("los trabajos de Leandro") reads as this
+    about_work_as: str = ""  # anger about the work done ("el calefón sigue roto") reads as this
+    later_as: str = ""  # a request for a later day ("mandá a alguien el lunes") reads as this
 
     def phrase(self, language: str) -> str:
         text = self.phrase_en if language.startswith("en") else self.phrase_es

@@ -38,6 +38,7 @@ from agents.phrasing import (
 from agents.registry import ToolResult
 from agents.subjects import CustomerRef, customer_ref, job_ref, same_person
 from business.models import money as round_money
+from nlu.reference import refers_to_existing
 
 DEFAULT_IVA = Decimal("21")
 LISTED = 10  # invoices or debtors listed in one answer
@@ -692,10 +693,14 @@ def payment_status(step: Step, runner: Runner) -> Outcome:
     if number and who is not None and who.source != "named":
         who = None  # the invoice says whose it is; a customer remembered from before does not
     arguments: dict[str, Any] = {**(who.args() if who else {})}
+    # "mandame la factura de X, la última": the newest invoice and its PDF, not the debt.
+    latest = not number and refers_to_existing(step.text)
     if number:
         arguments["invoice_number"] = number
         if letter:
             arguments["invoice_letter"] = letter
+    elif latest:
+        arguments["latest"] = True
     result, chosen, note = call_for_customer(step, runner, "payment_status", arguments)
     if chosen is not None:
         who = CustomerRef(int(chosen["id"]), str(chosen["name"]), "named")
@@ -711,6 +716,11 @@ def payment_status(step: Step, runner: Runner) -> Outcome:
                 slot="invoice_letter",
             )
         problem = customer_problem(runner, who.name, result) if who else None
+        if problem is None and latest:
+            of = runner.t(es=f" de {who.name}", en=f" for {who.name}") if who else ""
+            problem = failed(
+                runner, result, es=f"No encontré facturas{of}", en=f"I found no invoices{of}"
+            )
         if problem is None and number:
             written = f"{letter} {number}" if letter else number
             of = runner.t(es=f" de {who.name}", en=f" of {who.name}") if who else ""
@@ -724,7 +734,7 @@ def payment_status(step: Step, runner: Runner) -> Outcome:
             runner, result, es="No pude ver los pagos", en="I couldn't check the payments"
         )
     data = result.data
-    if number:
+    if number or latest:
         return with_note(_one_invoice(runner, data["invoices"][0]), note)
     if who is not None:
         return with_note(_customer_debt(runner, data), note)

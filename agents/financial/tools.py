@@ -40,6 +40,7 @@ from business.selectors import (
     invoices_by_number,
     invoices_with_amounts,
     invoices_with_balance,
+    latest_invoice,
     quote_by_number,
     scoped,
 )
@@ -126,6 +127,7 @@ def _owed_data(ctx: TurnContext, row: InvoiceRow) -> dict[str, object]:
         "customer": "Only this customer's invoices, by name (when the id is not known).",
         "invoice_number": "One invoice, by number (e.g. 0001-00000012, or 12).",
         "invoice_letter": "The invoice's letter (A, B or C), when the number comes with one.",
+        "latest": "Only the newest invoice (the customer's, when one is given), paid or not.",
     },
 )
 def payment_status(
@@ -135,11 +137,18 @@ def payment_status(
     customer: str | None = None,
     invoice_number: str | None = None,
     invoice_letter: Literal["A", "B", "C"] | None = None,
+    latest: bool = False,
 ) -> ToolResult:
     who = None
     if customer_id is not None or customer:
         who = resolve_customer(ctx, customer_id, customer)
-    if invoice_number:
+    if latest and not invoice_number:
+        # "mandame la factura de X, la última": the newest one whatever its state, with its PDF.
+        newest = latest_invoice(ctx.organisation, who)
+        if newest is None:
+            raise ToolError("invoice not found" + (f" for {who.name}" if who else ""))
+        rows = [newest]
+    elif invoice_number:
         # One named invoice is reported whatever its state, so "it is paid" is an answer too.
         found = [
             invoice

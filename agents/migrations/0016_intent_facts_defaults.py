@@ -14,24 +14,17 @@ from typing import Any
 
 from django.db import migrations
 
-from agents.defaults import SPEC_KEYS, load_default_agents
+from agents.defaults import fill_shipped
+
+# The fields 0015 added (later migrations fill the fields they add themselves).
+KEYS = (
+    "writes", "requires", "after", "first", "creates", "absorbs", "stated_as", "stated_for",
+    "found_as", "cue", "phrase_es", "phrase_en", "customers", "tool",
+)
 
 
 def fill(apps: Any, schema_editor: Any) -> None:
-    AgentIntent = apps.get_model("agents", "AgentIntent")
-    shipped = {
-        (agent["name"], intent["name"]): intent
-        for agent in load_default_agents()
-        for intent in agent["intents"]
-    }
-    for row in AgentIntent.objects.select_related("agent"):
-        values = shipped.get((row.agent.name, row.name))
-        if values is None:
-            continue
-        for key in SPEC_KEYS:
-            if key in values:
-                setattr(row, key, values[key])
-        row.save(update_fields=[key for key in SPEC_KEYS if key in values])
+    fill_shipped(apps.get_model("agents", "AgentIntent"), KEYS)
 
 
 class Migration(migrations.Migration):

@@ -156,7 +156,10 @@ def _distinct_starts(slots: list[scheduling.Slot], count: int) -> list[schedulin
         "date": "The day wanted (or the first day of the range), ISO date.",
         "date_to": "The last day of the range, ISO date.",
         "time_from": "Only slots starting at or after this time of day, HH:MM.",
-        "part_of_day": "Only slots starting in this part of each day (afternoon: 12 to 19).",
+        "part_of_day": (
+            "Only slots starting in this part of each day "
+            "(morning: before 12; afternoon: 14 to 19; evening: from 19)."
+        ),
         "skill": "The trade the job needs.",
         "zone": "The customer's zone or locality, to prefer technicians nearby.",
         "duration_minutes": "How long the job takes, in minutes (default 120).",

@@ -230,14 +230,16 @@ def _render(
         more[0].text = _lower_first(_GREETING.sub("", more[0].text))
         pieces += [Piece(connector), *more]
     apply_noise(pieces, first.voice, first.lang, rng)
-    text, spans, at = "", [], 0
+    text, spans, at, canonical = "", [], 0, {}
     for piece in pieces:
         if piece.label and piece.text:
             spans.append((at, at + len(piece.text), piece.label))
+            if piece.canonical:
+                canonical[at] = piece.canonical
         text += piece.text
         at += len(piece.text)
     intents = [intent for family in families for intent in family.chain]
-    entities = _entities(spans, slots, text)
+    entities = _entities(spans, slots, text, canonical)
     return Line(text, intents, [agents[i] for i in intents], first.lang, first.voice, split,
                 [f.id for f in families], spans, entities)  # fmt: skip
 
@@ -250,14 +252,18 @@ def _lower_first(text: str) -> str:
 
 
 def _entities(
-    spans: Sequence[tuple[int, int, str]], slots: Mapping[str, tuple[str, str]], text: str
+    spans: Sequence[tuple[int, int, str]],
+    slots: Mapping[str, tuple[str, str]],
+    text: str,
+    canonical: Mapping[int, str],
 ) -> dict[str, str]:
-    """The evaluation's labels for the slots the line uses; as typed for names and services."""
+    """The evaluation's labels for the slots the line uses; as typed for names and services,
+    a misspelt name as the records spell it (what the engine should snap it to)."""
     found: dict[str, str] = {}
     for start, end, label in spans:
         if label not in EVAL_KEYS:
             continue
-        typed = text[start:end]
+        typed = canonical.get(start, text[start:end])
         found[label] = typed if label in ("customer", "technician", "service") else slots[label][1]
     return found
 

@@ -3,7 +3,9 @@
 A line is a list of pieces — the template's literal text and its slot values — and each model
 rewrites pieces one by one, so the entity spans are recomputed from the pieces afterwards and stay
 exact. Literal text gets every model; slot values only the ones that keep them findable (case,
-accents): a name typed in lowercase must still be found, a name misspelt is a different problem.
+accents) — except people's names, which fast typists and customers misspell (`misspell_name`: a
+doubled or dropped letter, v/b, z/s, ll/y, a dropped h) and which must still be matched to the
+organisation's records; the piece keeps the name as written in the records for the label.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class Piece:
     text: str
     label: str = ""  # the entity it is ("" for literal text and unlabelled slots)
     value: bool = False  # a slot value (models that would lose the value skip it)
+    canonical: str = ""  # a misspelt name: the records' spelling (the label)
 
 
 def _words(piece: Piece, rng: random.Random, table: dict[str, str], rate: float) -> None:
@@ -59,6 +62,35 @@ def _typo(text: str, rng: random.Random) -> str:
     return " ".join(words)
 
 
+# Sound-alike spellings of es-AR (one is applied, where the name has it).
+_SOUNDS = (("v", "b"), ("b", "v"), ("z", "s"), ("s", "z"), ("ll", "y"), ("y", "ll"), ("ce", "se"),
+           ("ci", "si"), ("h", ""))  # fmt: skip
+# Chance that a person's name is misspelt, by voice.
+MISSPELL = {"fast": 0.3, "wa": 0.3, "dict": 0.15}
+
+
+def misspell_name(name: str, rng: random.Random) -> str:
+    """One misspelling of a person's name: a sound-alike spelling, a doubled letter or a dropped
+    doubled one; the first word keeps its first letter unless it is a silent h."""
+    words = name.split(" ")
+    i = rng.randrange(len(words))
+    word = words[i]
+    lower = word.lower()
+    options = [(a, b) for a, b in _SOUNDS if a in lower[1:] or (a == "h" and lower.startswith("h"))]
+    if options and rng.random() < 0.6:
+        a, b = rng.choice(options)
+        at = lower.find(a, 0 if a == "h" else 1)
+        word = word[:at] + (b.upper() if word[at].isupper() else b) + word[at + len(a) :]
+        if at == 0 and word:
+            word = word[0].upper() + word[1:] if words[i][:1].isupper() else word
+    elif len(word) >= 5:
+        doubles = [k for k in range(1, len(word)) if word[k] == word[k - 1]]
+        at = rng.choice(doubles) if doubles else rng.randrange(2, len(word) - 1)
+        word = word[:at] + word[at + 1 :] if doubles else word[:at] + word[at] + word[at:]
+    words[i] = word
+    return " ".join(words)
+
+
 def _filler(text: str, rng: random.Random, fillers: tuple[str, ...]) -> str:
     words = text.split(" ")
     if len(words) < 3:
@@ -78,6 +110,8 @@ def apply_noise(pieces: list[Piece], voice: str, lang: str, rng: random.Random) 
             piece.text = piece.text.lower()
         if do_strip:
             piece.text = _strip_accents(piece.text)
+        if piece.label in ("customer", "technician") and rng.random() < MISSPELL.get(voice, 0.0):
+            piece.canonical, piece.text = piece.text, misspell_name(piece.text, rng)
         if piece.value:
             continue
         if voice == "fast":

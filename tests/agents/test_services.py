@@ -165,3 +165,39 @@ def test_name_and_organisation_are_not_editable(cast: Cast, agent: Agent) -> Non
             agent_save(agent=agent, changes=changes, actor=None)
     agent.refresh_from_db()
     assert (agent.name, agent.organisation_id) == ("scheduling", cast.org.pk)
+
+
+@pytest.mark.parametrize(
+    ("spec", "field"),
+    [
+        ({"subject": "vehicle"}, "subject"),
+        ({"date_is": "yesterday"}, "date_is"),
+        ({"corrected_by": "Not a slug"}, "corrected_by"),
+        ({"picked_as": "book job"}, "picked_as"),
+        ({"existing_as": "pay/status"}, "existing_as"),
+        ({"many_as": "bulk reschedule"}, "many_as"),
+    ],
+)
+def test_an_intent_with_a_bad_registry_fact_is_rejected_and_nothing_is_saved(
+    agent: Agent, spec: dict[str, str], field: str
+) -> None:
+    before = agent_snapshot(agent)
+    intents = [*_intents(agent), {"name": "order_parts", "examples_es": "pedí repuestos", **spec}]
+
+    with pytest.raises(ValidationError) as caught:
+        agent_save(agent=agent, changes={}, intents=intents, actor=None)
+
+    assert field in " ".join(caught.value.message_dict["intents"])
+    agent.refresh_from_db()
+    assert agent_snapshot(agent) == before
+
+
+def test_an_intent_saves_its_registry_facts(agent: Agent) -> None:
+    facts = {"subject": "job", "date_is": "own", "corrected_by": "reschedule",
+             "picked_as": "book_job", "existing_as": "payment_status"}  # fmt: skip
+    intents = [*_intents(agent), {"name": "order_parts", "examples_es": "pedí repuestos", **facts}]
+
+    agent_save(agent=agent, changes={}, intents=intents, actor=None)
+
+    row = agent.intents.get(name="order_parts")
+    assert {key: getattr(row, key) for key in facts} == facts

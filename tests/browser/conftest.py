@@ -167,6 +167,18 @@ def open_page(
     yield opener
     for context in contexts:
         context.close()
+    # The server's runners may still be finishing a turn the page saw answered (its seal, the
+    # lease's release); the database is flushed after this, and a TRUNCATE that meets their
+    # row locks deadlocks on PostgreSQL. Wait until they are done, and say so if they never are.
+    from copilot.models import Conversation, Turn
+
+    settled = wait_for(
+        lambda: (
+            not Turn.objects.filter(status__in=(Turn.Status.QUEUED, Turn.Status.RUNNING)).exists()
+            and not Conversation.objects.exclude(lease_owner="").exists()
+        )
+    )
+    assert settled, "the server's runners were still working when the test ended"
 
 
 def axe_serious(page: Any) -> list[dict[str, Any]]:

@@ -17,12 +17,17 @@ saw go wrong:
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from agents.models import AgentIntent
+from business.models import Invoice
+from business.scheduling import technicians_free
 from copilot.models import Conversation
+from copilot.router_cache import registry_changed
 from tests.copilot.test_intents_e2e import (
     Demo,
     DemoDatabase,
@@ -184,3 +189,108 @@ def test_a_choice_among_the_offered_slots_books_that_slot(demo: Demo) -> None:
     assert demo.local(job.scheduled_start) == demo.at(day, hour, minute)
     assert job.technician is not None and job.technician.name in second
     diff.assert_unchanged(but=("jobs",))
+
+
+def test_a_choice_that_names_another_technician_books_that_slot_with_them(demo: Demo) -> None:
+    """ "dale, el de las 11 con Lucas" when the 11:00 line offered someone else: the time comes
+    from the list, the person from the reply (it booked the listed technician instead)."""
+    day = demo.working_days(3, 1)[0]
+    conversation = discussing(demo)
+    offered, _ = turn_of(
+        demo, conversation, f"que turnos hay el {es_day(day)} para un service de split?"
+    )
+    lines = [line for line in offered.reply.splitlines() if re.match(r"\d+\. ", line)]
+    for line in lines:
+        hour = int(re.search(r"(\d\d):00", line).group(1))  # type: ignore[union-attr]
+        start = demo.at(day, hour)
+        others = [
+            tech
+            for tech in technicians_free(demo.org, start, start + datetime.timedelta(hours=2), "ac")
+            if tech.name not in line
+        ]
+        if others:
+            break
+    else:
+        raise AssertionError("every listed hour has only its listed technician free")
+    named = others[0]
+
+    picked, diff = turn_of(
+        demo, conversation, f"dale, el de las {hour} con {named.name.split()[0]}"
+    )
+
+    assert picked.intents == ["book_job"]
+    [job] = diff.new_jobs
+    assert job.technician == named
+    assert demo.local(job.scheduled_start) == demo.at(day, hour)
+
+
+@pytest.fixture
+def edits(demo: Demo) -> Iterator[Demo]:
+    """The test edits the demo's registry: the next test reads the restored one afresh."""
+    yield demo
+    registry_changed(demo.org.pk)
+
+
+def _registry_says(demo: Demo, intent: str, **fields: str) -> None:
+    """An admin's edit of one intent of the demo's registry (the router retrains on it)."""
+    assert AgentIntent.objects.filter(agent__organisation=demo.org, name=intent).update(**fields)
+    registry_changed(demo.org.pk)  # what saving in the admin signals
+
+
+@pytest.mark.usefixtures("edits")
+def test_without_the_registrys_correction_a_new_day_right_after_a_booking_moves_nothing(
+    demo: Demo,
+) -> None:
+    _registry_says(demo, "book_job", corrected_by="")
+    first, first_hour, second, second_hour = _two_days(demo)
+    conversation = new_conversation(demo)
+    booking = f"agendale a {CUSTOMER} un service de split el {es_day(first)} a las {first_hour}"
+    _, made = turn_of(demo, conversation, booking)
+    [job] = made.new_jobs
+
+    moved, diff = turn_of(demo, conversation, f"dale el {es_day(second)} a las {second_hour}")
+
+    assert moved.intents != ["reschedule"]
+    assert job.pk not in diff.changed_jobs
+
+
+@pytest.mark.usefixtures("edits")
+def test_without_the_registrys_pick_a_choice_among_slots_books_nothing(demo: Demo) -> None:
+    _registry_says(demo, "check_availability", picked_as="")
+    day = demo.working_days(3, 1)[0]
+    conversation = discussing(demo)
+    offered, _ = turn_of(
+        demo, conversation, f"que turnos hay el {es_day(day)} para un service de split?"
+    )
+    assert offered.intents == ["check_availability"]
+
+    picked, diff = turn_of(demo, conversation, "el segundo")
+
+    assert picked.trace.get("routed_by") != "choice"
+    assert not diff.new_jobs
+
+
+def test_the_latest_invoice_of_a_customer_is_shown_not_made(demo: Demo) -> None:
+    newest = (
+        Invoice.objects.filter(organisation=demo.org, customer__name=CUSTOMER)
+        .exclude(status=Invoice.Status.DRAFT)
+        .latest("issued_on", "pk")
+    )
+    conversation = new_conversation(demo)
+
+    turn, diff = turn_of(demo, conversation, f"mandame la factura de {CUSTOMER}, la ultima")
+
+    diff.assert_unchanged()
+    assert turn.intents == ["payment_status"]
+    assert newest.number in turn.reply
+    assert f"PDF: /invoices/{newest.pk}/pdf/" in turn.reply
+
+
+@pytest.mark.usefixtures("edits")
+def test_without_the_registrys_existing_form_that_message_proposes_an_invoice(demo: Demo) -> None:
+    _registry_says(demo, "generate_invoice", existing_as="")
+    conversation = new_conversation(demo)
+
+    turn, _ = turn_of(demo, conversation, f"mandame la factura de {CUSTOMER}, la ultima")
+
+    assert turn.intents == ["generate_invoice"]

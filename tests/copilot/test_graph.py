@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 
 from agents.base import Outcome
+from agents.defaults import default_specs
 from agents.models import Agent, AgentIntent
 from approvals.models import PendingAction
 from business.models import Customer, EscalationTicket, Job
-from copilot import router_cache
+from copilot import nodes, router_cache
 from copilot.graph import build_graph, get_graph, run_graph
 from copilot.models import AgentRun, Conversation
 from nlu.tone import read_signals
@@ -620,3 +621,20 @@ def test_the_real_router_puts_the_new_customer_before_the_booking(
     job = Job.objects.get(organisation=cast.org, customer=carla)
     assert job.service == "service de caldera"
     assert state["trace"]["understanding"]["engine_trace"]["reordered"] is True
+
+
+@pytest.mark.parametrize(
+    ("last", "picked"),
+    [
+        (["check_availability"], "book_job"),  # slots listed: a pick books one
+        (["book_job"], "book_job"),  # a refused booking offered the next slots
+        (["check_availability", "reschedule"], "reschedule"),  # a refused move: moves
+        (["reschedule", "book_job"], "reschedule"),  # the move, whatever the order
+        (["book_job", "reschedule"], "reschedule"),
+        (["search_customer"], ""),  # a list of jobs or customers is not a list of slots
+    ],
+)
+def test_a_pick_among_offered_slots_reads_as_the_registry_says(
+    last: list[str], picked: str
+) -> None:
+    assert nodes._picked_as(last, default_specs()) == picked

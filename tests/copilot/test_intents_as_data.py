@@ -149,3 +149,18 @@ def test_a_write_that_requires_an_entity_asks_for_it_when_the_message_lacks_it(
     assert run.outcome.clarify is not None and run.outcome.clarify.slot == "technician"
     assert "Para agendar el trabajo, decime qué técnico." in state["reply"]
     assert Job.objects.count() == jobs
+
+
+def test_an_added_intent_about_a_technician_reads_the_person_named_as_one(
+    cast: Cast, registry: dict[str, Agent]
+) -> None:
+    text = "encargá un capacitor para Sosa"
+    _add_intent(registry["fleet"], **ORDER_PARTS)
+    plain = router_for(cast.org).understand(text, _context())
+    assert [t.intent for t in plain.tasks] == ["order_parts"]
+    assert (plain.entities.customer, plain.entities.technician) == ("Sosa", None)
+
+    _add_intent(registry["fleet"], **(ORDER_PARTS | {"subject": "technician"}))  # the admin's edit
+
+    read = router_for(cast.org).understand(text, _context())
+    assert (read.entities.customer, read.entities.technician) == (None, "Sosa")

@@ -36,7 +36,7 @@ def _words(router: Router) -> set[str]:
     return set(router.classifier.vectorisers[1].vocabulary)
 
 
-def test_the_router_learns_the_corpus_and_a_new_process_loads_it_from_disk(
+def test_the_router_learns_the_corpus_a_new_process_loads_it_and_new_nlu_code_trains_again(
     corpus_on: Path, clima: Organisation, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     settings.NLU_CORPUS = False
@@ -57,15 +57,31 @@ def test_the_router_learns_the_corpus_and_a_new_process_loads_it_from_disk(
     def no_training(*args: object, **kwargs: object) -> Router:
         raise AssertionError("trained again")
 
+    build = router_cache.build_router
     monkeypatch.setattr(router_cache, "build_router", no_training)
     again = router_cache.router_for(clima)
     assert again.fingerprint == router.fingerprint
     assert again is not router
     assert again.tagger is not None and again.tagger.intents == router.tagger.intents
 
+    # The file is keyed by the nlu package's code too: after an upgrade, a pickled classifier of
+    # the old code (same registry, same corpus) was loaded and read with the old features.
+    router_cache.forget()  # a new process, with other nlu code
+    monkeypatch.setattr(router_cache, "nlu_code_version", lambda: "other-code")
+    trained: list[object] = []
+
+    def counted(*args: Any, **kwargs: Any) -> Router:
+        trained.append(args)
+        return build(*args, **kwargs)
+
+    monkeypatch.setattr(router_cache, "build_router", counted)
+    router_cache.router_for(clima)
+    assert len(trained) == 1
+    assert len(list(corpus_on.glob("nlu-routers/*.pickle"))) == 2
+
 
 def test_an_unreadable_cache_file_means_training_again(corpus_on: Path) -> None:
-    path = corpus_on / "nlu-routers" / "0123456789abcdef.pickle"
+    path = router_cache._cache_path("0123456789abcdef")
     path.parent.mkdir()
     path.write_bytes(b"not a router")
     assert router_cache._load("0123456789abcdef") is None

@@ -4,13 +4,17 @@ chosen reading; a question read as a write runs the reading that writes nothing.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from agents.base import Step
+from agents.defaults import default_specs
+from agents.models import Agent, ToolCall
 from business.models import EscalationTicket, Job
 from copilot import write_gate
 from copilot.models import AgentRun, Conversation
-from nlu.values import Entities
+from nlu.values import Entities, IntentSpec
 from tests.conftest import Cast
 from tests.copilot.conftest import ScriptedRouter, task
 from tests.copilot.turns import answer
@@ -77,6 +81,26 @@ def test_a_question_read_as_a_write_runs_the_reading_that_writes_nothing(
     assert result.text.startswith("Encontré")
 
 
+@pytest.mark.parametrize(("second", "runs"), [(0.18, True), (0.03, False)])
+def test_a_question_runs_a_weak_reading_that_writes_nothing_or_asks(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter, second: float, runs: bool
+) -> None:
+    """Below its agent's gate, a question's quiet reading still runs from the floor: asking
+    back costs a turn and nothing it does can write; far below, it asks."""
+    text = "que clientes hay en Palermo para el service?"
+    router.script[text] = [
+        task("update_customer", 0.72, text, candidates=[("search_customer", second)])
+    ]
+    setattr(router, "openers", frozenset())  # noqa: B010
+    setattr(router, "verbs", {})  # noqa: B010
+
+    result = answer(conversation, cast.operator.pk, text).result
+
+    assert (intents_of(result.turn_id) == ["search_customer"]) is runs
+    assert ("No estoy seguro" in result.text) is not runs  # ran, not yielded
+    assert not ToolCall.objects.filter(turn_id=result.turn_id).exclude(category="safe").exists()
+
+
 def _step(intent: str) -> Step:
     return Step(index=0, intent=intent, agent="x", confidence=1.0, text="", entities=Entities())
 
@@ -98,4 +122,27 @@ def test_a_models_write_is_judged_by_the_message_act(
 
 
 def test_an_emergency_is_never_held_back() -> None:
-    assert write_gate.doubt_model(_step("emergency"), "hay olor a gas?", 0.0) == ""
+    emergency = default_specs()["emergency"]
+    assert write_gate.doubt_model(_step("emergency"), "hay olor a gas?", 0.0, spec=emergency) == ""
+    # It is the registry's "runs first" that says so: another write would be held.
+    plain = replace(emergency, first=False)
+    assert write_gate.doubt_model(_step("emergency"), "hay olor a gas?", 0.0, spec=plain) != ""
+
+
+@pytest.mark.parametrize(
+    ("spec", "doubt"),
+    [
+        (IntentSpec("order_parts", writes=True, subject="job"), "entities"),  # which job?
+        (IntentSpec("order_parts", writes=True, subject="customer"), ""),
+        (IntentSpec("order_parts", writes=True, subject="job", cue=True), ""),  # only a cue
+        (IntentSpec("order_parts", subject="job"), ""),  # writes nothing
+    ],
+)
+def test_a_write_on_a_job_that_names_none_is_doubtful_as_the_registry_says(
+    spec: IntentSpec, doubt: str
+) -> None:
+    agent = Agent(name="fleet", min_confidence=0.35)
+    step = replace(_step("order_parts"), text="pedí los repuestos")
+    assert write_gate.doubt(agent, step, {}, spec=spec) == doubt
+    named = replace(step, entities=Entities(customer="Juan Pérez"))
+    assert write_gate.doubt(agent, named, {}, spec=spec) == ""

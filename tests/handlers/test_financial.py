@@ -250,6 +250,34 @@ def test_payment_status_of_one_invoice_by_number(desk: Desk, shop: Shop) -> None
     )
 
 
+def test_the_latest_invoice_is_shown_with_its_pdf_paid_or_not(desk: Desk, shop: Shop) -> None:
+    org = shop.juan.organisation
+    factories.make_invoice(org, shop.juan, Decimal("50000"), issued_on=datetime.date(2026, 10, 1))
+    newest = factories.make_invoice(
+        org, shop.juan, Decimal("10000"), issued_on=datetime.date(2026, 11, 2)
+    )
+    factories.make_payment(org, newest, "12100")
+    factories.make_invoice(org, shop.maria, Decimal("9000"), issued_on=datetime.date(2026, 11, 9))
+    text = "mandame la factura de Juan Pérez, la última"
+    turn = desk.run(payment_status, "payment_status", "financial", text=text, customer="Juan Pérez")
+    assert turn.outcome.success
+    assert turn.text == (
+        f"La factura B {newest.number} de Juan Pérez está paga ($ 12.100,00).\n"
+        f"PDF: /invoices/{newest.pk}/pdf/"
+    )
+    # Without pointing at one, the same customer's answer is the debt.
+    debt = desk.run(payment_status, "payment_status", "financial", customer="Juan Pérez")
+    assert debt.text.startswith("Juan Pérez debe $ 60.500,00 en 1 factura")
+
+
+def test_the_latest_invoice_of_a_customer_without_invoices_says_so(desk: Desk, shop: Shop) -> None:
+    text = "pasame la última factura de María González SRL"
+    turn = desk.run(payment_status, "payment_status", "financial", text=text,
+                    customer="María González SRL")  # fmt: skip
+    assert not turn.outcome.success
+    assert turn.text == "No encontré facturas de María González SRL."
+
+
 def test_payment_status_of_the_company_ranks_debtors(desk: Desk, shop: Shop) -> None:
     org = shop.juan.organisation
     factories.make_invoice(org, shop.juan, Decimal("100000"), issued_on=datetime.date(2026, 10, 1))

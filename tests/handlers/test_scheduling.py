@@ -319,10 +319,10 @@ def test_availability_in_the_afternoon_lists_only_afternoon_slots(desk: Desk, sh
     turn = desk.run(check_availability, "check_availability", "scheduling", date=TUESDAY,
                     part_of_day="afternoon", text="libres mañana a la tarde")  # fmt: skip
     assert turn.text.startswith(
-        "El martes 24/11 a la tarde hay turnos libres:\n1. martes 24/11 12:00"
+        "El martes 24/11 a la tarde hay turnos libres:\n1. martes 24/11 14:00"
     )
     hours = [int(h) for h in re.findall(r"24/11 (\d\d):\d\d", turn.text)]
-    assert hours and all(12 <= h < 19 for h in hours)
+    assert hours and all(14 <= h < 19 for h in hours)
 
 
 def test_availability_in_the_morning_in_english(desk: Desk, shop: Shop) -> None:
@@ -339,7 +339,7 @@ def test_booking_a_day_in_the_afternoon_takes_its_first_afternoon_slot(
     turn = _book(desk, customer="Juan Pérez", date=TUESDAY, part_of_day="afternoon")
     job = Job.objects.get(customer=shop.juan)
     assert turn.outcome.success
-    assert job.scheduled_start == at(TUESDAY, 12)
+    assert job.scheduled_start == at(TUESDAY, 14)
 
 
 @pytest.mark.parametrize("missing", ["foreign", "unknown"])

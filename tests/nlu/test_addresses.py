@@ -93,3 +93,16 @@ def test_every_street_type_the_reader_knows_the_records_compare_without(typed: s
 
     [found] = find_addresses(f"agendá un service en {typed}")
     assert street_core(found.text) == "cabildo 500"
+
+
+def test_a_name_at_the_end_of_a_listed_line_is_no_street() -> None:
+    """A slot list ("…con Gustavo Medina\n2. sábado…") is no address: an address never runs
+    across a line, so the privacy guard sent a customer "[dato reservado]" for technicians."""
+    from nlu import privacy
+
+    slots = (
+        "Te propongo estos turnos libres:\n1. sábado 28/11 09:00 con Gustavo Medina\n"
+        "2. sábado 28/11 10:00 con Hernán Molina\n3. sábado 28/11 11:00 con Diego Fernández"
+    )
+    assert privacy.find(slots) == []
+    assert privacy.find("Queda en\nAv. Cabildo 2150") != []  # one on its own line still counts

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from nlu.choices import option_lines, pick
-from nlu.reference import organisation_wide, points_at_subject
+from nlu.reference import organisation_wide, points_at_subject, refers_to_existing
 
 SLOTS = """El viernes 04/12 hay turnos libres:
 1. viernes 04/12 08:00 con Ramiro Giménez
@@ -64,3 +64,36 @@ def test_questions_about_the_subject_are_not_organisation_wide(text: str) -> Non
 def test_a_demonstrative_points_at_the_subject_but_an_article_does_not() -> None:
     assert points_at_subject("¿quién es el técnico de este cliente?")
     assert not points_at_subject("el viernes a la tarde")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "mandame la factura de Graciela Ibarra, la ultima",
+        "mandame la última factura de Graciela",
+        "la factura anterior de Ortiz",
+        "pasame esa factura",
+        "la de ayer",
+        "send me Walker's last invoice",
+        "send me the latest invoice for Walker",
+        "that invoice again, please",
+    ],
+)
+def test_a_message_can_point_at_an_invoice_already_issued(text: str) -> None:
+    assert refers_to_existing(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "facturale a Gómez el service de ayer",
+        "facturá la última visita de Ortiz",  # the last *visit*: a new invoice may be for it
+        "issue an invoice for the last install",
+        "just send me the invoice for the Walker install",
+        "Invoice Linda Carter for yesterday's boiler service, 95k",
+        "armale la factura de la visita de la semana pasada a Sergio Molina",
+        "make an invoice",
+    ],
+)
+def test_a_new_document_for_past_work_is_not_an_existing_one(text: str) -> None:
+    assert not refers_to_existing(text)

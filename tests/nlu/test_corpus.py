@@ -71,12 +71,21 @@ def test_a_family_and_every_line_built_from_it_sit_in_one_split(lines: list[Line
 
 
 def test_spans_point_at_the_labelled_values(lines: list[Line]) -> None:
+    people = {fold(name) for name in [*RECORDS.customers, *RECORDS.technicians]}
+    misspelt = 0
     for line in lines:
         for start, end, label in line.spans:
             assert 0 <= start < end <= len(line.text)
-            if label in ("customer", "technician", "service"):
+            typed = line.text[start:end]
+            if label == "service":
                 assert line.entities[label] == line.text[start:end]
+            elif label in ("customer", "technician") and line.entities[label] != typed:
+                # A misspelt name (noise.misspell_name) is labelled as the records spell it.
+                assert fold(line.entities[label]) in people
+                assert fold(typed) not in people
+                misspelt += 1
         assert line.agents == [AGENTS[i] for i in line.intents]
+    assert misspelt >= 20
 
 
 def test_lines_use_the_organisation_records_and_only_services_the_engine_reads(

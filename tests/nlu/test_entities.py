@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import datetime
 import decimal
+from dataclasses import replace
 
 import pytest
 
 from nlu import Context, Entities, Vocabulary, extract_entities
 from tests.nlu.conftest import make_context
+from tests.nlu.training_examples import specs
+
+SPECS = specs()
 
 D = datetime.date
 
@@ -187,8 +191,14 @@ def test_the_whole_message_leaves_out_a_key_with_two_values(ctx: Context) -> Non
 
 def test_a_move_keeps_its_target_date_in_the_whole_message(ctx: Context) -> None:
     text = "pasá el turno de Gómez del jueves al lunes"
-    entities = extract_entities(text, ctx, whole_message=True, intents=["reschedule"])
+    entities = extract_entities(text, ctx, whole_message=True, intents=["reschedule"], specs=SPECS)
     assert entities.date == D(2026, 11, 23)
+    # The registry's date_is says so: a request with a date of its own leaves both out.
+    own = SPECS | {"reschedule": replace(SPECS["reschedule"], date_is="own")}
+    assert (
+        extract_entities(text, ctx, whole_message=True, intents=["reschedule"], specs=own).date
+        is None
+    )
 
 
 def test_eval_dict_has_only_values(ctx: Context) -> None:

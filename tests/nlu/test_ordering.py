@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from nlu import Entities, Task
+from dataclasses import replace
+
+from nlu import Context, Entities, Router, Task
 from nlu.ordering import apply_labelling_rules, order_chain
 from nlu.values import IntentSpec
 from tests.nlu.training_examples import specs
@@ -161,3 +163,46 @@ def test_an_intent_the_registry_adds_is_ordered_by_its_spec_alone() -> None:
     assert [t.intent for t in order_chain(_tasks("order_parts", "book_job"))[0]] == [
         "order_parts", "book_job",
     ]  # fmt: skip
+
+
+def test_a_create_request_that_points_at_an_existing_record_reads_as_its_existing_form() -> None:
+    text = "mandame la factura de Graciela Ibarra, la ultima"
+    task = Task("generate_invoice", "financial", 0.6, text, Entities(), [("payment_status", 0.3)])
+    kept, _ = apply_labelling_rules([task], specs=SPECS)
+    assert [(t.intent, t.confidence) for t in kept] == [("payment_status", 0.6)]
+    # A new invoice for past work stays one; without the registry's `existing_as` nothing moves.
+    new = replace(task, text="facturale a Gómez el service de ayer")
+    assert [t.intent for t in apply_labelling_rules([new], specs=SPECS)[0]] == ["generate_invoice"]
+    plain = SPECS | {"generate_invoice": replace(SPECS["generate_invoice"], existing_as="")}
+    assert [t.intent for t in apply_labelling_rules([task], specs=plain)[0]] == ["generate_invoice"]
+
+
+def test_the_one_person_a_technician_request_names_is_the_technician(
+    router: Router, ctx: Context
+) -> None:
+    text = "move Sosa jobs, he is sick"
+    read = router.understand(text, ctx)
+    assert [t.intent for t in read.tasks] == ["technician_sick"]
+    assert (read.entities.technician, read.entities.customer) == ("Sosa", None)
+    # The registry's subject says so: without it the name stays where extraction put it.
+    sick = replace(SPECS["technician_sick"], subject="")
+    plain = replace(router, specs=router.specs | {"technician_sick": sick})
+    assert plain.understand(text, ctx).entities.customer == "Sosa"
+
+
+def test_the_relabelling_rules_are_the_registrys_word() -> None:
+    import datetime
+
+    today = datetime.date(2026, 11, 18)
+    angry = Task("frustration_detected", "escalation", 0.7, "ESTOY HARTA, el calefón sigue roto!!!")
+    bulk = Task("reschedule", "", 0.6, "pasá los trabajos de Leandro al jueves", Entities(),
+                [("reschedule", 0.6), ("bulk_reschedule", 0.2)])  # fmt: skip
+    later = Task(
+        "dispatch", "fleet", 0.7, "mandá a alguien el lunes", Entities(date=today.replace(day=23))
+    )
+    cases = [(angry, "about_work_as", "complaint"), (bulk, "many_as", "bulk_reschedule"),
+             (later, "later_as", "book_job")]  # fmt: skip
+    for task, field, relabelled in cases:
+        assert apply_labelling_rules([task], today, specs=SPECS)[0][0].intent == relabelled
+        plain = SPECS | {task.intent: replace(SPECS[task.intent], **{field: ""})}
+        assert apply_labelling_rules([task], today, specs=plain)[0][0].intent == task.intent

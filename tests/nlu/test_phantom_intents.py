@@ -85,6 +85,23 @@ def test_a_cue_clause_after_a_request_is_its_context(text: str) -> None:
     assert _intents(text) == ["book_job"]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "la clienta Ibarra llamó re caliente, dice que está enojadísima",
+        "el cliente Vega llamo, esta enojado con el técnico",
+        "Llamó la señora Gómez, está enojada porque gotea",
+    ],
+)
+def test_a_message_that_only_tells_about_someone_is_what_it_tells(text: str) -> None:
+    # No request to be the context of: the grievance is the message (issue 24's complaint).
+    assert _intents(text) == ["complaint"]
+
+
+def test_a_report_before_a_request_is_still_its_context() -> None:
+    assert _intents("el cliente Vega llamó, está enojadísimo, agendale una visita") == ["book_job"]
+
+
 def test_the_cue_words_do_not_change_the_request_they_sit_in() -> None:
     # Whole, the payment words outweigh the booking; without its context the request is a booking.
     text = "agendale a Quiroga, ya pagó la seña, pagó todo, pagado"

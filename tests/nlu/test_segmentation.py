@@ -222,3 +222,23 @@ def test_an_address_or_its_town_is_a_detail(text: str) -> None:
 )
 def test_a_request_still_opens_a_request(text: str) -> None:
     assert how_it_starts(text, OPENERS) == "request"
+
+
+@pytest.mark.parametrize(
+    ("text", "connector"),
+    [
+        ("agendale a Juan el lunes desspues cancelá lo de Gómez", "desspues"),
+        ("agendale a Juan el lunes tmabien cancelá lo de Gómez", "tmabien"),
+        ("agendale a Juan el lunes y depues cancelá lo de Gómez", "y depues"),
+        ("agendale a Juan el lunes, aprate mandale la factura a Gómez", ", aprate"),
+    ],
+)
+def test_a_connector_typed_fast_is_still_a_strong_cut(text: str, connector: str) -> None:
+    """One letter doubled, dropped or swapped in "después", "también", "aparte"…: still a cut
+    that earns a split (fast-typed two-request lines stayed one request)."""
+    assert [(b.kind, b.connector) for b in boundaries(text)] == [("strong", connector)]
+
+
+def test_a_slip_that_spells_another_word_is_no_connector() -> None:
+    """ "parte" is "aparte" with a letter dropped, and a word of its own."""
+    assert all(b.connector != "parte" for b in boundaries("mandale la otra parte del equipo"))

@@ -1,0 +1,81 @@
+"""Organisations' copies of the shipped intents get the values of the fields a migration adds
+(agents.defaults.fill_shipped, run by 0016 and 0018); intents they added keep the defaults."""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+import pytest
+from django.apps import apps
+
+from agents.models import AgentIntent
+from agents.services import agents_install_defaults
+from tests.conftest import Cast
+
+pytestmark = pytest.mark.django_db
+
+migration = import_module("agents.migrations.0018_intent_subject_corrections_defaults")
+relabels = import_module("agents.migrations.0020_intent_relabel_forms_defaults")
+dates = import_module("agents.migrations.0022_intent_date_is_defaults")
+
+
+def test_copies_get_the_shipped_subject_correction_pick_and_existing_form(cast: Cast) -> None:
+    agents_install_defaults(organisation=cast.org)
+    copies = AgentIntent.objects.filter(agent__organisation=cast.org)
+    # As the rows looked before 0017: the new fields at their defaults.
+    copies.update(subject="", corrected_by="", picked_as="", existing_as="")
+    fleet = copies.get(name="technician_sick").agent
+    added = AgentIntent.objects.create(agent=fleet, name="order_parts", writes=True)
+
+    migration.fill(apps, None)
+
+    values = {
+        row.name: (row.subject, row.corrected_by, row.picked_as, row.existing_as)
+        for row in copies.filter(name__in=["book_job", "check_availability", "generate_invoice",
+                                           "technician_sick", "greeting"])
+    }  # fmt: skip
+    assert values == {
+        "book_job": ("customer", "reschedule", "book_job", ""),
+        "check_availability": ("", "", "book_job", ""),
+        "generate_invoice": ("job", "", "", "payment_status"),
+        "technician_sick": ("technician", "", "", ""),
+        "greeting": ("", "", "", ""),
+    }
+    added.refresh_from_db()
+    assert (added.subject, added.corrected_by, added.picked_as, added.existing_as) == ("",) * 4
+    # Earlier facts are not touched by this migration's keys.
+    assert copies.get(name="book_job").writes is True
+
+
+def test_copies_get_the_shipped_relabel_forms(cast: Cast) -> None:
+    agents_install_defaults(organisation=cast.org)
+    copies = AgentIntent.objects.filter(agent__organisation=cast.org)
+    copies.update(many_as="", about_work_as="", later_as="")
+
+    relabels.fill(apps, None)
+
+    values = {
+        row.name: (row.many_as, row.about_work_as, row.later_as)
+        for row in copies.filter(name__in=["reschedule", "frustration_detected", "dispatch",
+                                           "book_job"])
+    }  # fmt: skip
+    assert values == {
+        "reschedule": ("bulk_reschedule", "", ""),
+        "frustration_detected": ("", "complaint", ""),
+        "dispatch": ("", "", "book_job"),
+        "book_job": ("", "", ""),
+    }
+
+
+def test_copies_get_the_shipped_date_roles(cast: Cast) -> None:
+    agents_install_defaults(organisation=cast.org)
+    copies = AgentIntent.objects.filter(agent__organisation=cast.org)
+    copies.update(date_is="")
+
+    dates.fill(apps, None)
+
+    roles = dict(copies.exclude(date_is="").values_list("name", "date_is"))
+    assert roles == {
+        "book_job": "own", "cancel_job": "own", "check_availability": "own",
+        "reschedule": "target", "bulk_reschedule": "target",
+    }  # fmt: skip

@@ -1,0 +1,73 @@
+"""Names on file matched however they are typed (nlu/names.py): case, accents, typos, sounds."""
+
+from __future__ import annotations
+
+import pytest
+
+from nlu.names import find_names, match_vocabulary, sound, tokenize
+from nlu.values import Vocabulary
+
+NAMES = ("Valeria Godoy", "Hugo Ocampo", "Noelia Villafañe", "Walter Saavedra", "Mirta Zalazar",
+         "Graciela Ibarra", "Romina Cabral")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("typed", "name"),
+    [
+        ("baleria godoi llamo", "Valeria Godoy"),  # v/b and a final y typed i
+        ("ugo ocampo", "Hugo Ocampo"),  # the silent h dropped
+        ("noelia viyafane", "Noelia Villafañe"),  # ll/y, no ñ
+        ("walter savedra", "Walter Saavedra"),  # a doubled letter single
+        ("mirta salasar", "Mirta Zalazar"),  # z/s
+        ("la clienta graciela ibara llamo re caliente", "Graciela Ibarra"),
+        ("GRACIELA IBARRA", "Graciela Ibarra"),
+    ],
+)
+def test_a_misspelt_full_name_is_the_one_on_file(typed: str, name: str) -> None:
+    found = match_vocabulary(tokenize(typed), NAMES)
+    assert found is not None and found[0] == name
+
+
+@pytest.mark.parametrize(
+    "typed",
+    [
+        "todo bien, gracias",
+        "la caldera hace ruido",
+        "baja la factura de gas",
+        "vale, mañana a las 10",
+        "ocupado todo el dia",
+        "hola buenas",
+    ],
+)
+def test_common_words_are_no_name_on_file(typed: str) -> None:
+    assert match_vocabulary(tokenize(typed), NAMES) is None
+
+
+def test_a_sound_alike_surname_alone_is_not_guessed() -> None:
+    # A partial mention must be exact: "godoi" alone could be anyone's.
+    assert match_vocabulary(tokenize("llamo godoi"), NAMES) is None
+    assert match_vocabulary(tokenize("llamo godoy"), NAMES) == ("Valeria Godoy", 6)
+
+
+def test_sounds_fold_spellings_together_and_keep_others_apart() -> None:
+    assert sound("valeria") == sound("baleria")
+    assert sound("hugo") == sound("ugo")
+    assert sound("godoy") == sound("godoi")
+    assert sound("zalazar") == sound("salasar")
+    assert sound("ibarra") != sound("ibarbia")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "se puede cambiar mi turno para el martes? soy Eduarddo Olmedo",
+        "presu p/ Lorena Lezcano limpieza de split",
+        "el cliente grasiela ibarra esta re caliente",
+    ],
+)
+def test_a_misspelt_name_on_file_is_found_once_as_the_records_spell_it(text: str) -> None:
+    vocabulary = Vocabulary(customers=("Eduardo Olmedo", "Lorena Lescano", "Graciela Ibarra"))
+    hits = find_names(text, vocabulary)
+    assert [(hit.name, hit.matched) for hit in hits] in (
+        [("Eduardo Olmedo", True)], [("Lorena Lescano", True)], [("Graciela Ibarra", True)],
+    )  # fmt: skip
