@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
-from channels.testing import WebsocketCommunicator
 from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
@@ -29,6 +28,7 @@ from evaluation.runs import RunError, run_compare, run_create, run_execute
 from evaluation.tasks import run_start
 from tests.conftest import Cast
 from tests.copilot.test_consumer import HOST, ORIGIN, _session_cookie
+from tests.websocket import WebsocketCommunicator
 
 COMPARED = (
     "cases", "chain_accuracy", "intent_set_accuracy", "agent_accuracy", "intent_f1",

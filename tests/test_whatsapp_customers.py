@@ -618,10 +618,10 @@ def test_a_turn_queued_before_the_takeover_is_not_answered(
 
 async def test_the_whatsapp_socket_tells_the_organisations_members_only(cast: Cast) -> None:
     from asgiref.sync import sync_to_async
-    from channels.testing import WebsocketCommunicator
 
     from capataz.asgi import application
     from tests.copilot.test_consumer import HOST, ORIGIN, _session_cookie
+    from tests.websocket import WebsocketCommunicator
 
     async def _open(user: Any) -> WebsocketCommunicator:
         cookie = await sync_to_async(_session_cookie)(user)

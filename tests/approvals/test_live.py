@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
-from channels.testing import WebsocketCommunicator
 
 from approvals.models import PendingAction
 from approvals.services import action_decide
@@ -18,6 +17,7 @@ from copilot import eventlog
 from tests import factories
 from tests.conftest import Cast
 from tests.copilot.test_consumer import HOST, ORIGIN, _session_cookie
+from tests.websocket import WebsocketCommunicator
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

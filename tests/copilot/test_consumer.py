@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
-from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.sessions.backends.db import SessionStore
@@ -25,6 +24,7 @@ from copilot.models import Conversation, ConversationEvent, Message, Turn
 from copilot.services import conversation_create
 from tests import factories
 from tests.conftest import Cast
+from tests.websocket import WebsocketCommunicator
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

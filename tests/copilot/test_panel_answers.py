@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
-from channels.testing import WebsocketCommunicator
 from django.test import Client
 from django.urls import reverse
 
@@ -36,6 +35,7 @@ from tests.copilot.conftest import ScriptedRouter, task
 from tests.copilot.test_consumer import HOST, ORIGIN, _session_cookie
 from tests.copilot.turns import answer
 from tests.panel_i18n import spanish_catalogue  # noqa: F401 - the fixture
+from tests.websocket import WebsocketCommunicator
 
 pytestmark = pytest.mark.usefixtures("spanish_catalogue")
 

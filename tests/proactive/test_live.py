@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
-from channels.testing import WebsocketCommunicator
 from django.utils import timezone
 
 from agents.models import Detector
@@ -19,6 +18,7 @@ from capataz.asgi import application
 from tests import factories
 from tests.conftest import Cast
 from tests.copilot.test_consumer import HOST, ORIGIN, _session_cookie
+from tests.websocket import WebsocketCommunicator
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
