@@ -36,6 +36,7 @@ from pathlib import Path
 from django.conf import settings
 
 import nlu
+from agents.defaults import default_specs, load_default_agents
 from agents.selectors import (
     agents_for_org,
     examples_fingerprint,
@@ -43,7 +44,7 @@ from agents.selectors import (
     training_examples,
 )
 from business.models import Address, Customer, Organisation, PriceItem, Technician
-from nlu import Router, build_router
+from nlu import Router, build_router, encoder
 from nlu.corpus import (
     Records,
     generate,
@@ -127,6 +128,27 @@ def corpus_examples(records: Records, specs: list[IntentSpec]) -> list[Example]:
     ]
 
 
+def scope_lines(specs: list[IntentSpec]) -> list[tuple[str, bool]]:
+    """The corpus's train split written with the lexicons' names, each line flagged when it is
+    out of scope: the same texts for every organisation, so their encoder vectors ship with the
+    code (nlu/data/encoder.npz) and the scope model learns every voice (customers on WhatsApp,
+    fast typing, dictation) at no cost."""
+    agents = {spec.name: spec.agent for spec in specs}
+    if "unknown" not in agents:
+        return []
+    return [(text, intent == "unknown")
+            for text, intent, _ in training_lines(generate(Records(), agents))]  # fmt: skip
+
+
+def shipped_encoder_texts() -> list[str]:
+    """What the scope model of an organisation with the shipped registry embeds."""
+    specs = list(default_specs().values())
+    examples = [line for agent in load_default_agents() for intent in agent["intents"]
+                for key in ("examples_es", "examples_en")
+                for line in intent[key].splitlines() if line.strip()]  # fmt: skip
+    return list(dict.fromkeys([*examples, *(text for text, _ in scope_lines(specs))]))
+
+
 def corpus_spans(
     records: Records, specs: list[IntentSpec]
 ) -> tuple[list[tuple[str, list[Span]]], dict[str, frozenset[str]]]:
@@ -144,16 +166,25 @@ def _with_corpus(
     key = fingerprint_of(examples + [Example("", "", name) for name in names], specs, corpus)
     router = _with_corpus_cache.get(key) or _load(key)
     if router is None:
+        _encoder_store()
         tagged, people = corpus_spans(records, specs)
         router = build_router(
             examples, agent_names=names, specs=specs, corpus=corpus, tagged=tagged,
             gazetteer=(records.customers, records.technicians), tagged_intents=people,
+            scope_lines=scope_lines(specs),
         )  # fmt: skip
         _store(key, router)
     if len(_with_corpus_cache) >= _WITH_CORPUS_KEPT:
         _with_corpus_cache.pop(next(iter(_with_corpus_cache)))
     _with_corpus_cache[key] = router
     return router
+
+
+@functools.cache
+def _encoder_store() -> None:
+    """The encoder's vectors of texts the shipped file lacks (an admin's new examples) are kept
+    beside the routers, for the next build in any process."""
+    encoder.use_store(Path(settings.VAR_DIR) / "nlu-routers" / "encoder.npz")
 
 
 def _cache_path(key: str) -> Path:

@@ -29,6 +29,7 @@ from nlu.rules import (
     strip_courtesy,
 )
 from nlu.scope import off_topic
+from nlu.scope_model import ScopeModel, train_scope
 from nlu.segmentation import Segment, Tuning, segment
 from nlu.tagger import EntityTagger, Span, gazetteer_of, looks_like_a_name, train_tagger
 from nlu.values import Context, Entities, Example, IntentSpec, IntentSpecs, Task, Understanding
@@ -48,6 +49,18 @@ TAGGED = ("customer", "technician")
 # corpus's dev split with the golden set as a guard (dev chain 0.15: 0.921, 0.2: 0.919, 0.3: 0.917,
 # 0.5: 0.915; golden 0.2: 0.977, 0.3 and 0.5: 0.974; registry only: dev 0.884, golden 0.984).
 CORPUS_WEIGHT = 0.2
+# The encoder's scope model (nlu.scope_model) overrules a reading that would act on a message
+# about something else: a write when it is SCOPE_FLOOR sure, a read when SCOPE_FLOOR_READ sure,
+# and never a reading the word classifier is SCOPE_SURE of (nor then pays for the encoder).
+# Chosen on the corpus's dev families with the golden set as a guard (bench/voices.py, `manage.py
+# evaluate`): floors 0.3/0.9, sure 0.8: dev chain 0.907 → 0.933, out of scope 40 → 54 of 72,
+# wrong writes 3.17 → 2.05 %, golden unchanged (0.9789); a write floor of 0.2 or 0.25 lost golden
+# cases ("would it be possible to get someone out Friday?"), a read floor of 0.5 or 0.7 read
+# customers' "did you get my payment?" as out of scope, no "sure" gate lost 2 golden points
+# ("quiero hablar con un supervisor") and cost the encoder's ~10 ms on every message.
+SCOPE_FLOOR = 0.3
+SCOPE_FLOOR_READ = 0.9
+SCOPE_SURE = 0.8
 DEFAULT_AGENTS = {"greeting": "general", "farewell": "general", "validate_cuit": "customer"}
 
 
@@ -65,6 +78,8 @@ class Router:
     specs: IntentSpecs = field(default_factory=dict)
     # Trained on the corpus's entity spans (nlu.tagger): fills the names the rules miss.
     tagger: EntityTagger | None = None
+    # Trained on the encoder's vectors of the registry's examples (nlu.scope_model).
+    scope: ScopeModel | None = None
 
     @cached_property
     def cues(self) -> frozenset[str]:
@@ -122,6 +137,11 @@ class Router:
         for task in kept:
             task.agent = self.agent_for(task.intent)  # a relabelled task changes owner
         ordered, reordered = order_chain(kept, self.specs)
+        outside = self._outside(request, ordered)
+        if outside is not None:
+            ordered = [Task("unknown", self.agent_for("unknown"), outside, request, Entities(),
+                            [("unknown", outside)])]  # fmt: skip
+            notes.append(f"out of scope ({outside:.2f})")
         entities = extract_entities(
             request,
             ctx,
@@ -154,6 +174,27 @@ class Router:
         entities = extract_entities(seg.text, ctx, language)
         intent = intent_by_reference(intent, seg.text, entities, self.intents)
         return Task(intent, self.agent_for(intent), confidence, seg.text, entities, candidates)
+
+    def _outside(self, request: str, tasks: Sequence[Task]) -> float | None:
+        """The scope model's probability that a message the words read as acting on is about
+        something else, when it is over the floor for what the reading does (SCOPE_FLOOR for a
+        write, SCOPE_FLOOR_READ for a read); None otherwise. Never for a reading the classifier
+        is sure of, an emergency, a message that names a record of the organisation (a customer,
+        a technician, a job, a document), or one already read as out of scope."""
+        if self.scope is None or "unknown" not in self.intents:
+            return None
+        if all(t.intent == "unknown" for t in tasks) or any(t.intent == "emergency" for t in tasks):
+            return None
+        if any(t.entities.customer_matched or t.entities.technician_matched for t in tasks):
+            return None
+        if any(t.entities.job_id or t.entities.invoice_number or t.entities.quote_number
+               or t.entities.ticket_id for t in tasks):  # fmt: skip
+            return None
+        if max(t.confidence for t in tasks) >= SCOPE_SURE:
+            return None
+        writes = any(t.intent in self.specs and self.specs[t.intent].writes for t in tasks)
+        probability = self.scope.out_of_scope(request)
+        return probability if probability >= (SCOPE_FLOOR if writes else SCOPE_FLOOR_READ) else None
 
     def _tagged(
         self, text: str, entities: Entities, ctx: Context, intents: Sequence[str]
@@ -288,6 +329,7 @@ def build_router(
     tagged: Sequence[tuple[str, Sequence[Span]]] = (),
     gazetteer: tuple[Sequence[str], Sequence[str]] = ((), ()),
     tagged_intents: dict[str, frozenset[str]] | None = None,
+    scope_lines: Sequence[tuple[str, bool]] = (),
 ) -> Router:
     """Train the embedded engine from the registry's example utterances and intent specs (an
     intent without a spec reads, depends on nothing and keeps the text's order).
@@ -295,7 +337,9 @@ def build_router(
     `corpus` (generated lines, nlu.corpus) adds to the classifier's training only, at
     CORPUS_WEIGHT, and only for intents the registry has; the opening words and verbs that decide
     close calls are learnt from the registry alone. `tagged` (texts and their entity spans)
-    trains the entity tagger, `gazetteer` being the records' customer and technician names."""
+    trains the entity tagger, `gazetteer` being the records' customer and technician names.
+    The scope model learns the registry's `unknown` examples and the `scope_lines` flagged out
+    of scope (the corpus's, in every voice) against every other example and line."""
     usable = [e for e in examples if e.text.strip() and e.intent]
     intents: dict[str, str] = {}
     for example in usable:
@@ -317,4 +361,15 @@ def build_router(
         verbs=verb_intents(texts, [e.intent for e in usable]),
         specs={spec.name: spec for spec in specs},
         tagger=_tagger(texts, tagged, gazetteer, tagged_intents),
+        scope=_scope(usable, scope_lines) if corpus else None,
     )
+
+
+def _scope(examples: Sequence[Example], lines: Sequence[tuple[str, bool]]) -> ScopeModel | None:
+    """Only with the corpus (a router built for an organisation): a registry-only router reads
+    as it always did, with no encoder."""
+    if not any(e.intent == "unknown" for e in examples):
+        return None
+    texts = [e.text for e in examples] + [text for text, _ in lines]
+    flags = [e.intent == "unknown" for e in examples] + [outside for _, outside in lines]
+    return train_scope(texts, flags)

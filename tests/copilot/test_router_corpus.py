@@ -3,7 +3,9 @@ kept by fingerprint in the process and on disk (copilot/router_cache.py)."""
 
 from __future__ import annotations
 
+import datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 from typing import Any
 
 import pytest
@@ -12,7 +14,12 @@ from agents.services import agents_install_defaults
 from business.models import Organisation
 from copilot import router_cache
 from nlu import Router
+from nlu.values import Context
 from tests import factories
+
+
+TODAY = datetime.date(2026, 11, 18)
+NOW = datetime.datetime(2026, 11, 18, 10, 0, tzinfo=ZoneInfo("America/Argentina/Buenos_Aires"))
 
 
 @pytest.fixture
@@ -51,6 +58,9 @@ def test_the_router_learns_the_corpus_a_new_process_loads_it_and_new_nlu_code_tr
     assert router.intents == registry_only.intents  # the corpus adds no intent of its own
     assert router.tagger is not None and registry_only.tagger is None
     assert list(corpus_on.glob("nlu-routers/*.pickle"))
+    _reads_what_is_out_of_scope(router, registry_only, clima)
+    # Every text the scope model learnt from ships its vector: none was embedded, none stored.
+    assert not (corpus_on / "nlu-routers" / "encoder.npz").exists()
 
     router_cache.forget()  # a new process: nothing in memory
 
@@ -78,6 +88,25 @@ def test_the_router_learns_the_corpus_a_new_process_loads_it_and_new_nlu_code_tr
     router_cache.router_for(clima)
     assert len(trained) == 1
     assert len(list(corpus_on.glob("nlu-routers/*.pickle"))) == 2
+
+
+def _reads_what_is_out_of_scope(router: Router, registry_only: Router, org: Organisation) -> None:
+    """The encoder's scope model (nlu.scope_model) overrules a write read from the words of a
+    message about something else, and leaves requests of the trade alone."""
+    assert router.scope is not None and registry_only.scope is None
+    ctx = Context(today=TODAY, now=NOW, tz="America/Argentina/Buenos_Aires",
+                  vocabulary=router_cache.vocabulary_for(org))  # fmt: skip
+    outside = "how much was the electricity bill at my house last month"
+    assert registry_only.understand(outside, ctx).intents != ["unknown"]  # its words: an invoice
+    reading = router.understand(outside, ctx)
+    assert reading.intents == ["unknown"]
+    assert any(note.startswith("out of scope") for note in reading.trace["rules_applied"])
+    for text, intents in [
+        ("agendale a Ana Sívori una instalación de split el jueves a las 10", ["book_job"]),
+        ("mañana no viene Tito Alvarado, está enfermo", ["technician_sick"]),
+        ("hola, me pueden mandar a alguien el martes? se me rompió el aire", ["book_job"]),
+    ]:
+        assert router.understand(text, ctx).intents == intents, text
 
 
 def test_an_unreadable_cache_file_means_training_again(corpus_on: Path) -> None:
