@@ -144,6 +144,16 @@ class AgentIntent(models.Model):
         NOT_ENTERED = "not_entered", _("a job was never entered")
         NEW_CUSTOMER = "new_customer", _("the customer is new")
 
+    class Role(models.TextChoices):
+        """What the product does with the intent besides its handler (the turn's obligations)."""
+
+        REQUEST = "", _("a request")
+        COURTESY = "courtesy", _("courtesy (a greeting, a goodbye): nothing to act on")
+        OUT_OF_SCOPE = "out_of_scope", _("out of scope: nothing to act on")
+        EMERGENCY = "emergency", _("an emergency: opens the chain, forced by danger words")
+        FRUSTRATION = "frustration", _("frustration: a person hears anger with nothing to act on")
+        GRIEVANCE = "grievance", _("a grievance: the request before it is its subject")
+
     class DateIs(models.TextChoices):
         """What the date a request names is (two dates in one message: whose is which)."""
 
@@ -245,6 +255,11 @@ class AgentIntent(models.Model):
     later_as = models.SlugField(
         _("a later day reads as"), max_length=40, blank=True,
         help_text=_("A request for a later day (“mandá a alguien el lunes”) reads as this."),
+    )  # fmt: skip
+    role = models.CharField(
+        _("role"), max_length=20, choices=Role.choices, default="", blank=True,
+        help_text=_("Courtesy and out-of-scope intents never act; an emergency opens the chain "
+                    "whatever else is asked; frustration with nothing else goes to a person."),
     )  # fmt: skip
 
     class Meta:

@@ -54,7 +54,7 @@ from copilot.router_cache import router_for  # noqa: E402
 from evaluation.metrics import Case  # noqa: E402
 from evaluation.services import load_cases  # noqa: E402
 from nlu import Context, Router, Vocabulary  # noqa: E402
-from nlu.values import Task  # noqa: E402
+from nlu.values import NEVER_ACTS, Task, with_role  # noqa: E402
 
 DATASETS = ROOT / "evaluation" / "datasets"
 DEFAULT_FILES = [DATASETS / "golden.jsonl", DATASETS / "phantom_dev.jsonl"]
@@ -105,7 +105,10 @@ def ran(
     if gate and writes(step.intent) and (why := write_gate.doubt(agent, step, {}, spec=spec)):
         if os.environ.get("WRITE_GATE_SHOW"):
             print(f"   doubt {why}: {step.intent} {step.confidence:.2f} {step.text!r}")
-        quiet = write_gate.quiet_reading(step, intents, agents, writes, question=why == "question")
+        never = with_role(default_specs(), *NEVER_ACTS)
+        quiet = write_gate.quiet_reading(
+            step, intents, agents, writes, never=never, question=why == "question"
+        )
         if quiet is not None or why != "entities":
             return quiet.intent if quiet is not None else None
     if step.intent != "unknown" and step.confidence < agent.min_confidence:

@@ -32,6 +32,7 @@ from copilot.services import agent_run_record
 from copilot.state import Delegation, StepRun, TurnRun, TurnState, Waiting
 from copilot.streaming import Writer, concurrency_limit, run_concurrently
 from llm.client import ChatClient, ModelFailure
+from nlu.values import NEVER_ACTS, with_role
 
 logger = logging.getLogger(__name__)
 
@@ -160,9 +161,10 @@ def _settle_doubt(
     if not doubt:
         return None
     intent_agents = state["reading"].intent_agents
+    never = with_role(state["reading"].specs, *NEVER_ACTS)
     quiet = write_gate.quiet_reading(
         step, intent_agents, run.agents, lambda intent: writes(state, intent),
-        question=doubt == "question",
+        never=never, question=doubt == "question",
     )  # fmt: skip
     if quiet is not None and doubt != "vague":
         done.steps[step.index] = quiet
@@ -170,7 +172,7 @@ def _settle_doubt(
         return False
     if doubt == "entities":
         return None  # its handler asks for what is missing, in its own words
-    readings = write_gate.offered(step, intent_agents, run.agents)
+    readings = write_gate.offered(step, intent_agents, run.agents, never)
     _keep(done, ask_readings(run, done.chain.language, agent, step, readings, doubt))
     return True
 
@@ -198,7 +200,7 @@ def _doubt(
         spec = state["reading"].specs.get(step.intent)
         lifted = source == "continuation"
         return write_gate.doubt(agent, step, done.chain.state, spec=spec, lifted=lifted)
-    return "vague" if write_gate.vague(step) else ""
+    return "vague" if write_gate.vague(step, state["reading"].specs) else ""
 
 
 def _embedded_readings(state: TurnState) -> list[tuple[str, float]]:

@@ -32,14 +32,12 @@ from copilot.state import Reading, TurnRun, TurnState
 from copilot.streaming import Writer
 from llm.client import ChatClient
 from llm.provider import Provider, engine_for
-from nlu.ordering import SMALL_TALK
 from nlu.privacy import ADDRESS, CATEGORIES, Vault
-from nlu.values import Entities, IntentSpecs, Understanding
+from nlu.values import Entities, IntentSpecs, Understanding, with_role
 
 logger = logging.getLogger(__name__)
 
 EMBEDDED, HYBRID = "embedded", "hybrid"
-COURTESY = SMALL_TALK | {"thanks"}
 __all__ = ["EMBEDDED", "HYBRID", "LLM"]
 
 
@@ -160,7 +158,7 @@ def plan_with_model(
     # An emergency is never small talk: the model must not close the turn with a reply of its own.
     small_talk = (
         bool(understanding.tasks)
-        and all(t.intent in COURTESY for t in understanding.tasks)
+        and all(t.intent in with_role(reading.specs, "courtesy") for t in understanding.tasks)
         and not state["signals"].emergency
     )
     history = state.get("history") or []
@@ -174,7 +172,7 @@ def plan_with_model(
         language=reading.language,
         emit_text=say,
         small_talk=small_talk,
-        fallback_agent=_fallback_agent(understanding, agents),
+        fallback_agent=_fallback_agent(understanding, agents, reading.specs),
         previous_question=previous_question(history),
         today=run.ctx.today.isoformat(),
         target_of=lambda query: target(entities_of(query)),
@@ -216,10 +214,13 @@ def tool_schemas(organisation: Organisation, agents: dict[str, Agent]) -> list[d
     return schemas
 
 
-def _fallback_agent(understanding: Understanding, agents: dict[str, Agent]) -> str:
+def _fallback_agent(
+    understanding: Understanding, agents: dict[str, Agent], specs: IntentSpecs
+) -> str:
     """Where a message the model tried to answer itself goes: the embedded reading's agent."""
+    courtesy = with_role(specs, "courtesy")
     for task in understanding.tasks:
-        if task.intent not in COURTESY and task.agent in agents:
+        if task.intent not in courtesy and task.agent in agents:
             return task.agent
     return "general" if "general" in agents else next(iter(agents), "")
 

@@ -44,12 +44,19 @@ from nlu.openers import how_it_starts, opening_word
 from nlu.privacy import redact_for_display
 from nlu.reference import organisation_wide
 from nlu.tone import Signals, read_signals
-from nlu.values import Context, Directive, Entities, IntentSpecs, Task, Understanding
+from nlu.values import (
+    NEVER_ACTS,
+    Context,
+    Directive,
+    Entities,
+    IntentSpecs,
+    Task,
+    Understanding,
+    intent_of_role,
+    with_role,
+)
 
 # Intents a signal or a directive can put in the chain without the classifier.
-EMERGENCY = "emergency"
-FRUSTRATION = "frustration_detected"
-NOTHING_TO_DO = frozenset({"unknown", "greeting", "farewell"})
 SUBJECT_KEYS = (CUSTOMER_ID, CUSTOMER_LABEL, JOB_ID, JOB_LABEL)
 # An offered slot: a line with a clock time ("viernes 04/12 11:00 con Diego Fernández").
 _SLOT = re.compile(r"\b\d{1,2}:\d{2}\b")
@@ -373,9 +380,11 @@ def _heard(state: TurnState, run: TurnRun, reading: Reading, router: Router) -> 
     understanding = reading.understanding
     return clarify.Heard(
         entities=understanding.entities,
-        confident=_confident_intent(run.agents, understanding),
+        confident=_confident_intent(run.agents, understanding, reading.specs),
         opening=_opening_intent(router, understanding, run.ctx.text),
-        emergency=bool(emergency_flagged(state["signals"], understanding, run.agents)),
+        emergency=bool(
+            emergency_flagged(state["signals"], understanding, run.agents, reading.specs)
+        ),
     )
 
 
@@ -386,14 +395,17 @@ def _opening_intent(router: Router, understanding: Understanding, text: str) -> 
         return None
     verb = router.verbs.get(opening_word(text))
     top = understanding.tasks[0].intent if understanding.tasks else None
-    return verb or (None if top in NOTHING_TO_DO else top)
+    return verb or (None if top in with_role(router.specs, *NEVER_ACTS) else top)
 
 
-def _confident_intent(agents: dict[str, Agent], understanding: Understanding) -> str | None:
+def _confident_intent(
+    agents: dict[str, Agent], understanding: Understanding, specs: IntentSpecs
+) -> str | None:
     """The first request the embedded reading is sure of (above its agent's gate), if any."""
+    never = with_role(specs, *NEVER_ACTS)
     for task in understanding.tasks:
         gate = agents.get(task.agent)
-        if gate is not None and task.intent not in NOTHING_TO_DO:
+        if gate is not None and task.intent not in never:
             return task.intent if task.confidence >= gate.min_confidence else None
     return None
 
@@ -434,10 +446,12 @@ def _step(index: int, task: Task) -> Step:
     )
 
 
-def _forced(intent: str, state: TurnState, agents: dict[str, Agent], text: str) -> Step | None:
+def _forced(role: str, state: TurnState, agents: dict[str, Agent], text: str) -> Step | None:
+    """A step of the intent that plays this role in the registry (the emergency, frustration)."""
     reading = state["reading"]
-    agent = reading.intent_agents.get(intent)
-    if agent is None or agent not in agents:
+    intent = intent_of_role(reading.specs, role)
+    agent = reading.intent_agents.get(intent) if intent else None
+    if intent is None or agent is None or agent not in agents:
         return None  # the organisation disabled the agent that would handle it
     entities = reading.understanding.entities if reading.understanding else Entities()
     # A deterministic signal, not a guess: it passes any confidence gate.
@@ -451,9 +465,11 @@ def _chain(state: TurnState, agents: dict[str, Agent], text: str) -> tuple[list[
     sources = ["classifier"] * len(steps)
     if _flagged(state, agents):
         steps, sources = _emergency_first(steps, sources, state, agents, text)
-    elif state["signals"].frustrated and all(s.intent in NOTHING_TO_DO for s in steps):
+    elif state["signals"].frustrated and all(
+        s.intent in with_role(state["reading"].specs, *NEVER_ACTS) for s in steps
+    ):
         # Anger with nothing else to act on: a person should hear it (TAXONOMY.md).
-        forced = _forced(FRUSTRATION, state, agents, text)
+        forced = _forced("frustration", state, agents, text)
         if forced is not None:
             steps, sources = [forced], ["signals"]
     for index, step in enumerate(steps):
@@ -462,7 +478,7 @@ def _chain(state: TurnState, agents: dict[str, Agent], text: str) -> tuple[list[
 
 
 def emergency_flagged(
-    signals: Signals, understanding: Understanding, agents: dict[str, Agent]
+    signals: Signals, understanding: Understanding, agents: dict[str, Agent], specs: IntentSpecs
 ) -> str:
     """Who says this message is an emergency: "signals", "classifier" (the embedded reading,
     above the gate of the agent that handles it), or "" when nobody does."""
@@ -470,7 +486,8 @@ def emergency_flagged(
         return "signals"
     for task in understanding.tasks:
         agent = agents.get(task.agent)
-        if task.intent == EMERGENCY and agent is not None and not gated(agent, _step(0, task)):
+        emergency = task.intent in with_role(specs, "emergency")
+        if emergency and agent is not None and not gated(agent, _step(0, task)):
             return "classifier"
     return ""
 
@@ -483,7 +500,7 @@ def _emergency_first(
     ticket — whatever the classifier or a model asked for. Every other step of that agent folds
     into it (its ticket carries the whole message, and a turn opens one ticket); a model's
     steps for other agents run after it, as asked."""
-    forced = _forced(EMERGENCY, state, agents, text)
+    forced = _forced("emergency", state, agents, text)
     if forced is None:
         return steps, sources  # the organisation disabled the agent that would handle it
     others = [
@@ -496,7 +513,8 @@ def _emergency_first(
 
 
 def _flagged(state: TurnState, agents: dict[str, Agent]) -> str:
-    return emergency_flagged(state["signals"], state["reading"].understanding, agents)
+    reading = state["reading"]
+    return emergency_flagged(state["signals"], reading.understanding, agents, reading.specs)
 
 
 def _subject(state: TurnState, text: str) -> dict[str, Any]:
@@ -638,13 +656,16 @@ def _with_emergency(
     return steps, dict(enumerate(sources))
 
 
-def _courtesy(steps: list[Step], sources: dict[int, str], agents: dict[str, Agent]) -> None:
+def _courtesy(
+    steps: list[Step], sources: dict[int, str], agents: dict[str, Agent], specs: IntentSpecs
+) -> None:
     """Below its gate, a courtesy reading (a farewell read at 0.33) is answered as what it
     looks like: a wrong guess costs a friendly line and changes nothing, while yielding would
     say "I'm not sure how to say goodbye". The trace marks the step "courtesy"."""
+    courtesy = with_role(specs, "courtesy")
     for i, step in enumerate(steps):
         agent = agents.get(step.agent)
-        if step.intent in engines.COURTESY and agent is not None and gated(agent, step):
+        if step.intent in courtesy and agent is not None and gated(agent, step):
             step.confidence = agent.min_confidence
             sources[i] = "courtesy"
 
@@ -669,7 +690,7 @@ def route(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
         steps, sources = chain, dict(enumerate(origin))
         _continue_subject(steps, sources, state, agents, subject, text)
         _correct_last_write(steps, sources, state, agents, subject, text)
-        _courtesy(steps, sources, agents)
+        _courtesy(steps, sources, agents, reading.specs)
     if not reading.notice and reading.routed_by != "model":  # the model was made to call them
         _obliged(steps, sources, reading, agents, text)
     aside = _set_aside(state, text)

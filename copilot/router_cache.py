@@ -55,7 +55,7 @@ from nlu.corpus import (
 )
 from nlu.router import fingerprint_of
 from nlu.tagger import Span
-from nlu.values import Example, IntentSpec, Vocabulary
+from nlu.values import Example, IntentSpec, Vocabulary, with_role
 
 logger = logging.getLogger(__name__)
 
@@ -134,9 +134,10 @@ def scope_lines(specs: list[IntentSpec]) -> list[tuple[str, bool]]:
     code (nlu/data/encoder.npz) and the scope model learns every voice (customers on WhatsApp,
     fast typing, dictation) at no cost."""
     agents = {spec.name: spec.agent for spec in specs}
-    if "unknown" not in agents:
+    outside = with_role({spec.name: spec for spec in specs}, "out_of_scope")
+    if not outside:
         return []
-    return [(text, intent == "unknown")
+    return [(text, intent in outside)
             for text, intent, _ in training_lines(generate(Records(), agents))]  # fmt: skip
 
 

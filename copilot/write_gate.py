@@ -34,7 +34,7 @@ from agents.models import Agent
 from copilot import clarify
 from copilot.replies import intent_phrase
 from nlu.acts import imperative, read_act
-from nlu.values import IntentSpec
+from nlu.values import NEVER_ACTS, IntentSpec, IntentSpecs, with_role
 
 # Measured on the golden set (bench/write_gate.py): 0.5 held back "Mike's got the flu, he's out
 # the rest of the week" (0.42); 0.4 still holds "mmm fijate lo del otro día…" (0.39).
@@ -43,7 +43,6 @@ QUESTION_FLOOR = 0.5  # the act's own probability: below it the text is not read
 # Readings worth offering: a candidate this far below the top one is not what was meant.
 OFFER_FLOOR = 0.05
 OFFERED = 3
-NOTHING_TO_OFFER = frozenset({"unknown", "greeting", "farewell"})
 # `unknown` below this, with a domain reading at OFFER_FLOOR or more, asks instead.
 VAGUE_BELOW = 0.5
 # A question's best reading that writes nothing runs from this score, even below its agent's
@@ -116,11 +115,12 @@ def asks_to_act(text: str) -> bool:
     return imperative(text)
 
 
-def vague(step: Step) -> bool:
+def vague(step: Step, specs: IntentSpecs) -> bool:
     """An out-of-scope reading that is really a vague domain request ("necesito algo para…")."""
-    if step.intent != "unknown" or step.confidence >= VAGUE_BELOW:
+    if step.intent not in with_role(specs, "out_of_scope") or step.confidence >= VAGUE_BELOW:
         return False
-    return any(i not in NOTHING_TO_OFFER and s >= OFFER_FLOOR for i, s in step.candidates)
+    never = with_role(specs, *NEVER_ACTS)
+    return any(i not in never and s >= OFFER_FLOOR for i, s in step.candidates)
 
 
 def quiet_reading(
@@ -129,13 +129,15 @@ def quiet_reading(
     agents: dict[str, Agent],
     writes: Callable[[str], bool],
     *,
+    never: frozenset[str],
     question: bool = False,
 ) -> Step | None:
-    """The best candidate that writes nothing and clears its own agent's gate (for a
-    `question`, the best one from QUESTION_READING_FLOOR)."""
+    """The best candidate that writes nothing, acts (not one of the `never` intents: courtesy,
+    out of scope) and clears its own agent's gate (for a `question`, the best one from
+    QUESTION_READING_FLOOR)."""
     for intent, score in step.candidates:
         agent = agents.get(intent_agents.get(intent, ""))
-        if agent is None or writes(intent) or intent in NOTHING_TO_OFFER:
+        if agent is None or writes(intent) or intent in never:
             continue
         floor = (
             min(agent.min_confidence, QUESTION_READING_FLOOR) if question else agent.min_confidence
@@ -150,14 +152,16 @@ def quiet_reading(
     return None
 
 
-def offered(step: Step, intent_agents: dict[str, str], agents: dict[str, Agent]) -> list[str]:
+def offered(
+    step: Step, intent_agents: dict[str, str], agents: dict[str, Agent], never: frozenset[str]
+) -> list[str]:
     """The readings the question offers: the step's own, then the next candidates of enabled
-    agents (not small talk; a third only when not far behind), at most `OFFERED`."""
+    agents (none that never acts; a third only when not far behind), at most `OFFERED`."""
     ranked = [(step.intent, step.confidence), *step.candidates]
     top = max(score for _, score in ranked)
     readings: list[str] = []
     for intent, score in ranked:
-        if intent in readings or intent in NOTHING_TO_OFFER:
+        if intent in readings or intent in never:
             continue
         if intent_agents.get(intent) not in agents:
             continue

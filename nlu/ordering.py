@@ -21,9 +21,8 @@ from dataclasses import replace
 from nlu.finding import asks_to_find
 from nlu.normalize import fold
 from nlu.reference import refers_to_existing
-from nlu.values import IntentSpecs, Task
+from nlu.values import IntentSpecs, Task, with_role
 
-SMALL_TALK = frozenset({"greeting", "farewell"})
 NO_SPECS: IntentSpecs = {}
 
 
@@ -95,13 +94,12 @@ def _relabel(task: Task, intent: str) -> Task:
     )
 
 
-GRIEVANCES = frozenset({"complaint", "frustration_detected"})
 # Below this the classifier is unsure of a part (the segmenter's bar for a part without a verb).
 CLEAR = 0.9
 
 
 def _setting_of_a_grievance(
-    tasks: Sequence[Task], opens_request: Callable[[str], bool]
+    tasks: Sequence[Task], opens_request: Callable[[str], bool], grievances: frozenset[str]
 ) -> list[Task]:
     """A part just before a grievance that neither opens like a request nor reads clearly as one
     is how the grievance starts ("Jorge Cabrera está furioso, ¡el técnico llegó tarde!"), not
@@ -111,8 +109,8 @@ def _setting_of_a_grievance(
         following = tasks[index + 1] if index + 1 < len(tasks) else None
         setting = (
             following is not None
-            and following.intent in GRIEVANCES
-            and task.intent not in GRIEVANCES
+            and following.intent in grievances
+            and task.intent not in grievances
             and task.confidence < CLEAR
             and not opens_request(task.text)
         )
@@ -134,18 +132,22 @@ def apply_labelling_rules(
         notes.append("relabelled: " + ", ".join(t.intent for t in retargeted))
     tasks = retargeted
     if opens_request is not None:
-        framed = _setting_of_a_grievance(tasks, opens_request)
+        grievances = with_role(specs, "grievance", "frustration")
+        framed = _setting_of_a_grievance(tasks, opens_request, grievances)
         if len(framed) != len(tasks):
             dropped = [t.intent for t in tasks if t not in framed]
             notes.append("setting of a grievance: " + ", ".join(dropped))
         tasks = framed
     intents = {t.intent for t in tasks}
-    actionable = intents - SMALL_TALK - {"frustration_detected", "unknown"}
+    # The registry's roles: courtesy goes when anything else is said, frustration when a request
+    # is (anger beside a request is that request's tone; alone, a person hears it).
+    courtesy, frustration = with_role(specs, "courtesy"), with_role(specs, "frustration")
+    actionable = intents - courtesy - frustration - with_role(specs, "out_of_scope")
     kept = list(tasks)
-    if intents - SMALL_TALK:
-        kept = [t for t in kept if t.intent not in SMALL_TALK]
+    if intents - courtesy:
+        kept = [t for t in kept if t.intent not in courtesy]
     if actionable:
-        kept = [t for t in kept if t.intent != "frustration_detected"]
+        kept = [t for t in kept if t.intent not in frustration]
     absorbed = {name for i in intents if i in specs for name in specs[i].absorbs}
     if absorbed:  # emergency covers sending someone for it
         kept = [t for t in kept if t.intent not in absorbed]

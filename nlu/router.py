@@ -32,7 +32,17 @@ from nlu.scope import off_topic
 from nlu.scope_model import ScopeModel, train_scope
 from nlu.segmentation import Segment, Tuning, segment
 from nlu.tagger import EntityTagger, Span, gazetteer_of, looks_like_a_name, train_tagger
-from nlu.values import Context, Entities, Example, IntentSpec, IntentSpecs, Task, Understanding
+from nlu.values import (
+    Context,
+    Entities,
+    Example,
+    IntentSpec,
+    IntentSpecs,
+    Task,
+    Understanding,
+    intent_of_role,
+    with_role,
+)
 
 # How likely the verb's intent must already be for the verb to decide (softmax scores).
 VERB_CANDIDATE_FLOOR = 0.25
@@ -89,6 +99,18 @@ class Router:
         caliente" is a booking."""
         return frozenset(name for name, spec in self.specs.items() if spec.cue)
 
+    @cached_property
+    def out_of_scope(self) -> str | None:
+        """The intent the registry marks out of scope (`unknown`), if the router knows it."""
+        intent = intent_of_role(self.specs, "out_of_scope")
+        return intent if intent in self.intents else None
+
+    @cached_property
+    def emergency(self) -> str | None:
+        """The intent the registry marks as the emergency danger words force."""
+        intent = intent_of_role(self.specs, "emergency")
+        return intent if intent in self.intents else None
+
     def agent_for(self, intent: str) -> str:
         return self.intents.get(intent) or DEFAULT_AGENTS.get(intent, "")
 
@@ -101,9 +123,9 @@ class Router:
             entities = extract_entities(directive.text, ctx, language)
             return self._done([], entities, language, "rules", started, directive=directive)
         rule_intent = small_talk(text) or ("validate_cuit" if bare_cuit(text) else None)
-        if rule_intent is None and dont_know(text) and "unknown" in self.intents:
+        if rule_intent is None and dont_know(text) and self.out_of_scope:
             # "No sé" asks nothing: not anger to hand to a person (it once opened tickets).
-            rule_intent = "unknown"
+            rule_intent = self.out_of_scope
         if rule_intent:
             # Small talk carries no request, so "hasta mañana" is not a date to act on.
             entities = Entities()
@@ -139,9 +161,10 @@ class Router:
             task.agent = self.agent_for(task.intent)  # a relabelled task changes owner
         ordered, reordered = order_chain(kept, self.specs)
         outside = self._outside(request, ordered)
-        if outside is not None and outside >= self._scope_floor(ordered):
-            ordered = [Task("unknown", self.agent_for("unknown"), outside, request, Entities(),
-                            [("unknown", outside)])]  # fmt: skip
+        if outside is not None and outside >= self._scope_floor(ordered) and self.out_of_scope:
+            unknown = self.out_of_scope
+            ordered = [Task(unknown, self.agent_for(unknown), outside, request, Entities(),
+                            [(unknown, outside)])]  # fmt: skip
             notes.append(f"out of scope ({outside:.2f})")
         elif outside is not None:
             # Short of the floor, the doubt stays with the write: its confidence is the words'
@@ -175,10 +198,10 @@ class Router:
     def _task(self, seg: Segment, ctx: Context, language: str) -> Task:
         candidates = self._top(seg)
         intent, confidence = self._by_verb(seg.text, candidates)
-        if "emergency" in self.intents and is_danger(seg.text):
-            intent, confidence = "emergency", max(confidence, 0.9)
-        elif "unknown" in self.intents and off_topic(seg.text) and not self._names_intent(seg):
-            intent, confidence = "unknown", max(confidence, 0.9)
+        if self.emergency and is_danger(seg.text):
+            intent, confidence = self.emergency, max(confidence, 0.9)
+        elif self.out_of_scope and off_topic(seg.text) and not self._names_intent(seg):
+            intent, confidence = self.out_of_scope, max(confidence, 0.9)
         entities = extract_entities(seg.text, ctx, language)
         intent = intent_by_reference(intent, seg.text, entities, self.intents)
         return Task(intent, self.agent_for(intent), confidence, seg.text, entities, candidates)
@@ -189,9 +212,11 @@ class Router:
         a reading the classifier is sure of, an emergency, a message that names a record of the
         organisation (a customer, a technician, a job, a document), or one already read as out
         of scope."""
-        if self.scope is None or "unknown" not in self.intents:
+        if self.scope is None or self.out_of_scope is None:
             return None
-        if all(t.intent == "unknown" for t in tasks) or any(t.intent == "emergency" for t in tasks):
+        if all(t.intent == self.out_of_scope for t in tasks):
+            return None
+        if any(t.intent == self.emergency for t in tasks):
             return None
         if any(t.entities.customer_matched or t.entities.technician_matched for t in tasks):
             return None
@@ -239,7 +264,8 @@ class Router:
 
     def _names_intent(self, seg: Segment) -> bool:
         """The part opens with a verb of the trade ("agendale ... y cuánto está el dólar")."""
-        return self.verbs.get(opening_word(seg.text), "unknown") != "unknown"
+        named = self.verbs.get(opening_word(seg.text))
+        return named is not None and named != self.out_of_scope
 
     def _by_verb(self, text: str, candidates: list[tuple[str, float]]) -> tuple[str, float]:
         """The intent the request's own verb names, when the classifier hesitates between it and
@@ -247,13 +273,13 @@ class Router:
         verb that is a distant candidate does not overrule a confident reading."""
         named = self.verbs.get(opening_word(text))
         top, top_probability = candidates[0]
-        if top == "unknown" and named and top_probability < UNKNOWN_OVER_A_VERB:
+        if top == self.out_of_scope and named and top_probability < UNKNOWN_OVER_A_VERB:
             # "agendá algo", "book something": the trade's verb is in scope though nothing else
             # is said; the handler asks what and for whom (only a clear aside overrules it).
             return named, VERB_CONFIDENCE
         verb = self.verbs.get(opening_verb(text))
         cues = self.cues
-        if top in cues - {"unknown"} and verb and verb not in cues:
+        if top in cues and top != self.out_of_scope and verb and verb not in cues:
             # "agendá a Ponce el viernes si hay lugar", "book the repair, he paid and nobody
             # came": the words of availability, money or grievance around the verb are why
             # the operator asks, and the verb says what is asked.
@@ -372,15 +398,18 @@ def build_router(
         verbs=verb_intents(texts, [e.intent for e in usable]),
         specs={spec.name: spec for spec in specs},
         tagger=_tagger(texts, tagged, gazetteer, tagged_intents),
-        scope=_scope(usable, scope_lines) if corpus else None,
+        scope=_scope(usable, scope_lines, specs) if corpus else None,
     )
 
 
-def _scope(examples: Sequence[Example], lines: Sequence[tuple[str, bool]]) -> ScopeModel | None:
+def _scope(
+    examples: Sequence[Example], lines: Sequence[tuple[str, bool]], specs: Sequence[IntentSpec]
+) -> ScopeModel | None:
     """Only with the corpus (a router built for an organisation): a registry-only router reads
     as it always did, with no encoder."""
-    if not any(e.intent == "unknown" for e in examples):
+    outside = with_role({spec.name: spec for spec in specs}, "out_of_scope")
+    if not any(e.intent in outside for e in examples):
         return None
     texts = [e.text for e in examples] + [text for text, _ in lines]
-    flags = [e.intent == "unknown" for e in examples] + [outside for _, outside in lines]
+    flags = [e.intent in outside for e in examples] + [flag for _, flag in lines]
     return train_scope(texts, flags)

@@ -71,6 +71,10 @@ class IntentSpec:
     many_as: str = ""  # a request about many records ("los trabajos de Leandro") reads as this
     about_work_as: str = ""  # anger about the work done ("el calefón sigue roto") reads as this
     later_as: str = ""  # a request for a later day ("mandá a alguien el lunes") reads as this
+    # "courtesy" (greeting, farewell) and "out_of_scope" (unknown) never act; "emergency" opens
+    # the chain and is forced by danger words; "frustration" goes to a person when nothing else
+    # is asked; "grievance" (a complaint) takes the request before it as its subject.
+    role: str = ""
 
     def phrase(self, language: str) -> str:
         text = self.phrase_en if language.startswith("en") else self.phrase_es
@@ -78,6 +82,19 @@ class IntentSpec:
 
 
 IntentSpecs = dict[str, IntentSpec]
+
+# Roles (IntentSpec.role) whose intents never act: a greeting, a goodbye, out of scope.
+NEVER_ACTS = ("courtesy", "out_of_scope")
+
+
+def with_role(specs: IntentSpecs, *roles: str) -> frozenset[str]:
+    """The intents the registry gives one of these roles."""
+    return frozenset(name for name, spec in specs.items() if spec.role in roles)
+
+
+def intent_of_role(specs: IntentSpecs, role: str) -> str | None:
+    """The intent that plays this role (the first, should a registry give it to two)."""
+    return next((name for name, spec in specs.items() if spec.role == role), None)
 
 
 def specs_by_name(specs: Sequence[IntentSpec]) -> IntentSpecs:

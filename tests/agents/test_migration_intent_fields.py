@@ -17,6 +17,7 @@ pytestmark = pytest.mark.django_db
 migration = import_module("agents.migrations.0018_intent_subject_corrections_defaults")
 relabels = import_module("agents.migrations.0020_intent_relabel_forms_defaults")
 dates = import_module("agents.migrations.0022_intent_date_is_defaults")
+roles_migration = import_module("agents.migrations.0024_intent_role_defaults")
 
 
 def test_copies_get_the_shipped_subject_correction_pick_and_existing_form(cast: Cast) -> None:
@@ -79,3 +80,20 @@ def test_copies_get_the_shipped_date_roles(cast: Cast) -> None:
         "book_job": "own", "cancel_job": "own", "check_availability": "own",
         "reschedule": "target", "bulk_reschedule": "target",
     }  # fmt: skip
+
+
+def test_copies_get_the_shipped_roles_and_added_intents_stay_requests(cast: Cast) -> None:
+    agents_install_defaults(organisation=cast.org)
+    copies = AgentIntent.objects.filter(agent__organisation=cast.org)
+    copies.update(role="")
+    general = copies.get(name="greeting").agent
+    added = AgentIntent.objects.create(agent=general, name="thanks")
+
+    roles_migration.fill(apps, None)
+
+    assert dict(copies.exclude(role="").values_list("name", "role")) == {
+        "greeting": "courtesy", "farewell": "courtesy", "unknown": "out_of_scope",
+        "emergency": "emergency", "frustration_detected": "frustration", "complaint": "grievance",
+    }  # fmt: skip
+    added.refresh_from_db()
+    assert added.role == ""

@@ -164,3 +164,30 @@ def test_an_added_intent_about_a_technician_reads_the_person_named_as_one(
 
     read = router_for(cast.org).understand(text, _context())
     assert (read.entities.customer, read.entities.technician) == (None, "Sosa")
+
+
+PRAISE: dict[str, Any] = {
+    "name": "praise",
+    "description": "The operator praises the copilot",
+    "examples_es": ["sos un genio", "sos una máquina", "qué crack que sos", "sos lo más",
+                    "qué bien que lo hiciste", "me encanta cómo trabajás", "sos un capo total",
+                    "qué eficiente que sos"],
+    "examples_en": ["you're a genius", "you're the best", "you rock", "amazing work",
+                    "you're awesome", "love how you work"],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("role", "kept"), [("courtesy", False), ("", True)])
+def test_an_added_intent_s_role_says_whether_it_is_dropped_beside_a_request(
+    cast: Cast, registry: dict[str, Agent], role: str, kept: bool
+) -> None:
+    """The registry's role, not a table in the code: a courtesy intent an admin adds goes when
+    a request comes with it, a request-intent stays."""
+    _add_intent(registry["general"], **PRAISE, role=role)
+    router = router_for(cast.org)
+    assert router.understand("sos un genio", _context()).intents == ["praise"]
+    reading = router.understand(
+        "sos un genio. agendale un service a Juan Pérez el lunes a las 10", _context()
+    )
+    assert "book_job" in reading.intents
+    assert ("praise" in reading.intents) is kept

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import datetime
 from pathlib import Path
-from zoneinfo import ZoneInfo
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -16,7 +16,6 @@ from copilot import router_cache
 from nlu import Router
 from nlu.values import Context
 from tests import factories
-
 
 TODAY = datetime.date(2026, 11, 18)
 NOW = datetime.datetime(2026, 11, 18, 10, 0, tzinfo=ZoneInfo("America/Argentina/Buenos_Aires"))

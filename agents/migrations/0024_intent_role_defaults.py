@@ -1,0 +1,28 @@
+"""Every existing intent named like a shipped one gets the shipped value of 0023's `role`.
+
+Which intents never act (greeting, farewell, unknown), which one is the emergency the danger
+words force, which one a person hears for anger and which one is a grievance were five tables
+in copilot/nodes.py, copilot/write_gate.py, copilot/engines.py and nlu/ordering.py; the registry
+says it now (issue 24). Intents an organisation added keep the default (a request). Reversing
+leaves the values: 0023 drops the field.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import migrations
+
+from agents.defaults import fill_shipped
+
+KEYS = ("role",)
+
+
+def fill(apps: Any, schema_editor: Any) -> None:
+    fill_shipped(apps.get_model("agents", "AgentIntent"), KEYS)
+
+
+class Migration(migrations.Migration):
+    dependencies = [("agents", "0023_intent_role")]
+
+    operations = [migrations.RunPython(fill, migrations.RunPython.noop)]
