@@ -8,6 +8,7 @@ openers; Spanish imperative morphology (voseo "agendá", clitics "hacele", "pasa
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -200,7 +201,37 @@ def how_it_starts(text: str, openers: frozenset[str]) -> Opening:
     # Before the learned openers: the examples of a complaint start with "se queja" too.
     if _reports(words):
         return "report"
-    return "request" if words[0] in openers else "other"
+    return "request" if words[0] in openers or _slipped_opener(words[0], openers) else "other"
+
+
+# Shorter words are too often another word one slip away ("pasa", "carga").
+_SLIP_MIN = 5
+
+
+def _slipped_opener(word: str, openers: frozenset[str]) -> bool:
+    """An opener typed fast: one letter doubled or extra, dropped, or swapped with the next
+    ("prseu", "persu" for "presu"; "pasmae" for "pasame"; "agendaale"). Never a letter for
+    another ("ayudas" is not "ayudar")."""
+    if len(word) < _SLIP_MIN:
+        return False
+    typed = word.lower()
+    whole, dropped = _slip_table(openers)
+    return typed in dropped or bool(_slips(typed) & whole)
+
+
+def _slips(word: str) -> set[str]:
+    """The word with one letter taken out or two neighbours swapped."""
+    found = {word[:i] + word[i + 1 :] for i in range(len(word))}
+    found |= {word[:i] + word[i + 1] + word[i] + word[i + 2 :] for i in range(len(word) - 1)}
+    return found - {word}
+
+
+@functools.lru_cache(maxsize=16)
+def _slip_table(openers: frozenset[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """The openers of _SLIP_MIN letters or more, and each with one letter dropped."""
+    whole = frozenset(o.lower() for o in openers if len(o) >= _SLIP_MIN)
+    dropped = {o[:i] + o[i + 1 :] for o in whole for i in range(len(o))}
+    return whole, frozenset(d for d in dropped if len(d) >= _SLIP_MIN)
 
 
 def starts_like_request(text: str, openers: frozenset[str]) -> bool:

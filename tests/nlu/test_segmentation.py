@@ -242,3 +242,14 @@ def test_a_connector_typed_fast_is_still_a_strong_cut(text: str, connector: str)
 def test_a_slip_that_spells_another_word_is_no_connector() -> None:
     """ "parte" is "aparte" with a letter dropped, and a word of its own."""
     assert all(b.connector != "parte" for b in boundaries("mandale la otra parte del equipo"))
+
+
+def test_an_opener_typed_fast_still_opens_a_request() -> None:
+    """One letter swapped, doubled or dropped in the word a request opens with ("prseu",
+    "pasmae", "agendaale"); another letter for one is a different word ("ayudas", "ayudar")."""
+    openers = frozenset({"presu", "pasame", "agendale", "ayudar"})
+    for typed in ("prseu p/ Gómez", "persu para Ruiz", "pasmae la ficha", "agendaale a Ruiz",
+                  "agendle a Ruiz"):  # fmt: skip
+        assert how_it_starts(typed, openers) == "request", typed
+    for other in ("ayudas con el salón", "pasa algo raro", "prsu p/ Gómez"):
+        assert how_it_starts(other, openers) != "request", other
