@@ -162,6 +162,9 @@ class Heard:
     confident: str | None = None  # an intent it is sure of (above its agent's gate)
     opening: str | None = None  # the intent of the request the reply opens with, if it does
     emergency: bool = False
+    # Read, surely, as about something else entirely ("¿quién ganó el partido anoche?"): a new
+    # message to answer as such, not a failed answer that only repeats what was not done.
+    outside: bool = False
 
 
 def judge(reply: str, pending: Pending, heard: Heard) -> Verdict:
@@ -176,6 +179,8 @@ def judge(reply: str, pending: Pending, heard: Heard) -> Verdict:
     short = len(reply.split()) <= _ANSWER_MAX_WORDS
     if short and _points_at(reply, pending):  # "el segundo", "#12", "sí": the verb aside
         return "answer"
+    if heard.outside:
+        return "new_request"
     if heard.opening and heard.opening != pending.intent:
         return "new_request"  # "buscá al cliente Pérez" is not which job
     fits = fits_slot(reply, pending, heard.entities)

@@ -385,6 +385,7 @@ def _heard(state: TurnState, run: TurnRun, reading: Reading, router: Router) -> 
         emergency=bool(
             emergency_flagged(state["signals"], understanding, run.agents, reading.specs)
         ),
+        outside=_surely_outside(run.agents, understanding, reading.specs),
     )
 
 
@@ -396,6 +397,18 @@ def _opening_intent(router: Router, understanding: Understanding, text: str) -> 
     verb = router.verbs.get(opening_word(text))
     top = understanding.tasks[0].intent if understanding.tasks else None
     return verb or (None if top in with_role(router.specs, *NEVER_ACTS) else top)
+
+
+def _surely_outside(
+    agents: dict[str, Agent], understanding: Understanding, specs: IntentSpecs
+) -> bool:
+    """Every part of the message is out of scope, each above its agent's gate."""
+    outside = with_role(specs, "out_of_scope")
+    tasks = understanding.tasks
+    return bool(tasks) and all(
+        t.intent in outside and t.agent in agents and t.confidence >= agents[t.agent].min_confidence
+        for t in tasks
+    )
 
 
 def _confident_intent(

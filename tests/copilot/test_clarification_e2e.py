@@ -239,6 +239,25 @@ def test_a_new_request_is_not_read_as_the_answer(demo: Demo) -> None:
     assert other.intents == ["hours"]
 
 
+def test_an_out_of_scope_question_drops_the_pending_one_and_is_answered_as_such(
+    demo: Demo,
+) -> None:
+    """Asked which job to cancel, the operator asks about last night's match: the reply says
+    what the copilot does (out of scope), not only what it did not cancel; nothing is cancelled."""
+    name, jobs = _busy_customer(demo)
+    conversation = new_conversation(demo)
+    ask(demo, conversation, f"cancelá el trabajo de {name}")
+    assert _pending(conversation) is not None
+
+    other = ask(demo, conversation, "¿quién ganó el partido anoche?")
+
+    assert other.trace["clarification"]["verdict"] == "new_request"
+    assert other.intents == ["unknown"]
+    assert not other.trace["notice"]
+    assert _pending(conversation) is None
+    assert all(status != Job.Status.CANCELLED for status in _statuses(jobs).values())
+
+
 def test_a_stale_question_is_not_resumed(demo: Demo) -> None:
     name, jobs = _busy_customer(demo)
     conversation = new_conversation(demo)
