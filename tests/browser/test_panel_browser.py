@@ -41,6 +41,8 @@ def test_the_operator_books_through_the_chat_sees_the_customer_and_can_undo(
     customer = factories.make_customer(cast.org, "Claudia Bianchi", phone="+5491155550000")
     conversation = _conversation(cast, cast.operator, customer)
     page = open_page(cast.operator, f"/chat/{conversation.pk}/")
+    # The message box has the focus on load: typing needs no Tab press (issue 28).
+    assert page.evaluate("document.activeElement && document.activeElement.id") == "chat-input"
     context = page.locator("#chat-context")
     context.get_by_text("Claudia Bianchi").wait_for()
 
