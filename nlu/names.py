@@ -375,6 +375,11 @@ def lowercase_names(text: str, tokens: list[Token]) -> list[NameHit]:
     return hits
 
 
+def _overlap(hit: NameHit, other: NameHit) -> bool:
+    """The two hits share words of the text (a misspelt name on file is about its length)."""
+    return hit.start < other.start + len(other.name) and other.start < hit.start + len(hit.name)
+
+
 def find_names(text: str, vocabulary: Vocabulary) -> list[NameHit]:
     """Every name found, in text order: vocabulary matches first claim their words."""
     tokens = tokenize(text)
@@ -385,10 +390,11 @@ def find_names(text: str, vocabulary: Vocabulary) -> list[NameHit]:
                 found.append(NameHit(name, role, True, start, 1.0))
     for hit in free_text_names(text, tokens) + lowercase_names(text, tokens):
         # The same words, however misspelt ("soy Eduarddo Olmedo"), are the name on file.
+        # So are words around a name on file ("Soy Rommina Cabral" holds "Romina Cabral").
         covered = any(
             fold(hit.name) in fold(other.name)
             or fold(other.name) in fold(hit.name)
-            or (other.matched and other.start == hit.start)
+            or (other.matched and _overlap(hit, other))
             for other in found
         )
         if not covered:

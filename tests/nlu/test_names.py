@@ -71,3 +71,17 @@ def test_a_misspelt_name_on_file_is_found_once_as_the_records_spell_it(text: str
     assert [(hit.name, hit.matched) for hit in hits] in (
         [("Eduardo Olmedo", True)], [("Lorena Lescano", True)], [("Graciela Ibarra", True)],
     )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Soy Rommina Cabral y aparte me pueden mandar a alguien el martes?",
+     "Hola, me mudé. Soy Valeriia Godoy, hasta qué hora atienden?"],
+)  # fmt: skip
+def test_a_misspelt_name_on_file_wins_over_the_capitalised_words_around_it(text: str) -> None:
+    """ "Soy Rommina Cabral" read as a new name of three words would hide the one on file."""
+    hits = find_names(text, Vocabulary(customers=NAMES))
+    assert [(hit.name, hit.matched) for hit in hits] in (
+        [("Romina Cabral", True)],
+        [("Valeria Godoy", True)],
+    )
