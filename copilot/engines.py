@@ -108,22 +108,25 @@ def target(entities: Entities) -> tuple[object, ...]:
     return (entities.job_id, customer, technician, entities.date, entities.time, entities.cuit)
 
 
-def model_reads(engine: str, agents: dict[str, Agent], understanding: Understanding) -> bool:
+def model_reads(
+    engine: str, agents: dict[str, Agent], understanding: Understanding, specs: IntentSpecs
+) -> bool:
     """Whether the orchestrator model reads a message: always on llm, on hybrid below a gate."""
     if engine == LLM:
         return True
-    return engine == HYBRID and needs_model(agents, understanding)
+    return engine == HYBRID and needs_model(agents, understanding, specs)
 
 
-def needs_model(agents: dict[str, Agent], understanding: Understanding) -> bool:
+def needs_model(agents: dict[str, Agent], understanding: Understanding, specs: IntentSpecs) -> bool:
     """Hybrid: the model only where the embedded reading is below an agent's gate — courtesy
     included: a farewell read at 0.33 may be something else, and the model answers small talk
     itself (without it, the route answers a weak courtesy reading deterministically)."""
     if not understanding.tasks:
         return True
+    outside = with_role(specs, "out_of_scope")  # out of scope for the words: the model may know
     for task in understanding.tasks:
         agent = agents.get(task.agent)
-        if task.intent == "unknown" or agent is None or task.confidence < agent.min_confidence:
+        if task.intent in outside or agent is None or task.confidence < agent.min_confidence:
             return True
     return False
 

@@ -157,7 +157,9 @@ def understand(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
 def _model_reads(state: TurnState, run: TurnRun, reading: Reading) -> bool:
     """Whether the orchestrator model reads this message (llm; hybrid below a gate)."""
     understanding = reading.understanding
-    return run.llm is not None and engines.model_reads(run.engine, run.agents, understanding)
+    return run.llm is not None and engines.model_reads(
+        run.engine, run.agents, understanding, reading.specs
+    )
 
 
 def _plan_with_model(
