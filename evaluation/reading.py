@@ -73,7 +73,7 @@ def read_case(reader: Reader, case: Case, number: int) -> Prediction:
     if (
         reader.provider is not None
         and understanding.directive is None
-        and engines.model_reads(reader.engine, reader.agents, understanding)
+        and engines.model_reads(reader.engine, reader.agents, understanding, reader.router.specs)
     ):
         prediction = _with_model(reader, case.input, understanding, f"{reader.run_id}-{number}")
     prediction.latency_ms = (time.perf_counter() - started) * 1000
