@@ -150,9 +150,8 @@ class AgentIntent(models.Model):
         REQUEST = "", _("a request")
         COURTESY = "courtesy", _("courtesy (a greeting, a goodbye): nothing to act on")
         OUT_OF_SCOPE = "out_of_scope", _("out of scope: nothing to act on")
-        EMERGENCY = "emergency", _("an emergency: opens the chain, forced by danger words")
         FRUSTRATION = "frustration", _("frustration: a person hears anger with nothing to act on")
-        GRIEVANCE = "grievance", _("a grievance: the request before it is its subject")
+        GRIEVANCE = "grievance", _("a grievance: unclear words just before it are its setting")
 
     class DateIs(models.TextChoices):
         """What the date a request names is (two dates in one message: whose is which)."""
@@ -258,8 +257,8 @@ class AgentIntent(models.Model):
     )  # fmt: skip
     role = models.CharField(
         _("role"), max_length=20, choices=Role.choices, default="", blank=True,
-        help_text=_("Courtesy and out-of-scope intents never act; an emergency opens the chain "
-                    "whatever else is asked; frustration with nothing else goes to a person."),
+        help_text=_("Courtesy and out-of-scope intents never act; frustration with nothing "
+                    "else goes to a person; a grievance takes the unclear words before it."),
     )  # fmt: skip
 
     class Meta:

@@ -159,9 +159,10 @@ def plan_with_model(
     agents = run.agents
     understanding = reading.understanding
     # An emergency is never small talk: the model must not close the turn with a reply of its own.
+    courtesy = with_role(reading.specs, "courtesy")
     small_talk = (
         bool(understanding.tasks)
-        and all(t.intent in with_role(reading.specs, "courtesy") for t in understanding.tasks)
+        and all(t.intent in courtesy for t in understanding.tasks)
         and not state["signals"].emergency
     )
     history = state.get("history") or []

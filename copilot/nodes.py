@@ -52,6 +52,7 @@ from nlu.values import (
     IntentSpecs,
     Task,
     Understanding,
+    first_intent,
     intent_of_role,
     with_role,
 )
@@ -461,10 +462,11 @@ def _step(index: int, task: Task) -> Step:
     )
 
 
-def _forced(role: str, state: TurnState, agents: dict[str, Agent], text: str) -> Step | None:
-    """A step of the intent that plays this role in the registry (the emergency, frustration)."""
+def _forced(
+    intent: str | None, state: TurnState, agents: dict[str, Agent], text: str
+) -> Step | None:
+    """A step of this intent (the registry's emergency, its frustration), if it has one."""
     reading = state["reading"]
-    intent = intent_of_role(reading.specs, role)
     agent = reading.intent_agents.get(intent) if intent else None
     if intent is None or agent is None or agent not in agents:
         return None  # the organisation disabled the agent that would handle it
@@ -480,11 +482,9 @@ def _chain(state: TurnState, agents: dict[str, Agent], text: str) -> tuple[list[
     sources = ["classifier"] * len(steps)
     if _flagged(state, agents):
         steps, sources = _emergency_first(steps, sources, state, agents, text)
-    elif state["signals"].frustrated and all(
-        s.intent in with_role(state["reading"].specs, *NEVER_ACTS) for s in steps
-    ):
+    elif state["signals"].frustrated and all(s.intent in _never_acts(state) for s in steps):
         # Anger with nothing else to act on: a person should hear it (TAXONOMY.md).
-        forced = _forced("frustration", state, agents, text)
+        forced = _forced(intent_of_role(state["reading"].specs, "frustration"), state, agents, text)
         if forced is not None:
             steps, sources = [forced], ["signals"]
     for index, step in enumerate(steps):
@@ -499,10 +499,10 @@ def emergency_flagged(
     above the gate of the agent that handles it), or "" when nobody does."""
     if signals.emergency:
         return "signals"
+    emergency = first_intent(specs)
     for task in understanding.tasks:
         agent = agents.get(task.agent)
-        emergency = task.intent in with_role(specs, "emergency")
-        if emergency and agent is not None and not gated(agent, _step(0, task)):
+        if task.intent == emergency and agent is not None and not gated(agent, _step(0, task)):
             return "classifier"
     return ""
 
@@ -515,7 +515,7 @@ def _emergency_first(
     ticket — whatever the classifier or a model asked for. Every other step of that agent folds
     into it (its ticket carries the whole message, and a turn opens one ticket); a model's
     steps for other agents run after it, as asked."""
-    forced = _forced("emergency", state, agents, text)
+    forced = _forced(first_intent(state["reading"].specs), state, agents, text)
     if forced is None:
         return steps, sources  # the organisation disabled the agent that would handle it
     others = [
@@ -525,6 +525,10 @@ def _emergency_first(
         _flagged(state, agents),
         *(source for _, source in others),
     ]
+
+
+def _never_acts(state: TurnState) -> frozenset[str]:
+    return with_role(state["reading"].specs, *NEVER_ACTS)
 
 
 def _flagged(state: TurnState, agents: dict[str, Agent]) -> str:

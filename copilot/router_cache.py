@@ -181,7 +181,6 @@ def _with_corpus(
     return router
 
 
-@functools.cache
 def _encoder_store() -> None:
     """The encoder's vectors of texts the shipped file lacks (an admin's new examples) are kept
     beside the routers, for the next build in any process."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -67,45 +68,46 @@ def available() -> bool:
 
 
 def use_store(path: Path | None) -> None:
-    """Keep the vectors this process computes in `path` (an .npz), read it first."""
+    """Keep the vectors of training texts this process computes in `path` (an .npz), read it
+    first; nothing to do when it is the store in use."""
     global _store_path
     with _lock:
+        if path == _store_path:
+            return
         _store_path = path
         _stored.clear()
         if path is not None and path.exists():
             _stored.update(_read(path))
 
 
-def embed(texts: Sequence[str]) -> np.ndarray:
-    """One unit vector per text (rows), float32."""
+def embed(texts: Sequence[str], *, keep: bool = False) -> np.ndarray:
+    """One unit vector per text (rows), float32. `keep`: training texts, kept in the store
+    (an organisation's next build, other processes); a message read is kept only among this
+    process's recent ones, so the store does not grow with every message."""
     import numpy as np
 
+    keys = {text: key_of(text) for text in dict.fromkeys(texts)}
     found: dict[str, Any] = {}
-    missing: list[str] = []
     with _lock:
         shipped = _shipped_vectors()
-        for text in dict.fromkeys(texts):
-            key = key_of(text)
+        for text, key in keys.items():
             vector = _recent.get(key)
             if vector is None:
                 vector = _stored.get(key)
             if vector is None:
                 vector = shipped.get(key)
-            if vector is None:
-                missing.append(text)
-            else:
+            if vector is not None:
                 found[text] = vector
+    missing = [text for text in keys if text not in found]
     if missing:
-        computed = _compute(missing)
-        with _lock:
-            for text, vector in zip(missing, computed, strict=True):
-                found[text] = vector
-                _stored[key_of(text)] = vector
-            if _store_path is not None and len(missing) > 1:
-                _write(_store_path, _stored)
+        found.update(zip(missing, _compute(missing), strict=True))
+        if keep:
+            with _lock:
+                _stored.update((keys[text], found[text]) for text in missing)
+                if _store_path is not None:
+                    _write(_store_path, _stored)
     with _lock:
-        for text in texts:
-            key = key_of(text)
+        for text, key in keys.items():
             _recent[key] = found[text]
             _recent.move_to_end(key)
         while len(_recent) > RECENT:
@@ -128,10 +130,8 @@ def save_shipped(texts: Sequence[str], path: Path = SHIPPED) -> int:
     """Write the shipped file for these texts (computed or found); how many it holds."""
     import numpy as np
 
-    vectors = embed(list(dict.fromkeys(texts)))
-    table = {
-        key_of(t): v.astype(np.float16) for t, v in zip(dict.fromkeys(texts), vectors, strict=True)
-    }
+    unique = list(dict.fromkeys(texts))
+    table = {key_of(t): v.astype(np.float16) for t, v in zip(unique, embed(unique), strict=True)}
     _write(path, table)
     global _shipped
     _shipped = None
@@ -179,6 +179,8 @@ def _write(path: Path, table: dict[str, Any]) -> None:
         if len(keys)
         else (np.zeros((0, DIM), dtype=np.float16))
     )
-    partial = path.with_suffix(".partial.npz")
-    np.savez(partial, keys=keys, vectors=vectors)
+    # Written aside and renamed: two processes storing at once never mix their halves.
+    handle, partial = tempfile.mkstemp(dir=path.parent, suffix=".npz")
+    with os.fdopen(handle, "wb") as out:
+        np.savez(out, keys=keys, vectors=vectors)
     os.replace(partial, path)

@@ -40,6 +40,7 @@ from nlu.values import (
     IntentSpecs,
     Task,
     Understanding,
+    first_intent,
     intent_of_role,
     with_role,
 )
@@ -107,8 +108,8 @@ class Router:
 
     @cached_property
     def emergency(self) -> str | None:
-        """The intent the registry marks as the emergency danger words force."""
-        intent = intent_of_role(self.specs, "emergency")
+        """The intent that opens every chain (`first`): the one danger words force."""
+        intent = first_intent(self.specs)
         return intent if intent in self.intents else None
 
     def agent_for(self, intent: str) -> str:
@@ -161,7 +162,7 @@ class Router:
             task.agent = self.agent_for(task.intent)  # a relabelled task changes owner
         ordered, reordered = order_chain(kept, self.specs)
         outside = self._outside(request, ordered)
-        if outside is not None and outside >= self._scope_floor(ordered) and self.out_of_scope:
+        if outside is not None and self.out_of_scope and outside >= self._scope_floor(ordered):
             unknown = self.out_of_scope
             ordered = [Task(unknown, self.agent_for(unknown), outside, request, Entities(),
                             [(unknown, outside)])]  # fmt: skip
@@ -171,7 +172,7 @@ class Router:
             # reading's and the message being about the business at all (the write gate asks
             # below the agent's threshold). Dev wrong writes 2.05 → 1.87 %, golden unchanged.
             for task in ordered:
-                if task.intent in self.specs and self.specs[task.intent].writes:
+                if self._writes(task.intent):
                     task.confidence = round(task.confidence * (1.0 - outside), 4)
         entities = extract_entities(
             request,
@@ -229,8 +230,11 @@ class Router:
 
     def _scope_floor(self, tasks: Sequence[Task]) -> float:
         """How sure the scope model must be to overrule the reading: less for a write."""
-        writes = any(t.intent in self.specs and self.specs[t.intent].writes for t in tasks)
-        return SCOPE_FLOOR if writes else SCOPE_FLOOR_READ
+        return SCOPE_FLOOR if any(self._writes(t.intent) for t in tasks) else SCOPE_FLOOR_READ
+
+    def _writes(self, intent: str) -> bool:
+        spec = self.specs.get(intent)
+        return spec is not None and spec.writes
 
     def _tagged(
         self, text: str, entities: Entities, ctx: Context, intents: Sequence[str]

@@ -12,6 +12,7 @@ nlu.router asks it once per message, and only where a word-level reading would a
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,6 +22,8 @@ from nlu import encoder
 
 if TYPE_CHECKING:
     import numpy as np
+
+logger = logging.getLogger(__name__)
 
 # Regularisation, chosen on the corpus's dev split (C 1: OOS caught fewer; 100: more in-scope
 # lines flagged on the golden set).
@@ -32,9 +35,15 @@ class ScopeModel:
     weights: tuple[float, ...]
     bias: float
 
-    def out_of_scope(self, text: str) -> float:
-        """The probability that `text` is outside the business (0..1)."""
-        return self.probability(encoder.embed_one(text))
+    def out_of_scope(self, text: str) -> float | None:
+        """The probability that `text` is outside the business (0..1); None when the encoder
+        fails (the reading then stands as the words made it: a turn never fails on this)."""
+        try:
+            vector = encoder.embed_one(text)
+        except Exception:  # the C engine or its model file: no opinion rather than no answer
+            logger.warning("the encoder failed; reading without the scope model", exc_info=True)
+            return None
+        return self.probability(vector)
 
     def probability(self, vector: np.ndarray) -> float:
         import numpy as np
@@ -50,7 +59,11 @@ def train_scope(texts: Sequence[str], outside: Sequence[bool]) -> ScopeModel | N
         return None
     from sklearn.linear_model import LogisticRegression
 
-    vectors = encoder.embed(list(texts))
+    try:
+        vectors = encoder.embed(list(texts), keep=True)
+    except Exception:  # a router without a scope model still reads (and trains) as before
+        logger.warning("the encoder failed; no scope model", exc_info=True)
+        return None
     model = LogisticRegression(C=C, max_iter=2000, class_weight="balanced")
     model.fit(vectors, [int(flag) for flag in outside])
     return ScopeModel(

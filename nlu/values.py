@@ -71,9 +71,9 @@ class IntentSpec:
     many_as: str = ""  # a request about many records ("los trabajos de Leandro") reads as this
     about_work_as: str = ""  # anger about the work done ("el calefón sigue roto") reads as this
     later_as: str = ""  # a request for a later day ("mandá a alguien el lunes") reads as this
-    # "courtesy" (greeting, farewell) and "out_of_scope" (unknown) never act; "emergency" opens
-    # the chain and is forced by danger words; "frustration" goes to a person when nothing else
-    # is asked; "grievance" (a complaint) takes the request before it as its subject.
+    # "courtesy" (greeting, farewell) and "out_of_scope" (unknown) never act; "frustration" goes
+    # to a person when nothing else is asked; "grievance" (a complaint) takes the unclear words
+    # before it as its setting. The emergency is the intent that is `first`.
     role: str = ""
 
     def phrase(self, language: str) -> str:
@@ -90,6 +90,11 @@ NEVER_ACTS = ("courtesy", "out_of_scope")
 def with_role(specs: IntentSpecs, *roles: str) -> frozenset[str]:
     """The intents the registry gives one of these roles."""
     return frozenset(name for name, spec in specs.items() if spec.role in roles)
+
+
+def first_intent(specs: IntentSpecs) -> str | None:
+    """The intent that opens every chain (`first`): the emergency danger words force."""
+    return next((name for name, spec in specs.items() if spec.first), None)
 
 
 def intent_of_role(specs: IntentSpecs, role: str) -> str | None:

@@ -93,7 +93,7 @@ def test_copies_get_the_shipped_roles_and_added_intents_stay_requests(cast: Cast
 
     assert dict(copies.exclude(role="").values_list("name", "role")) == {
         "greeting": "courtesy", "farewell": "courtesy", "unknown": "out_of_scope",
-        "emergency": "emergency", "frustration_detected": "frustration", "complaint": "grievance",
+        "frustration_detected": "frustration", "complaint": "grievance",
     }  # fmt: skip
     added.refresh_from_db()
     assert added.role == ""

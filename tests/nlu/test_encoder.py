@@ -3,14 +3,16 @@ them (nlu/scope_model.py). The encoder runs for real: its model ships in the whe
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
 import pytest
 from django.core.management import call_command
 
-from nlu import encoder
-from nlu.scope_model import train_scope
+from nlu import Router, encoder
+from nlu.scope_model import ScopeModel, train_scope
+from nlu.values import Context
 
 
 @pytest.fixture
@@ -28,12 +30,15 @@ def test_a_shouted_message_is_read_in_lower_case_and_spaces_do_not_count() -> No
 
 
 def test_vectors_are_unit_rows_kept_in_the_store_and_read_back(store: Path) -> None:
+    encoder.embed(["un mensaje que se lee una vez"])  # a message read: never stored
+    assert not store.exists()
     texts = ["hola, ¿me mandan un técnico el jueves?", "who won the game last night?"]
-    vectors = encoder.embed(texts)
+    vectors = encoder.embed(texts, keep=True)
     assert vectors.shape == (2, encoder.DIM)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3)
-    assert store.exists()  # computed vectors (more than one) are stored for other processes
+    assert store.exists()  # computed training vectors are stored for other processes
 
+    encoder.use_store(None)
     encoder.use_store(store)  # another process reads the file instead of embedding
     again = encoder.embed(list(reversed(texts)))
     assert np.allclose(again[::-1], vectors, atol=1e-2)  # float16 on disk
@@ -41,6 +46,7 @@ def test_vectors_are_unit_rows_kept_in_the_store_and_read_back(store: Path) -> N
 
 def test_an_unreadable_store_is_recomputed(store: Path) -> None:
     store.write_bytes(b"not numpy")
+    encoder.use_store(None)
     encoder.use_store(store)
     assert encoder.embed(["una carga de gas"]).shape == (1, encoder.DIM)
 
@@ -66,3 +72,24 @@ def test_the_scope_model_learns_what_is_about_something_else() -> None:
     assert model.out_of_scope("¿cuánto está el dólar hoy?") > 0.5
     assert model.out_of_scope("agendame una visita para el martes") < 0.5
     assert train_scope(inside, [False] * len(inside)) is None  # one kind only: nothing learnt
+
+
+def test_a_failing_encoder_leaves_the_words_reading_and_trains_no_scope_model(
+    monkeypatch: pytest.MonkeyPatch, router: Router, ctx: Context
+) -> None:
+    """The encoder's engine or model file failing mid-turn: no opinion, never a failed turn."""
+    model = ScopeModel(weights=(1.0,) * encoder.DIM, bias=50.0)  # "out of scope" for anything
+    scoped = dataclasses.replace(router, scope=model)
+
+    calls: list[list[str]] = []
+
+    def broken(texts: list[str]) -> list[object]:
+        calls.append(texts)
+        raise RuntimeError("e5: cannot map the model file")
+
+    monkeypatch.setattr(encoder, "_compute", broken)
+    text = "mmm y si le ponemos algo a las 9 al de siempre"
+    assert model.out_of_scope(text) is None
+    assert scoped.understand(text, ctx).intents == router.understand(text, ctx).intents
+    assert len(calls) == 2  # the reading asked the encoder (unsure of the words), and went on
+    assert train_scope(["agendá", "receta del flan"], [False, True]) is None
