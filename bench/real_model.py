@@ -734,10 +734,10 @@ def run_case(engine: str, case: Case, text: str, pristine: Pristine) -> Result:
     from django.db.models import Sum
 
     from business.models import Organisation
+    from copilot.intake import accept_message
     from copilot.models import Turn
     from copilot.runner import drain
     from copilot.services import conversation_create
-    from copilot.turn import accept_message
     from llm.models import ModelCall
 
     pristine.restore()

@@ -55,7 +55,7 @@ def django_setup(env: dict[str, str]) -> None:
 def account() -> Any:
     """The demo organisation's WhatsApp account, given a phone-number id and an app secret."""
     from business.models import Organisation
-    from copilot.models import WhatsAppAccount
+    from whatsapp.models import WhatsAppAccount
 
     organisation = Organisation.objects.order_by("pk").first()
     row, _ = WhatsAppAccount.objects.get_or_create(organisation=organisation)
@@ -145,8 +145,9 @@ def sender_of(talk: dict[str, Any]) -> str:
 
 def play_whatsapp(base: str, talk: dict[str, Any]) -> list[dict[str, Any]]:
     from copilot.management.commands.whatsapp_fake_send import delivery
+
     from copilot.models import Conversation, Message, Turn
-    from copilot.whatsapp.payload import sign
+    from whatsapp.payload import sign
 
     row, sender, out = account(), sender_of(talk), []
     for text in talk["messages"]:

@@ -20,7 +20,7 @@ from django.urls import path  # noqa: E402
 from agents.proactive.consumers import SuggestionsConsumer  # noqa: E402
 from approvals.consumers import ApprovalsConsumer  # noqa: E402
 from capataz.origin import SameOriginValidator  # noqa: E402
-from copilot import eventlog, tasks  # noqa: E402
+from copilot import channels, eventlog, tasks  # noqa: E402
 from copilot.routing import websocket_urlpatterns  # noqa: E402
 from evaluation.consumers import RunProgressConsumer  # noqa: E402
 
@@ -40,6 +40,7 @@ application = ProtocolTypeRouter(
                 URLRouter(
                     [
                         *websocket_urlpatterns,
+                        *(p for c in channels.registered() for p in c.websocket_urlpatterns),
                         path("ws/approvals/", ApprovalsConsumer.as_asgi()),
                         path("ws/suggestions/", SuggestionsConsumer.as_asgi()),
                         path("ws/evaluation/", RunProgressConsumer.as_asgi()),

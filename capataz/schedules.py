@@ -44,7 +44,7 @@ SCHEDULES = (
     ),
     Schedule(
         "copilot: WhatsApp media",
-        "copilot.whatsapp_media_sweep",
+        "whatsapp.media_sweep",
         "Every minute: photos and voice notes received that no job fetched (the job queue was "
         "down, a worker died) get a job.",
         every_seconds=60,

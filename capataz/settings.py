@@ -201,6 +201,7 @@ INSTALLED_APPS = [
     "approvals",
     "evaluation",
     "copilot",
+    "whatsapp",  # a channel: copilot/channels.py
     "capataz",
 ]
 
@@ -344,7 +345,7 @@ CELERY_TIMEZONE = "America/Argentina/Buenos_Aires"
 # "Periodic tasks". Entries here would be copied over the admins' edits on every start of beat.
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {}
 
-# --- WhatsApp Cloud API (copilot/webhook.py, copilot/whatsapp/) ---
+# --- WhatsApp Cloud API (whatsapp/webhook.py, whatsapp/) ---
 # The Graph API the outbox sends through; tests and the demo point it at a local fake server.
 WHATSAPP_GRAPH_URL = env_str("WHATSAPP_GRAPH_URL", "https://graph.facebook.com")
 WHATSAPP_GRAPH_VERSION = env_str("WHATSAPP_GRAPH_VERSION", "v21.0")
@@ -352,7 +353,7 @@ WHATSAPP_SEND_TIMEOUT = env_float("WHATSAPP_SEND_TIMEOUT", 10.0, positive=True)
 # An outgoing message is tried this many times (back-off doubling from the base) before failing.
 WHATSAPP_MAX_ATTEMPTS = env_int("WHATSAPP_MAX_ATTEMPTS", 5, minimum=1)
 WHATSAPP_RETRY_BASE_SECONDS = env_float("WHATSAPP_RETRY_BASE_SECONDS", 2.0)
-# Photos, voice notes and documents a customer sends (copilot/whatsapp_media.py): the largest
+# Photos, voice notes and documents a customer sends (whatsapp/media.py): the largest
 # accepted and the types accepted (checked against the Graph API's word and the file's own bytes).
 WHATSAPP_IMAGE_MAX_BYTES = env_int("WHATSAPP_IMAGE_MAX_BYTES", 5 * 1024 * 1024, minimum=1)
 WHATSAPP_IMAGE_TYPES = env_list("WHATSAPP_IMAGE_TYPES", ["image/jpeg", "image/png", "image/webp"])

@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import include, path
 
+from copilot import channels
 from copilot import views as copilot_views
 
 urlpatterns = [
@@ -15,7 +16,8 @@ urlpatterns = [
     path("approvals/", include("approvals.urls")),
     # Per-agent metrics (D2) and A/B tests (V4): evaluation/metrics_urls.py.
     path("metrics/", include("evaluation.metrics_urls")),
-    path("whatsapp/", include("copilot.whatsapp_urls")),
+    # Each channel app's own pages and webhooks (copilot/channels.py), at /<channel>/.
+    *(path(f"{c.name}/", include(c.urls)) for c in channels.registered() if c.urls),
     path("suggestions/", include("copilot.suggestion_urls")),
     path("evaluation/", include("evaluation.urls")),
     path("", include("business.urls")),

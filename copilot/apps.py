@@ -15,7 +15,6 @@ class CopilotConfig(AppConfig):
 
         from agents.models import Agent, AgentIntent
         from approvals.signals import action_changed
-        from copilot import whatsapp_media  # noqa: F401 - its Celery jobs, for the worker
         from copilot.receivers import on_action_changed
         from copilot.router_cache import registry_changed
 

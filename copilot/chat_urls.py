@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from copilot import panel_views, views, whatsapp_views
+from copilot import panel_views, views
 
 urlpatterns = [
     path("", views.chat_index, name="chat"),
@@ -11,11 +11,6 @@ urlpatterns = [
     path(
         "<int:conversation_id>/turns/<str:turn_id>/answer/", views.chat_answer, name="chat_answer"
     ),
-    path("<int:conversation_id>/whatsapp/take/", whatsapp_views.take_over, name="whatsapp_take"),
-    path(
-        "<int:conversation_id>/whatsapp/release/", whatsapp_views.hand_back, name="whatsapp_release"
-    ),  # fmt: skip
-    path("<int:conversation_id>/whatsapp/reply/", whatsapp_views.reply, name="whatsapp_reply"),
     path("traces/", views.trace_index, name="trace_index"),
     path("traces/<int:conversation_id>/", views.trace_conversation, name="trace_conversation"),
     path("traces/turn/<str:turn_id>/", views.trace_turn, name="trace_turn"),

@@ -31,10 +31,11 @@ from django.utils.translation import gettext, gettext_noop, override
 from agents.events import DeferredEvent, ErrorEvent, Event
 from business.hygiene import text_problem
 from copilot import eventlog, tasks
+from copilot.intake import MessageRefused, accept_message
 from copilot.models import Conversation
 from copilot.runner import has_queued
 from copilot.selectors import get_conversation_for_user
-from copilot.turn import MessageRefused, accept_message, warm_up
+from copilot.turn import warm_up
 
 logger = logging.getLogger(__name__)
 

@@ -17,8 +17,8 @@ from django.db import transaction
 from approvals import live
 from approvals.models import ApprovalEvent, PendingAction
 from copilot import eventlog, tasks
+from copilot.intake import accept_decision
 from copilot.proposals import proposal_settled
-from copilot.turn import accept_decision
 
 Kind = ApprovalEvent.Kind
 DECISIONS = frozenset({Kind.APPROVED, Kind.REJECTED, Kind.EXPIRED})

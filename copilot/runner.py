@@ -27,9 +27,10 @@ from django.db import close_old_connections
 from django.db.models import Q
 from django.utils import timezone
 
+from copilot.answering import TurnResult
 from copilot.eventlog import PROCESS
 from copilot.models import Conversation, Turn
-from copilot.turn import TurnResult, interrupt_turn, run_turn
+from copilot.turn import interrupt_turn, run_turn
 
 logger = logging.getLogger(__name__)
 

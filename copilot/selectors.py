@@ -52,7 +52,7 @@ def get_conversation_for_user(user: AnyUser, pk: int | str) -> ConversationAcces
     reader = members.get(user.pk)
     if conversation.channel == Conversation.Channel.WHATSAPP and can(reader, "chat"):
         # A customer's conversation: every member who chats reads it (and may take it over,
-        # copilot/whatsapp_humans.py); the copilot's composer stays closed.
+        # whatsapp/humans.py); the copilot's composer stays closed.
         return ConversationAccess(conversation, read_only=True)
     if can(reader, "supervise_conversations") and outranks(
         reader, members.get(conversation.user_id) if conversation.user_id else None

@@ -11,9 +11,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from business.models import Organisation
+from copilot.channels import channel_of
 from copilot.ledger import seal_turn
 from copilot.models import AgentRun, Conversation, Message, Turn
-from copilot.whatsapp.outbox import outbox_add
 
 logger = logging.getLogger(__name__)
 
@@ -71,8 +71,8 @@ def message_add(
     Conversation.objects.filter(pk=conversation.pk).update(**fields)
     for key, value in fields.items():
         setattr(conversation, key, value)
-    if role == Message.Role.ASSISTANT:  # a WhatsApp customer reads it: sent once this commits
-        outbox_add(message, conversation)
+    if role == Message.Role.ASSISTANT:  # a channel's reader gets it (WhatsApp: the outbox)
+        channel_of(conversation).message_stored(conversation, message)
     return message
 
 

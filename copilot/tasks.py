@@ -23,7 +23,6 @@ from django.utils import timezone
 
 from copilot import checkpoints, memory_tasks, runner
 from copilot.models import ConversationEvent, Turn
-from copilot.whatsapp import outbox
 
 logger = logging.getLogger(__name__)
 
@@ -33,8 +32,6 @@ MEMORY_TASKS = (
     memory_tasks.sweep_idle_conversations,
     memory_tasks.refresh_summary,
 )
-# The WhatsApp outbox's jobs (copilot/whatsapp/outbox.py), named here for the same reason.
-OUTBOX_TASKS = (outbox.send_outgoing, outbox.flush_outbox)
 
 _executor: ThreadPoolExecutor | None = None
 _executor_lock = threading.Lock()

@@ -32,6 +32,7 @@ from business.roles import can, permission_required
 from business.scheduling import Slot, next_free_slots
 from business.services import service_duration
 from copilot import direct_line, tasks, tryout
+from copilot.intake import accept_suggestion
 from copilot.models import Conversation, Message, Turn
 from copilot.selectors import (
     conversations_for_user,
@@ -42,7 +43,6 @@ from copilot.selectors import (
 )
 from copilot.services import conversation_create
 from copilot.trace_browser import conversation_turns, turn_counts, turn_view
-from copilot.turn import accept_suggestion
 
 TRACE_PAGE = 30
 

@@ -13,13 +13,13 @@ from django.test import Client
 
 from agents.services import agents_install_defaults
 from business.models import Customer, Invoice, Job, Membership, Quote
-from copilot.models import WhatsAppAccount
 from evaluation.datasets import DatasetError, dataset_import
 from evaluation.forms import CaseForm
 from evaluation.models import Case, Dataset
 from evaluation.services import EvaluationError, load_cases
 from tests import factories
 from tests.conftest import Cast
+from whatsapp.models import WhatsAppAccount
 
 pytestmark = pytest.mark.django_db
 
@@ -49,7 +49,7 @@ def test_a_number_another_organisation_uses_is_a_form_error_that_names_no_one(
     client = _as_admin(cast.admin)
 
     response = client.post(
-        "/admin/copilot/whatsappaccount/add/",
+        "/admin/whatsapp/whatsappaccount/add/",
         {"organisation": cast.org.pk, "active": "on", "template_language": "es_AR",
          "phone_number_id": " 1100220033 "},
     )  # fmt: skip
@@ -60,14 +60,14 @@ def test_a_number_another_organisation_uses_is_a_form_error_that_names_no_one(
     assert cast.other_org.name not in page and cast.other_org.slug not in page
     assert not WhatsAppAccount.objects.filter(organisation=cast.org).exists()
     mine = client.post(
-        "/admin/copilot/whatsappaccount/add/",
+        "/admin/whatsapp/whatsappaccount/add/",
         {"organisation": cast.org.pk, "active": "on", "template_language": "es_AR",
          "phone_number_id": "1100220044"},
     )  # fmt: skip
     assert mine.status_code == 302
     account = WhatsAppAccount.objects.get(organisation=cast.org)
     again = client.post(  # its own number, typed again on its own account: fine
-        f"/admin/copilot/whatsappaccount/{account.pk}/change/",
+        f"/admin/whatsapp/whatsappaccount/{account.pk}/change/",
         {"organisation": cast.org.pk, "active": "on", "template_language": "es_AR",
          "phone_number_id": "1100220044"},
     )  # fmt: skip

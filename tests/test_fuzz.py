@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 from business.hygiene import text_problem
 from copilot.consumers import FRAME_ERRORS, parse_frame
+from copilot.intake import MessageRefused, accept_message
 from copilot.models import Message
 from copilot.services import conversation_create
-from copilot.turn import MessageRefused, accept_message
 from tests import factories
 
 pytestmark = pytest.mark.django_db

@@ -12,9 +12,9 @@ import pytest
 from agents.models import Agent
 from copilot import runner, tasks
 from copilot.consumers import parse_frame
+from copilot.intake import accept_message
 from copilot.models import AgentRun, Conversation, Message
 from copilot.obligations import mentions, obligations_for
-from copilot.turn import accept_message
 from tests.conftest import Cast
 from tests.copilot.conftest import ScriptedRouter, task
 from tests.copilot.turns import answer

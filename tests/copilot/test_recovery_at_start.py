@@ -13,8 +13,8 @@ from django.utils import timezone
 
 from capataz import asgi
 from copilot import tasks
+from copilot.intake import accept_message
 from copilot.models import Conversation, Message, Turn
-from copilot.turn import accept_message
 from tests.conftest import Cast
 from tests.copilot.conftest import ScriptedRouter, task
 

@@ -20,9 +20,9 @@ from agents.base import Outcome
 from agents.events import EVENT_TYPES
 from agents.models import ToolCall
 from copilot import eventlog, nodes, runner, tasks
+from copilot.intake import MessageRefused, accept_message
 from copilot.models import AgentRun, Conversation, ConversationEvent, Message, Turn
 from copilot.services import conversation_create
-from copilot.turn import MessageRefused, accept_message
 from tests.conftest import Cast
 from tests.copilot.conftest import ScriptedRouter, task
 from tests.copilot.turns import answer

@@ -7,9 +7,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from copilot.intake import accept_message
 from copilot.models import Message
 from copilot.services import conversation_create, message_add
-from copilot.turn import accept_message
 from tests import factories
 from tests.conftest import Cast
 
@@ -148,7 +148,7 @@ def test_an_ownerless_conversation_is_read_only_for_managers_and_hidden_from_ope
     client: Client, cast: Cast
 ) -> None:
     # A schedule's conversation is hidden from operators; a customer's WhatsApp one is not (they
-    # may take it over: tests/test_whatsapp_customers.py).
+    # may take it over: tests/whatsapp/test_customers.py).
     scheduled = conversation_create(organisation=cast.org, user=None, channel="schedule")
     conversation = conversation_create(organisation=cast.org, user=None, channel="whatsapp")
     client.force_login(cast.operator)

@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from copilot import eventlog, runner
+from copilot.answering import TurnResult
+from copilot.intake import accept_message
 from copilot.models import Conversation
-from copilot.turn import TurnResult, accept_message
 
 
 @dataclass

@@ -22,10 +22,10 @@ from agents.models import Agent
 from agents.services import agents_install_defaults
 from business.models import Job, Organisation
 from copilot import router_cache, runner
+from copilot.answering import TurnResult
 from copilot.models import AgentRun, Conversation, Message
 from copilot.selectors import get_conversation_for_org
 from copilot.services import conversation_create
-from copilot.turn import TurnResult
 from llm import scripted
 from llm.models import ModelCall
 from llm.scripted import ScriptedServer, for_tool, tool_calls

@@ -212,7 +212,7 @@ def test_a_held_call_abandoned_without_any_decision_turn_reopens_the_suggestion(
 def test_a_suggestion_turn_that_crashes_reopens_the_suggestion(
     cast: Cast, dispatched: list[tuple[int, int]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from copilot import turn as turn_module
+    from copilot import kinds as turn_module
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("the database went away")

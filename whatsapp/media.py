@@ -1,10 +1,10 @@
 """Photos, voice notes and documents a customer sends on WhatsApp (issue 14.5, PRODUCT E4).
 
 The webhook stores an `IncomingMedia` row (once per WhatsApp message id) and hands it to a job
-(`copilot.whatsapp_media`) once it commits, so the webhook answers at once. The job, once per
+(`whatsapp.media`) once it commits, so the webhook answers at once. The job, once per
 row (a conditional update claims it):
 
-1. fetches the file through the Graph API with the account's own token (copilot/whatsapp/graph.py
+1. fetches the file through the Graph API with the account's own token (whatsapp/graph.py
    `media_info`, then `media_download`, cut off past the limit; a 5xx, a 429 or no connection is
    tried again with the outbox's back-off, up to WHATSAPP_MAX_ATTEMPTS), checks its size and its
    type — the Graph API's word *and* the file's first bytes — against the settings
@@ -38,16 +38,18 @@ from django.utils import timezone
 from agents.base import JOB_ID
 from business.models import Customer, Equipment, Job
 from business.services import equipment_from_reading, job_note_add
-from copilot import replies, tasks
-from copilot.models import Conversation, IncomingMedia, Message, WhatsAppAccount
+from copilot import tasks
+from copilot.intake import MessageRefused, accept_message
+from copilot.models import Conversation, Message
 from copilot.services import message_add
-from copilot.turn import MessageRefused, accept_message
-from copilot.whatsapp import graph
-from copilot.whatsapp.payload import Incoming
 from llm.client import ModelFailure
 from llm.media import Reading, read_image, transcribe
 from llm.provider import engine_for
 from nlu.language import detect_language
+from whatsapp import graph
+from whatsapp import replies as wa_replies
+from whatsapp.models import IncomingMedia, WhatsAppAccount
+from whatsapp.payload import Incoming
 
 logger = logging.getLogger(__name__)
 
@@ -139,12 +141,12 @@ def enqueue(media_pk: int, countdown: float = 0.0) -> None:
         logger.warning("WhatsApp media %s not enqueued: %s", media_pk, exc)
 
 
-@shared_task(name="copilot.whatsapp_media", ignore_result=True)
+@shared_task(name="whatsapp.media", ignore_result=True)
 def process_media(media_pk: int) -> str:
     return media_process(media_pk)
 
 
-@shared_task(name="copilot.whatsapp_media_sweep", ignore_result=True)
+@shared_task(name="whatsapp.media_sweep", ignore_result=True)
 def media_sweep() -> int:
     """Rows no job holds (the broker was down, the job's process died): handed out again."""
     now = timezone.now()
@@ -187,12 +189,12 @@ def media_process(media_pk: int) -> str:
             )  # fmt: skip
             enqueue(media.pk, countdown=settings.WHATSAPP_RETRY_BASE_SECONDS * 2**media.attempts)
             return "retrying"
-        reply = replies.whatsapp_media_unavailable(media.kind, language)
+        reply = wa_replies.media_unavailable(media.kind, language)
         _settle(media, IncomingMedia.Status.FAILED, str(exc), reply, language)
         return media.status
     except Exception as exc:  # anything else: the message is still kept and answered
         logger.exception("WhatsApp media %s could not be fetched", media_pk)
-        reply = replies.whatsapp_media_unavailable(media.kind, language)
+        reply = wa_replies.media_unavailable(media.kind, language)
         _settle(media, IncomingMedia.Status.FAILED, f"{type(exc).__name__}: {exc}", reply,
                 language)  # fmt: skip
         return media.status
@@ -200,7 +202,7 @@ def media_process(media_pk: int) -> str:
         _read(media, data, language)
     except Exception as exc:  # a fault of ours after the file was kept: still answered
         logger.exception("WhatsApp media %s could not be read", media_pk)
-        reply = replies.whatsapp_media_unread(media.kind, language)
+        reply = wa_replies.media_unread(media.kind, language)
         _settle(media, IncomingMedia.Status.STORED, f"{type(exc).__name__}: {exc}", reply,
                 language)  # fmt: skip
     return media.status
@@ -216,9 +218,9 @@ def _fetch(media: IncomingMedia) -> bytes:
     language = _language(media)
     if declared not in limits.types:
         raise Refused(f"type {declared or '?'} not accepted",
-                      replies.whatsapp_media_wrong_type(media.kind, declared, limits.types,
+                      wa_replies.media_wrong_type(media.kind, declared, limits.types,
                                                         language))  # fmt: skip
-    too_large = replies.whatsapp_media_too_large(media.kind, limits.max_bytes, language)
+    too_large = wa_replies.media_too_large(media.kind, limits.max_bytes, language)
     if info.file_size is not None and info.file_size > limits.max_bytes:
         raise Refused(f"{info.file_size} bytes over {limits.max_bytes}", too_large)
     try:
@@ -231,11 +233,11 @@ def _fetch(media: IncomingMedia) -> bytes:
     # The bytes must be what the Graph API said (an .m4a voice note may be audio/mp4 or mpeg).
     if sniffed != declared and not (declared.startswith("audio/") and sniffed.startswith("audio/")):
         raise Refused(f"the file is {sniffed or 'unknown'}, not {declared}",
-                      replies.whatsapp_media_wrong_type(media.kind, sniffed or declared,
+                      wa_replies.media_wrong_type(media.kind, sniffed or declared,
                                                         limits.types, language))  # fmt: skip
     if sniffed not in limits.types:
         raise Refused(f"type {sniffed} not accepted",
-                      replies.whatsapp_media_wrong_type(media.kind, sniffed, limits.types,
+                      wa_replies.media_wrong_type(media.kind, sniffed, limits.types,
                                                         language))  # fmt: skip
     media.mime_type = sniffed
     media.size = len(data)
@@ -255,9 +257,9 @@ def _read(media: IncomingMedia, data: bytes, language: str) -> None:
     )  # fmt: skip
     if provider is None or not readable:
         if media.caption.strip():  # they wrote too: a turn answers that
-            reply = replies.whatsapp_media_kept(media.kind, language)
+            reply = wa_replies.media_kept(media.kind, language)
         else:
-            reply = replies.whatsapp_media_ask_text(media.kind, language)
+            reply = wa_replies.media_ask_text(media.kind, language)
         _settle(media, IncomingMedia.Status.STORED, "", reply, language)
         return
     try:
@@ -273,7 +275,7 @@ def _read(media: IncomingMedia, data: bytes, language: str) -> None:
                 conversation_id=media.conversation_id,
             )  # fmt: skip
     except ModelFailure as failure:
-        reply = replies.whatsapp_media_unread(media.kind, language)
+        reply = wa_replies.media_unread(media.kind, language)
         _settle(media, IncomingMedia.Status.STORED, f"model {failure.kind}: {failure.detail}",
                 reply, language)  # fmt: skip
         return
@@ -304,7 +306,7 @@ def _photo_read(media: IncomingMedia, reading: Reading, language: str) -> None:
         media.customer, media.equipment, media.job = customer, equipment, job
         label = " ".join(p for p in (equipment.kind, equipment.brand, equipment.model) if p) \
             if equipment else ""  # fmt: skip
-        reply = replies.whatsapp_photo_read(
+        reply = wa_replies.photo_read(
             reading.as_dict(), language, equipment=label, job=job.pk if job else None
         )
         _settle(media, IncomingMedia.Status.READ, "", reply, language,
@@ -333,7 +335,7 @@ def _voice_heard(media: IncomingMedia, words: str, language: str) -> None:
                 org_id, conversation_id = conversation.organisation_id, conversation.pk
                 transaction.on_commit(lambda: tasks.dispatch(org_id, conversation_id))
     except MessageRefused as refused:  # a transcript we cannot store as text
-        reply = replies.whatsapp_media_unread(media.kind, language)
+        reply = wa_replies.media_unread(media.kind, language)
         _settle(media, IncomingMedia.Status.STORED, f"transcript refused: {refused.code}", reply,
                 language)  # fmt: skip
 
@@ -375,7 +377,7 @@ def _user_message(media: IncomingMedia, status: str, language: str) -> Message:
             return Message.objects.get(pk=accepted.message_id)
     return message_add(
         conversation=media.conversation, role=Message.Role.USER,
-        text=replies.whatsapp_media_received(media.kind, language, media.caption),
+        text=wa_replies.media_received(media.kind, language, media.caption),
         language=language, client_id=media.wa_message_id, trace=trace,
     )  # fmt: skip
 

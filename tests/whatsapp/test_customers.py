@@ -21,21 +21,15 @@ from agents.models import Agent
 from agents.services import agents_install_defaults
 from business.models import Customer, Job
 from copilot import runner, tasks
-from copilot import whatsapp_customers as customers
-from copilot import whatsapp_humans as humans
-from copilot.models import (
-    Conversation,
-    ConversationEvent,
-    Message,
-    OutgoingMessage,
-    Turn,
-    WhatsAppAccount,
-)
-from copilot.whatsapp.fake_graph import FakeGraph
-from copilot.whatsapp.payload import sign
+from copilot.models import Conversation, ConversationEvent, Message, Turn
 from nlu.values import Entities
 from tests import factories
 from tests.conftest import Cast
+from whatsapp import customers as customers
+from whatsapp import humans as humans
+from whatsapp.fake_graph import FakeGraph
+from whatsapp.models import OutgoingMessage, WhatsAppAccount
+from whatsapp.payload import sign
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the runner reopens its connection
 
@@ -416,7 +410,7 @@ def test_another_customers_document_is_never_uploaded(
             organisation=cast.org, conversation=conversation, role="assistant", text="PDF",
             trace={"document": {"kind": "invoice", "id": theirs.pk}},
         )  # fmt: skip
-        from copilot.whatsapp.outbox import outbox_add
+        from whatsapp.outbox import outbox_add
 
         outbox_add(message, conversation)
     row = OutgoingMessage.objects.get(message=message)
@@ -427,7 +421,7 @@ def test_another_customers_document_is_never_uploaded(
 def test_a_failed_upload_is_retried_then_sent(
     cast: Cast, account: Any, graph: FakeGraph, two_customers: tuple[Customer, Customer]
 ) -> None:
-    from copilot.whatsapp import outbox
+    from whatsapp import outbox
 
     marta, _ = two_customers
     invoice = factories.make_invoice(cast.org, marta)
@@ -436,12 +430,13 @@ def test_a_failed_upload_is_retried_then_sent(
     )
     Message.objects.create(organisation=cast.org, conversation=conversation, role="user", text="x")
     graph.add(503)  # the first attempt (run inline once stored) meets a 503 at /media
+    attempted = timezone.now()
     message = customers.documents_add(conversation, [customers.Document("invoice", invoice.pk)],
                                       "es")  # fmt: skip
     assert message is not None
     row = OutgoingMessage.objects.get(message=message)
     assert row.status == "queued" and "media upload: HTTP 503" in row.last_error
-    assert row.next_attempt_at > timezone.now()
+    assert row.next_attempt_at > attempted  # later than the attempt (not "now": a busy machine)
     assert outbox.deliver(row.pk, now=timezone.now() + datetime.timedelta(seconds=3)) is None
     row.refresh_from_db()
     assert row.status == "sent"
@@ -478,7 +473,7 @@ def test_takeover_stops_the_copilot_and_the_operator_replies_through_the_outbox(
     assert "+54 9 11 5555-0000" in page  # the sender in the one phone format
 
     with django_capture_on_commit_callbacks(execute=True):
-        response = operator.post(f"/chat/{conversation.pk}/whatsapp/take/")
+        response = operator.post(f"/whatsapp/conversations/{conversation.pk}/take/")
     assert response.status_code == 302
     conversation.refresh_from_db()
     assert conversation.mode == "human" and conversation.taken_by == cast.operator
@@ -506,7 +501,7 @@ def test_takeover_stops_the_copilot_and_the_operator_replies_through_the_outbox(
     )
     with django_capture_on_commit_callbacks(execute=True):
         response = operator.post(
-            f"/chat/{conversation.pk}/whatsapp/reply/",
+            f"/whatsapp/conversations/{conversation.pk}/reply/",
             {"text": "Hola Marta, soy Ana: el lunes a las 10."},
         )
     assert response.status_code == 302
@@ -518,7 +513,9 @@ def test_takeover_stops_the_copilot_and_the_operator_replies_through_the_outbox(
     assert request.body["text"]["body"] == "Hola Marta, soy Ana: el lunes a las 10."
 
     with django_capture_on_commit_callbacks(execute=True):
-        assert operator.post(f"/chat/{conversation.pk}/whatsapp/release/").status_code == 302
+        assert (
+            operator.post(f"/whatsapp/conversations/{conversation.pk}/release/").status_code == 302
+        )
     conversation.refresh_from_db()
     assert conversation.mode == "copilot" and conversation.taken_by is None
     with django_capture_on_commit_callbacks(execute=True):
@@ -532,15 +529,17 @@ def test_a_reply_is_refused_unless_the_member_took_the_conversation(
 ) -> None:  # fmt: skip
     conversation = _conversation(cast)
     manager = _member(cast.manager)
-    response = manager.post(f"/chat/{conversation.pk}/whatsapp/reply/", {"text": "hola"})
+    response = manager.post(f"/whatsapp/conversations/{conversation.pk}/reply/", {"text": "hola"})
     assert response.status_code == 403
     humans.take_over(conversation, cast.operator)
     assert (
-        manager.post(f"/chat/{conversation.pk}/whatsapp/reply/", {"text": "hola"}).status_code
+        manager.post(
+            f"/whatsapp/conversations/{conversation.pk}/reply/", {"text": "hola"}
+        ).status_code
         == 403
     )
     operator = _member(cast.operator)
-    empty = operator.post(f"/chat/{conversation.pk}/whatsapp/reply/", {"text": "  "})
+    empty = operator.post(f"/whatsapp/conversations/{conversation.pk}/reply/", {"text": "  "})
     assert empty.status_code == 400
     assert not Message.objects.filter(conversation=conversation).exclude(role="system").exists()
 
@@ -559,7 +558,9 @@ def test_an_outsider_with_staff_permissions_cannot_take_over_or_reply(
     assert conversation.mode == "copilot" and not Message.objects.exists() and told == []
     # A member's own panel conversation is no WhatsApp one: no takeover there either.
     panel = Conversation.objects.create(organisation=cast.org, user=cast.operator)
-    assert _member(cast.operator).post(f"/chat/{panel.pk}/whatsapp/take/").status_code == 404
+    assert (
+        _member(cast.operator).post(f"/whatsapp/conversations/{panel.pk}/take/").status_code == 404
+    )
 
 
 @pytest.mark.parametrize(("text", "language"), [("humano", "es"), ("Human", "en")])

@@ -24,14 +24,15 @@ from agents.phrasing import when
 from agents.services import agents_install_defaults
 from business.models import Customer, Job
 from copilot import tasks
-from copilot.models import Conversation, WhatsAppAccount
-from copilot.whatsapp.fake_graph import FakeGraph
+from copilot.models import Conversation
 from nlu import Context, Example, Router, Vocabulary, build_router
 from tests import factories
 from tests.conftest import Cast
-from tests.test_whatsapp_customers import NUMBER, SECRET, SENDER, STORED, _turn
+from tests.whatsapp.test_customers import NUMBER, SECRET, SENDER, STORED, _turn
+from whatsapp.fake_graph import FakeGraph
+from whatsapp.models import WhatsAppAccount
 
-DEFAULTS = Path(__file__).resolve().parents[1] / "agents" / "data" / "default_agents.json"
+DEFAULTS = Path(__file__).resolve().parents[2] / "agents" / "data" / "default_agents.json"
 TZ = "America/Argentina/Buenos_Aires"
 NOW = datetime.datetime(2026, 11, 18, 10, 0, tzinfo=zoneinfo.ZoneInfo(TZ))
 migration = importlib.import_module("agents.migrations.0014_search_customer_first_person")

@@ -1,13 +1,13 @@
 """The WhatsApp webhook (E2): Meta's verification handshake, and deliveries — each incoming text
 stored and answered through the one path every entry point takes (copilot/turn.py
 `accept_message`, then copilot/tasks.py `dispatch` once it commits), idempotent per WhatsApp
-message id; photos, voice notes and documents handed to copilot/whatsapp_media.py; status
-callbacks applied to the outbox (copilot/whatsapp/outbox.py).
+message id; photos, voice notes and documents handed to whatsapp/media.py; status
+callbacks applied to the outbox (whatsapp/outbox.py).
 
 A delivery is read, then its signature checked against the app secret of the organisation that
 owns each phone-number id it names; a forged or missing signature stores nothing. A correctly
 signed delivery is always answered 200: each message's fields are checked on their own
-(copilot/whatsapp/payload.py), every valid message is stored and each invalid one is recorded as a
+(whatsapp/payload.py), every valid message is stored and each invalid one is recorded as a
 `WhatsAppRejection` with its reason — Meta would otherwise send the whole delivery again, and fail
 again, for days."""
 
@@ -25,14 +25,18 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
 from business.hygiene import text_problem
-from copilot import replies, tasks, whatsapp_media
-from copilot import whatsapp_customers as customers
-from copilot import whatsapp_humans as humans
-from copilot.models import Conversation, Message, WhatsAppAccount, WhatsAppRejection
+from copilot import tasks
+from copilot.intake import MessageRefused, accept_message
+from copilot.models import Conversation, Message
 from copilot.services import conversation_create, message_add
-from copilot.turn import MessageRefused, accept_message
-from copilot.whatsapp.outbox import status_apply
-from copilot.whatsapp.payload import (
+from nlu.language import detect_language
+from whatsapp import customers as customers
+from whatsapp import humans as humans
+from whatsapp import media as whatsapp_media
+from whatsapp import replies as wa_replies
+from whatsapp.models import WhatsAppAccount, WhatsAppRejection
+from whatsapp.outbox import status_apply
+from whatsapp.payload import (
     BadPayload,
     Delivery,
     Incoming,
@@ -40,7 +44,6 @@ from copilot.whatsapp.payload import (
     parse,
     signature_valid,
 )
-from nlu.language import detect_language
 
 logger = logging.getLogger(__name__)
 
@@ -141,7 +144,7 @@ def _receive_one(incoming: Incoming, account: WhatsAppAccount) -> bool:
                 transaction.on_commit(lambda: tasks.dispatch(org_id, conversation_id))
                 return True
             if incoming.type in whatsapp_media.KINDS and incoming.media_id:
-                # Fetched and read by a job once this commits (copilot/whatsapp_media.py).
+                # Fetched and read by a job once this commits (whatsapp/media.py).
                 meta = _meta(incoming)
                 return whatsapp_media.media_accept(conversation, incoming, meta) is not None
             return _acknowledge_other(conversation, incoming)  # no turn: nothing to dispatch
@@ -218,8 +221,8 @@ def _acknowledge_other(conversation: Conversation, incoming: Incoming) -> bool:
         .values_list("language", flat=True)
         .last()
     ) or "es"
-    received = replies.whatsapp_received(incoming.type or "?", language)
-    reply = replies.whatsapp_text_only(language)
+    received = wa_replies.received(incoming.type or "?", language)
+    reply = wa_replies.text_only(language)
     message_add(
         conversation=conversation, role=Message.Role.USER, text=received, language=language,
         client_id=incoming.message_id, trace={"whatsapp": _meta(incoming)},

@@ -14,7 +14,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from copilot.whatsapp.fake_graph import FakeGraph
+from whatsapp.fake_graph import FakeGraph
 
 
 class Command(BaseCommand):

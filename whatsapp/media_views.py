@@ -7,8 +7,9 @@ from __future__ import annotations
 from django.http import Http404, HttpRequest, HttpResponse
 
 from business.roles import permission_required
-from copilot.models import Conversation, IncomingMedia
+from copilot.models import Conversation
 from copilot.selectors import get_conversation_for_user
+from whatsapp.models import IncomingMedia
 
 
 @permission_required("chat")

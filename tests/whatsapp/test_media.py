@@ -23,26 +23,21 @@ from django.utils import timezone
 
 from business.models import Equipment, JobEvent, Organisation
 from capataz.settings import env_hosts
-from copilot import runner, tasks, whatsapp_media
-from copilot.models import (
-    Conversation,
-    IncomingMedia,
-    Message,
-    OutgoingMessage,
-    Turn,
-    WhatsAppRejection,
-)
+from copilot import runner, tasks
+from copilot.models import Conversation, Message, Turn
 from copilot.services import conversation_create
-from copilot.whatsapp import graph as graph_client
-from copilot.whatsapp.fake_graph import FakeGraph
-from copilot.whatsapp.payload import sign
-from copilot.whatsapp_media import media_process
 from llm.client import IMAGE_TOKENS, ModelFailure, estimate_tokens
 from llm.media import parse_reading
 from llm.models import ModelCall
 from llm.scripted import ScriptedServer, for_transcription, has_image, status, text, transcript
 from tests import factories
 from tests.conftest import Cast
+from whatsapp import graph as graph_client
+from whatsapp import media as whatsapp_media
+from whatsapp.fake_graph import FakeGraph
+from whatsapp.media import media_process
+from whatsapp.models import IncomingMedia, OutgoingMessage, WhatsAppRejection
+from whatsapp.payload import sign
 
 pytestmark = [
     pytest.mark.usefixtures("registry"),
@@ -103,7 +98,7 @@ def _engine(org: Organisation, engine: str) -> None:
 
 @pytest.fixture
 def accounts(cast: Cast) -> None:
-    from copilot.models import WhatsAppAccount
+    from whatsapp.models import WhatsAppAccount
 
     for org, number, secret in ((cast.org, NUMBER, SECRET),
                                 (cast.other_org, OTHER_NUMBER, OTHER_SECRET)):  # fmt: skip
@@ -531,17 +526,17 @@ def test_the_admin_lists_the_organisations_media_only(
     root = django_user_model.objects.create_superuser("root", "root@example.com", "pw")
     admin = Client()
     admin.force_login(root)
-    assert "wamid.adm" in admin.get("/admin/copilot/incomingmedia/").content.decode()
-    page = admin.get(f"/admin/copilot/incomingmedia/{media.pk}/change/").content.decode()
+    assert "wamid.adm" in admin.get("/admin/whatsapp/incomingmedia/").content.decode()
+    page = admin.get(f"/admin/whatsapp/incomingmedia/{media.pk}/change/").content.decode()
     assert f'href="/whatsapp/media/{media.pk}/"' in page
     cast.outsider.is_staff = True
     cast.outsider.save()
     cast.outsider.user_permissions.set(Permission.objects.all())
     outsider = Client()
     outsider.force_login(cast.outsider)
-    listing = outsider.get("/admin/copilot/incomingmedia/")
+    listing = outsider.get("/admin/whatsapp/incomingmedia/")
     assert listing.status_code == 200 and "wamid.adm" not in listing.content.decode()
-    change = outsider.get(f"/admin/copilot/incomingmedia/{media.pk}/change/")
+    change = outsider.get(f"/admin/whatsapp/incomingmedia/{media.pk}/change/")
     assert change.status_code in (302, 404)  # Django's "does not exist": not shown
 
 

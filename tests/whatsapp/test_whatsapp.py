@@ -18,18 +18,12 @@ from django.test import Client
 from django.utils import timezone
 
 from copilot import runner, tasks
-from copilot.models import (
-    Conversation,
-    Message,
-    OutgoingMessage,
-    Turn,
-    WhatsAppAccount,
-    WhatsAppRejection,
-)
-from copilot.whatsapp import outbox
-from copilot.whatsapp.fake_graph import FakeGraph
-from copilot.whatsapp.payload import sign
+from copilot.models import Conversation, Message, Turn
 from tests.conftest import Cast
+from whatsapp import outbox
+from whatsapp.fake_graph import FakeGraph
+from whatsapp.models import OutgoingMessage, WhatsAppAccount, WhatsAppRejection
+from whatsapp.payload import sign
 
 pytestmark = [
     pytest.mark.usefixtures("registry"),
@@ -263,7 +257,7 @@ def test_an_image_is_stored_and_answered_asking_for_text(
     cast: Cast, accounts: Any, graph: FakeGraph, dispatched: list[Any],
     django_capture_on_commit_callbacks: Any, settings: Any, tmp_path: Any,
 ) -> None:  # fmt: skip
-    # On the embedded engine (reading it through a model: tests/copilot/test_whatsapp_media.py).
+    # On the embedded engine (reading it through a model: tests/whatsapp/test_media.py).
     settings.MEDIA_ROOT = tmp_path
     graph.add_media("770001", b"\xff\xd8\xff" + b"0" * 64, "image/jpeg")
     image = {"from": CUSTOMER, "id": "wamid.img", "timestamp": "1700000000", "type": "image",
@@ -473,7 +467,7 @@ def test_the_admin_keeps_the_secrets_write_only(cast: Cast, django_user_model: A
     client = Client()
     client.force_login(root)
     response = client.post(
-        "/admin/copilot/whatsappaccount/add/",
+        "/admin/whatsapp/whatsappaccount/add/",
         {"organisation": cast.org.pk, "active": "on", "template_language": "es_AR",
          "phone_number_id": NUMBER, "app_secret": SECRET, "verify_token": TOKEN,
          "access_token": "EAAB-secret"},
@@ -483,17 +477,17 @@ def test_the_admin_keeps_the_secrets_write_only(cast: Cast, django_user_model: A
     assert account.app_secret == SECRET and account.phone_number_id == NUMBER
     assert SECRET not in account.app_secret_encrypted
     assert WhatsAppAccount.objects.filter(phone_number_digest=account.digest_of(NUMBER)).exists()
-    page = client.get(f"/admin/copilot/whatsappaccount/{account.pk}/change/").content.decode()
+    page = client.get(f"/admin/whatsapp/whatsappaccount/{account.pk}/change/").content.decode()
     assert SECRET not in page and TOKEN not in page and NUMBER not in page and "EAAB" not in page
     # A blank field keeps what is stored.
     client.post(
-        f"/admin/copilot/whatsappaccount/{account.pk}/change/",
+        f"/admin/whatsapp/whatsappaccount/{account.pk}/change/",
         {"organisation": cast.org.pk, "active": "on", "template_language": "es_AR",
          "template_name": "seguimiento"},
     )  # fmt: skip
     account.refresh_from_db()
     assert account.app_secret == SECRET and account.template_name == "seguimiento"
-    listing = client.get("/admin/copilot/outgoingmessage/")
+    listing = client.get("/admin/whatsapp/outgoingmessage/")
     assert listing.status_code == 200
 
 
@@ -760,8 +754,8 @@ def test_the_admin_shows_rejections_to_their_organisation_only(
     root = django_user_model.objects.create_superuser("root", "root@example.com", "pw")
     admin = Client()
     admin.force_login(root)
-    assert "wamid.bad" in admin.get("/admin/copilot/whatsapprejection/").content.decode()
-    url = f"/admin/copilot/whatsapprejection/{rejection.pk}/change/"
+    assert "wamid.bad" in admin.get("/admin/whatsapp/whatsapprejection/").content.decode()
+    url = f"/admin/whatsapp/whatsapprejection/{rejection.pk}/change/"
     page = admin.get(url).content.decode()
     assert "../../etc&lt;script&gt;" in page and "../../etc<script>" not in page
     assert admin.post(url, {"field": "x"}).status_code == 403  # read-only
@@ -770,6 +764,6 @@ def test_the_admin_shows_rejections_to_their_organisation_only(
     cast.outsider.user_permissions.set(Permission.objects.all())
     outsider = Client()
     outsider.force_login(cast.outsider)
-    listing = outsider.get("/admin/copilot/whatsapprejection/")
+    listing = outsider.get("/admin/whatsapp/whatsapprejection/")
     assert listing.status_code == 200 and "wamid.bad" not in listing.content.decode()
     assert outsider.get(url).status_code in (302, 404)

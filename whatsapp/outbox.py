@@ -24,9 +24,10 @@ from django.utils import timezone
 
 from business.documents import document_filename, document_language, render_document_pdf
 from business.models import Invoice, Quote
-from copilot.models import Conversation, Message, OutgoingMessage, WhatsAppAccount
-from copilot.whatsapp import graph
-from copilot.whatsapp.payload import StatusUpdate
+from copilot.models import Conversation, Message
+from whatsapp import graph
+from whatsapp.models import OutgoingMessage, WhatsAppAccount
+from whatsapp.payload import StatusUpdate
 
 logger = logging.getLogger(__name__)
 

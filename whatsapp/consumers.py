@@ -1,6 +1,6 @@
 """The WhatsApp socket: every member who chats hears, live, when a customer asks for a person,
 writes while a person handles the conversation, or when one is taken over or handed back
-(copilot/whatsapp_humans.py `tell`, group `whatsapp.o<org>`). It takes no frames."""
+(whatsapp/humans.py `tell`, group `whatsapp.o<org>`). It takes no frames."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from business.sockets import OrganisationGroupConsumer
-from copilot import whatsapp_humans as humans
+from whatsapp import humans
 
 FIELDS = ("event", "conversation_id", "title", "mode", "text", "by")
 

@@ -15,9 +15,9 @@ from django.views.decorators.http import require_POST
 
 from business.hygiene import text_problem
 from business.roles import permission_required
-from copilot import whatsapp_humans as humans
 from copilot.models import Conversation
 from copilot.selectors import get_conversation_for_user
+from whatsapp import humans as humans
 
 
 def _whatsapp(request: HttpRequest, conversation_id: int) -> Conversation:

@@ -24,9 +24,10 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from copilot.models import Conversation, Message, WhatsAppAccount
-from copilot.whatsapp.fake_graph import media_id_of
-from copilot.whatsapp.payload import sign
+from copilot.models import Conversation, Message
+from whatsapp.fake_graph import media_id_of
+from whatsapp.models import WhatsAppAccount
+from whatsapp.payload import sign
 
 
 def delivery(phone_number_id: str, sender: str, text: str, media: Path | None = None) -> bytes:

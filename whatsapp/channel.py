@@ -1,0 +1,131 @@
+"""What WhatsApp adds to a turn (copilot/channels.py): the writer is a customer.
+
+- An unknown number registers first, one step a turn (whatsapp/customers.py); once registered,
+  the conversation is pinned to that customer's records and their first request is answered.
+- A member who took the conversation over answers it: the copilot does not (whatsapp/humans.py).
+- The customer reads the reply: other people's data hidden, the PDFs they asked for sent as
+  documents after it; every assistant message goes out through the outbox (whatsapp/outbox.py).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from copilot.answering import Produced, TurnResult, answer_turn, fail_turn, open_run
+from copilot.channels import Channel, Emit
+from copilot.kinds import answer_with_graph
+from copilot.models import Conversation, Message, Turn
+from copilot.services import conversation_state_update
+from copilot.state import TurnRun, TurnState
+from whatsapp import customers, routing
+from whatsapp.outbox import outbox_add
+
+logger = logging.getLogger(__name__)
+
+
+class WhatsApp(Channel):
+    name = Conversation.Channel.WHATSAPP
+    urls = "whatsapp.urls"
+    takes_decisions = False  # a customer never approves the office's held actions
+
+    def __init__(self) -> None:
+        self.websocket_urlpatterns = routing.websocket_urlpatterns
+
+    def person_answers(self, conversation: Conversation) -> bool:
+        # Read again: a member may have taken the conversation over since the turn was queued.
+        mode = Conversation.objects.filter(pk=conversation.pk).values_list("mode", flat=True)
+        return mode.first() == Conversation.Mode.HUMAN
+
+    def before_graph(self, turn: Turn, emit: Emit) -> TurnResult | None:
+        conversation = turn.conversation
+        if conversation.customer_id is None and not customers.link_by_phone(conversation):
+            return _registration_step(turn, emit)
+        customers.pin_subject(conversation)
+        return None
+
+    def customer_of(self, conversation: Conversation) -> int | None:
+        return conversation.customer_id
+
+    def reply_for_reader(
+        self, run: TurnRun, state: TurnState, asked: Message
+    ) -> list[customers.Document]:
+        """Other people's data hidden, PDF links turned into the documents to send (those the
+        customer asked for)."""
+        if run.ctx.customer_id is None:
+            return []
+        customer = asked.conversation.customer
+        language = state["reading"].language or asked.language or "es"
+        reply, linked, hidden = customers.for_customer(state["reply"], customer, language)
+        state["reply"] = reply
+        if state.get("parts"):
+            state["parts"] = [
+                (agent, customers.for_customer(text, customer, language)[0])
+                for agent, text in state["parts"]
+            ]
+        state.setdefault("trace", {})["customer_privacy"] = {"hidden": hidden}
+        wanted = customers.documents_wanted(asked.text)
+        if wanted is None or customer is None:
+            return []
+        chosen = [d for d in linked if d.kind == wanted] or linked
+        if not chosen and (latest := customers.latest_document(customer, wanted)) is not None:
+            chosen = [latest]
+        if chosen:  # what the office would have done instead is not the customer's concern
+            state["reply"] = customers.sending_documents(state["reply"], language)
+            state["parts"] = []
+        return chosen
+
+    def reply_stored(self, conversation: Conversation, answer: Message, extra: Any) -> Message:
+        if not extra:
+            return answer
+        return customers.documents_add(conversation, extra, answer.language or "es") or answer
+
+    def message_stored(self, conversation: Conversation, message: Message) -> None:
+        outbox_add(message, conversation)  # sent once the storing transaction commits
+
+
+def _registration_step(turn: Turn, emit: Emit) -> TurnResult:
+    """An unknown number: one step of the registration. Once complete the customer is created
+    through the customer agent's `customer_create` tool and the conversation linked to them;
+    their first request, if they made one, is then answered."""
+    asked, conversation = turn.message, turn.conversation
+    flow = (conversation.state or {}).get(customers.STATE_KEY)
+    try:
+        if not isinstance(flow, dict):
+            language = asked.language or "es"
+            step = customers.registration_start(
+                asked.text, language, conversation.organisation.name
+            )
+        else:
+            language = str(flow.get("language") or "es")
+            step = customers.registration_step(flow, asked.text)
+        reply = step.reply
+        if step.create:
+            customer = customers.register(open_run(turn, emit), conversation, step.create, language)
+            if customer is not None:
+                pending = str((flow or {}).get("pending") or "")
+                opening = customers.registered(customer.name, language)
+                if customers.is_request(pending):  # the flow is over: its state goes
+                    _state_set(conversation, None)
+                    customers.pin_subject(conversation)
+                    return answer_with_graph(turn, emit, text=pending, opening=opening)
+                reply = f"{opening} {customers.how_can_i_help(language)}"
+            else:
+                reply = customers.registration_failed(language)
+    except Exception as exc:
+        logger.exception("registration turn %s failed", turn.pk)
+        return fail_turn(turn, emit, exc)
+
+    def produce(run: TurnRun | None) -> Produced:
+        _state_set(conversation, step.state)
+        return Produced(reply, {"registration": step.state or {}})
+
+    return answer_turn(turn, emit, produce, language=language, opens_run=False)
+
+
+def _state_set(conversation: Conversation, flow: dict[str, Any] | None) -> None:
+    """The registration's step in the conversation's state (none once it is over)."""
+    state = {k: v for k, v in (conversation.state or {}).items() if k != customers.STATE_KEY}
+    if flow is not None:
+        state[customers.STATE_KEY] = flow
+    conversation_state_update(conversation=conversation, state=state)

@@ -1,0 +1,236 @@
+"""The WhatsApp channel's records: an organisation's account (number and secrets), the outbox,
+the photos, voice notes and documents customers send, and webhook messages that were refused.
+
+The tables keep the names they had when they lived in the copilot app (copilot_*): moving the
+models here changed Django's bookkeeping only (migration whatsapp 0001, copilot 0025)."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from business.models import Customer, Equipment, Job, Organisation
+from copilot.models import Conversation, Message
+from llm.secrets import decrypt, encrypt
+
+
+def _digest(value: str) -> str:
+    return hashlib.sha256(value.strip().encode()).hexdigest() if value.strip() else ""
+
+
+class WhatsAppAccount(models.Model):
+    """An organisation's WhatsApp Business number (Cloud API). Its identifiers and secrets are
+    kept encrypted (llm/secrets.py); the phone-number id is found again by its digest, which is
+    what the webhook's payload names."""
+
+    organisation = models.OneToOneField(
+        Organisation, on_delete=models.CASCADE, related_name="whatsapp_account"
+    )
+    phone_number_id_encrypted = models.TextField(blank=True, editable=False)
+    phone_number_digest = models.CharField(max_length=64, blank=True, editable=False)
+    app_secret_encrypted = models.TextField(blank=True, editable=False)
+    verify_token_encrypted = models.TextField(blank=True, editable=False)
+    access_token_encrypted = models.TextField(blank=True, editable=False)
+    # The approved template sent when the customer last wrote more than 24 hours ago.
+    template_name = models.CharField(_("template outside the 24-hour window"), max_length=120,
+                                     blank=True)  # fmt: skip
+    template_language = models.CharField(_("template language"), max_length=10, default="es_AR")
+    active = models.BooleanField(_("active"), default=True)
+
+    class Meta:
+        db_table = "copilot_whatsappaccount"
+        verbose_name = _("WhatsApp account")
+        verbose_name_plural = _("WhatsApp accounts")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["phone_number_digest"],
+                condition=~Q(phone_number_digest=""),
+                name="whatsapp_phone_number_once",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"WhatsApp {self.organisation}"
+
+    @staticmethod
+    def digest_of(phone_number_id: str) -> str:
+        return _digest(phone_number_id)
+
+    @property
+    def phone_number_id(self) -> str:
+        return decrypt(self.phone_number_id_encrypted)
+
+    def set_phone_number_id(self, plain: str) -> None:
+        self.phone_number_id_encrypted = encrypt(plain.strip())
+        self.phone_number_digest = _digest(plain)
+
+    @property
+    def app_secret(self) -> str:
+        return decrypt(self.app_secret_encrypted)
+
+    def set_app_secret(self, plain: str) -> None:
+        self.app_secret_encrypted = encrypt(plain.strip())
+
+    @property
+    def verify_token(self) -> str:
+        return decrypt(self.verify_token_encrypted)
+
+    def set_verify_token(self, plain: str) -> None:
+        self.verify_token_encrypted = encrypt(plain.strip())
+
+    @property
+    def access_token(self) -> str:
+        return decrypt(self.access_token_encrypted)
+
+    def set_access_token(self, plain: str) -> None:
+        self.access_token_encrypted = encrypt(plain.strip())
+
+
+class OutgoingMessage(models.Model):
+    """The WhatsApp outbox: one row per reply to send, written in the transaction that stored
+    the reply, sent by a job, retried with back-off; its status follows Meta's callbacks."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", _("Queued")
+        SENDING = "sending", _("Sending")
+        SENT = "sent", _("Sent")
+        DELIVERED = "delivered", _("Delivered")
+        READ = "read", _("Read")
+        FAILED = "failed", _("Failed")
+
+    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="outgoing"
+    )
+    message = models.OneToOneField(Message, on_delete=models.CASCADE, related_name="outgoing")
+    to = models.CharField(max_length=32)
+    text = models.TextField()
+    template = models.CharField(max_length=120, blank=True)  # sent as this template instead
+    # A document sent with it (a quote's or invoice's PDF): {"kind", "id", "language"}; the PDF
+    # is rendered and uploaded to the Graph API's /media when the row is sent.
+    document = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(default=timezone.now)
+    last_error = models.TextField(blank=True)
+    provider_message_id = models.CharField(max_length=128, blank=True, db_index=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "copilot_outgoingmessage"
+        ordering = ["created_at", "pk"]
+        indexes = [models.Index(fields=["status", "next_attempt_at"])]
+        verbose_name = _("outgoing WhatsApp message")
+        verbose_name_plural = _("WhatsApp outbox")
+
+    def __str__(self) -> str:
+        return f"→ {self.to} ({self.status})"
+
+
+def media_path(instance: IncomingMedia, filename: str) -> str:
+    """Where a received file is stored: under its organisation, by month, a random name (the
+    path is never served as such: only through the tenancy-checked view)."""
+    extension = filename.rsplit(".", 1)[-1].lower() if "." in filename else "bin"
+    month = timezone.now().strftime("%Y/%m")
+    return f"whatsapp/org-{instance.organisation_id}/{month}/{uuid.uuid4().hex}.{extension[:5]}"
+
+
+class IncomingMedia(models.Model):
+    """A photo, voice note or document a customer sent on WhatsApp (issue 14.5): fetched from
+    the Graph API, checked (type and size), stored, and read where the organisation's provider
+    can — a photo's reading attached to the customer's equipment and the job under discussion,
+    a voice note's transcript handled as the message's text. One row per WhatsApp message id."""
+
+    class Kind(models.TextChoices):
+        IMAGE = "image", _("Photo")
+        AUDIO = "audio", _("Voice note")
+        DOCUMENT = "document", _("Document")
+
+    class Status(models.TextChoices):
+        PENDING = "pending", _("Pending")  # stored by the webhook, not fetched yet
+        WORKING = "working", _("Working")  # claimed by a job
+        STORED = "stored", _("Stored")  # fetched and kept, not read (embedded engine, a fault)
+        READ = "read", _("Read")  # a photo read or a voice note transcribed
+        REFUSED = "refused", _("Refused")  # too large or of a type not accepted: not kept
+        FAILED = "failed", _("Failed")  # could not be fetched
+
+    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="media")
+    # The user message it became (the placeholder for a photo, the transcript of a voice note).
+    message = models.OneToOneField(
+        Message, on_delete=models.SET_NULL, null=True, blank=True, related_name="media"
+    )
+    wa_message_id = models.CharField(max_length=64)
+    media_id = models.CharField(max_length=128)  # the Graph API's id of the file
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    sender = models.CharField(max_length=32)
+    caption = models.TextField(blank=True)
+    meta = models.JSONField(default=dict, blank=True)  # the webhook's sender, name, timestamp
+    mime_type = models.CharField(max_length=100, blank=True)
+    size = models.PositiveIntegerField(default=0)
+    sha256 = models.CharField(max_length=64, blank=True)
+    file = models.FileField(upload_to=media_path, blank=True, max_length=200)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)  # fetches that met a transient fault
+    error = models.TextField(blank=True)
+    # A photo's reading (brand, model, capacity, symptom, kind) and a voice note's transcript.
+    extraction = models.JSONField(default=dict, blank=True)
+    transcript = models.TextField(blank=True)
+    customer = models.ForeignKey(Customer, on_delete=models.SET_NULL, null=True, blank=True)
+    equipment = models.ForeignKey(Equipment, on_delete=models.SET_NULL, null=True, blank=True)
+    job = models.ForeignKey(Job, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "copilot_incomingmedia"
+        ordering = ["created_at", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organisation", "wa_message_id"], name="incoming_media_once"
+            )
+        ]
+        indexes = [models.Index(fields=["status", "updated_at"])]
+        verbose_name = _("WhatsApp media")
+        verbose_name_plural = _("WhatsApp media")
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.wa_message_id} ({self.status})"
+
+
+class WhatsAppRejection(models.Model):
+    """A message (or status) of a correctly signed webhook delivery that was not stored because
+    one of its fields is not what the Cloud API sends (issue 23). The delivery is still answered
+    200 — Meta would only send it again — and its other messages are stored; this row says which
+    field was wrong and how, for the organisation's admins."""
+
+    class Reason(models.TextChoices):  # the values whatsapp/payload.py gives
+        MISSING = "missing", _("Missing")
+        FORMAT = "format", _("Not in the expected format")
+        SURROGATE = "surrogate", _("Ill-formed text (a lone surrogate)")
+        NUL = "nul", _("Contains a NUL character")
+        RANGE = "range", _("Out of range")
+        NESTING = "nesting", _("Nested too deep")
+
+    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
+    received_at = models.DateTimeField(_("received at"), default=timezone.now)
+    message_id = models.CharField(_("WhatsApp message id"), max_length=128, blank=True)
+    field = models.CharField(_("field"), max_length=40)
+    reason = models.CharField(_("reason"), max_length=12, choices=Reason.choices)
+    excerpt = models.CharField(_("value"), max_length=200, blank=True)  # escaped, cut
+
+    class Meta:
+        db_table = "copilot_whatsapprejection"
+        ordering = ["-received_at", "-pk"]
+        indexes = [models.Index(fields=["organisation", "received_at"])]
+        verbose_name = _("rejected WhatsApp message")
+        verbose_name_plural = _("rejected WhatsApp messages")
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.reason}"
