@@ -32,6 +32,7 @@ from copilot.services import (
     conversation_create,
     message_add,
 )
+from copilot.state import SuggestionPayload
 from nlu.language import detect_language
 
 logger = logging.getLogger(__name__)
@@ -166,10 +167,8 @@ def accept_suggestion(
     suggestion: Suggestion, *, user: Any, note: str, language: str
 ) -> Conversation:
     """An accepted suggestion enters the chat like a message: a note (what was accepted) in a
-    new conversation of the person who accepted it, and a queued turn that runs its proposed
-    call. The note carries the suggestion's id in its trace; a note with one is the only kind
-    of stored message whose turn runs a proposal instead of the graph (see `_run`). The caller
-    hands the conversation to a runner once this commits."""
+    new conversation of the person who accepted it, and a queued turn of kind `suggestion` that
+    runs its proposed call. The caller hands the conversation to a runner once this commits."""
     with transaction.atomic():
         conversation = conversation_create(
             organisation=suggestion.organisation, user=user, title=note
@@ -178,9 +177,11 @@ def accept_suggestion(
             conversation=conversation, role=Message.Role.SYSTEM, text=note, language=language,
             trace={"suggestion_id": suggestion.pk},
         )  # fmt: skip
+        payload: SuggestionPayload = {"suggestion_id": suggestion.pk}
         turn = Turn.objects.create(
             organisation_id=conversation.organisation_id, conversation=conversation,
             message=message, user_id=user.pk, created_at=message.created_at,
+            kind=Turn.Kind.SUGGESTION, payload=payload,
         )  # fmt: skip
         Suggestion.objects.filter(pk=suggestion.pk).update(
             conversation_id=conversation.pk, turn_id=str(turn.pk)
@@ -191,13 +192,6 @@ def accept_suggestion(
                           text=note, client_id=""),
         )  # fmt: skip
     return conversation
-
-
-def suggestion_of(message: Message) -> int | None:
-    if message.role != Message.Role.SYSTEM:
-        return None
-    value = (message.trace or {}).get("suggestion_id")
-    return value if isinstance(value, int) else None
 
 
 def _is_uuid(value: str) -> bool:

@@ -45,7 +45,7 @@ from copilot.services import (
     message_add,
     turn_finish,
 )
-from copilot.state import Followup, TurnRun, TurnState
+from copilot.state import Followup, SuggestionPayload, TurnRun, TurnState, UndoPayload
 from nlu.decisions import DecisionOrder
 from nlu.language import detect_language
 
@@ -247,8 +247,9 @@ def run_decision(turn: Turn) -> TurnResult:
     return answer_turn(turn, thinking(turn), produce, atomic=False)
 
 
-def run_suggestion(turn: Turn, suggestion_id: int) -> TurnResult:
+def run_suggestion(turn: Turn, payload: SuggestionPayload) -> TurnResult:
     """An accepted suggestion's proposed call, through the Runner and the approval gate."""
+    suggestion_id = payload["suggestion_id"]
 
     def produce(run: TurnRun | None) -> Produced:
         assert run is not None
@@ -265,7 +266,7 @@ def run_suggestion(turn: Turn, suggestion_id: int) -> TurnResult:
     return answer_turn(turn, thinking(turn), produce, on_failure=reopen)
 
 
-def run_undo(turn: Turn, undo: dict[str, Any]) -> TurnResult:
+def run_undo(turn: Turn, undo: UndoPayload) -> TurnResult:
     """An answer's undo: its inverse call through the Runner and the approval gate."""
 
     def produce(run: TurnRun | None) -> Produced:

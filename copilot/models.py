@@ -123,11 +123,17 @@ class Turn(models.Model):
         INTERRUPTED = "interrupted", _("Interrupted")
 
     class Kind(models.TextChoices):
-        MESSAGE = "message", _("Message")  # answers a user's message
+        # Each kind's producer is in copilot/kinds.py; what it needs is set by its accept_*.
+        MESSAGE = "message", _("Message")  # answers a user's message (a channel may add a step)
         DECISION = "decision", _("Decision")  # resumes a paused turn with a manager's decision
+        SUGGESTION = "suggestion", _("Suggestion")  # runs an accepted suggestion's call
+        UNDO = "undo", _("Undo")  # runs the inverse of a call an answer made
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.MESSAGE)
+    # What the kind runs on (copilot/kinds.py `SuggestionPayload`, `UndoPayload`); a decision
+    # names its action and paused turn in the two fields below.
+    payload = models.JSONField(default=dict, blank=True)
     # A decision turn: the turn it resumes and the held action that was decided.
     resumes = models.ForeignKey(
         "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="continuations"

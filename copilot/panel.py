@@ -39,7 +39,7 @@ from copilot import eventlog, replies
 from copilot.memory import RECORDS
 from copilot.models import Conversation, Message, Turn
 from copilot.services import message_add
-from copilot.state import TurnRun
+from copilot.state import TurnRun, UndoPayload
 from nlu.values import Entities
 
 OPEN_JOBS_SHOWN = 5
@@ -269,9 +269,11 @@ def undo_request(
                 trace={UNDO_KEY: {"message": answer.pk, "job_id": job_id}},
                 client_id=_undo_client_id(answer.pk),
             )  # fmt: skip
+            payload: UndoPayload = {"message": answer.pk, "job_id": job_id}
             turn = Turn.objects.create(
                 organisation_id=conversation.organisation_id, conversation=conversation,
                 message=message, user_id=user.pk, created_at=message.created_at,
+                kind=Turn.Kind.UNDO, payload=payload,
             )  # fmt: skip
             eventlog.publish(
                 conversation.organisation_id, conversation.pk,
@@ -283,16 +285,6 @@ def undo_request(
     return UndoAsked(conversation.pk, conversation.organisation_id, message.pk, job_id)
 
 
-def undo_of(message: Message) -> dict[str, Any] | None:
-    """The undo a stored note asks for (only a system note with its trace key runs one)."""
-    if message.role != Message.Role.SYSTEM or not isinstance(message.trace, dict):
-        return None
-    value = message.trace.get(UNDO_KEY)
-    if isinstance(value, dict) and isinstance(value.get("job_id"), int):
-        return value
-    return None
-
-
 @dataclass
 class UndoRun:
     reply: str
@@ -300,7 +292,7 @@ class UndoRun:
     held: bool = False
 
 
-def run_undo(run: TurnRun, undo: dict[str, Any], language: str) -> UndoRun:
+def run_undo(run: TurnRun, undo: UndoPayload, language: str) -> UndoRun:
     """The cancellation, through the same Runner as any step: the agent's whitelist, the
     approval gate (a cancellation is an *execute* tool: it waits for a manager), a ToolCall row."""
     job_id = int(undo["job_id"])

@@ -189,3 +189,16 @@ class TurnState(TypedDict, total=False):
     decision: dict[str, Any]  # {"approval_id": …} handed to the paused turn when it resumes
     followup: Followup
     timings: Annotated[dict[str, float], add_timings]
+
+
+class SuggestionPayload(TypedDict):
+    """A `suggestion` turn's payload (copilot/intake.py `accept_suggestion`)."""
+
+    suggestion_id: int
+
+
+class UndoPayload(TypedDict):
+    """An `undo` turn's payload (copilot/panel.py `undo_ask`): the answer whose job is undone."""
+
+    message: int
+    job_id: int

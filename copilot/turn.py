@@ -20,6 +20,7 @@ A turn found *running* after its runner died is never re-run: `interrupt_turn` s
 from __future__ import annotations
 
 import logging
+from typing import cast
 
 from django.db import close_old_connections, transaction
 from django.utils import timezone
@@ -33,13 +34,11 @@ from agents.selectors import agents_for_org
 from business.models import Organisation
 from copilot import (
     engines,
-    panel,
     replies,
 )
 from copilot.answering import TurnResult, completed_event, emitter, error_event
 from copilot.channels import channel_of
 from copilot.graph import get_graph
-from copilot.intake import suggestion_of
 from copilot.kinds import (
     answer_with_graph,
     left_to_a_person,
@@ -54,6 +53,7 @@ from copilot.services import (
     message_add,
     turn_seal,
 )
+from copilot.state import SuggestionPayload, UndoPayload
 from llm.client import sdk_client
 from llm.provider import engine_for
 from nlu.acts import shipped_model
@@ -79,12 +79,10 @@ def run_turn(turn_id: str) -> TurnResult:
 def _run(turn: Turn) -> TurnResult:
     if turn.kind == Turn.Kind.DECISION:
         return run_decision(turn)
-    suggestion_id = suggestion_of(turn.message)
-    if suggestion_id is not None:
-        return run_suggestion(turn, suggestion_id)
-    undo = panel.undo_of(turn.message)
-    if undo is not None:  # "undo" under an answer (copilot/panel.py): its inverse call
-        return run_undo(turn, undo)
+    if turn.kind == Turn.Kind.SUGGESTION:
+        return run_suggestion(turn, cast(SuggestionPayload, turn.payload))
+    if turn.kind == Turn.Kind.UNDO:  # "undo" under an answer (copilot/panel.py): its inverse call
+        return run_undo(turn, cast(UndoPayload, turn.payload))
     turn_id, asked, conversation = str(turn.pk), turn.message, turn.conversation
     channel = channel_of(conversation)
     if channel.person_answers(conversation):
