@@ -124,7 +124,8 @@ class AgentIntentInline(admin.StackedInline):
                            "examples_en")}),
         (_("What it does"), {
             "classes": ("collapse",),
-            "fields": (("writes", "customers", "tool"), ("subject", "date_is", "role"), "requires",
+            "fields": (("writes", "customers", "tool"), ("subject", "date_is", "role"),
+                       "ends_conversation", "requires",
                        ("phrase_es", "phrase_en")),
         }),
         (_("Its place in a chain"), {

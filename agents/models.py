@@ -260,6 +260,10 @@ class AgentIntent(models.Model):
         help_text=_("Courtesy and out-of-scope intents never act; frustration with nothing "
                     "else goes to a person; a grievance takes the unclear words before it."),
     )  # fmt: skip
+    ends_conversation = models.BooleanField(
+        _("ends the conversation"), default=False,
+        help_text=_("A goodbye: what the conversation taught about its customers is kept then."),
+    )  # fmt: skip
 
     class Meta:
         verbose_name = _("intent")

@@ -75,6 +75,9 @@ class IntentSpec:
     # to a person when nothing else is asked; "grievance" (a complaint) takes the unclear words
     # before it as its setting. The emergency is the intent that is `first`.
     role: str = ""
+    # A goodbye ("gracias, chau"): the conversation ends and its customers' profiles are
+    # extracted. A flag beside the role: the farewell stays a courtesy that never acts.
+    ends_conversation: bool = False
 
     def phrase(self, language: str) -> str:
         text = self.phrase_en if language.startswith("en") else self.phrase_es
@@ -95,6 +98,11 @@ def with_role(specs: IntentSpecs, *roles: str) -> frozenset[str]:
 def first_intent(specs: IntentSpecs) -> str | None:
     """The intent that opens every chain (`first`): the emergency danger words force."""
     return next((name for name, spec in specs.items() if spec.first), None)
+
+
+def ending(specs: IntentSpecs) -> frozenset[str]:
+    """The intents that end the conversation (`ends_conversation`: a goodbye)."""
+    return frozenset(name for name, spec in specs.items() if spec.ends_conversation)
 
 
 def intent_of_role(specs: IntentSpecs, role: str) -> str | None:

@@ -18,6 +18,7 @@ migration = import_module("agents.migrations.0018_intent_subject_corrections_def
 relabels = import_module("agents.migrations.0020_intent_relabel_forms_defaults")
 dates = import_module("agents.migrations.0022_intent_date_is_defaults")
 roles_migration = import_module("agents.migrations.0024_intent_role_defaults")
+endings = import_module("agents.migrations.0026_intent_ends_conversation_defaults")
 
 
 def test_copies_get_the_shipped_subject_correction_pick_and_existing_form(cast: Cast) -> None:
@@ -97,3 +98,19 @@ def test_copies_get_the_shipped_roles_and_added_intents_stay_requests(cast: Cast
     }  # fmt: skip
     added.refresh_from_db()
     assert added.role == ""
+
+
+def test_copies_get_the_shipped_goodbye_and_added_intents_end_nothing(cast: Cast) -> None:
+    agents_install_defaults(organisation=cast.org)
+    copies = AgentIntent.objects.filter(agent__organisation=cast.org)
+    copies.update(ends_conversation=False)
+    general = copies.get(name="farewell").agent
+    added = AgentIntent.objects.create(agent=general, name="see_you", role="courtesy")
+
+    endings.fill(apps, None)
+
+    assert list(copies.filter(ends_conversation=True).values_list("name", flat=True)) == [
+        "farewell"
+    ]
+    added.refresh_from_db()
+    assert added.ends_conversation is False
