@@ -11,18 +11,16 @@ import pytest
 from django.utils import timezone
 
 from agents.models import Agent
-from agents.selectors import intent_specs
-from agents.services import agent_save
 from business.models import Customer, CustomerProfile, EscalationTicket
 from business.profiles import customer_profile_edit
 from capataz.forgetting import customer_forget
 from copilot import memory_tasks, profiles
 from copilot.models import Conversation, Message
 from copilot.services import conversation_create, message_add
-from nlu.values import Task, specs_by_name
+from nlu.values import Task
 from tests import factories
 from tests.conftest import Cast
-from tests.copilot.conftest import ScriptedRouter, task
+from tests.copilot.conftest import ScriptedRouter, add_intent, task
 from tests.copilot.turns import answer
 
 pytestmark = [
@@ -274,16 +272,11 @@ def test_an_intent_the_admin_says_ends_the_conversation_extracts_the_profiles(
     """The registry's `ends_conversation`, not the name "farewell": an intent an admin adds
     with the flag closes the conversation like the shipped goodbye; without it, it does not."""
     customer = book_tuesdays(cast, conversation, router)
-    general = registry["general"]
-    kept = [
-        {"name": row.name, "description": row.description, "examples_es": row.examples_es,
-         "examples_en": row.examples_en}
-        for row in general.intents.all()
-    ]  # fmt: skip
-    see_you = {"name": "see_you", "examples_es": "nos vemos el lunes", "role": "courtesy",
-               "ends_conversation": ends}  # fmt: skip
-    agent_save(agent=general, changes={}, intents=[*kept, see_you])
-    router.specs = specs_by_name(intent_specs(cast.org))  # what the registry hands the reading
+    add_intent(
+        registry["general"], name="see_you", examples_es="nos vemos el lunes", role="courtesy",
+        ends_conversation=ends,
+    )  # fmt: skip
+    router.use_registry(cast.org)
     router.script["nos vemos el lunes"] = [Task("see_you", "general", 0.9, "nos vemos el lunes")]
 
     answer(conversation, cast.operator.pk, "nos vemos el lunes")
