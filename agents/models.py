@@ -255,6 +255,11 @@ class AgentIntent(models.Model):
         _("a later day reads as"), max_length=40, blank=True,
         help_text=_("A request for a later day (“mandá a alguien el lunes”) reads as this."),
     )  # fmt: skip
+    invoice_named_as = models.SlugField(
+        _("a named invoice reads as"), max_length=40, blank=True,
+        help_text=_("A request that names an invoice by its number (“la factura B 12”) reads as "
+                    "this intent: the invoice exists already."),
+    )  # fmt: skip
     role = models.CharField(
         _("role"), max_length=20, choices=Role.choices, default="", blank=True,
         help_text=_("Courtesy and out-of-scope intents never act; frustration with nothing "

@@ -71,6 +71,9 @@ class IntentSpec:
     many_as: str = ""  # a request about many records ("los trabajos de Leandro") reads as this
     about_work_as: str = ""  # anger about the work done ("el calefón sigue roto") reads as this
     later_as: str = ""  # a request for a later day ("mandá a alguien el lunes") reads as this
+    # A request that names an invoice by its number ("¿está paga la factura B 12?") reads as
+    # this: the invoice exists already, so there is nothing to issue or quote.
+    invoice_named_as: str = ""
     # "courtesy" (greeting, farewell) and "out_of_scope" (unknown) never act; "frustration" goes
     # to a person when nothing else is asked; "grievance" (a complaint) takes the unclear words
     # before it as its setting. The emergency is the intent that is `first`.

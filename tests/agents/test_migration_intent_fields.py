@@ -19,6 +19,7 @@ relabels = import_module("agents.migrations.0020_intent_relabel_forms_defaults")
 dates = import_module("agents.migrations.0022_intent_date_is_defaults")
 roles_migration = import_module("agents.migrations.0024_intent_role_defaults")
 endings = import_module("agents.migrations.0026_intent_ends_conversation_defaults")
+named_invoices = import_module("agents.migrations.0028_intent_invoice_named_as_defaults")
 
 
 def test_copies_get_the_shipped_subject_correction_pick_and_existing_form(cast: Cast) -> None:
@@ -114,3 +115,19 @@ def test_copies_get_the_shipped_goodbye_and_added_intents_end_nothing(cast: Cast
     ]
     added.refresh_from_db()
     assert added.ends_conversation is False
+
+
+def test_copies_get_what_a_named_invoice_reads_as(cast: Cast) -> None:
+    agents_install_defaults(organisation=cast.org)
+    copies = AgentIntent.objects.filter(agent__organisation=cast.org)
+    copies.update(invoice_named_as="")
+    added = AgentIntent.objects.create(agent=copies.get(name="unknown").agent, name="chitchat")
+
+    named_invoices.fill(apps, None)
+
+    named = ("generate_invoice", "generate_quote", "pricing_info", "search_customer", "unknown")
+    assert dict(
+        copies.exclude(invoice_named_as="").values_list("name", "invoice_named_as")
+    ) == dict.fromkeys(named, "payment_status")
+    added.refresh_from_db()
+    assert added.invoice_named_as == ""

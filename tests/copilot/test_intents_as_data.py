@@ -179,3 +179,17 @@ def test_an_added_intent_s_role_says_whether_it_is_dropped_beside_a_request(
     )
     assert "book_job" in reading.intents
     assert ("praise" in reading.intents) is kept
+
+
+@pytest.mark.parametrize(
+    ("named_as", "read"), [("payment_status", "payment_status"), ("", "order_parts")]
+)
+def test_an_added_intent_says_what_a_named_invoice_reads_as(
+    cast: Cast, registry: dict[str, Agent], named_as: str, read: str
+) -> None:
+    """The registry's `invoice_named_as`, not a table in nlu/: an intent an admin adds says
+    what a request of it that names an existing invoice is about."""
+    add_intent(registry["fleet"], **ORDER_PARTS, invoice_named_as=named_as)
+    reading = router_for(cast.org).understand("pedí los repuestos de la factura B 12", _context())
+    assert reading.entities.invoice_number == "0001-00000012"
+    assert reading.intents == [read]
