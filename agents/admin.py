@@ -132,7 +132,8 @@ class AgentIntentInline(admin.StackedInline):
             "classes": ("collapse",),
             "fields": (("after", "first", "creates"), "absorbs", ("stated_as", "stated_for"),
                        ("found_as", "cue"), ("corrected_by", "picked_as", "existing_as"),
-                       ("many_as", "about_work_as", "later_as"), "invoice_named_as"),
+                       ("many_as", "about_work_as", "later_as"),
+                       ("invoice_named_as", "undone_by")),
         }),
     )  # fmt: skip
     readonly_fields = ("example_counts",)

@@ -255,6 +255,11 @@ class AgentIntent(models.Model):
         _("a later day reads as"), max_length=40, blank=True,
         help_text=_("A request for a later day (“mandá a alguien el lunes”) reads as this."),
     )  # fmt: skip
+    undone_by = models.SlugField(
+        _("undone by"), max_length=40, blank=True,
+        help_text=_("The intent whose tool undoes the job it wrote: the answer offers an undo "
+                    "(a booking is undone by cancel_job)."),
+    )  # fmt: skip
     invoice_named_as = models.SlugField(
         _("a named invoice reads as"), max_length=40, blank=True,
         help_text=_("A request that names an invoice by its number (“la factura B 12”) reads as "

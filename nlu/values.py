@@ -74,6 +74,9 @@ class IntentSpec:
     # A request that names an invoice by its number ("¿está paga la factura B 12?") reads as
     # this: the invoice exists already, so there is nothing to issue or quote.
     invoice_named_as: str = ""
+    # The intent whose tool undoes the job it wrote (book_job → cancel_job): its answer offers an
+    # undo, a new turn that calls that tool with the job's id.
+    undone_by: str = ""
     # "courtesy" (greeting, farewell) and "out_of_scope" (unknown) never act; "frustration" goes
     # to a person when nothing else is asked; "grievance" (a complaint) takes the unclear words
     # before it as its setting. The emergency is the intent that is `first`.

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from importlib import import_module
+from typing import Any
 
 import pytest
 from django.apps import apps
@@ -20,6 +21,7 @@ dates = import_module("agents.migrations.0022_intent_date_is_defaults")
 roles_migration = import_module("agents.migrations.0024_intent_role_defaults")
 endings = import_module("agents.migrations.0026_intent_ends_conversation_defaults")
 named_invoices = import_module("agents.migrations.0028_intent_invoice_named_as_defaults")
+inverses = import_module("agents.migrations.0030_intent_undone_by_defaults")
 
 
 def test_copies_get_the_shipped_subject_correction_pick_and_existing_form(cast: Cast) -> None:
@@ -101,33 +103,27 @@ def test_copies_get_the_shipped_roles_and_added_intents_stay_requests(cast: Cast
     assert added.role == ""
 
 
-def test_copies_get_the_shipped_goodbye_and_added_intents_end_nothing(cast: Cast) -> None:
+NAMED = ("generate_invoice", "generate_quote", "pricing_info", "search_customer", "unknown")
+
+
+@pytest.mark.parametrize(
+    ("module", "field", "shipped", "empty"),
+    [
+        (endings, "ends_conversation", {"farewell": True}, False),
+        (named_invoices, "invoice_named_as", dict.fromkeys(NAMED, "payment_status"), ""),
+        (inverses, "undone_by", {"book_job": "cancel_job"}, ""),
+    ],
+)
+def test_copies_get_the_shipped_value_and_added_intents_keep_the_default(
+    cast: Cast, module: Any, field: str, shipped: dict[str, Any], empty: Any
+) -> None:
     agents_install_defaults(organisation=cast.org)
     copies = AgentIntent.objects.filter(agent__organisation=cast.org)
-    copies.update(ends_conversation=False)
-    general = copies.get(name="farewell").agent
-    added = AgentIntent.objects.create(agent=general, name="see_you", role="courtesy")
+    copies.update(**{field: empty})
+    added = AgentIntent.objects.create(agent=copies.get(name="greeting").agent, name="see_you")
 
-    endings.fill(apps, None)
+    module.fill(apps, None)
 
-    assert list(copies.filter(ends_conversation=True).values_list("name", flat=True)) == [
-        "farewell"
-    ]
+    assert dict(copies.exclude(**{field: empty}).values_list("name", field)) == shipped
     added.refresh_from_db()
-    assert added.ends_conversation is False
-
-
-def test_copies_get_what_a_named_invoice_reads_as(cast: Cast) -> None:
-    agents_install_defaults(organisation=cast.org)
-    copies = AgentIntent.objects.filter(agent__organisation=cast.org)
-    copies.update(invoice_named_as="")
-    added = AgentIntent.objects.create(agent=copies.get(name="unknown").agent, name="chitchat")
-
-    named_invoices.fill(apps, None)
-
-    named = ("generate_invoice", "generate_quote", "pricing_info", "search_customer", "unknown")
-    assert dict(
-        copies.exclude(invoice_named_as="").values_list("name", "invoice_named_as")
-    ) == dict.fromkeys(named, "payment_status")
-    added.refresh_from_db()
-    assert added.invoice_named_as == ""
+    assert getattr(added, field) == empty
