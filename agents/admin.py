@@ -124,14 +124,16 @@ class AgentIntentInline(admin.StackedInline):
                            "examples_en")}),
         (_("What it does"), {
             "classes": ("collapse",),
-            "fields": (("writes", "customers", "tool"), ("subject", "date_is", "role"), "requires",
+            "fields": (("writes", "customers", "tool"), ("subject", "date_is", "role"),
+                       "ends_conversation", "requires",
                        ("phrase_es", "phrase_en")),
         }),
         (_("Its place in a chain"), {
             "classes": ("collapse",),
             "fields": (("after", "first", "creates"), "absorbs", ("stated_as", "stated_for"),
                        ("found_as", "cue"), ("corrected_by", "picked_as", "existing_as"),
-                       ("many_as", "about_work_as", "later_as")),
+                       ("many_as", "about_work_as", "later_as"),
+                       ("invoice_named_as", "undone_by")),
         }),
     )  # fmt: skip
     readonly_fields = ("example_counts",)

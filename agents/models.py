@@ -255,10 +255,24 @@ class AgentIntent(models.Model):
         _("a later day reads as"), max_length=40, blank=True,
         help_text=_("A request for a later day (“mandá a alguien el lunes”) reads as this."),
     )  # fmt: skip
+    undone_by = models.SlugField(
+        _("undone by"), max_length=40, blank=True,
+        help_text=_("The intent whose tool undoes the job it wrote: the answer offers an undo "
+                    "(a booking is undone by cancel_job)."),
+    )  # fmt: skip
+    invoice_named_as = models.SlugField(
+        _("a named invoice reads as"), max_length=40, blank=True,
+        help_text=_("A request that names an invoice by its number (“la factura B 12”) reads as "
+                    "this intent: the invoice exists already."),
+    )  # fmt: skip
     role = models.CharField(
         _("role"), max_length=20, choices=Role.choices, default="", blank=True,
         help_text=_("Courtesy and out-of-scope intents never act; frustration with nothing "
                     "else goes to a person; a grievance takes the unclear words before it."),
+    )  # fmt: skip
+    ends_conversation = models.BooleanField(
+        _("ends the conversation"), default=False,
+        help_text=_("A goodbye: what the conversation taught about its customers is kept then."),
     )  # fmt: skip
 
     class Meta:

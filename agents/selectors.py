@@ -69,6 +69,14 @@ def intent_specs(organisation: Organisation) -> list[IntentSpec]:
     return [intent_spec(row["agent__name"], row) for row in rows]
 
 
+def chain_openers(organisation_id: int) -> frozenset[str]:
+    """The organisation's enabled intents that open every chain (`first`: the emergency)."""
+    rows = AgentIntent.objects.filter(
+        agent__organisation_id=organisation_id, agent__enabled=True, first=True
+    )
+    return frozenset(rows.values_list("name", flat=True))
+
+
 def specs_of_agents(agents: Iterable[Agent]) -> dict[str, IntentSpec]:
     """The specs of these agents' intents (rows already fetched, e.g. a turn's agents)."""
     return {

@@ -11,12 +11,14 @@ template (templates/copilot/_answer.html) for the page and for the live view ali
   the page shows what the live view showed, after the log's retention too.
 - **Chips**: the records the calls' structured results named (`tool_result.records`), each once,
   linked to its page. Never parsed from the answer's text.
-- **Urgency**: an emergency step (the escalation agent's `emergency` intent) makes the answer an
-  alert; any other escalation a warning. The ticket it opened is its first chip.
+- **Urgency**: a step of an intent the registry says opens every chain (`first`: the emergency)
+  makes the answer an alert; any other escalation a warning. The ticket it opened is its first
+  chip. The events carry no registry: `steps_for_turn` asks it, once, when a step ran.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any, TypedDict
 
 import nh3
@@ -25,6 +27,7 @@ from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
 
 from agents.events import RecordRef
+from agents.selectors import chain_openers
 from copilot.models import ConversationEvent
 
 STEP_EVENTS = (
@@ -36,7 +39,6 @@ STEP_EVENTS = (
     "approval_requested",
 )
 ESCALATION_AGENT = "escalation"
-EMERGENCY_INTENT = "emergency"
 
 ALLOWED_TAGS = {
     "p", "br", "strong", "em", "b", "i", "code", "pre", "blockquote", "ul", "ol", "li",
@@ -127,9 +129,9 @@ def _last_tool(step: AgentStep, tool: str) -> ToolStep | None:
     return next((t for t in reversed(step["tools"]) if t["tool"] == tool), None)
 
 
-def build_steps(events: list[dict[str, Any]]) -> Steps:
+def build_steps(events: list[dict[str, Any]], first: Collection[str] = ()) -> Steps:
     """The "what I did" of one turn from its events, in order (the same code for a stored
-    trace and a test's events)."""
+    trace and a test's events); `first`: the registry's intents that open a chain."""
     agents: list[AgentStep] = []
     for event in events:
         kind = event.get("type")
@@ -157,7 +159,7 @@ def build_steps(events: list[dict[str, Any]]) -> Steps:
             _owner(agents, event)["approvals"].append(
                 {"id": event.get("approval_id"), "summary": str(event.get("summary", ""))}
             )
-    return {"agents": agents, "records": _records(agents), "urgency": _urgency(agents)}
+    return {"agents": agents, "records": _records(agents), "urgency": _urgency(agents, first)}
 
 
 def _is_ref(value: object) -> bool:
@@ -189,19 +191,23 @@ def _records(agents: list[AgentStep]) -> list[RecordRef]:
     return sorted(seen.values(), key=lambda r: order.get(r["kind"], 2))
 
 
-def _urgency(agents: list[AgentStep]) -> str:
-    ran = [s for s in agents if s["agent"] == ESCALATION_AGENT]
-    if any(s["intent"] == EMERGENCY_INTENT for s in ran):
+def _urgency(agents: list[AgentStep], first: Collection[str]) -> str:
+    if any(s["intent"] in first for s in agents):
         return "emergency"
-    return "escalation" if ran else ""
+    return "escalation" if any(s["agent"] == ESCALATION_AGENT for s in agents) else ""
 
 
 def steps_for_turn(conversation_id: int, turn_id: str) -> Steps:
     """The turn's steps from the conversation's event log (what the live view was sent)."""
-    rows = ConversationEvent.objects.filter(
-        conversation_id=conversation_id, turn_id=turn_id, type__in=STEP_EVENTS
-    ).order_by("seq")
-    return build_steps([row["payload"] for row in rows.values("payload")])
+    rows = list(
+        ConversationEvent.objects.filter(
+            conversation_id=conversation_id, turn_id=turn_id, type__in=STEP_EVENTS
+        )
+        .order_by("seq")
+        .values("payload", "organisation_id")
+    )
+    first = chain_openers(rows[0]["organisation_id"]) if rows else frozenset()
+    return build_steps([row["payload"] for row in rows], first)
 
 
 # --- chips ---------------------------------------------------------------------------------

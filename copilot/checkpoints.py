@@ -45,6 +45,7 @@ STATE_CLASSES: tuple[tuple[str, str], ...] = (
     ("nlu.values", "Task"),
     ("nlu.values", "Entities"),
     ("nlu.values", "Directive"),
+    ("nlu.values", "IntentSpec"),  # the reading's and the delegation's specs
 )
 
 _saver: BaseCheckpointSaver[Any] | None = None

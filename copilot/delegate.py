@@ -32,13 +32,12 @@ from copilot.services import agent_run_record
 from copilot.state import Delegation, StepRun, TurnRun, TurnState, Waiting
 from copilot.streaming import Writer, concurrency_limit, run_concurrently
 from llm.client import ChatClient, ModelFailure
-from nlu.values import NEVER_ACTS, with_role
+from nlu.values import NEVER_ACTS, IntentSpecs, with_role
 
 logger = logging.getLogger(__name__)
 
 LLM = "llm"
 MAX_YIELDS = 2
-FALLBACK_INTENT = "unknown"
 # Steps the write gate judges (copilot/write_gate.py): what the router or a model read. A
 # directive, an answer to a question, a signal or an obligation is not a guess.
 JUDGED_SOURCES = frozenset({"classifier", "continuation", "model"})
@@ -116,7 +115,7 @@ def _run_one(
         settled = _settle_doubt(run, state, done, agent, step, sources)
         if settled is not None:
             return settled
-    if gated(agent, step):
+    if gated(agent, step, done.specs):
         result = yield_step(run, done.chain.language, agent, step, source)
     else:
         model = _model_side(run, state, run.stream.part(step.agent))
@@ -562,13 +561,17 @@ def reroute(run: TurnRun, state: TurnState, step: Step, tried: set[str]) -> Step
             index=step.index, intent=intent, agent=name, confidence=score,
             text=step.text, entities=step.entities, candidates=[], rerouted_from=step.agent,
         )  # fmt: skip
-        return None if gated(agents[name], rerouted) else rerouted
+        return None if gated(agents[name], rerouted, state["reading"].specs) else rerouted
     return None
 
 
-def gated(agent: Agent, step: Step) -> bool:
-    # `unknown` is the fallback itself: yielding it would have nowhere better to go.
-    return step.intent != FALLBACK_INTENT and step.confidence < agent.min_confidence
+def gated(agent: Agent, step: Step, specs: IntentSpecs) -> bool:
+    """Below its agent's threshold: the step yields. Never an out-of-scope step (the registry's
+    role): it is the fallback itself, and yielding it would have nowhere better to go."""
+    spec = specs.get(step.intent)
+    if spec is not None and spec.role == "out_of_scope":
+        return False
+    return step.confidence < agent.min_confidence
 
 
 def handoff(run: TurnRun, chain: Chain, step: Step, yields: int) -> int:

@@ -24,7 +24,7 @@ from agents.base import Step
 from agents.context import TurnContext
 from agents.models import Agent
 from business.models import Organisation
-from copilot.delegate import FALLBACK_INTENT, LLM
+from copilot.delegate import LLM
 from copilot.orchestrator import Plan, agent_tool_schemas, orchestrate
 from copilot.router_cache import registry_fingerprint
 from copilot.selectors import recent_messages
@@ -33,7 +33,7 @@ from copilot.streaming import Writer
 from llm.client import ChatClient
 from llm.provider import Provider, engine_for
 from nlu.privacy import ADDRESS, CATEGORIES, Vault
-from nlu.values import Entities, IntentSpecs, Understanding, with_role
+from nlu.values import Entities, IntentSpecs, Understanding, intent_of_role, with_role
 
 logger = logging.getLogger(__name__)
 
@@ -185,7 +185,9 @@ def plan_with_model(
     steps = [
         Step(
             index=i, intent=call.intent
-            or best_intent_for(agents[call.agent], understanding, reading.intent_agents)[0],
+            or best_intent_for(
+                agents[call.agent], understanding, reading.intent_agents, reading.specs
+            )[0],
             agent=call.agent, confidence=1.0, text=call.query,
             entities=understanding.entities if call.query == run.ctx.text
             else entities_of(call.query),
@@ -230,17 +232,19 @@ def _fallback_agent(
 
 
 def best_intent_for(
-    agent: Agent, understanding: Understanding, intent_agents: dict[str, str]
+    agent: Agent, understanding: Understanding, intent_agents: dict[str, str], specs: IntentSpecs
 ) -> tuple[str, Entities]:
     """The named agent's intent that best fits the text (the router's ranking, then the
-    agent's first): for a directive, and for a model call that named the agent but no intent."""
+    agent's first, then the registry's out-of-scope intent for an agent with none): for a
+    directive, and for a model call that named the agent but no intent."""
     for task in understanding.tasks:
         ranked = [(task.intent, task.confidence), *task.candidates]
         for intent, _score in ranked:
             if intent_agents.get(intent) == agent.name:
                 return intent, task.entities
     own = [i.name for i in agent.intents.all()]
-    return (own[0] if own else FALLBACK_INTENT), understanding.entities
+    fallback = intent_of_role(specs, "out_of_scope") or ""
+    return (own[0] if own else fallback), understanding.entities
 
 
 def in_dependency_order(steps: list[Step], specs: IntentSpecs) -> list[Step]:

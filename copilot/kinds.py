@@ -48,11 +48,9 @@ from copilot.services import (
 from copilot.state import Followup, SuggestionPayload, TurnRun, TurnState, UndoPayload
 from nlu.decisions import DecisionOrder
 from nlu.language import detect_language
+from nlu.values import ending
 
 logger = logging.getLogger(__name__)
-
-
-FAREWELL = "farewell"  # "gracias, chau": the conversation ends, its profiles are extracted
 
 
 def left_to_a_person(turn: Turn) -> TurnResult:
@@ -224,7 +222,7 @@ def _learn(conversation: Conversation, state: TurnState, message: Message) -> No
     profiles.learn_from_message(conversation, message, state["memory"].profile)
     intents = {task.intent for task in state["reading"].understanding.tasks}
     intents |= {run.step.intent for run in state["delegation"].runs}
-    if FAREWELL in intents and profiles.customers_of(conversation):  # about nobody: no job
+    if intents & ending(state["reading"].specs) and profiles.customers_of(conversation):
         memory_tasks.extract_after_commit(conversation.organisation_id, conversation.pk)
 
 

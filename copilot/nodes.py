@@ -218,7 +218,7 @@ def _directive(
         _line_event(run, agent.name, agent.label(language))
         return
     inner = router.understand(directive.text, context)
-    intent, entities = engines.best_intent_for(agent, inner, reading.intent_agents)
+    intent, entities = engines.best_intent_for(agent, inner, reading.intent_agents, reading.specs)
     # The model's engine runs the agent's own loop; hybrid keeps the deterministic handler.
     engine = engines.LLM if run.engine == engines.LLM else engines.EMBEDDED
     reading.steps = [
@@ -502,7 +502,9 @@ def emergency_flagged(
     emergency = first_intent(specs)
     for task in understanding.tasks:
         agent = agents.get(task.agent)
-        if task.intent == emergency and agent is not None and not gated(agent, _step(0, task)):
+        if task.intent != emergency or agent is None:
+            continue
+        if not gated(agent, _step(0, task), specs):
             return "classifier"
     return ""
 
@@ -600,7 +602,7 @@ def _continue_subject(
     intent_agents = state["reading"].intent_agents
     for i, step in enumerate(steps):
         agent = agents.get(step.agent)
-        if sources.get(i) != "classifier" or agent is None or not gated(agent, step):
+        if sources.get(i) != "classifier" or agent is None or not gated(agent, step, specs):
             continue
         ranked = [(step.intent, step.confidence), *step.candidates]
         pick = next((c for c in ranked if c[0] in allowed and intent_agents.get(c[0])), None)
@@ -684,7 +686,7 @@ def _courtesy(
     courtesy = with_role(specs, "courtesy")
     for i, step in enumerate(steps):
         agent = agents.get(step.agent)
-        if step.intent in courtesy and agent is not None and gated(agent, step):
+        if step.intent in courtesy and agent is not None and gated(agent, step, specs):
             step.confidence = agent.min_confidence
             sources[i] = "courtesy"
 

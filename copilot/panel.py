@@ -6,9 +6,10 @@ the chat, and the actions under each answer.
   balance, equipment and the learnt profile (P3).
 - `answer_actions`: per answer, the records its turn wrote (to open them), the held actions it
   filed (a card a manager decides inline, through `approvals.services.action_decide`), and an
-  *undo* where the action has a safe inverse: a booking the turn just made is cancelled — as a
-  new turn that calls `job_cancel` through the Runner and the approval gate, never by writing the
-  job here. Undo is offered to the conversation's author only, once per answer.
+  *undo* where the registry gives the intent that wrote a job an inverse (`undone_by`: a booking
+  is undone by cancel_job) — as a new turn that calls the inverse intent's tool with the job's
+  id through the Runner and the approval gate, never by writing the job here. Undo is offered to
+  the conversation's author only, once per answer.
 
 Every read is scoped to the conversation's organisation.
 """
@@ -28,6 +29,7 @@ from django.utils.translation import gettext
 from agents.base import CUSTOMER_ID, JOB_ID, Chain, Runner, Step
 from agents.events import AcceptedEvent
 from agents.models import ToolCall
+from agents.selectors import intent_specs
 from approvals.models import PendingAction
 from approvals.selectors import record_links
 from approvals.services import may_decide_as
@@ -40,11 +42,11 @@ from copilot.memory import RECORDS
 from copilot.models import Conversation, Message, Turn
 from copilot.services import message_add
 from copilot.state import TurnRun, UndoPayload
-from nlu.values import Entities
+from nlu.values import Entities, IntentSpec, IntentSpecs, specs_by_name
 
 OPEN_JOBS_SHOWN = 5
-UNDO_TOOL = "job_cancel"
-UNDO_KEY = "undo"  # a system note's trace: {"message": answer id, "job_id": …}
+# A system note's trace: {"message": answer id, "job_id": …, "intent": the inverse, "tool": its}.
+UNDO_KEY = "undo"
 
 
 # --- the record under discussion ---------------------------------------------------------------
@@ -101,6 +103,8 @@ class AnswerActions:
     links: list[dict[str, Any]] = field(default_factory=list)
     approvals: list[dict[str, Any]] = field(default_factory=list)
     undo_job: int | None = None  # the booking this answer made, which its author may cancel
+    undo_by: str = ""  # the intent that undoes it (the registry's `undone_by`)
+    undo_tool: str = ""  # …and its tool
     undone: bool = False  # an undo was already asked for
 
 
@@ -154,10 +158,13 @@ def answer_actions(
     for record in (conversation.state or {}).get(RECORDS, []):
         if isinstance(record, dict) and isinstance(record.get("message"), int):
             records[record["message"]].append(record)
-    booked = set(
+    specs = specs_by_name(intent_specs(conversation.organisation))
+    inverses = _inverses(specs)
+    booked = set(  # the undoable intent's own tool ran, not held for a manager
         ToolCall.objects.filter(
             organisation_id=conversation.organisation_id, turn_id__in=list(by_turn),
-            tool="job_book", ok=True, approval_id__isnull=True,
+            intent__in=list(inverses), tool__in=[specs[name].tool for name in inverses],
+            ok=True, approval_id__isnull=True,
         ).values_list("turn_id", flat=True)
     )  # fmt: skip
     held: dict[str, list[PendingAction]] = defaultdict(list)
@@ -175,7 +182,7 @@ def answer_actions(
             client_id__in=[_undo_client_id(m.pk) for m in by_turn.values()],
         ).values_list("client_id", flat=True)
     )
-    candidates: dict[int, int] = {}
+    candidates: dict[int, tuple[int, IntentSpec]] = {}
     for turn_id, message in by_turn.items():
         turn = turns.get(turn_id)
         actions = found[message.pk]
@@ -189,21 +196,34 @@ def answer_actions(
             continue
         if conversation.user_id != getattr(user, "pk", None):
             continue
-        jobs = [
-            r["id"] for r in written if r.get("kind") == "job" and r.get("intent") == "book_job"
-        ]
-        if len(jobs) == 1 and isinstance(jobs[0], int):
-            candidates[message.pk] = jobs[0]
+        jobs = [r for r in written if r.get("kind") == "job" and r.get("intent") in inverses]
+        if len(jobs) == 1 and isinstance(jobs[0]["id"], int):
+            candidates[message.pk] = (jobs[0]["id"], inverses[jobs[0]["intent"]])
     still_open = set(
         Job.objects.filter(
-            organisation_id=conversation.organisation_id, pk__in=list(candidates.values()),
-            status__in=Job.OPEN_STATUSES,
+            organisation_id=conversation.organisation_id,
+            pk__in=[job_id for job_id, _ in candidates.values()], status__in=Job.OPEN_STATUSES,
         ).values_list("pk", flat=True)
     )  # fmt: skip
-    for message_id, job_id in candidates.items():
+    for message_id, (job_id, inverse) in candidates.items():
         if job_id in still_open or found[message_id].undone:
-            found[message_id].undo_job = job_id
+            actions = found[message_id]
+            actions.undo_job, actions.undo_by, actions.undo_tool = (
+                job_id,
+                inverse.name,
+                inverse.tool,
+            )
     return found
+
+
+def _inverses(specs: IntentSpecs) -> dict[str, IntentSpec]:
+    """Intent → the intent that undoes what it wrote (the registry's `undone_by`), for those
+    that have one with a tool."""
+    return {
+        name: specs[spec.undone_by]
+        for name, spec in specs.items()
+        if spec.undone_by in specs and specs[spec.undone_by].tool
+    }
 
 
 def _is_uuid(value: object) -> bool:
@@ -258,6 +278,9 @@ def undo_request(
     if mine is None or mine.undo_job is None:
         raise UndoRefused("nothing_to_undo")
     job_id = mine.undo_job
+    undo: UndoPayload = {
+        "message": answer.pk, "job_id": job_id, "intent": mine.undo_by, "tool": mine.undo_tool
+    }  # fmt: skip
     note = replies.t(
         language, es=f"Deshacer: cancelar el trabajo #{job_id} que se acaba de agendar.",
         en=f"Undo: cancel job #{job_id}, just booked.",
@@ -266,14 +289,13 @@ def undo_request(
         with transaction.atomic():
             message = message_add(
                 conversation=conversation, role=Message.Role.SYSTEM, text=note, language=language,
-                trace={UNDO_KEY: {"message": answer.pk, "job_id": job_id}},
+                trace={UNDO_KEY: undo},
                 client_id=_undo_client_id(answer.pk),
             )  # fmt: skip
-            payload: UndoPayload = {"message": answer.pk, "job_id": job_id}
             turn = Turn.objects.create(
                 organisation_id=conversation.organisation_id, conversation=conversation,
                 message=message, user_id=user.pk, created_at=message.created_at,
-                kind=Turn.Kind.UNDO, payload=payload,
+                kind=Turn.Kind.UNDO, payload=undo,
             )  # fmt: skip
             eventlog.publish(
                 conversation.organisation_id, conversation.pk,
@@ -295,9 +317,9 @@ class UndoRun:
 def run_undo(run: TurnRun, undo: UndoPayload, language: str) -> UndoRun:
     """The cancellation, through the same Runner as any step: the agent's whitelist, the
     approval gate (a cancellation is an *execute* tool: it waits for a manager), a ToolCall row."""
-    job_id = int(undo["job_id"])
-    trace: dict[str, Any] = {UNDO_KEY: undo, "tool": UNDO_TOOL}
-    agent = next((a for a in run.agents.values() if UNDO_TOOL in (a.tools or [])), None)
+    job_id, tool = undo["job_id"], undo["tool"]
+    trace: dict[str, Any] = {UNDO_KEY: undo, "tool": tool}
+    agent = next((a for a in run.agents.values() if tool and tool in (a.tools or [])), None)
     if agent is None:
         return UndoRun(
             replies.t(
@@ -307,11 +329,11 @@ def run_undo(run: TurnRun, undo: UndoPayload, language: str) -> UndoRun:
             ),
             trace,
         )  # fmt: skip
-    step = Step(index=0, intent="cancel_job", agent=agent.name, confidence=1.0, text="",
-                entities=Entities())  # fmt: skip
+    step = Step(index=0, intent=undo["intent"], agent=agent.name, confidence=1.0,
+                text="", entities=Entities())  # fmt: skip
     runner = Runner(run.ctx, Chain(language), agent, step)
     reason = replies.t(language, es="deshecho desde el chat", en="undone from the chat")
-    result = runner.call(UNDO_TOOL, job_id=job_id, reason=reason)
+    result = runner.call(tool, job_id=job_id, reason=reason)
     trace.update(ok=result.ok, held=runner.held, agent=agent.name)
     if runner.held:
         number = runner.held[0]

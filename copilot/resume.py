@@ -22,7 +22,7 @@ from copilot import replies
 from copilot.delegate import execute_step, gated, yield_step
 from copilot.selectors import consulted_for_turn
 from copilot.state import Followup, StepRun, TurnRun, TurnState, Waiting
-from nlu.values import Entities
+from nlu.values import Entities, IntentSpecs
 
 Status = PendingAction.Status
 NOT_RUN = frozenset({Status.REJECTED, Status.EXPIRED, Status.STALE, Status.FAILED})
@@ -46,9 +46,9 @@ def run_decision(run: TurnRun, state: TurnState, approval_id: int) -> Followup:
         if approval_id in item.approvals and item.step.index not in settled
     ]  # fmt: skip
     ready, dropped = _sort_waiting(waiting)
-    runs = [_run_waiting(run, chain, item) for item in ready]
-    lines = [replies.decision_line(_decision(action, language), problem, language)]
     specs = delegation.specs
+    runs = [_run_waiting(run, chain, item, specs) for item in ready]
+    lines = [replies.decision_line(_decision(action, language), problem, language)]
     lines += [r.outcome.text or replies.failure_line(_summary(r), language, specs) for r in runs]
     if dropped:
         lines.append(replies.dropped_line([step.intent for step in dropped], language, specs))
@@ -176,13 +176,13 @@ def _sort_waiting(waiting: list[Waiting]) -> tuple[list[Waiting], list[Step]]:
     return ready, dropped
 
 
-def _run_waiting(run: TurnRun, chain: Chain, item: Waiting) -> StepRun:
+def _run_waiting(run: TurnRun, chain: Chain, item: Waiting, specs: IntentSpecs) -> StepRun:
     step = item.step
     agent = run.agents.get(step.agent)
     if agent is None:
         outcome = Outcome(text="", success=False, error=f"agent {step.agent} is not enabled")
         return StepRun(step=step, outcome=outcome, label=step.agent, ran=False)
-    if gated(agent, step):
+    if gated(agent, step, specs):
         return yield_step(run, chain.language, agent, step, item.source)
     result = execute_step(run, chain, agent, step, item.source)
     chain.absorb(result.outcome.mutations)

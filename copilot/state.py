@@ -198,7 +198,10 @@ class SuggestionPayload(TypedDict):
 
 
 class UndoPayload(TypedDict):
-    """An `undo` turn's payload (copilot/panel.py `undo_ask`): the answer whose job is undone."""
+    """An `undo` turn's payload (copilot/panel.py `undo_request`): the answer whose job is
+    undone, the intent that undoes it (the registry's `undone_by`) and that intent's tool."""
 
     message: int
     job_id: int
+    intent: str
+    tool: str

@@ -20,7 +20,7 @@ from collections.abc import Container
 from dataclasses import dataclass
 
 from nlu.normalize import fold_keep_length
-from nlu.values import Entities
+from nlu.values import Entities, IntentSpecs
 
 QUOTE_PREFIX, QUOTE_WIDTH = "P-", 6  # as business.services numbers them
 POINT_OF_SALE, INVOICE_WIDTH = "0001", 8
@@ -114,18 +114,17 @@ def find_references(text: str) -> list[Reference]:
 
 
 _INVOICE_VERB = re.compile(r"\b(?:factur\w*|invoice\w*)")
-# Intents a named invoice turns into its payment status: the invoice exists already, so there
-# is nothing to issue or quote ("¿está paga la factura B 0001-00000012?").
-_ABOUT_AN_INVOICE = frozenset(
-    {"generate_invoice", "generate_quote", "pricing_info", "search_customer", "unknown"}
-)
 
 
-def intent_by_reference(intent: str, text: str, entities: Entities, known: Container[str]) -> str:
+def intent_by_reference(
+    intent: str, text: str, entities: Entities, known: Container[str], specs: IntentSpecs
+) -> str:
     """The intent a document reference makes plain when the classifier read the words around
     it ("facturá el presupuesto P-27" is an invoice; "what's the status of ticket 12" is about
-    a ticket, which the escalation agent keeps). Only to intents the registry has."""
+    a ticket, which the escalation agent keeps; a named invoice reads as the registry's
+    `invoice_named_as`: "¿está paga la factura B 12?"). Only to intents the registry has."""
     wanted = intent
+    named_invoice = specs[intent].invoice_named_as if intent in specs else ""
     if entities.quote_number:
         if intent in ("generate_quote", "unknown", "pricing_info") and _INVOICE_VERB.search(
             fold_keep_length(text)
@@ -133,8 +132,8 @@ def intent_by_reference(intent: str, text: str, entities: Entities, known: Conta
             wanted = "generate_invoice"
         elif intent in ("unknown", "pricing_info"):
             wanted = "generate_quote"
-    elif entities.invoice_number and entities.job_id is None and intent in _ABOUT_AN_INVOICE:
-        wanted = "payment_status"
+    elif entities.invoice_number and entities.job_id is None and named_invoice:
+        wanted = named_invoice
     elif entities.ticket_id and intent in ("unknown", "search_customer"):
         wanted = "complaint"
     return wanted if wanted in known else intent

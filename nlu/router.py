@@ -204,7 +204,7 @@ class Router:
         elif self.out_of_scope and off_topic(seg.text) and not self._names_intent(seg):
             intent, confidence = self.out_of_scope, max(confidence, 0.9)
         entities = extract_entities(seg.text, ctx, language)
-        intent = intent_by_reference(intent, seg.text, entities, self.intents)
+        intent = intent_by_reference(intent, seg.text, entities, self.intents, self.specs)
         return Task(intent, self.agent_for(intent), confidence, seg.text, entities, candidates)
 
     def _outside(self, request: str, tasks: Sequence[Task]) -> float | None:

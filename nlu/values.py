@@ -71,10 +71,19 @@ class IntentSpec:
     many_as: str = ""  # a request about many records ("los trabajos de Leandro") reads as this
     about_work_as: str = ""  # anger about the work done ("el calefón sigue roto") reads as this
     later_as: str = ""  # a request for a later day ("mandá a alguien el lunes") reads as this
+    # A request that names an invoice by its number ("¿está paga la factura B 12?") reads as
+    # this: the invoice exists already, so there is nothing to issue or quote.
+    invoice_named_as: str = ""
+    # The intent whose tool undoes the job it wrote (book_job → cancel_job): its answer offers an
+    # undo, a new turn that calls that tool with the job's id.
+    undone_by: str = ""
     # "courtesy" (greeting, farewell) and "out_of_scope" (unknown) never act; "frustration" goes
     # to a person when nothing else is asked; "grievance" (a complaint) takes the unclear words
     # before it as its setting. The emergency is the intent that is `first`.
     role: str = ""
+    # A goodbye ("gracias, chau"): the conversation ends and its customers' profiles are
+    # extracted. A flag beside the role: the farewell stays a courtesy that never acts.
+    ends_conversation: bool = False
 
     def phrase(self, language: str) -> str:
         text = self.phrase_en if language.startswith("en") else self.phrase_es
@@ -95,6 +104,11 @@ def with_role(specs: IntentSpecs, *roles: str) -> frozenset[str]:
 def first_intent(specs: IntentSpecs) -> str | None:
     """The intent that opens every chain (`first`): the emergency danger words force."""
     return next((name for name, spec in specs.items() if spec.first), None)
+
+
+def ending(specs: IntentSpecs) -> frozenset[str]:
+    """The intents that end the conversation (`ends_conversation`: a goodbye)."""
+    return frozenset(name for name, spec in specs.items() if spec.ends_conversation)
 
 
 def intent_of_role(specs: IntentSpecs, role: str) -> str | None:

@@ -14,7 +14,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from agents.models import ToolCall
+from agents.models import Agent, ToolCall
 from approvals.models import ApprovalEvent, PendingAction
 from business.agenda import agenda_board
 from business.models import Job
@@ -26,6 +26,7 @@ from tests import factories
 from tests.conftest import Cast
 from tests.copilot.conftest import (  # noqa: F401  (fixtures)
     ScriptedRouter,
+    add_intent,
     fresh_routers,
     handlers,
     registry,
@@ -246,6 +247,35 @@ def test_undo_cancels_the_booking_through_the_tools_and_the_gate(
     runner.drain(cast.org.pk, conversation.pk)
     assert Job.objects.get(pk=job_id).status == Job.Status.CANCELLED
     assert PendingAction.objects.get(pk=held.pk).status == Status.EXECUTED
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("registry", "handlers", "no_dispatch")
+@pytest.mark.parametrize("undone_by", ["void_booking", ""])
+def test_the_registry_says_which_answers_offer_an_undo_and_which_intent_runs_it(
+    cast: Cast, scripted: ScriptedRouter, undone_by: str
+) -> None:
+    """The registry's `undone_by`, not the name "book_job": an admin who points the booking at
+    an inverse intent of theirs gets that intent's undo; one who clears it gets none."""
+    scheduling = Agent.objects.get(organisation=cast.org, name="scheduling")
+    book = scheduling.intents.get(name="book_job")
+    add_intent(
+        scheduling, name="book_job", description=book.description, examples_es=book.examples_es,
+        examples_en=book.examples_en, undone_by=undone_by,
+    )  # fmt: skip
+    add_intent(scheduling, name="void_booking", examples_es="anulá el turno", tool="job_cancel")
+    conversation, reply, job_id = _booked(cast, scripted)
+    undo_url = f"/chat/{conversation.pk}/answers/{reply.pk}/undo/"
+    page = _client(cast.operator).get(f"/chat/{conversation.pk}/").content.decode()
+    assert (f'hx-post="{undo_url}"' in page) is bool(undone_by)
+    if not undone_by:
+        assert _client(cast.operator).post(undo_url, HTTP_HX_REQUEST="true").status_code == 409
+        return
+
+    assert _client(cast.operator).post(undo_url, HTTP_HX_REQUEST="true").status_code == 200
+    runner.drain(cast.org.pk, conversation.pk)
+    call = ToolCall.objects.get(organisation=cast.org, tool="job_cancel")
+    assert (call.intent, call.arguments["job_id"]) == ("void_booking", job_id)
 
 
 @pytest.mark.django_db(transaction=True)

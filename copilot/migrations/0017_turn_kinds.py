@@ -13,7 +13,9 @@ def kinds_from_notes(apps, schema_editor):
         if isinstance(trace.get("suggestion_id"), int):
             row.kind, row.payload = "suggestion", {"suggestion_id": trace["suggestion_id"]}
         elif isinstance(trace.get("undo"), dict) and isinstance(trace["undo"].get("job_id"), int):
-            row.kind, row.payload = "undo", dict(trace["undo"])
+            # Notes of that time named no inverse: a booking's undo was a cancellation.
+            row.kind = "undo"
+            row.payload = {"intent": "cancel_job", "tool": "job_cancel", **trace["undo"]}
         else:
             continue
         row.save(update_fields=["kind", "payload"])

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from importlib import import_module
+from typing import Any
 
 import pytest
 from django.apps import apps
@@ -18,6 +19,9 @@ migration = import_module("agents.migrations.0018_intent_subject_corrections_def
 relabels = import_module("agents.migrations.0020_intent_relabel_forms_defaults")
 dates = import_module("agents.migrations.0022_intent_date_is_defaults")
 roles_migration = import_module("agents.migrations.0024_intent_role_defaults")
+endings = import_module("agents.migrations.0026_intent_ends_conversation_defaults")
+named_invoices = import_module("agents.migrations.0028_intent_invoice_named_as_defaults")
+inverses = import_module("agents.migrations.0030_intent_undone_by_defaults")
 
 
 def test_copies_get_the_shipped_subject_correction_pick_and_existing_form(cast: Cast) -> None:
@@ -97,3 +101,29 @@ def test_copies_get_the_shipped_roles_and_added_intents_stay_requests(cast: Cast
     }  # fmt: skip
     added.refresh_from_db()
     assert added.role == ""
+
+
+NAMED = ("generate_invoice", "generate_quote", "pricing_info", "search_customer", "unknown")
+
+
+@pytest.mark.parametrize(
+    ("module", "field", "shipped", "empty"),
+    [
+        (endings, "ends_conversation", {"farewell": True}, False),
+        (named_invoices, "invoice_named_as", dict.fromkeys(NAMED, "payment_status"), ""),
+        (inverses, "undone_by", {"book_job": "cancel_job"}, ""),
+    ],
+)
+def test_copies_get_the_shipped_value_and_added_intents_keep_the_default(
+    cast: Cast, module: Any, field: str, shipped: dict[str, Any], empty: Any
+) -> None:
+    agents_install_defaults(organisation=cast.org)
+    copies = AgentIntent.objects.filter(agent__organisation=cast.org)
+    copies.update(**{field: empty})
+    added = AgentIntent.objects.create(agent=copies.get(name="greeting").agent, name="see_you")
+
+    module.fill(apps, None)
+
+    assert dict(copies.exclude(**{field: empty}).values_list("name", field)) == shipped
+    added.refresh_from_db()
+    assert getattr(added, field) == empty

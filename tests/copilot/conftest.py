@@ -21,15 +21,23 @@ from agents.base import HANDLERS, Mutation, Outcome, Runner, Step, load_handlers
 from agents.context import TurnContext
 from agents.defaults import default_specs
 from agents.models import Agent
-from agents.selectors import agents_for_org
-from agents.services import agents_install_defaults
+from agents.selectors import agents_for_org, intent_specs
+from agents.services import agent_save, agents_install_defaults
 from business.models import Organisation
 from copilot import nodes, router_cache
 from copilot.models import Conversation
 from copilot.services import conversation_create, message_add
 from copilot.state import TurnRun
 from copilot.streaming import TextStream
-from nlu.values import Context, Directive, Entities, IntentSpecs, Task, Understanding
+from nlu.values import (
+    Context,
+    Directive,
+    Entities,
+    IntentSpecs,
+    Task,
+    Understanding,
+    specs_by_name,
+)
 from tests import factories
 from tests.conftest import Cast
 
@@ -93,6 +101,24 @@ class ScriptedRouter:
         for item in answer:
             merged = merged.merged_with(item.entities)
         return Understanding(list(answer), merged, language, None, "classifier")
+
+    def use_registry(self, organisation: Organisation) -> None:
+        """Hand the reading the organisation's registry, as the trained router does: an intent
+        an admin added, with its facts."""
+        self.specs = specs_by_name(intent_specs(organisation))
+        self.intents.update({name: spec.agent for name, spec in self.specs.items()})
+
+
+def add_intent(agent: Agent, **changes: Any) -> None:
+    """The admin's save (the service the agent admin calls): the agent's intents as they are,
+    plus (or changed by) `changes`."""
+    intents = [
+        {"name": row.name, "examples_es": row.examples_es, "examples_en": row.examples_en,
+         "description": row.description}
+        for row in agent.intents.all()
+    ]  # fmt: skip
+    intents = [i for i in intents if i["name"] != changes.get("name")] + [changes]
+    agent_save(agent=agent, changes={}, intents=intents)
 
 
 @pytest.fixture(autouse=True)

@@ -17,10 +17,17 @@ from copilot import nodes, router_cache
 from copilot.graph import build_graph, get_graph, run_graph
 from copilot.models import AgentRun, Conversation
 from nlu.tone import read_signals
-from nlu.values import Directive
+from nlu.values import Directive, Task
 from tests import factories
 from tests.conftest import Cast
-from tests.copilot.conftest import Emitted, ScriptedRouter, job_under_discussion, make_run, task
+from tests.copilot.conftest import (
+    Emitted,
+    ScriptedRouter,
+    add_intent,
+    job_under_discussion,
+    make_run,
+    task,
+)
 from tests.nlu.training_examples import examples
 
 pytestmark = pytest.mark.usefixtures("registry", "handlers")
@@ -334,6 +341,28 @@ def test_a_farewell_read_below_the_gate_is_answered_as_a_farewell(
     assert state["reply"] == "¡Hasta luego! Cualquier cosa, acá estoy."
     assert state["trace"]["steps"][0]["source"] == "courtesy"
     assert state["trace"]["understanding"]["tasks"][0]["confidence"] == 0.2
+
+
+@pytest.mark.parametrize(("role", "yielded"), [("out_of_scope", False), ("", True)])
+def test_an_added_out_of_scope_intent_read_below_the_gate_is_answered_not_yielded(
+    cast: Cast,
+    conversation: Conversation,
+    router: ScriptedRouter,
+    registry: dict[str, Agent],
+    role: str,
+    yielded: bool,
+) -> None:
+    """The registry's role, not the name "unknown": an out-of-scope intent an admin adds is the
+    fallback itself, so it never yields below its gate; the same intent as a request does."""
+    add_intent(
+        registry["general"], name="politics", examples_es="qué opinás del gobierno", role=role
+    )
+    router.use_registry(cast.org)
+    router.script["y el gobierno?"] = [Task("politics", "general", 0.2, "y el gobierno?")]
+
+    state, _ = turn(cast, conversation, "y el gobierno?")
+
+    assert [(r.intent, r.yielded) for r in runs(state)] == [("politics", yielded)]
 
 
 def test_anger_with_nothing_to_act_on_becomes_frustration(

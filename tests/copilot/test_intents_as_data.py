@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from agents.models import Agent, ToolCall
-from agents.services import agent_save
 from business.models import Job
 from copilot.graph import run_graph
 from copilot.router_cache import router_for
@@ -23,7 +22,7 @@ from copilot.tryout import try_utterance
 from nlu.values import Context
 from tests import factories
 from tests.conftest import Cast
-from tests.copilot.conftest import Emitted, make_run
+from tests.copilot.conftest import Emitted, add_intent, make_run
 from tests.nlu.conftest import make_context
 
 pytestmark = pytest.mark.usefixtures("registry")
@@ -57,17 +56,6 @@ ORDER_PARTS: dict[str, Any] = {
 }
 
 
-def _add_intent(agent: Agent, **changes: Any) -> None:
-    """The admin's save: the agent's intents as they are, plus (or changed by) `changes`."""
-    intents = [
-        {"name": row.name, "examples_es": row.examples_es, "examples_en": row.examples_en,
-         "description": row.description}
-        for row in agent.intents.all()
-    ]  # fmt: skip
-    intents = [i for i in intents if i["name"] != changes.get("name")] + [changes]
-    agent_save(agent=agent, changes={}, intents=intents)
-
-
 def _turn(cast: Cast, text: str) -> dict[str, Any]:
     conversation = conversation_create(organisation=cast.org, user=cast.operator, channel="panel")
     return run_graph(make_run(cast.org, cast.operator, conversation, text, Emitted()))
@@ -82,7 +70,7 @@ def test_an_intent_added_in_the_registry_is_routed_ordered_and_never_writes(
 ) -> None:
     router = router_for(cast.org)
     assert "order_parts" not in router.intents
-    _add_intent(registry["fleet"], **ORDER_PARTS)
+    add_intent(registry["fleet"], **ORDER_PARTS)
 
     router = router_for(cast.org)  # the registry changed: retrained, with the new intent's spec
     alone = router.understand("pedí los repuestos del compresor del split", _context())
@@ -108,7 +96,7 @@ def test_an_added_intent_is_answered_with_its_phrase_in_a_chain(
     customer = registry["customer"]
     customer.tools = [*customer.tools, "customer_history"]
     customer.save()
-    _add_intent(registry["fleet"], **(ORDER_PARTS | {"after": []}))
+    add_intent(registry["fleet"], **(ORDER_PARTS | {"after": []}))
     state = _turn(cast, "buscame a Juan Pérez y pedí los repuestos del compresor")
     assert [r.step.intent for r in state["delegation"].final_runs()] == [
         "search_customer", "order_parts",
@@ -120,7 +108,7 @@ def test_an_added_intent_is_answered_with_its_phrase_in_a_chain(
 def test_the_try_page_shows_an_added_intent_and_its_reply(
     cast: Cast, registry: dict[str, Agent]
 ) -> None:
-    _add_intent(registry["fleet"], **ORDER_PARTS)
+    add_intent(registry["fleet"], **ORDER_PARTS)
     tried = try_utterance(cast.org, cast.admin, "order the compressor parts for the split")
     assert [(s.intent, s.agent) for s in tried.steps] == [("order_parts", "fleet")]
     assert tried.steps[0].reply == "I can't do that yet."
@@ -133,7 +121,7 @@ def test_a_write_that_requires_an_entity_asks_for_it_when_the_message_lacks_it(
     scheduling = registry["scheduling"]
     book = scheduling.intents.get(name="book_job")
     assert book.writes and book.requires == []
-    _add_intent(
+    add_intent(
         scheduling,
         name="book_job", description=book.description, examples_es=book.examples_es,
         examples_en=book.examples_en, requires=["technician"],
@@ -155,12 +143,12 @@ def test_an_added_intent_about_a_technician_reads_the_person_named_as_one(
     cast: Cast, registry: dict[str, Agent]
 ) -> None:
     text = "encargá un capacitor para Sosa"
-    _add_intent(registry["fleet"], **ORDER_PARTS)
+    add_intent(registry["fleet"], **ORDER_PARTS)
     plain = router_for(cast.org).understand(text, _context())
     assert [t.intent for t in plain.tasks] == ["order_parts"]
     assert (plain.entities.customer, plain.entities.technician) == ("Sosa", None)
 
-    _add_intent(registry["fleet"], **(ORDER_PARTS | {"subject": "technician"}))  # the admin's edit
+    add_intent(registry["fleet"], **(ORDER_PARTS | {"subject": "technician"}))  # the admin's edit
 
     read = router_for(cast.org).understand(text, _context())
     assert (read.entities.customer, read.entities.technician) == (None, "Sosa")
@@ -183,7 +171,7 @@ def test_an_added_intent_s_role_says_whether_it_is_dropped_beside_a_request(
 ) -> None:
     """The registry's role, not a table in the code: a courtesy intent an admin adds goes when
     a request comes with it, a request-intent stays."""
-    _add_intent(registry["general"], **PRAISE, role=role)
+    add_intent(registry["general"], **PRAISE, role=role)
     router = router_for(cast.org)
     assert router.understand("sos un genio", _context()).intents == ["praise"]
     reading = router.understand(
@@ -191,3 +179,17 @@ def test_an_added_intent_s_role_says_whether_it_is_dropped_beside_a_request(
     )
     assert "book_job" in reading.intents
     assert ("praise" in reading.intents) is kept
+
+
+@pytest.mark.parametrize(
+    ("named_as", "read"), [("payment_status", "payment_status"), ("", "order_parts")]
+)
+def test_an_added_intent_says_what_a_named_invoice_reads_as(
+    cast: Cast, registry: dict[str, Agent], named_as: str, read: str
+) -> None:
+    """The registry's `invoice_named_as`, not a table in nlu/: an intent an admin adds says
+    what a request of it that names an existing invoice is about."""
+    add_intent(registry["fleet"], **ORDER_PARTS, invoice_named_as=named_as)
+    reading = router_for(cast.org).understand("pedí los repuestos de la factura B 12", _context())
+    assert reading.entities.invoice_number == "0001-00000012"
+    assert reading.intents == [read]

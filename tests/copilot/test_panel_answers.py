@@ -25,13 +25,13 @@ from approvals import live
 from business.models import EscalationTicket
 from capataz.asgi import application
 from copilot import eventlog
-from copilot.answers import build_steps, render_markdown
+from copilot.answers import build_steps, render_markdown, steps_for_turn
 from copilot.models import Conversation, ConversationEvent, Message
 from copilot.services import conversation_create
 from copilot.templatetags.answer_tags import steps_need_eyes
 from tests import factories
 from tests.conftest import Cast
-from tests.copilot.conftest import ScriptedRouter, task
+from tests.copilot.conftest import ScriptedRouter, add_intent, task
 from tests.copilot.test_consumer import HOST, ORIGIN, _session_cookie
 from tests.copilot.turns import answer
 from tests.panel_i18n import spanish_catalogue  # noqa: F401 - the fixture
@@ -306,6 +306,24 @@ def test_a_gas_leak_is_an_alert_with_its_ticket_and_the_managers_hear_it_live(
     alert = page.index('data-testid="answer-alert"')
     assert alert < page.index('class="msg-text msg-md"', alert)  # the alert before the text
     assert turn.result.ok
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("first", "urgency"), [(True, "emergency"), (False, "")])
+def test_a_step_of_an_intent_the_registry_says_opens_the_chain_is_an_alert(
+    cast: Cast, registry: dict[str, Agent], first: bool, urgency: str
+) -> None:
+    """The registry's `first`, not the name "emergency": an intent an admin adds that opens
+    every chain makes its answer an alert, whatever its agent; without the flag it does not."""
+    add_intent(registry["fleet"], name="gas_cut", examples_es="cortá el gas ya", first=first)
+    conversation = conversation_create(organisation=cast.org, user=cast.operator, channel="panel")
+    start = {"type": "agent_start", "agent": "fleet", "label": "Flota", "intent": "gas_cut"}
+    ConversationEvent.objects.create(
+        organisation=cast.org, conversation=conversation, seq=1, turn_id="t-1",
+        type="agent_start", payload=start,
+    )  # fmt: skip
+
+    assert steps_for_turn(conversation.pk, "t-1")["urgency"] == urgency
 
 
 async def _join(layer: Any, group: str) -> str:

@@ -10,15 +10,17 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
+from agents.models import Agent
 from business.models import Customer, CustomerProfile, EscalationTicket
 from business.profiles import customer_profile_edit
 from capataz.forgetting import customer_forget
 from copilot import memory_tasks, profiles
 from copilot.models import Conversation, Message
 from copilot.services import conversation_create, message_add
+from nlu.values import Task
 from tests import factories
 from tests.conftest import Cast
-from tests.copilot.conftest import ScriptedRouter, task
+from tests.copilot.conftest import ScriptedRouter, add_intent, task
 from tests.copilot.turns import answer
 
 pytestmark = [
@@ -257,3 +259,26 @@ def test_what_someone_says_the_customer_prefers_beats_their_jobs(
 
     assert learnt["preferred_days"]["value"] == "tuesday"
     assert learnt["preferred_days"]["sources"] == [f"message:{said.pk}"]
+
+
+@pytest.mark.parametrize("ends", [True, False])
+def test_an_intent_the_admin_says_ends_the_conversation_extracts_the_profiles(
+    cast: Cast,
+    conversation: Conversation,
+    router: ScriptedRouter,
+    registry: dict[str, Agent],
+    ends: bool,
+) -> None:
+    """The registry's `ends_conversation`, not the name "farewell": an intent an admin adds
+    with the flag closes the conversation like the shipped goodbye; without it, it does not."""
+    customer = book_tuesdays(cast, conversation, router)
+    add_intent(
+        registry["general"], name="see_you", examples_es="nos vemos el lunes", role="courtesy",
+        ends_conversation=ends,
+    )  # fmt: skip
+    router.use_registry(cast.org)
+    router.script["nos vemos el lunes"] = [Task("see_you", "general", 0.9, "nos vemos el lunes")]
+
+    answer(conversation, cast.operator.pk, "nos vemos el lunes")
+
+    assert CustomerProfile.objects.filter(customer=customer).exists() is ends
