@@ -108,10 +108,10 @@ def accounts(cast: Cast) -> None:
     for org, number, secret in ((cast.org, NUMBER, SECRET),
                                 (cast.other_org, OTHER_NUMBER, OTHER_SECRET)):  # fmt: skip
         account = WhatsAppAccount(organisation=org)
-        account.set_phone_number_id(number)
-        account.set_app_secret(secret)
-        account.set_verify_token(f"verify-{number}")
-        account.set_access_token(f"token-{number}")
+        account.phone_number_id = number
+        account.app_secret = secret
+        account.verify_token = f"verify-{number}"
+        account.access_token = f"token-{number}"
         account.save()
 
 
