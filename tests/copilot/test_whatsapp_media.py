@@ -40,7 +40,7 @@ from copilot.whatsapp_media import media_process
 from llm.client import IMAGE_TOKENS, ModelFailure, estimate_tokens
 from llm.media import parse_reading
 from llm.models import ModelCall
-from llm.scripted import ScriptedServer, for_transcription, has_image, status, text, transcript
+from testing.scripted import ScriptedServer, for_transcription, has_image, status, text, transcript
 from tests import factories
 from tests.conftest import Cast
 
