@@ -4,10 +4,11 @@ organisation — or a clear "not found" / "ambiguous, here are the candidates" f
 from __future__ import annotations
 
 from agents.context import TurnContext
-from agents.payloads import customer_data, fold, technician_data
+from agents.payloads import customer_data, technician_data
 from agents.registry import ToolError, get_scoped
 from business.models import Customer, Technician
 from business.selectors import customers_search, scoped
+from common.text import fold
 
 MAX_CANDIDATES = 5
 

@@ -4,7 +4,6 @@ strings. One place, so every agent describes a job (or a customer…) the same w
 from __future__ import annotations
 
 import datetime
-import unicodedata
 from decimal import Decimal
 from typing import Any
 
@@ -22,12 +21,6 @@ from business.models import (
 )
 from business.scheduling import zone_distance
 from business.selectors import InvoiceRow
-
-
-def fold(text: str) -> str:
-    """Lowercase without accents, so "Pérez" finds "perez"."""
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
 def decimal_str(value: Decimal) -> str:

@@ -20,11 +20,11 @@ from django.utils.translation import get_language
 
 from agents.base import Clarification, Outcome, Runner, Step
 from agents.defaults import intent_phrase
-from agents.payloads import fold
 from agents.registry import ToolResult
 from agents.selectors import specs_of_agents
 from business.models import money as round_money
 from business.validators import format_phone
+from common.text import fold
 from nlu.values import IntentSpecs
 
 _NOT_FOUND = re.compile(r"\bnot found\b")

@@ -33,7 +33,7 @@ from django.db.models import Model
 from agents.context import TurnContext
 from agents.tool_arguments import BadArgument, Param, build_schema, coerce, params_of
 from business.selectors import scoped
-from nlu.normalize import fold
+from common.text import fold
 
 # The agents a fresh install ships, mapped to their packages; each package's `tools` module holds
 # the tools that agent owns.

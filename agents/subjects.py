@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from agents.base import Mutation, Runner, Step
-from agents.payloads import fold
 from agents.phrasing import job_label
+from common.text import fold
 
 Source = Literal["named", "earlier", "discussed"]
 

@@ -13,7 +13,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from approvals.models import PendingAction
-from business.sockets import send_to_group
+from common.sockets import send_to_group
 
 GROUP_MESSAGE = "approvals.changed"
 # An emergency ticket was opened: every manager's open page shows it at once (static/js/alerts.js).

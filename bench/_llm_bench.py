@@ -31,8 +31,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 sys.path.insert(0, str(ROOT))
 
-from llm import scripted  # noqa: E402  (stdlib only: no Django needed)
-from llm.scripted import Reply, ScriptedServer, for_tool, text, tool_calls  # noqa: E402
+from testing import scripted  # noqa: E402  (stdlib only: no Django needed)
+from testing.scripted import Reply, ScriptedServer, for_tool, text, tool_calls  # noqa: E402
 
 Request = dict[str, Any]
 

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/llm_first_token.py [--turns 30] [--delay-ms 50] [--json]
 
-A scripted OpenAI-compatible server (`llm.scripted.ScriptedServer`) runs in this process;
+A scripted OpenAI-compatible server (`testing.scripted.ScriptedServer`) runs in this process;
 daphne runs as a subprocess (like bench/ws_turn.py) on a fresh SQLite database with the demo
 organisation on `engine="llm"`, its provider taken from OPENAI_BASE_URL / OPENAI_API_KEY in
 daphne's environment, pointing at the scripted server. A real websocket client (this process)
@@ -53,7 +53,7 @@ from _llm_bench import (  # noqa: E402
 )
 from ws_turn import free_port, login, wait_for  # noqa: E402
 
-from llm.scripted import ScriptedServer, for_tool  # noqa: E402
+from testing.scripted import ScriptedServer, for_tool  # noqa: E402
 
 SCENARIO = SCENARIOS["single"]
 ORCHESTRATOR = for_tool("ask_scheduling")

@@ -4,7 +4,7 @@
         [--scenario single|two_intents|all] [--profile] [--json]
 
 Both sides do the same delegation against the SAME scripted OpenAI-compatible server
-(`llm.scripted.ScriptedServer`, real HTTP and SSE, zero latency) in this process, on the
+(`testing.scripted.ScriptedServer`, real HTTP and SSE, zero latency) in this process, on the
 demo organisation in a fresh SQLite database (a temporary folder, like bench/ws_turn.py):
 
 - single: "¿qué turnos libres hay mañana a la mañana?" → scheduling → `slots_find` → its answer.
@@ -80,7 +80,7 @@ from _llm_bench import (  # noqa: E402
     summary,
 )
 
-from llm.scripted import ScriptedServer  # noqa: E402
+from testing.scripted import ScriptedServer  # noqa: E402
 
 EXPECTED = {"scheduling": SCHEDULING_REPLY, "financial": FINANCIAL_REPLY}
 

@@ -60,8 +60,8 @@ def account() -> Any:
     organisation = Organisation.objects.order_by("pk").first()
     row, _ = WhatsAppAccount.objects.get_or_create(organisation=organisation)
     if not row.phone_number_id or not row.app_secret:
-        row.set_phone_number_id(row.phone_number_id or "100200300")
-        row.set_app_secret(secrets.token_hex(16))
+        row.phone_number_id = row.phone_number_id or "100200300"
+        row.app_secret = secrets.token_hex(16)
         row.save()
     return row
 

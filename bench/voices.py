@@ -46,13 +46,13 @@ from write_gate import ran, writes_of  # noqa: E402
 from agents.selectors import agents_for_org  # noqa: E402
 from agents.services import agents_install_defaults  # noqa: E402
 from business.models import Customer, Organisation, Technician  # noqa: E402
+from common.text import fold  # noqa: E402
 from copilot.router_cache import router_for, vocabulary_for  # noqa: E402
 from evaluation.corpus import corpus_lines  # noqa: E402
 from evaluation.metrics import Case, Prediction, case_from_json, compute_metrics  # noqa: E402
 from evaluation.reading import Reader, read_case  # noqa: E402
 from evaluation.services import reference_context  # noqa: E402
 from nlu.corpus import lexicon  # noqa: E402
-from nlu.normalize import fold  # noqa: E402
 
 VOICES = ("op", "fast", "dict", "wa", "neg", "talk")
 

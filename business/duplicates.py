@@ -28,7 +28,7 @@ from django.core.exceptions import ValidationError
 
 from business.cuit import cuit_problem, format_cuit
 from business.models import Address, Customer, Organisation, Technician, Vehicle
-from business.scheduling import fold
+from business.scheduling import fold_words
 from business.selectors import scoped
 from business.validators import normalise_phone
 
@@ -75,7 +75,7 @@ class Likely[T]:
 def name_words(name: str) -> tuple[str, ...]:
     """The words that identify a name, folded, unified and in order ("Av. Cabildo 2150" →
     ("av", "cabildo", "2150"))."""
-    words = (_SAME_WORD.get(word, word) for word in _WORD.findall(fold(name)))
+    words = (_SAME_WORD.get(word, word) for word in _WORD.findall(fold_words(name)))
     return tuple(word for word in words if word and word not in _FILLER)
 
 
@@ -186,11 +186,11 @@ def street_key(street: str) -> str:
 
 def unit_key(unit: str) -> str:
     """ "Piso 4 Dto. A" / "4°A" / "4 a" → "4a"."""
-    return "".join(w for w in _WORD.findall(fold(unit)) if w not in _UNIT_WORDS)
+    return "".join(w for w in _WORD.findall(fold_words(unit)) if w not in _UNIT_WORDS)
 
 
 def plate_key(plate: str) -> str:
-    return re.sub(r"[^A-Z0-9]", "", fold(plate).upper())
+    return re.sub(r"[^A-Z0-9]", "", fold_words(plate).upper())
 
 
 def _same_place(address: Address, street: str, unit: str, city: str) -> bool:
@@ -199,7 +199,7 @@ def _same_place(address: Address, street: str, unit: str, city: str) -> bool:
     units = (unit_key(address.unit), unit)
     if all(units) and units[0] != units[1]:
         return False
-    return not city or fold(address.city).strip() == city
+    return not city or fold_words(address.city).strip() == city
 
 
 # --- the finders ----------------------------------------------------------------------------
@@ -247,7 +247,7 @@ def customer_duplicates(
             {
                 a.customer_id
                 for a in addresses
-                if _same_place(a, wanted_street, unit_key(unit), fold(city).strip())
+                if _same_place(a, wanted_street, unit_key(unit), fold_words(city).strip())
             },
             "address",
         )

@@ -21,7 +21,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from business.models import Customer, CustomerProfile, Organisation
-from business.scheduling import fold  # a manager may write "miércoles" or "miercoles"
+from business.scheduling import fold_words  # a manager may write "miércoles" or "miercoles"
 from business.services import Actor
 
 MANAGER = "manager:"
@@ -162,10 +162,10 @@ def usual_slot(fields: Mapping[str, Any]) -> UsualSlot | None:
     weekdays = tuple(
         index
         for index, (en, es) in enumerate(zip(DAY_NAMES, _DAYS_ES, strict=True))
-        if en in days_text or es in fold(days_text)
+        if en in days_text or es in fold_words(days_text)
     )
     part = next((p for p in PARTS_OF_DAY if p in time_text), "")
-    part = part or next((p for p, es in _PARTS_ES.items() if es in fold(time_text)), "")
+    part = part or next((p for p, es in _PARTS_ES.items() if es in fold_words(time_text)), "")
     match = _CLOCK.search(time_text)
     clock = datetime.time(int(match[1]), int(match[2])) if match else None
     if not weekdays and not part and clock is None:

@@ -21,7 +21,6 @@ an unknown zone sorts last. "Este" is accepted as another name for La Plata (the
 from __future__ import annotations
 
 import datetime
-import unicodedata
 from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from business.models import Absence, Job, Organisation, Technician
+from common.text import fold
 
 Interval = tuple[datetime.datetime, datetime.datetime]
 
@@ -187,20 +187,19 @@ _LOCALITY_TO_ZONE = {place: zone for zone, places in _LOCALITY_ZONES.items() for
 
 
 @lru_cache(maxsize=32768)
-def fold(text: str) -> str:
-    """Lowercase, no accents, dashes as spaces, one space ("Lanús-Oeste" → "lanus oeste")."""
-    decomposed = unicodedata.normalize("NFKD", (text or "").casefold())
-    plain = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-    return " ".join(plain.replace("-", " ").split())
+def fold_words(text: str) -> str:
+    """`fold`, then dashes as spaces and one space ("Lanús-Oeste" → "lanus oeste"): places and
+    names are written both ways, so their words are compared, not their punctuation."""
+    return " ".join(fold(text or "").replace("-", " ").split())
 
 
 def zone_for(text: str) -> str | None:
     """The canonical zone named by `text` (a zone, an alias or a known locality), else None."""
-    key = fold(text)
+    key = fold_words(text)
     if not key:
         return None
     for zone in ZONES:
-        if key == fold(zone):
+        if key == fold_words(zone):
             return zone
     return _ZONE_ALIASES.get(key) or _LOCALITY_TO_ZONE.get(key)
 

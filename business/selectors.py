@@ -36,7 +36,7 @@ from business.models import (
     Vehicle,
     money,
 )
-from business.scheduling import fold, zone_aliases
+from business.scheduling import fold_words, zone_aliases
 
 AnyUser = AbstractBaseUser | AnonymousUser
 
@@ -249,7 +249,7 @@ _STREET_TYPE = re.compile(
 def street_core(street: str) -> str:
     """A street as compared: folded, without its type or "al" ("Av. Cabildo al 500" →
     "cabildo 500"), so "Cabildo 500" finds "Av. Cabildo 500"."""
-    folded = " ".join(fold(street).replace(",", " ").split())
+    folded = " ".join(fold_words(street).replace(",", " ").split())
     folded = _STREET_TYPE.sub("", folded)
     return re.sub(r"\bal\s+(?=\d)", "", folded)
 
@@ -550,11 +550,11 @@ def _search_rows(organisation: Organisation, condition: Q) -> list[_SearchRow]:
     for customer_id, street, city, zone in addresses.values_list(
         "customer_id", "street", "city", "zone"
     ):
-        by_customer.setdefault(customer_id, []).append(fold(f"{street} {city} {zone}"))
+        by_customer.setdefault(customer_id, []).append(fold_words(f"{street} {city} {zone}"))
     return [
         _SearchRow(
             pk,
-            fold(name),
+            fold_words(name),
             email.lower(),
             (_digits(cuit), _digits(phone), _digits(phone_alt)),
             cuit,
@@ -601,7 +601,7 @@ def customers_search(organisation: Organisation, text: str, *, limit: int = 20) 
     candidates (accent-tolerant regex, same on SQLite and PostgreSQL); Python folds and ranks
     plain rows, and only the customers returned are loaded as objects.
     """
-    folded, digits = fold(text), _digits(text)
+    folded, digits = fold_words(text), _digits(text)
     if len(folded.replace(" ", "")) < 2:
         return []
     by_number = _is_number_query(folded, digits)
@@ -920,7 +920,7 @@ def unquoted_visits(
     visits = [
         job
         for job in jobs.select_related("customer").order_by("completed_at", "pk")
-        if any(word in fold(job.service) for word in PRICE_REQUEST_WORDS)
+        if any(word in fold_words(job.service) for word in PRICE_REQUEST_WORDS)
     ]
     quotes = scoped(Quote, organisation).filter(customer_id__in={job.customer_id for job in visits})
     first_quote: dict[int, list[datetime.datetime]] = {}

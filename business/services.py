@@ -339,7 +339,7 @@ _SERVICE_DURATIONS: tuple[tuple[tuple[str, ...], datetime.timedelta], ...] = (
 
 
 def infer_skill(service: str) -> str | None:
-    text = scheduling.fold(service) + " "
+    text = scheduling.fold_words(service) + " "
     for words, skill in _SERVICE_SKILLS:
         if any(word in text for word in words):
             return str(skill)
@@ -348,7 +348,7 @@ def infer_skill(service: str) -> str | None:
 
 def service_duration(service: str) -> datetime.timedelta:
     """Typical length of a visit for `service`; two hours unless the words say otherwise."""
-    text = scheduling.fold(service)
+    text = scheduling.fold_words(service)
     for words, duration in _SERVICE_DURATIONS:
         if any(word in text for word in words):
             return duration

@@ -1,94 +1,17 @@
-"""Read-only sockets of one organisation's group: the live approvals count, the suggestions count.
+"""Read-only sockets of one organisation's group (the plumbing is `common/sockets.py`).
 
 A subclass names its permission (`business/roles.py`; "" for any member), its group and what it
 sends on connect and on each group message. The socket joins the group of the organisation the
-session works in (as the pages do, `business/middleware.py`), closes with 4401 for a visitor and
-4403 for someone without the permission there, and takes no frames: those pages act through
-forms. Without a channel layer it still accepts and sends its first frame; the page polls.
+session works in (as the pages do, `business/middleware.py`).
 """
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-import logging
-import threading
-from collections.abc import Coroutine
 from typing import Any
-
-from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncWebsocketConsumer
-from channels.layers import get_channel_layer
 
 from business.roles import can
 from business.selectors import membership_for_user
-
-logger = logging.getLogger(__name__)
-
-CLOSE_UNAUTHENTICATED = 4401
-CLOSE_FORBIDDEN = 4403
-SEND_TIMEOUT_S = 5.0
-
-_loop: asyncio.AbstractEventLoop | None = None  # the web process's event loop, when it has one
-_private: asyncio.AbstractEventLoop | None = None  # a loop of our own for other processes
-_private_lock = threading.Lock()
-
-
-# --- the event loop every live send runs on --------------------------------------------------
-
-
-def send_to_group(group: str, message: dict[str, Any]) -> bool:
-    """A group send from a worker thread, on the web process's loop; False (logged) when the
-    channel layer failed — what is sent this way must also be readable from the database."""
-    layer = get_channel_layer()
-    if layer is None:
-        return False
-    try:
-        _run(layer.group_send(group, message))
-    except Exception as exc:
-        logger.warning("live send to %s failed: %s", group, exc)
-        return False
-    return True
-
-
-def use_loop(loop: asyncio.AbstractEventLoop) -> None:
-    """The web process's loop: sends from its worker threads run there (the in-memory channel
-    layer is bound to it). A consumer calls this when a socket connects."""
-    global _loop
-    _loop = loop
-
-
-def _target_loop() -> asyncio.AbstractEventLoop:
-    global _private
-    if _loop is not None and not _loop.is_closed():
-        return _loop
-    with _private_lock:
-        if _private is None or _private.is_closed():
-            _private = asyncio.new_event_loop()
-            threading.Thread(
-                target=_private.run_forever, name="copilot-events", daemon=True
-            ).start()
-        return _private
-
-
-def _run(coroutine: Coroutine[Any, Any, Any]) -> Any:
-    loop = _target_loop()
-    try:
-        running = asyncio.get_running_loop()
-    except RuntimeError:
-        running = None
-    if running is loop:
-        coroutine.close()
-        raise RuntimeError("publish from a worker thread, not from the event loop itself")
-    future = asyncio.run_coroutine_threadsafe(coroutine, loop)
-    try:
-        return future.result(timeout=SEND_TIMEOUT_S)
-    except concurrent.futures.TimeoutError:
-        future.cancel()
-        raise
-
-
-# --- the read-only organisation sockets ------------------------------------------------------
+from common.sockets import GroupConsumer
 
 
 def organisation_for(user: Any, org_slug: str | None, permission: str) -> int | None:
@@ -99,47 +22,17 @@ def organisation_for(user: Any, org_slug: str | None, permission: str) -> int | 
     return membership.organisation_id
 
 
-class OrganisationGroupConsumer(AsyncWebsocketConsumer):
+class OrganisationGroupConsumer(GroupConsumer):
     permission = ""
-    group = ""
     organisation_id = 0
 
     def group_for(self, organisation_id: int) -> str:
         raise NotImplementedError
 
-    async def hello(self) -> None:
-        """The first frame, sent once the socket is accepted."""
-
-    async def connect(self) -> None:
-        user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
-            await self.close(code=CLOSE_UNAUTHENTICATED)
-            return
-        session = self.scope.get("session")
+    def admit(self, user: Any, session: Any) -> str | None:
         org_slug = session.get("org_slug") if session is not None else None
-        organisation_id = await database_sync_to_async(organisation_for)(
-            user, org_slug, self.permission
-        )
+        organisation_id = organisation_for(user, org_slug, self.permission)
         if organisation_id is None:
-            await self.close(code=CLOSE_FORBIDDEN)
-            return
+            return None
         self.organisation_id = organisation_id
-        use_loop(asyncio.get_running_loop())  # sends from worker threads reach this loop
-        self.group = self.group_for(organisation_id)
-        try:
-            await self.channel_layer.group_add(self.group, self.channel_name)
-        except Exception as exc:  # no live channel: the page still works, by polling or reloading
-            logger.warning("%s: no live channel (%s)", self.group, exc)
-            self.group = ""
-        await self.accept()
-        await self.hello()
-
-    async def disconnect(self, code: int) -> None:
-        if self.group:
-            try:
-                await self.channel_layer.group_discard(self.group, self.channel_name)
-            except Exception:
-                logger.debug("group_discard failed", exc_info=True)
-
-    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        """Frames are not commands here: the page's forms act."""
+        return self.group_for(organisation_id)

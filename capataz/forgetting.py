@@ -16,7 +16,6 @@ must not import the trace ledger above them.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +27,7 @@ from django.utils import timezone
 
 from business.models import Address, Customer, Organisation
 from business.services import Actor, customer_blank
+from common.text import strip_accents
 from copilot.ledger import redact_seals
 from copilot.models import TraceSeal
 
@@ -102,7 +102,9 @@ def _words(text: str) -> str:
 
 
 def _letter(ch: str) -> str:
-    base = unicodedata.normalize("NFKD", ch)[0].lower()
+    # Accents stripped before lowering, not `fold` (casefold first): "ᴬ" or "𝐀" would stay
+    # upper case there, and the pattern must keep matching every letter it matched before.
+    base = strip_accents(ch)[:1].lower()
     return f"[{_VOWELS[base]}]" if base in _VOWELS else re.escape(ch)
 
 

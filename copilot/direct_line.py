@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agents.models import Agent
-from nlu.normalize import fold
+from common.text import fold
 
 STATE_KEY = "direct_line"
 # `#salir`, `#exit`: the deterministic way out (the indicator's close button sends one of them).

@@ -31,7 +31,7 @@ from django.db import connection, transaction
 from agents.events import Event
 
 # The loop bridge every live send uses, this log's and the other organisation groups' alike.
-from business.sockets import send_to_group, use_loop  # noqa: F401 - re-exported: the panel's socket and ASGI set the loop here
+from common.sockets import send_to_group, use_loop  # noqa: F401 - re-exported: the panel's socket and ASGI set the loop here
 from copilot.models import Conversation, ConversationEvent
 
 logger = logging.getLogger(__name__)

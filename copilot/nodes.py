@@ -25,6 +25,7 @@ from agents.events import DirectLineEvent
 from agents.models import Agent
 from agents.phrasing import unable_text
 from approvals.models import PendingAction
+from common.text import fold
 from copilot import clarify, direct_line, engines, obligations, replies
 from copilot import memory as wm
 from copilot.delegate import gated, run_chain
@@ -39,7 +40,6 @@ from llm import answers as model_text
 from llm.client import ModelFailure
 from nlu import Router, answers, choices
 from nlu.acts import read_act
-from nlu.normalize import fold
 from nlu.openers import how_it_starts, opening_word
 from nlu.privacy import redact_for_display
 from nlu.reference import organisation_wide

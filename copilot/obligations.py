@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from agents.models import Agent
-from nlu.normalize import fold_keep_length
+from common.text import fold_keep_length
 
 DIRECTIVE, RULE, OPERATOR = "directive", "rule", "operator"
 MAX_TICKED = 8  # agents an operator may tick on one message

@@ -32,10 +32,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agents.models import Agent, AgentIntent
+from common.text import fold
 from llm.client import ChatClient, Completion, ModelFailure, ToolCall
 from llm.fencing import fence, without_tag
 from nlu.name_words import COURTESY_WORDS, FUNCTION_WORDS
-from nlu.normalize import fold, squash_spaces, word_set, words
+from nlu.normalize import squash_spaces, word_set, words
 
 TOOL_PREFIX = "ask_"
 DESCRIPTION_LIMIT = 1200  # characters per tool description: the whole tool list rides every call

@@ -36,10 +36,11 @@ from business.models import (
 )
 from business.profiles import DAY_NAMES, ProfileField, customer_profile_learn, profile_field
 from business.scheduling import day_part_of
+from common.text import fold
 from copilot import profile_model
 from copilot.memory import RECORDS
 from copilot.models import Conversation, Message
-from nlu.normalize import fold, words
+from nlu.normalize import words
 from nlu.style import read_brevity, read_register, stated_preference
 
 JOBS_READ = 30  # the customer's latest jobs the preferred days and times are read from

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Literal, TypedDict
 
-from business.sockets import send_to_group
+from common.sockets import send_to_group
 
 GROUP_MESSAGE = "run.progress"
 

@@ -9,11 +9,12 @@ calls spent and, when the model failed, the failure kind (the chain is then the 
 from __future__ import annotations
 
 import statistics
-import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
+
+from common.text import fold
 
 # Entity values compared loosely (case and accents); the rest exactly.
 LOOSE_KEYS = frozenset({"customer", "technician", "service"})
@@ -69,8 +70,8 @@ def case_from_json(data: dict[str, Any]) -> Case:
 
 
 def _fold(value: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", value.casefold())
-    return " ".join("".join(c for c in decomposed if not unicodedata.combining(c)).split())
+    """`fold` with single spaces: an entity matches whatever spacing the message had."""
+    return " ".join(fold(value).split())
 
 
 def _entity_pairs(entities: dict[str, str]) -> set[tuple[str, str]]:

@@ -5,10 +5,6 @@
 - `client`: `ChatClient.complete`, always streaming, with retries, fault classification and one
   `ModelCall` row per call.
 - `pricing`: cost of a call from the editable price table.
-- `secrets`: the API key encrypted at rest.
-- `scripted`: a real local OpenAI-compatible server with scripted replies, for tests and bench/
-  (importable without Django).
 
-This package imports nothing from Django at import time, so `llm.scripted` works in a
-plain Python process.
+Tests and bench/ talk to it through a scripted OpenAI-compatible server, `testing/scripted.py`.
 """

@@ -51,9 +51,9 @@ class ProviderSettingsForm(TenantModelForm):
         instance: ProviderSettings = super().save(commit=False)
         typed = self.cleaned_data.get("api_key") or ""
         if typed:
-            instance.set_api_key(typed)
+            instance.api_key = typed
         elif self.cleaned_data.get("clear_api_key"):
-            instance.api_key_encrypted = ""
+            instance.api_key = ""
         if commit:
             instance.save()
         return instance

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
+
+from common.text import fold
 
 # The tags our prompts fence untrusted text with (llm/fencing.py's callers), and the
 # chat-template and tool-call markers of common open models.
@@ -69,8 +70,9 @@ def _raw_json(text: str) -> bool:
 
 
 def _fold(text: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return " ".join("".join(c for c in decomposed if c.isalnum() or c.isspace()).split())
+    """`fold` keeping only letters, digits and single spaces: a repeated sentence is the same
+    words whatever its punctuation."""
+    return " ".join("".join(c for c in fold(text) if c.isalnum() or c.isspace()).split())
 
 
 def repeated(text: str) -> bool:

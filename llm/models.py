@@ -8,13 +8,13 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from business.models import Organisation
-from llm.secrets import decrypt, encrypt
+from common.secrets import EncryptedText
 
 
 class ProviderSettings(models.Model):
     """An organisation's own model endpoint. Blank fields take the server's OPENAI_* defaults.
 
-    The API key is kept encrypted (`llm.secrets`); with no key here the organisation uses
+    The API key is kept encrypted (`common.secrets`); with no key here the organisation uses
     the server's environment key, if any, but never with this row's base URL (an organisation
     must not be able to send the platform's key to an address of its choosing).
     """
@@ -28,6 +28,7 @@ class ProviderSettings(models.Model):
         help_text=_("Blank: OpenAI. Any OpenAI-compatible server, e.g. http://host:8000/v1."),
     )
     api_key_encrypted = models.TextField(_("API key (encrypted)"), blank=True, editable=False)
+    api_key = EncryptedText("api_key_encrypted")
     default_model = models.CharField(_("default model"), max_length=100, blank=True)
     timeout_s = models.FloatField(
         _("timeout (seconds)"),
@@ -81,13 +82,6 @@ class ProviderSettings(models.Model):
     @property
     def has_api_key(self) -> bool:
         return bool(self.api_key_encrypted)
-
-    @property
-    def api_key(self) -> str:
-        return decrypt(self.api_key_encrypted)
-
-    def set_api_key(self, plain: str) -> None:
-        self.api_key_encrypted = encrypt(plain.strip())
 
 
 class ModelPrice(models.Model):

@@ -41,7 +41,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from nlu.normalize import fold, word_set, words
+from common.text import fold
+from nlu.normalize import word_set, words
 
 Act = Literal["question", "request", "statement", "correction", "choice"]
 ACTS: tuple[Act, ...] = ("question", "request", "statement", "correction", "choice")

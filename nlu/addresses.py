@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from nlu.normalize import fold
+from common.text import fold
 
 _UPPER = "A-ZÁÉÍÓÚÑÜ"
 _LOWER = "a-záéíóúñü"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import decimal
 import re
 
-from nlu.normalize import fold_keep_length
+from common.text import fold_keep_length
 
 _NUMBER = r"\d{1,3}(?:[.,]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?"
 _MULTIPLIERS: dict[str, int] = {

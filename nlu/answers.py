@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import re
 
-from nlu.normalize import fold, word_set, words
+from common.text import fold
 
 # Whole replies that drop the question (folded, punctuation aside). `_CANCEL_THAT` are only
+from nlu.normalize import word_set, words
+
 # a "never mind" while a question is open: with none, "cancelá eso" cancels what was just done.
 _NEVER_MIND = re.compile(
     r"^(?:no\s+)?(?:olvida(?:lo|la|te)?(?:\s+nomas)?|deja(?:lo|la)?(?:\s+(?:asi|nomas|nada))?|"

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 
-from nlu.normalize import fold, word_set, words
+from common.text import fold
+from nlu.normalize import word_set, words
 
 _LINE = re.compile(r"^\s*(?:[-•*]|\d+[.)])\s+(.+)$", re.MULTILINE)
 _PLACES = {

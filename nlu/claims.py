@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from nlu.normalize import fold
+from common.text import fold
 
 _ES_DONE_VERBS = (
     "agende|reserve|programe|reprograme|cancele|anule|movi|registre|cree|cargue|genere|emiti|"

@@ -103,7 +103,8 @@ class IntentClassifier:
             return scores / np.maximum(scores.sum(axis=1, keepdims=True), 1e-12)
         margins = (margins - margins.max(axis=1, keepdims=True)) * TEMPERATURE
         weights = np.exp(margins)
-        return weights / weights.sum(axis=1, keepdims=True)
+        probabilities: np.ndarray = weights / weights.sum(axis=1, keepdims=True)
+        return probabilities
 
     def _margins(self, blocks: list[Counter[int]]) -> np.ndarray:
         """Sublinear tf × idf, l2-normalised per vectoriser, then the linear model."""

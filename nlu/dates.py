@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from nlu.normalize import fold_keep_length
+from common.text import fold_keep_length
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from nlu.normalize import fold, fold_keep_length, word_set
+from common.text import fold, fold_keep_length
 
 # Courtesy words an order may start with ("dale, aprobá la #12", "ok approve #12").
+from nlu.normalize import word_set
+
 _LEAD = r"(?:(?:dale|ok|okay|bueno|si|yes|che|please|por favor|porfa)[\s,.!:]+)*"
 _APPROVE = (
     r"aproba(?:la|lo|le|las|los|me|r)?|apruebo|apruebe|apruebala|"

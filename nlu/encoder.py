@@ -118,7 +118,8 @@ def embed(texts: Sequence[str], *, keep: bool = False) -> np.ndarray:
 
 
 def embed_one(text: str) -> np.ndarray:
-    return embed([text])[0]
+    vector: np.ndarray = embed([text])[0]  # numpy types a row of a 2-D array as Any
+    return vector
 
 
 def missing_from_shipped(texts: Sequence[str]) -> int:

@@ -13,13 +13,13 @@ import datetime
 import re
 from collections.abc import Sequence
 
+from common.text import fold, fold_keep_length
 from nlu.addresses import AddressMention, find_addresses
 from nlu.amounts import find_amount
 from nlu.cuit import _DOTTED_CUIT, CUIT_IN_TEXT, format_cuit
 from nlu.dates import Mention, find_dates, find_impossible_dates, pick_date, target_date
 from nlu.language import detect_language
 from nlu.names import NameHit, find_names
-from nlu.normalize import fold, fold_keep_length
 from nlu.references import Reference, find_references
 from nlu.service_lexicon import find_service
 from nlu.times import TimeMention, find_part_of_day, find_times

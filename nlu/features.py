@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import re
 
+from common.text import fold
 from nlu.amounts import _THOUSANDS, _WITH_CURRENCY, _WITH_MULTIPLIER
 from nlu.cuit import _DOTTED_CUIT, CUIT_IN_TEXT
 from nlu.dates import _DAY_MONTH_RE, _ISO_RE, _MONTH_DAY_RE, _NUMERIC_RE
 from nlu.name_words import HONORIFICS, NOT_NAME
-from nlu.normalize import fold
 
 _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
 _PHONE = re.compile(r"(?<!\w)(?:\+?\d[\d\s-]{6,}\d)(?!\w)")

@@ -20,9 +20,11 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from nlu.normalize import fold, word_set
+from common.text import fold
 
 # Words before the verb that say nothing about what is asked: courtesy, pronouns, modals.
+from nlu.normalize import word_set
+
 _BEFORE_VERB = word_set(
     """
     che hola buenas buenos buen dia dias tardes bueno dale ok okay y e tambien ahora ahi aca

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from nlu.normalize import fold, fold_keep_length, word_set, words
+from common.text import fold, fold_keep_length
+from nlu.normalize import word_set, words
 from nlu.values import Language
 
 # Frequent function words and office vocabulary that exist in only one of the two languages

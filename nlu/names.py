@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from common.text import fold
 from nlu.name_words import (
     CUSTOMER_AFTER,
     CUSTOMER_CUES,
@@ -27,7 +28,6 @@ from nlu.name_words import (
     TECHNICIAN_VERBS,
     VEHICLES,
 )
-from nlu.normalize import fold
 from nlu.values import Vocabulary
 
 _TOKEN = re.compile(r"[^\W\d_](?:\.[^\W\d_])+\.?|[^\W\d_][\w'’&-]*|\d+|&|[,;:.!?¿¡()\"]")

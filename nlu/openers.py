@@ -14,9 +14,11 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Literal
 
-from nlu.normalize import fold, word_set
+from common.text import fold
 
 # Words that may precede the real opener: clitics, negation, "si"/"que" clauses, politeness.
+from nlu.normalize import word_set
+
 _LEAD = word_set(
     """
     me te le lo la les los nos se no ya si que q porfa please pls just also then tambien

@@ -18,8 +18,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from common.text import fold
 from nlu.finding import asks_to_find
-from nlu.normalize import fold
 from nlu.reference import refers_to_existing
 from nlu.values import IntentSpecs, Task, with_role
 

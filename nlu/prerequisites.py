@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from nlu.normalize import fold
+from common.text import fold
 from nlu.values import Entities, IntentSpecs, Task
 
 STATED_CONFIDENCE = 0.9  # a fact the message states in so many words

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from nlu.normalize import fold
+from common.text import fold
 
 _POINTS = re.compile(
     r"\b(?:el|ella|ellos|ellas|su|sus|suyo|suya|le|les|lo|la\s+misma|el\s+mismo|"

@@ -19,7 +19,7 @@ import re
 from collections.abc import Container
 from dataclasses import dataclass
 
-from nlu.normalize import fold_keep_length
+from common.text import fold_keep_length
 from nlu.values import Entities, IntentSpecs
 
 QUOTE_PREFIX, QUOTE_WIDTH = "P-", 6  # as business.services numbers them

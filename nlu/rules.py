@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from common.text import fold_keep_length
 from nlu.cuit import _DOTTED_CUIT, CUIT_IN_TEXT
-from nlu.normalize import fold_keep_length, squash_spaces
+from nlu.normalize import squash_spaces
 from nlu.values import Directive
 
 _DIRECTIVE = re.compile(r"^\s*#([^\W\d][\w.-]*)(?:[\s:,]+(.*))?$", re.DOTALL)

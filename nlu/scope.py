@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from nlu.normalize import fold
+from common.text import fold
 
 _CURRENCY = r"(?:dolar(?:es)?(?:\s+(?:blue|oficial|mep|tarjeta))?|blue|euros?|reales|real|bitcoin)"
 _LANGUAGE = (

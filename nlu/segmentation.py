@@ -35,7 +35,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nlu.normalize import fold, fold_keep_length, word_set
+from common.text import fold, fold_keep_length
+from nlu.normalize import word_set
 from nlu.openers import tells_about_someone
 
 # A clause that asks for a second thing to be done first or afterwards: "después de agendarle",

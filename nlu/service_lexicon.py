@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from nlu.normalize import fold_keep_length
+from common.text import fold_keep_length
 
 # Folded (no accents) regex fragments; longer phrases first so they win over their parts.
 _EQUIPMENT_ES = [

@@ -16,10 +16,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from common.text import fold
 from nlu.dates import WEEKDAYS
-from nlu.normalize import fold, words
 
 # Folded forms. Voseo: stressed -ás/-és/-ís present tense and stressed imperatives with
+from nlu.normalize import words
+
 # clitics; usted: the pronoun and the forms it governs; tuteo: -as/-es present and "tú".
 _VOSEO = re.compile(
     r"\b(?:vos|sos|podes|tenes|queres|sabes|necesitas|venis|decis|estas|fijate|decime|"

@@ -22,8 +22,8 @@ from typing import Any
 
 import pycrfsuite
 
+from common.text import fold
 from nlu.name_words import NOT_NAME
-from nlu.normalize import fold
 
 LABELS = ("customer", "technician", "service", "address")
 _TOKEN = re.compile(r"[^\W_]+|[^\w\s]")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from nlu.normalize import fold_keep_length
+from common.text import fold_keep_length
 
 
 @dataclass(frozen=True)

@@ -9,20 +9,16 @@ signal, not an intent (TAXONOMY.md): it colours the reply and only becomes
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
+
+from common.text import fold
 
 Urgency = Literal["normal", "high", "emergency"]
 Sentiment = Literal["negative", "neutral", "positive"]
 
 FRUSTRATED_AT = 0.5
-
-
-def _fold(text: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
 def _any(*patterns: str) -> re.Pattern[str]:
@@ -242,7 +238,7 @@ def _repeats_earlier(folded: str, earlier: Sequence[str]) -> bool:
     if len(mine) < 3:
         return False
     for text in earlier:
-        theirs = _tokens(_fold(text))
+        theirs = _tokens(fold(text))
         if theirs and len(mine & theirs) / len(mine | theirs) >= 0.7:
             return True
     return False
@@ -296,7 +292,7 @@ def _sentiment(folded: str, frustration: float) -> Sentiment:
 
 def read_signals(text: str, *, earlier_user_texts: Sequence[str] = ()) -> Signals:
     """The signals of one message; `earlier_user_texts` are the user's recent messages."""
-    folded = _fold(text)
+    folded = fold(text)
     reasons: list[str] = []
     urgency = _urgency(folded, reasons)
     frustration = _frustration(text, folded, earlier_user_texts, reasons)

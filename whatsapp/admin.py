@@ -52,7 +52,7 @@ class WhatsAppAccountForm(TenantModelForm):
         typed: str = self.cleaned_data.get("phone_number_id") or ""
         if typed:
             probe = WhatsAppAccount()
-            probe.set_phone_number_id(typed)
+            probe.phone_number_id = typed
             taken = WhatsAppAccount.objects.filter(phone_number_digest=probe.phone_number_digest)
             if taken.exclude(pk=self.instance.pk).exists():
                 raise forms.ValidationError(
@@ -66,7 +66,7 @@ class WhatsAppAccountForm(TenantModelForm):
         for name in _SECRETS:
             typed = self.cleaned_data.get(name) or ""
             if typed:
-                getattr(instance, f"set_{name}")(typed)
+                setattr(instance, name, typed)
         if commit:
             instance.save()
         return instance

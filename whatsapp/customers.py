@@ -30,12 +30,12 @@ from agents.customer_scope import NOT_FOR_CUSTOMERS
 from business.models import Customer, Invoice, Quote
 from business.selectors import scoped
 from business.validators import normalise_phone
+from common.text import fold
 from copilot import replies
 from copilot.models import Conversation, Message
 from copilot.services import conversation_state_update, message_add
 from copilot.state import TurnRun
 from nlu import privacy
-from nlu.normalize import fold
 from nlu.values import Entities
 
 logger = logging.getLogger(__name__)

@@ -1,7 +1,7 @@
 """A fake Graph API for tests and the demo: a real HTTP server on localhost that answers the
 messages endpoint and the media upload (multipart: answered with a media id) as told (200 with
-a message id, 500, 429 with Retry-After) and records every request. Modelled on llm/scripted.py's
-`ScriptedServer`.
+a message id, 500, 429 with Retry-After) and records every request. Modelled on
+testing/scripted.py's `ScriptedServer`.
 
     with FakeGraph() as graph:
         graph.add(500); graph.add(429, retry_after=3)   # then 200s

@@ -22,7 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.events import AcceptedEvent, CompletedEvent
-from business.sockets import send_to_group
+from common.sockets import send_to_group
 from copilot import eventlog, replies
 from copilot.models import Conversation, Message
 from copilot.services import message_add

@@ -6,7 +6,6 @@ models here changed Django's bookkeeping only (migration whatsapp 0001, copilot 
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 
 from django.db import models
@@ -15,17 +14,13 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from business.models import Customer, Equipment, Job, Organisation
+from common.secrets import EncryptedText, digest
 from copilot.models import Conversation, Message
-from llm.secrets import decrypt, encrypt
-
-
-def _digest(value: str) -> str:
-    return hashlib.sha256(value.strip().encode()).hexdigest() if value.strip() else ""
 
 
 class WhatsAppAccount(models.Model):
     """An organisation's WhatsApp Business number (Cloud API). Its identifiers and secrets are
-    kept encrypted (llm/secrets.py); the phone-number id is found again by its digest, which is
+    kept encrypted (common/secrets.py); the phone-number id is found again by its digest, which is
     what the webhook's payload names."""
 
     organisation = models.OneToOneField(
@@ -36,6 +31,12 @@ class WhatsAppAccount(models.Model):
     app_secret_encrypted = models.TextField(blank=True, editable=False)
     verify_token_encrypted = models.TextField(blank=True, editable=False)
     access_token_encrypted = models.TextField(blank=True, editable=False)
+    phone_number_id = EncryptedText(
+        "phone_number_id_encrypted", digest_column="phone_number_digest"
+    )
+    app_secret = EncryptedText("app_secret_encrypted")
+    verify_token = EncryptedText("verify_token_encrypted")
+    access_token = EncryptedText("access_token_encrypted")
     # The approved template sent when the customer last wrote more than 24 hours ago.
     template_name = models.CharField(_("template outside the 24-hour window"), max_length=120,
                                      blank=True)  # fmt: skip
@@ -59,36 +60,7 @@ class WhatsAppAccount(models.Model):
 
     @staticmethod
     def digest_of(phone_number_id: str) -> str:
-        return _digest(phone_number_id)
-
-    @property
-    def phone_number_id(self) -> str:
-        return decrypt(self.phone_number_id_encrypted)
-
-    def set_phone_number_id(self, plain: str) -> None:
-        self.phone_number_id_encrypted = encrypt(plain.strip())
-        self.phone_number_digest = _digest(plain)
-
-    @property
-    def app_secret(self) -> str:
-        return decrypt(self.app_secret_encrypted)
-
-    def set_app_secret(self, plain: str) -> None:
-        self.app_secret_encrypted = encrypt(plain.strip())
-
-    @property
-    def verify_token(self) -> str:
-        return decrypt(self.verify_token_encrypted)
-
-    def set_verify_token(self, plain: str) -> None:
-        self.verify_token_encrypted = encrypt(plain.strip())
-
-    @property
-    def access_token(self) -> str:
-        return decrypt(self.access_token_encrypted)
-
-    def set_access_token(self, plain: str) -> None:
-        self.access_token_encrypted = encrypt(plain.strip())
+        return digest(phone_number_id)
 
 
 class OutgoingMessage(models.Model):

@@ -14,7 +14,6 @@ from zoneinfo import ZoneInfo
 
 from agents.base import Mutation, Outcome, Runner, Step, handles
 from agents.customer.tools import DUPLICATE
-from agents.payloads import fold
 from agents.phrasing import (
     answer_of,
     answered,
@@ -39,6 +38,7 @@ from agents.subjects import CustomerRef, customer_ref
 from business.models import Customer
 from business.selectors import scoped
 from business.validators import format_phone
+from common.text import fold
 from nlu.cuit import find_cuit
 from nlu.finding import asks_to_find, same_or_new
 

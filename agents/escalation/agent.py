@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents.base import Mutation, Outcome, Runner, Step, handles
-from agents.payloads import fold
 from agents.phrasing import (
     budget_left,
     call_for_customer,
@@ -29,6 +28,7 @@ from agents.phrasing import (
 from agents.registry import ToolResult
 from agents.subjects import CustomerRef, customer_ref, job_ref
 from business.validators import format_phone
+from common.text import fold
 from nlu.tone import read_signals
 
 SUMMARY_CHARS = 1000

@@ -15,7 +15,6 @@ from decimal import Decimal
 from typing import Any
 
 from agents.base import Mutation, Outcome, Runner, Step, handles
-from agents.payloads import fold
 from agents.phrasing import (
     Found,
     ask,
@@ -38,6 +37,7 @@ from agents.phrasing import (
 from agents.registry import ToolResult
 from agents.subjects import CustomerRef, customer_ref, job_ref, same_person
 from business.models import money as round_money
+from common.text import fold
 from nlu.reference import refers_to_existing
 
 DEFAULT_IVA = Decimal("21")

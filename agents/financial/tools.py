@@ -16,7 +16,6 @@ from agents.payloads import (
     customer_data,
     decimal_str,
     document_totals,
-    fold,
     invoice_data,
     price_item_data,
 )
@@ -44,6 +43,7 @@ from business.selectors import (
     quote_by_number,
     scoped,
 )
+from common.text import fold
 
 IvaRate = Literal["21", "10.5"]
 

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents.base import Mutation, Outcome, Runner, Step, handles
-from agents.payloads import fold
 from agents.phrasing import (
     Found,
     ask,
@@ -40,8 +39,8 @@ from agents.registry import ToolResult
 from agents.subjects import CustomerRef, customer_ref, job_mutation, job_ref, same_person
 from business.scheduling import zone_for
 from business.validators import format_phone
+from common.text import fold, fold_keep_length
 from nlu.dates import find_dates, target_date
-from nlu.normalize import fold_keep_length
 
 LISTED = 10  # jobs listed in one answer
 NEXT_JOB_DAYS = 14  # how far ahead "the technician's next job" is looked for

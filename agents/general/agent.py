@@ -14,10 +14,10 @@ from decimal import Decimal
 from typing import Any
 
 from agents.base import Outcome, Runner, Step, handles
-from agents.payloads import fold
 from agents.phrasing import bullets, day, failed, money, percent
 from agents.selectors import agents_for_org
 from business.validators import format_phone
+from common.text import fold
 
 PRICES_SHOWN = 8
 # Local hours where the greeting changes: morning from 6, afternoon from noon, night from 20.

@@ -13,12 +13,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from agents.base import Outcome, Runner, Step, handles
-from agents.payloads import fold
 from agents.phrasing import bullets, failed, full_date, when
 from agents.subjects import customer_ref, job_ref, same_person
 from business.selectors import SEASONAL_CAMPAIGNS
 from business.services import infer_skill
 from business.validators import format_phone
+from common.text import fold
 
 LISTED = 12  # customers listed in one answer
 DEFAULT_WITHIN_DAYS = 30

@@ -15,7 +15,7 @@ from typing import Literal, TypedDict
 from django.db import transaction
 
 from agents.models import Suggestion
-from business.sockets import send_to_group
+from common.sockets import send_to_group
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ def tell(organisation_id: int) -> None:
 
 
 def _send(organisation_id: int) -> None:
-    # Through the web process's loop (business/sockets.py): from a turn runner's thread, a
+    # Through the web process's loop (common/sockets.py): from a turn runner's thread, a
     # bare async_to_sync send would run on a loop of its own the in-memory layer does not share.
     message = {"type": GROUP_MESSAGE, "new": new_count(organisation_id)}
     send_to_group(group_name(organisation_id), message)

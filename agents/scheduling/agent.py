@@ -14,7 +14,6 @@ from collections.abc import Callable
 from typing import Any
 
 from agents.base import Outcome, Runner, Step, handles
-from agents.payloads import fold
 from agents.phrasing import (
     Found,
     answered,
@@ -43,6 +42,7 @@ from business.profiles import UsualSlot, customer_profile_fields, usual_slot
 from business.scheduling import business_hours_on
 from business.selectors import search_customers
 from business.services import infer_skill, service_duration
+from common.text import fold
 from nlu.decisions import stated_reason
 
 DEFAULT_SERVICE = {"es": "Visita técnica", "en": "Technical visit"}

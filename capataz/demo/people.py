@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import datetime
-import unicodedata
 from dataclasses import dataclass
 
 from business.cuit import check_digit, format_cuit
 from business.models import Absence, Address, Customer, Equipment, Technician, Vehicle
 from capataz.demo import data
 from capataz.demo.context import SeedContext
+from common.text import strip_accents
 
 ZONE_WEIGHTS = (35, 18, 16, 16, 15)
 OVERDUE_SHARE = 0.15
@@ -25,7 +25,9 @@ class _CustomerDraft:
 
 
 def _ascii(text: str) -> str:
-    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    """An e-mail address's part: ASCII only, so what has no ASCII base ("ß", "æ") is dropped
+    rather than folded ("ss"), as the demo's addresses have always been made."""
+    folded = strip_accents(text).encode("ascii", "ignore").decode()
     return folded.lower().replace(" ", "")
 
 

@@ -14,7 +14,7 @@ import random
 import re
 from dataclasses import dataclass
 
-from nlu.normalize import fold_keep_length as _plain
+from common.text import fold_keep_length as _plain
 
 _EMOJIS = ("🙏", "👍", "😅", "🙂", "😡", "🔥", "✅", "😬", "👋")
 # Abbreviations operators type (es-AR) and their English counterparts; whole words only.

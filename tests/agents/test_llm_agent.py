@@ -34,10 +34,10 @@ from agents.services import agents_install_defaults
 from agents.subjects import job_mutation
 from approvals.models import PendingAction
 from business.models import Customer, Job
-from llm import scripted
 from llm.fencing import fence
-from llm.scripted import ScriptedServer
 from nlu.values import Entities
+from testing import scripted
+from testing.scripted import ScriptedServer
 from tests import factories
 from tests.conftest import Cast
 

@@ -50,7 +50,7 @@ def test_with_the_organisations_own_key_the_chosen_engine_runs(
     cast.org.engine = Organisation.Engine.HYBRID
     cast.org.save()
     own = ProviderSettings(organisation=cast.org, base_url="http://127.0.0.1:9/v1")
-    own.set_api_key("sk-own")
+    own.api_key = "sk-own"
     own.save()
 
     page = _page(superuser_client, cast.org)

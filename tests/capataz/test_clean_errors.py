@@ -44,7 +44,7 @@ def test_a_number_another_organisation_uses_is_a_form_error_that_names_no_one(
     cast: Cast,
 ) -> None:
     theirs = WhatsAppAccount(organisation=cast.other_org)
-    theirs.set_phone_number_id("1100220033")
+    theirs.phone_number_id = "1100220033"
     theirs.save()
     client = _as_admin(cast.admin)
 

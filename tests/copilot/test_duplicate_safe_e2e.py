@@ -12,13 +12,13 @@ through the compiled graph, the organisation's trained router, the real handlers
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from business.models import Customer, Job
+from common.text import strip_accents
 from copilot.clarify import PENDING
 from copilot.models import Conversation
 from tests.copilot.test_intents_e2e import (
@@ -74,7 +74,7 @@ def _on_file(demo: Demo) -> Customer:
 
 def _typo(name: str) -> str:
     """ "Martín Sosa" → "Martin Soas": no accents, the surname's last two letters swapped."""
-    plain = "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))
+    plain = strip_accents(name)
     first, last = plain.split()
     return f"{first} {last[:-2]}{last[-1]}{last[-2]}"
 

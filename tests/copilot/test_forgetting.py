@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import json
-import unicodedata
 from typing import Any
 
 import pytest
@@ -22,6 +21,7 @@ from agents.models import ToolCall
 from approvals.models import PendingAction
 from business.models import Customer, EscalationTicket
 from capataz.forgetting import PLACEHOLDER, customer_forget
+from common.text import fold
 from copilot import tasks
 from copilot.ledger import verify_chain
 from copilot.models import Conversation, Message, TraceSeal
@@ -46,15 +46,10 @@ def dispatched(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tasks, "dispatch", lambda organisation_id, conversation_id: True)
 
 
-def _fold(text: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-
-
 def rows_naming(needle: str) -> dict[str, int]:
     """Every row of every model whose text or JSON columns hold `needle` (accents and case
     aside), by model — read through the app registry, so no table is left out."""
-    wanted, found = _fold(needle), {}
+    wanted, found = fold(needle), {}
     for model in apps.get_models():
         names = [
             f.name for f in model._meta.concrete_fields
@@ -65,7 +60,7 @@ def rows_naming(needle: str) -> dict[str, int]:
         count = 0
         for values in model._default_manager.values_list(*names):
             texts = (v if isinstance(v, str) else json.dumps(v, ensure_ascii=False) for v in values)
-            count += any(wanted in _fold(text) for text in texts)
+            count += any(wanted in fold(text) for text in texts)
         if count:
             found[model._meta.label] = count
     return found

@@ -68,12 +68,12 @@ from business.models import (
 from business.scheduling import technicians_free
 from business.services import jobs_bulk_reschedule as bulk_move
 from business.validators import format_phone
+from common.text import fold
 from copilot import answering as turn_module
 from copilot import router_cache
 from copilot.answering import TurnResult
 from copilot.models import AgentRun, Conversation, Message
 from copilot.services import conversation_create
-from nlu.normalize import fold
 from tests.clock import reference_clock
 from tests.copilot.conftest import INTENTS
 from tests.copilot.turns import answer as answer_message

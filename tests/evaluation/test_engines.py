@@ -21,7 +21,7 @@ from django.core.management import CommandError, call_command
 from business.models import Organisation
 from llm import pricing
 from llm.models import ModelCall, ModelPrice
-from llm.scripted import ScriptedServer, has_text, status, tool_calls
+from testing.scripted import ScriptedServer, has_text, status, tool_calls
 
 pytestmark = pytest.mark.django_db
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from io import StringIO
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from business.models import Organisation
+from common.text import fold
 from evaluation.metrics import Case, Prediction, compute_metrics
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,9 +23,7 @@ REQUIRED = {
 
 
 def _fold(text: str) -> str:
-    text = unicodedata.normalize("NFKD", text.casefold())
-    text = "".join(c for c in text if not unicodedata.combining(c))
-    return " ".join(re.sub(r"[^\w\s]", " ", text).split())
+    return " ".join(re.sub(r"[^\w\s]", " ", fold(text)).split())
 
 
 def _evaluate(*args: str) -> dict[str, object]:

@@ -10,7 +10,7 @@ import pytest
 
 from llm import pricing
 from llm.provider import Provider
-from llm.scripted import ScriptedServer
+from testing.scripted import ScriptedServer
 from tests.agents.test_admin import staff_admin, superuser  # noqa: F401 - the admin tests' users
 
 

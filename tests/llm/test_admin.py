@@ -19,7 +19,7 @@ KEY = "sk-live-abcdef0123456789"
 
 def _settings_row(organisation: Any, key: str = KEY) -> ProviderSettings:
     row = ProviderSettings(organisation=organisation, default_model="gpt-4o-mini")
-    row.set_api_key(key)
+    row.api_key = key
     row.save()
     return row
 

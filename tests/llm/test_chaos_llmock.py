@@ -13,7 +13,7 @@ trace (the fallback kind in the reply's trace, the ModelCall row's error kind).
 Faults are deterministic: LLMock's scenario queue (its `/_llmock/scenario` API) serves each
 queued behaviour to the first request it matches, and the orchestrator and the sub-agents ask for
 different model names, so a behaviour matched on a model name lands on exactly one stage. No
-probabilities. The project's own scripted server (llm/scripted.py) stays for what LLMock cannot
+probabilities. The project's own scripted server (testing/scripted.py) stays for what LLMock cannot
 aim, e.g. a stream cut *after* the write (the last test here).
 
 LLMock's verdict (`/_llmock/verdict`) also grades the client; its one disagreement with our policy
@@ -41,10 +41,10 @@ from approvals.models import PendingAction
 from business.models import Job, Organisation
 from copilot import router_cache
 from copilot.models import AgentRun, Conversation, Message
-from llm import scripted
 from llm.models import ModelCall
-from llm.scripted import ScriptedServer, for_tool, tool_calls
 from nlu import Router
+from testing import scripted
+from testing.scripted import ScriptedServer, for_tool, tool_calls
 from tests import factories
 from tests.conftest import Cast
 from tests.llm.test_engine_e2e import (  # noqa: F401 - the e2e fixtures: org, conversation, server

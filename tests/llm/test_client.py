@@ -19,11 +19,11 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from copilot.models import Conversation
-from llm import scripted
 from llm.client import ChatClient, ModelFailure, ToolCall, estimate_tokens, sdk_client
 from llm.models import ModelCall, ModelPrice
 from llm.provider import Provider
-from llm.scripted import Reply, ScriptedServer
+from testing import scripted
+from testing.scripted import Reply, ScriptedServer
 from tests.conftest import Cast
 from tests.llm.conftest import tuned
 

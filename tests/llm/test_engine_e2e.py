@@ -26,9 +26,9 @@ from copilot.answering import TurnResult
 from copilot.models import AgentRun, Conversation, Message
 from copilot.selectors import get_conversation_for_org
 from copilot.services import conversation_create
-from llm import scripted
 from llm.models import ModelCall
-from llm.scripted import ScriptedServer, for_tool, tool_calls
+from testing import scripted
+from testing.scripted import ScriptedServer, for_tool, tool_calls
 from tests import factories
 from tests.clock import BUENOS_AIRES
 from tests.conftest import Cast

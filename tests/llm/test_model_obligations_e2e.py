@@ -20,8 +20,8 @@ from agents.models import Agent
 from business.models import EscalationTicket, Organisation
 from copilot import eventlog
 from copilot.models import AgentRun, Conversation, ConversationEvent
-from llm import scripted
-from llm.scripted import ScriptedServer, for_tool, tool_calls
+from testing import scripted
+from testing.scripted import ScriptedServer, for_tool, tool_calls
 from tests.conftest import Cast
 from tests.copilot.test_consumer import _open, _receive
 from tests.llm import test_engine_e2e as engine_tests

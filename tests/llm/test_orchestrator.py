@@ -27,10 +27,10 @@ from copilot.orchestrator import (
     tool_description,
     verbatim_query,
 )
-from llm import scripted
 from llm.client import ChatClient, ModelFailure, ToolCall
 from llm.models import ModelCall
 from llm.provider import Provider
+from testing import scripted
 from tests.conftest import Cast
 from tests.llm.conftest import tuned
 

@@ -12,8 +12,8 @@ from business.models import CustomerProfile, Organisation
 from copilot import profiles
 from copilot.models import Conversation
 from copilot.services import conversation_create, message_add
-from llm import scripted
-from llm.scripted import ScriptedServer
+from testing import scripted
+from testing.scripted import ScriptedServer
 from tests import factories
 from tests.conftest import Cast
 

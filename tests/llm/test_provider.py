@@ -9,7 +9,7 @@ import pytest
 from cryptography.fernet import Fernet
 from django.db import connection
 
-from llm import secrets
+from common import secrets
 from llm.models import ProviderSettings
 from llm.provider import effective_engine, provider_for, provider_overridden
 from tests.conftest import Cast
@@ -40,7 +40,7 @@ def no_environment(settings: Any) -> Any:
 
 def _own(cast: Cast, key: str = ORG_KEY, **fields: Any) -> ProviderSettings:
     row = ProviderSettings(organisation=cast.org, **fields)
-    row.set_api_key(key)
+    row.api_key = key
     row.save()
     return row
 
@@ -127,7 +127,7 @@ def test_another_organisations_settings_are_never_used(
     cast: Cast, no_environment: Any, settings: Any
 ) -> None:
     foreign = ProviderSettings(organisation=cast.other_org, base_url="http://frio-norte/v1")
-    foreign.set_api_key("sk-frio-norte")
+    foreign.api_key = "sk-frio-norte"
     foreign.save()
 
     assert provider_for(cast.org) is None

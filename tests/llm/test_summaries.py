@@ -13,9 +13,9 @@ from copilot import memory as wm
 from copilot import memory_tasks, summaries
 from copilot.models import Conversation
 from copilot.services import conversation_create, message_add
-from llm import scripted
 from llm.models import ModelCall
-from llm.scripted import ScriptedServer
+from testing import scripted
+from testing.scripted import ScriptedServer
 from tests.conftest import Cast
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -7,6 +7,7 @@ import collections
 import pytest
 
 from agents.defaults import default_specs
+from common.text import fold
 from nlu.corpus import Line, Records, generate, split_of, training_lines
 from nlu.corpus.families import FAMILIES
 from nlu.corpus.lexicon import (
@@ -21,7 +22,6 @@ from nlu.corpus.lexicon import (
     TIMES_ES,
 )
 from nlu.entities import extract_entities
-from nlu.normalize import fold
 from nlu.values import Vocabulary
 from tests.nlu.conftest import make_context
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from common.text import fold
 from nlu import Router, Task
 from nlu.finding import asks_to_find, one_typo, same_or_new
-from nlu.normalize import fold
 from nlu.ordering import apply_labelling_rules
 from tests.nlu.conftest import make_context
 from tests.nlu.training_examples import specs

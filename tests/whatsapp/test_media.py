@@ -29,7 +29,7 @@ from copilot.services import conversation_create
 from llm.client import IMAGE_TOKENS, ModelFailure, estimate_tokens
 from llm.media import parse_reading
 from llm.models import ModelCall
-from llm.scripted import ScriptedServer, for_transcription, has_image, status, text, transcript
+from testing.scripted import ScriptedServer, for_transcription, has_image, status, text, transcript
 from tests import factories
 from tests.conftest import Cast
 from whatsapp import graph as graph_client
@@ -103,10 +103,10 @@ def accounts(cast: Cast) -> None:
     for org, number, secret in ((cast.org, NUMBER, SECRET),
                                 (cast.other_org, OTHER_NUMBER, OTHER_SECRET)):  # fmt: skip
         account = WhatsAppAccount(organisation=org)
-        account.set_phone_number_id(number)
-        account.set_app_secret(secret)
-        account.set_verify_token(f"verify-{number}")
-        account.set_access_token(f"token-{number}")
+        account.phone_number_id = number
+        account.app_secret = secret
+        account.verify_token = f"verify-{number}"
+        account.access_token = f"token-{number}"
         account.save()
 
 

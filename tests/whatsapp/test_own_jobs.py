@@ -173,10 +173,10 @@ def graph(settings: Any) -> Iterator[FakeGraph]:
 @pytest.fixture
 def account(cast: Cast) -> WhatsAppAccount:
     account = WhatsAppAccount(organisation=cast.org)
-    account.set_phone_number_id(NUMBER)
-    account.set_app_secret(SECRET)
-    account.set_verify_token("verify")
-    account.set_access_token("token-clima")
+    account.phone_number_id = NUMBER
+    account.app_secret = SECRET
+    account.verify_token = "verify"
+    account.access_token = "token-clima"
     account.save()
     return account
 

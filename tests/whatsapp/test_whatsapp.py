@@ -48,10 +48,10 @@ def graph(settings: Any) -> Iterator[FakeGraph]:
 
 def _account(org: Any, number: str, secret: str, token: str, **extra: Any) -> WhatsAppAccount:
     account = WhatsAppAccount(organisation=org, **extra)
-    account.set_phone_number_id(number)
-    account.set_app_secret(secret)
-    account.set_verify_token(token)
-    account.set_access_token(f"token-{number}")
+    account.phone_number_id = number
+    account.app_secret = secret
+    account.verify_token = token
+    account.access_token = f"token-{number}"
     account.save()
     return account
 

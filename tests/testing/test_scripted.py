@@ -13,8 +13,8 @@ import httpx2
 import openai
 import pytest
 
-from llm import scripted
-from llm.scripted import ScriptedServer
+from testing import scripted
+from testing.scripted import ScriptedServer
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""Secrets at rest: organisations' API keys are stored as Fernet tokens, never as plain text.
+"""Secrets at rest: organisations' API keys and WhatsApp credentials are stored as Fernet
+tokens, never as plain text. A model names each one with an `EncryptedText` over its column.
 
 The key is `settings.FIELD_ENCRYPTION_KEY` (a Fernet key, or any string, which is hashed into
 one) or, when that is empty, derived from SECRET_KEY. Tokens made under the SECRET_KEY-derived
@@ -11,6 +12,7 @@ import base64
 import binascii
 import hashlib
 import logging
+from typing import Any, Self, overload
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from django.conf import settings
@@ -53,3 +55,38 @@ def decrypt(token: str) -> str:
     except InvalidToken:
         logger.warning("a stored secret cannot be decrypted with the current keys")
         return ""
+
+
+def digest(plain: str) -> str:
+    """A stable digest of a secret, to find a row again by it (the token changes each time)."""
+    return hashlib.sha256(plain.strip().encode()).hexdigest() if plain.strip() else ""
+
+
+class EncryptedText:
+    """A secret's plain text on a model, kept encrypted in a text column of its own:
+    `api_key = EncryptedText("api_key_encrypted")`. Reading decrypts ("" when unreadable);
+    assigning strips and encrypts, and with `digest_column` also stores the digest there.
+
+    A descriptor over the existing column rather than a field class, so the schema (and the
+    migrations) stay as they were and the admin and the forgetting sweep still see the column.
+    """
+
+    def __init__(self, column: str, *, digest_column: str = "") -> None:
+        self.column = column
+        self.digest_column = digest_column
+
+    @overload
+    def __get__(self, instance: None, owner: type[Any]) -> Self: ...
+
+    @overload
+    def __get__(self, instance: object, owner: type[Any]) -> str: ...
+
+    def __get__(self, instance: object | None, owner: type[Any]) -> Self | str:
+        if instance is None:
+            return self
+        return decrypt(getattr(instance, self.column))
+
+    def __set__(self, instance: object, plain: str) -> None:
+        setattr(instance, self.column, encrypt(plain.strip()))
+        if self.digest_column:
+            setattr(instance, self.digest_column, digest(plain))

@@ -1,0 +1,130 @@
+"""Socket plumbing: group sends from worker threads on the web process's loop, and read-only
+sockets on one group (the live approvals count, the suggestions count).
+
+A `GroupConsumer` subclass says which group a signed-in user may join (`admit`; the
+organisation's version, with its tenancy check, is `business/sockets.py`) and what it sends on
+connect and on each group message. It closes with 4401 for a visitor and 4403 for someone not
+admitted, and takes no frames: those pages act through forms. Without a channel layer it still
+accepts and sends its first frame; the page polls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import threading
+from collections.abc import Coroutine
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from channels.layers import get_channel_layer
+
+logger = logging.getLogger(__name__)
+
+CLOSE_UNAUTHENTICATED = 4401
+CLOSE_FORBIDDEN = 4403
+SEND_TIMEOUT_S = 5.0
+
+_loop: asyncio.AbstractEventLoop | None = None  # the web process's event loop, when it has one
+_private: asyncio.AbstractEventLoop | None = None  # a loop of our own for other processes
+_private_lock = threading.Lock()
+
+
+# --- the event loop every live send runs on --------------------------------------------------
+
+
+def send_to_group(group: str, message: dict[str, Any]) -> bool:
+    """A group send from a worker thread, on the web process's loop; False (logged) when the
+    channel layer failed — what is sent this way must also be readable from the database."""
+    layer = get_channel_layer()
+    if layer is None:
+        return False
+    try:
+        _run(layer.group_send(group, message))
+    except Exception as exc:
+        logger.warning("live send to %s failed: %s", group, exc)
+        return False
+    return True
+
+
+def use_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """The web process's loop: sends from its worker threads run there (the in-memory channel
+    layer is bound to it). A consumer calls this when a socket connects."""
+    global _loop
+    _loop = loop
+
+
+def _target_loop() -> asyncio.AbstractEventLoop:
+    global _private
+    if _loop is not None and not _loop.is_closed():
+        return _loop
+    with _private_lock:
+        if _private is None or _private.is_closed():
+            _private = asyncio.new_event_loop()
+            threading.Thread(
+                target=_private.run_forever, name="copilot-events", daemon=True
+            ).start()
+        return _private
+
+
+def _run(coroutine: Coroutine[Any, Any, Any]) -> Any:
+    loop = _target_loop()
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if running is loop:
+        coroutine.close()
+        raise RuntimeError("publish from a worker thread, not from the event loop itself")
+    future = asyncio.run_coroutine_threadsafe(coroutine, loop)
+    try:
+        return future.result(timeout=SEND_TIMEOUT_S)
+    except concurrent.futures.TimeoutError:
+        future.cancel()
+        raise
+
+
+# --- the read-only group sockets -------------------------------------------------------------
+
+
+class GroupConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels ships no types
+    group = ""
+
+    def admit(self, user: Any, session: Any) -> str | None:
+        """The group this signed-in user joins, or None to refuse. Runs on a worker thread, so
+        it may read the database; `session` is None without the session middleware."""
+        raise NotImplementedError
+
+    async def hello(self) -> None:
+        """The first frame, sent once the socket is accepted."""
+
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            await self.close(code=CLOSE_UNAUTHENTICATED)
+            return
+        group = await database_sync_to_async(self.admit)(user, self.scope.get("session"))
+        if group is None:
+            await self.close(code=CLOSE_FORBIDDEN)
+            return
+        use_loop(asyncio.get_running_loop())  # sends from worker threads reach this loop
+        self.group = group
+        try:
+            await self.channel_layer.group_add(self.group, self.channel_name)
+        except Exception as exc:  # no live channel: the page still works, by polling or reloading
+            logger.warning("%s: no live channel (%s)", self.group, exc)
+            self.group = ""
+        await self.accept()
+        await self.hello()
+
+    async def disconnect(self, code: int) -> None:
+        if self.group:
+            try:
+                await self.channel_layer.group_discard(self.group, self.channel_name)
+            except Exception:
+                logger.debug("group_discard failed", exc_info=True)
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        """Frames are not commands here: the page's forms act."""
