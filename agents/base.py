@@ -120,7 +120,7 @@ class Step:
     engine: str = "embedded"
     # What the orchestrator model said of earlier turns when the user switched topic (llm only).
     prior_context: str = ""
-    # A clarification reply: the step resumes a pending intent (copilot/clarify.py).
+    # A clarification reply: the step resumes a pending intent (copilot/orchestration/clarify.py).
     resumed: bool = False
     # A reroute: the agent that yielded this step before (its misroute, in the metrics).
     rerouted_from: str = ""

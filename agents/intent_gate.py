@@ -36,7 +36,7 @@ _ASKED: dict[str, Promise] = {
     "ticket_id": gettext_lazy("which ticket"),
     "address": gettext_lazy("the address"),
 }
-# The clarification slot (copilot/clarify.py) a missing entity is asked as.
+# The clarification slot (copilot/orchestration/clarify.py) a missing entity is asked as.
 _SLOTS = {"job_id": "job"}
 
 

@@ -13,12 +13,13 @@ demo organisation in a fresh SQLite database (a temporary folder, like bench/ws_
   orchestrator call and runs them at once; the supervisor hands off one per call, the way
   langgraph-supervisor works (its parallel handoffs lose agents: issue 230 of its repository).
 
-Ours: `copilot.graph.run_graph(TurnRun(ctx=TurnContext(...), engine, llm, stream))` — the engine
-and the turn's model client from `copilot.engines.open_for`, as copilot/turn.py does — for the
-demo organisation with `engine="llm"` and the environment's provider pointing at the scripted
-server: the orchestrator model's
-`ask_<agent>` call, the agent's tool loop (agents/llm_agent.py) through `Runner.call` (whitelist,
-plan budget, approval gate, tool events), concurrent steps, compose. It includes what the graph
+Ours: `copilot.orchestration.graph.run_graph(TurnRun(ctx=TurnContext(...), engine, llm,
+stream))` — the engine and the turn's model client from
+`copilot.orchestration.engines.open_for`, as copilot/answering.py does — for the demo
+organisation with `engine="llm"` and the environment's provider pointing at the scripted
+server: the orchestrator model's `ask_<agent>` call, the agent's tool loop (agents/llm_agent.py)
+through `Runner.call` (whitelist, plan budget, approval gate, tool events), concurrent steps,
+compose. It includes what the graph
 itself writes (a ModelCall row per model call, an AgentRun row per step) but not the turn's
 message storage (`copilot.turn`), because the baseline stores nothing either; the user message
 is stored once and every turn reuses it, so both sides see no history.
@@ -152,10 +153,10 @@ def ours(world: World, scenario: Delegation, clock: RequestClock) -> Sample:
 
     from agents.context import TurnContext
     from agents.selectors import agents_for_org
-    from copilot import engines
-    from copilot.graph import run_graph
-    from copilot.state import TurnRun
-    from copilot.streaming import TextStream
+    from copilot.orchestration import engines
+    from copilot.orchestration.graph import run_graph
+    from copilot.orchestration.state import TurnRun
+    from copilot.orchestration.streaming import TextStream
 
     events: list[Any] = []
     ctx = TurnContext(

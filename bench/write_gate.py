@@ -10,7 +10,7 @@ would settle it, without running a handler:
 - *before* (the gate of main): a step runs when its confidence clears its agent's threshold;
   below it, the step yields and the first candidate of another agent that clears its own gate
   runs instead;
-- *after* (copilot/write_gate.py): a doubtful write — a question, below its gate, a weak
+- *after* (orchestration/write_gate.py): a doubtful write — a question, below its gate, a weak
   statement, a job write that names no job — runs the best reading that writes nothing, or asks
   (nothing runs); otherwise as before.
 
@@ -49,7 +49,7 @@ from agents.models import Agent  # noqa: E402
 from agents.selectors import agents_for_org, intent_specs  # noqa: E402
 from agents.services import agents_install_defaults  # noqa: E402
 from business.models import Organisation  # noqa: E402
-from copilot import write_gate  # noqa: E402
+from copilot.orchestration import write_gate  # noqa: E402
 from copilot.router_cache import router_for  # noqa: E402
 from evaluation.metrics import Case  # noqa: E402
 from evaluation.services import load_cases  # noqa: E402
@@ -89,7 +89,7 @@ Writes = Callable[[str], bool]
 
 
 def writes_of(organisation: Organisation) -> Writes:
-    """Whether an intent writes, as the registry says (what copilot.delegate.writes asks)."""
+    """Whether an intent writes, as the registry says (what orchestration.delegate.writes asks)."""
     writing = {spec.name for spec in intent_specs(organisation) if spec.writes}
     return writing.__contains__
 

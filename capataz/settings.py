@@ -435,7 +435,7 @@ FIELD_ENCRYPTION_KEY = env_str("FIELD_ENCRYPTION_KEY", "")
 # --- Chat limits ---
 COPILOT_MAX_MESSAGE_CHARS = env_int("COPILOT_MAX_MESSAGE_CHARS", 4000, minimum=1)
 
-# --- The turn (copilot/nodes.py) ---
+# --- The turn (copilot/orchestration/nodes.py) ---
 # Clarifying questions in a row before a step must make its best choice (O8).
 COPILOT_MAX_CLARIFICATIONS = env_int("COPILOT_MAX_CLARIFICATIONS", 2, minimum=0)
 # Earlier messages the models read (llm and hybrid engines).

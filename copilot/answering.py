@@ -25,20 +25,17 @@ from agents.events import (
     UsageEvent,
 )
 from agents.selectors import agents_for_org
-from copilot import (
-    engines,
-    eventlog,
-    replies,
-)
+from copilot import eventlog
 from copilot.answers import steps_for_turn
 from copilot.channels import channel_of
 from copilot.models import Conversation, Message, Turn
+from copilot.orchestration import engines, replies
+from copilot.orchestration.state import TurnRun
+from copilot.orchestration.streaming import TextStream
 from copilot.services import (
     message_add,
     turn_finish,
 )
-from copilot.state import TurnRun
-from copilot.streaming import TextStream
 from llm.selectors import turn_usage
 
 logger = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from copilot.models import Conversation, Message, Turn
-    from copilot.state import TurnRun, TurnState
+    from copilot.orchestration.state import TurnRun, TurnState
 
 Emit = Callable[[Any], None]
 

@@ -16,8 +16,8 @@ from django.utils.translation import override
 
 from approvals.models import PendingAction
 from approvals.services import action_decide, may_decide
-from copilot import replies
 from copilot.models import Turn
+from copilot.orchestration import replies
 from nlu.decisions import DecisionOrder, summary_matches
 
 LISTED = 5  # pending actions named when the order matches several or none

@@ -23,16 +23,14 @@ from agents.events import (
 from agents.models import Suggestion
 from approvals.models import PendingAction
 from business.hygiene import text_problem
-from copilot import (
-    eventlog,
-    replies,
-)
+from copilot import eventlog
 from copilot.models import Conversation, ConversationEvent, Message, Turn
+from copilot.orchestration import replies
+from copilot.orchestration.state import SuggestionPayload
 from copilot.services import (
     conversation_create,
     message_add,
 )
-from copilot.state import SuggestionPayload
 from nlu.language import detect_language
 
 logger = logging.getLogger(__name__)

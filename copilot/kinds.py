@@ -15,16 +15,7 @@ from django.db import transaction
 from agents.models import Suggestion
 from agents.proactive.services import suggestion_settle
 from approvals.models import PendingAction
-from copilot import (
-    checkpoints,
-    clarify,
-    direct_line,
-    memory_tasks,
-    panel,
-    profiles,
-    replies,
-)
-from copilot import memory as wm
+from copilot import memory_tasks, panel, profiles
 from copilot.answering import (
     Produced,
     TurnResult,
@@ -36,16 +27,18 @@ from copilot.answering import (
 )
 from copilot.channels import channel_of
 from copilot.decisions import answer_order
-from copilot.graph import pause, resume, run_graph
 from copilot.models import Conversation, Message, Turn
+from copilot.orchestration import checkpoints, clarify, direct_line, replies
+from copilot.orchestration import memory as wm
+from copilot.orchestration.graph import pause, resume, run_graph
+from copilot.orchestration.resume import run_decision_alone
+from copilot.orchestration.state import Followup, SuggestionPayload, TurnRun, TurnState, UndoPayload
 from copilot.proposals import run_proposal
-from copilot.resume import run_decision_alone
 from copilot.services import (
     conversation_state_update,
     message_add,
     turn_finish,
 )
-from copilot.state import Followup, SuggestionPayload, TurnRun, TurnState, UndoPayload
 from nlu.decisions import DecisionOrder
 from nlu.language import detect_language
 from nlu.values import ending

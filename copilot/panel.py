@@ -2,8 +2,8 @@
 the chat, and the actions under each answer.
 
 - `subject_for`: the customer (or job) the conversation's working state is about
-  (copilot/memory.py keeps it), with what the office needs at hand: contact, address, open jobs,
-  balance, equipment and the learnt profile (P3).
+  (copilot/orchestration/memory.py keeps it), with what the office needs at hand: contact,
+  address, open jobs, balance, equipment and the learnt profile (P3).
 - `answer_actions`: per answer, the records its turn wrote (to open them), the held actions it
   filed (a card a manager decides inline, through `approvals.services.action_decide`), and an
   *undo* where the registry gives the intent that wrote a job an inverse (`undone_by`: a booking
@@ -37,11 +37,12 @@ from business.forms import PROFILE_LABELS
 from business.models import Customer, Equipment, Job, Membership
 from business.profiles import customer_profile_fields, profile_rows
 from business.selectors import invoices_with_balance, open_jobs
-from copilot import eventlog, replies
-from copilot.memory import RECORDS
+from copilot import eventlog
 from copilot.models import Conversation, Message, Turn
+from copilot.orchestration import replies
+from copilot.orchestration.memory import RECORDS
+from copilot.orchestration.state import TurnRun, UndoPayload
 from copilot.services import message_add
-from copilot.state import TurnRun, UndoPayload
 from nlu.values import Entities, IntentSpec, IntentSpecs, specs_by_name
 
 OPEN_JOBS_SHOWN = 5

@@ -19,8 +19,8 @@ from typing import Any
 
 from business.models import Organisation
 from business.profiles import VALUE_CHARS, ProfileField, profile_field, usual_slot
-from copilot.engines import guarded_client
 from copilot.models import Message
+from copilot.orchestration.engines import guarded_client
 from llm.client import ChatClient, ModelFailure
 from llm.fencing import fence
 from llm.provider import engine_for

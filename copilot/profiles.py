@@ -38,8 +38,8 @@ from business.profiles import DAY_NAMES, ProfileField, customer_profile_learn, p
 from business.scheduling import day_part_of
 from common.text import fold
 from copilot import profile_model
-from copilot.memory import RECORDS
 from copilot.models import Conversation, Message
+from copilot.orchestration.memory import RECORDS
 from nlu.normalize import words
 from nlu.style import read_brevity, read_register, stated_preference
 

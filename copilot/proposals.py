@@ -16,8 +16,8 @@ from agents.base import Chain, Runner, Step
 from agents.models import Agent, Suggestion
 from agents.proactive.services import suggestion_settle
 from approvals.models import PendingAction
-from copilot import replies
-from copilot.state import TurnRun
+from copilot.orchestration import replies
+from copilot.orchestration.state import TurnRun
 from nlu.values import Entities
 
 State = Suggestion.State

@@ -1,6 +1,6 @@
 """The working memory's summary written by a model (O9, llm engine), bounded and never required.
 
-Every turn stores the extractive summary at once (copilot/memory.py: deterministic, always
+Every turn stores the extractive summary at once (orchestration/memory.py: deterministic, always
 there). On a model engine a job then asks the model for the gist of the conversation — a few
 short lines of what it is about and what is still open — and keeps the extractive facts (who,
 which jobs, what waits for approval) as they are: the model adds prose, never numbers. The gist
@@ -15,9 +15,9 @@ import logging
 
 from django.db import close_old_connections
 
-from copilot.engines import guarded_client
-from copilot.memory import LINE_CHARS, SUMMARY_LINES
 from copilot.models import Conversation
+from copilot.orchestration.engines import guarded_client
+from copilot.orchestration.memory import LINE_CHARS, SUMMARY_LINES
 from copilot.selectors import recent_messages
 from llm import answers
 from llm.client import ChatClient, ModelFailure

@@ -21,8 +21,9 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from copilot import checkpoints, memory_tasks, runner
+from copilot import memory_tasks, runner
 from copilot.models import ConversationEvent, Turn
+from copilot.orchestration import checkpoints
 
 logger = logging.getLogger(__name__)
 

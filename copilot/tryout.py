@@ -26,7 +26,7 @@ from agents.context import TurnContext
 from agents.models import Agent
 from agents.selectors import agents_for_org, intent_specs, training_examples
 from business.models import Organisation
-from copilot import engines
+from copilot.orchestration import engines
 from copilot.router_cache import router_for, vocabulary_for
 from nlu import Router, build_router
 from nlu.values import Context, Example, Task

@@ -32,13 +32,8 @@ from agents.events import (
 from agents.models import ToolCall
 from agents.selectors import agents_for_org
 from business.models import Organisation
-from copilot import (
-    engines,
-    replies,
-)
 from copilot.answering import TurnResult, completed_event, emitter, error_event
 from copilot.channels import channel_of
-from copilot.graph import get_graph
 from copilot.kinds import (
     answer_with_graph,
     left_to_a_person,
@@ -48,12 +43,14 @@ from copilot.kinds import (
     run_undo,
 )
 from copilot.models import AgentRun, Message, Turn
+from copilot.orchestration import engines, replies
+from copilot.orchestration.graph import get_graph
+from copilot.orchestration.state import SuggestionPayload, UndoPayload
 from copilot.router_cache import router_for
 from copilot.services import (
     message_add,
     turn_seal,
 )
-from copilot.state import SuggestionPayload, UndoPayload
 from llm.client import sdk_client
 from llm.provider import engine_for
 from nlu.acts import shipped_model

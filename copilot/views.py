@@ -31,9 +31,10 @@ from business.hygiene import text_problem
 from business.roles import can, permission_required
 from business.scheduling import Slot, next_free_slots
 from business.services import service_duration
-from copilot import direct_line, tasks, tryout
+from copilot import tasks, tryout
 from copilot.intake import accept_suggestion
 from copilot.models import Conversation, Message, Turn
+from copilot.orchestration import direct_line
 from copilot.selectors import (
     conversations_for_user,
     get_conversation_for_user,

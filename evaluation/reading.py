@@ -3,9 +3,9 @@ turn would act on. No agent and no tool runs, so nothing is written but the mode
 
 - *embedded*: the router's reading.
 - *llm*: the orchestrator model plans every case through the turn's own
-  `copilot.engines.plan_with_model` (its `ask_<agent>` calls become steps with intents).
+  `orchestration.engines.plan_with_model` (its `ask_<agent>` calls become steps with intents).
 - *hybrid*: the embedded reading, unless a step is below its agent's gate
-  (`copilot.engines.model_reads`).
+  (`copilot.orchestration.engines.model_reads`).
 
 A model failure counts as the embedded reading, which is what the turn answers with, and the case
 says why (`fallback`). Each case is a turn of its own for the model: its own deadline and token
@@ -25,10 +25,10 @@ from agents.context import TurnContext
 from agents.models import Agent
 from agents.selectors import agents_for_org
 from business.models import Organisation
-from copilot import engines
-from copilot.memory import WorkingMemory
-from copilot.state import Reading, TurnRun, TurnState
-from copilot.streaming import TextStream
+from copilot.orchestration import engines
+from copilot.orchestration.memory import WorkingMemory
+from copilot.orchestration.state import Reading, TurnRun, TurnState
+from copilot.orchestration.streaming import TextStream
 from evaluation.metrics import Case, Prediction
 from llm.client import ModelFailure
 from llm.provider import Provider

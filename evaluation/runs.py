@@ -21,7 +21,7 @@ from django.utils.translation import gettext as _
 
 from agents.models import Agent, AgentVersion
 from business.models import Organisation
-from copilot.engines import EMBEDDED
+from copilot.orchestration.engines import EMBEDDED
 from copilot.tryout import AgentEdits, _router_with
 from evaluation import live
 from evaluation.datasets import as_eval_case

@@ -28,7 +28,7 @@ from django.utils.text import slugify
 from agents.models import Agent, AgentIntent
 from agents.services import agents_install_defaults
 from business.models import Organisation
-from copilot.engines import EMBEDDED
+from copilot.orchestration.engines import EMBEDDED
 from copilot.router_cache import router_for, vocabulary_for
 from evaluation import jsonlines
 from evaluation.metrics import (

@@ -2,8 +2,9 @@
 
 A question leaves a slot open (a date, a job, one of the listed options, yes or no…). These
 checks read the reply's words alone — no records, no classifier — and say what kind of reply it
-is: a "never mind", a "no sé", garbage, or words of the type the slot needs. copilot/clarify.py
-makes the decision with them (and with what the router read in the reply).
+is: a "never mind", a "no sé", garbage, or words of the type the slot needs.
+copilot/orchestration/clarify.py makes the decision with them (and with what the router read in
+the reply).
 """
 
 from __future__ import annotations

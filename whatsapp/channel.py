@@ -16,8 +16,8 @@ from copilot.answering import Produced, TurnResult, answer_turn, fail_turn, open
 from copilot.channels import Channel, Emit
 from copilot.kinds import answer_with_graph
 from copilot.models import Conversation, Message, Turn
+from copilot.orchestration.state import TurnRun, TurnState
 from copilot.services import conversation_state_update
-from copilot.state import TurnRun, TurnState
 from whatsapp import customers, routing
 from whatsapp.outbox import outbox_add
 

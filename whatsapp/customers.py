@@ -31,10 +31,10 @@ from business.models import Customer, Invoice, Quote
 from business.selectors import scoped
 from business.validators import normalise_phone
 from common.text import fold
-from copilot import replies
 from copilot.models import Conversation, Message
+from copilot.orchestration import replies
+from copilot.orchestration.state import TurnRun
 from copilot.services import conversation_state_update, message_add
-from copilot.state import TurnRun
 from nlu import privacy
 from nlu.values import Entities
 

@@ -23,8 +23,9 @@ from django.utils import timezone
 
 from agents.events import AcceptedEvent, CompletedEvent
 from common.sockets import send_to_group
-from copilot import eventlog, replies
+from copilot import eventlog
 from copilot.models import Conversation, Message
+from copilot.orchestration import replies
 from copilot.services import message_add
 from nlu.language import detect_language
 

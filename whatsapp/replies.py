@@ -3,7 +3,7 @@ read, media received, kept, refused or read."""
 
 from __future__ import annotations
 
-from copilot.replies import t
+from copilot.orchestration.replies import t
 
 
 def text_only(language: str) -> str:

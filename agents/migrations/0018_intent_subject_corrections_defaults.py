@@ -2,7 +2,7 @@
 
 What the record an intent acts on is, what a correction right after its write reads as, what a
 pick among its offered options reads as and what a request pointing at an existing record reads
-as moved from code tables (copilot/nodes.py, copilot/write_gate.py, nlu/router.py) into the
+as moved from code tables (copilot/orchestration/nodes.py, copilot/orchestration/write_gate.py, nlu/router.py) into the
 registry (issue 24). Intents an organisation added keep the fields' defaults. Reversing leaves
 the values: the previous migration drops the fields.
 """

@@ -63,7 +63,7 @@ def _child_setup(database: str, blocker: Any) -> None:
     """In the server's process, before it serves: the test database (open to every thread:
     pytest-django's block was inherited with the fork), the scripted router and the test
     handlers over the real tools."""
-    from copilot import nodes
+    from copilot.orchestration import nodes
 
     blocker.unblock()
 

@@ -24,11 +24,12 @@ from agents.models import Agent
 from agents.selectors import agents_for_org, intent_specs
 from agents.services import agent_save, agents_install_defaults
 from business.models import Organisation
-from copilot import nodes, router_cache
+from copilot import router_cache
 from copilot.models import Conversation
+from copilot.orchestration import nodes
+from copilot.orchestration.state import TurnRun
+from copilot.orchestration.streaming import TextStream
 from copilot.services import conversation_create, message_add
-from copilot.state import TurnRun
-from copilot.streaming import TextStream
 from nlu.values import (
     Context,
     Directive,

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from agents.base import Clarification, Outcome, Runner, Step
-from copilot.graph import run_graph
 from copilot.models import AgentRun, Conversation
+from copilot.orchestration.graph import run_graph
 from evaluation.agent_metrics import agent_metrics, period_from
 from tests.conftest import Cast
 from tests.copilot.conftest import Emitted, ScriptedRouter, make_run, task
@@ -27,7 +27,7 @@ def _turn(cast: Cast, conversation: Conversation, text: str) -> list[AgentRun]:
 def test_a_reroute_is_recorded_on_both_runs_and_counted(
     cast: Cast, conversation: Conversation, router: ScriptedRouter
 ) -> None:
-    # A read below its gate yields (a doubtful *write* asks instead: copilot/write_gate.py).
+    # A read below its gate yields (a doubtful *write* asks instead: orchestration/write_gate.py).
     router.script["lo de Juan"] = [
         task("search_customer", 0.2, candidates=[("check_availability", 0.5)])
     ]

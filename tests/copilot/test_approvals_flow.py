@@ -22,8 +22,9 @@ from approvals import tasks as approval_tasks
 from approvals.models import ApprovalEvent, PendingAction
 from approvals.services import action_decide, execution_start
 from business.models import Job
-from copilot import checkpoints, eventlog, runner, tasks
+from copilot import eventlog, runner, tasks
 from copilot.models import Conversation, Message, Turn
+from copilot.orchestration import checkpoints
 from copilot.services import conversation_create
 from tests import factories
 from tests.conftest import Cast

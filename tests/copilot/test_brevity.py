@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from copilot.replies import briefer, in_customer_style
+from copilot.orchestration.replies import briefer, in_customer_style
 
 SLOTS = (
     "Hay lugar:\n1. martes 9:00\n2. martes 10:00\n3. martes 11:00\n4. miércoles 9:00\n"

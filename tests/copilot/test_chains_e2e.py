@@ -28,7 +28,7 @@ from approvals.models import PendingAction
 from business.models import Customer, Invoice, Job, Organisation
 from business.scheduling import active_technicians, technicians_free
 from business.validators import format_phone
-from copilot.replies import intent_phrase
+from copilot.orchestration.replies import intent_phrase
 from tests import factories
 from tests.copilot.test_intents_e2e import (
     Demo,

@@ -19,8 +19,8 @@ from django.utils import timezone
 
 from approvals.models import PendingAction
 from business.models import EscalationTicket, Job
-from copilot.clarify import PENDING
 from copilot.models import Conversation
+from copilot.orchestration.clarify import PENDING
 from tests.copilot.test_intents_e2e import (
     OPEN,
     Demo,

@@ -9,7 +9,7 @@ import datetime
 
 import pytest
 
-from copilot.clarify import Heard, Pending, Verdict, judge
+from copilot.orchestration.clarify import Heard, Pending, Verdict, judge
 from nlu.values import Entities
 from tests.nlu.test_answers import JOBS
 

@@ -19,8 +19,8 @@ import pytest
 
 from business.models import Customer, Job
 from common.text import strip_accents
-from copilot.clarify import PENDING
 from copilot.models import Conversation
+from copilot.orchestration.clarify import PENDING
 from tests.copilot.test_intents_e2e import (
     Demo,
     DemoDatabase,

@@ -13,9 +13,10 @@ from agents.defaults import default_specs
 from agents.models import Agent, AgentIntent
 from approvals.models import PendingAction
 from business.models import Customer, EscalationTicket, Job
-from copilot import nodes, router_cache
-from copilot.graph import build_graph, get_graph, run_graph
+from copilot import router_cache
 from copilot.models import AgentRun, Conversation
+from copilot.orchestration import nodes
+from copilot.orchestration.graph import build_graph, get_graph, run_graph
 from nlu.tone import read_signals
 from nlu.values import Directive, Task
 from tests import factories

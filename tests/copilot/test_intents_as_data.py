@@ -15,7 +15,7 @@ import pytest
 
 from agents.models import Agent, ToolCall
 from business.models import Job
-from copilot.graph import run_graph
+from copilot.orchestration.graph import run_graph
 from copilot.router_cache import router_for
 from copilot.services import conversation_create
 from copilot.tryout import try_utterance

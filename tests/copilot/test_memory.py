@@ -13,9 +13,10 @@ from django.utils import timezone
 
 from agents.context import TurnContext
 from business.profiles import customer_profile_learn, profile_field
-from copilot import engines, runner, tasks
-from copilot import memory as wm
+from copilot import runner, tasks
 from copilot.models import Conversation
+from copilot.orchestration import engines
+from copilot.orchestration import memory as wm
 from copilot.services import message_add
 from tests import factories
 from tests.conftest import Cast

@@ -14,7 +14,7 @@ from copilot import runner, tasks
 from copilot.consumers import parse_frame
 from copilot.intake import accept_message
 from copilot.models import AgentRun, Conversation, Message
-from copilot.obligations import mentions, obligations_for
+from copilot.orchestration.obligations import mentions, obligations_for
 from tests.conftest import Cast
 from tests.copilot.conftest import ScriptedRouter, task
 from tests.copilot.turns import answer

@@ -19,8 +19,9 @@ from approvals.models import ApprovalEvent, PendingAction
 from business.agenda import agenda_board
 from business.models import Job
 from business.profiles import customer_profile_edit
-from copilot import nodes, panel, runner, tasks
+from copilot import panel, runner, tasks
 from copilot.models import Conversation, Message, Turn
+from copilot.orchestration import nodes
 from copilot.services import conversation_create, message_add
 from tests import factories
 from tests.conftest import Cast

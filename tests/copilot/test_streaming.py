@@ -1,11 +1,11 @@
-"""Retracting streamed text (copilot/streaming.py): what reached the panel is marked by a
+"""Retracting streamed text (orchestration/streaming.py): what reached the panel is marked by a
 `retract` event in its place; a concurrent step's text still buffered is dropped unseen."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from copilot.streaming import LiveSlot, TextStream
+from copilot.orchestration.streaming import LiveSlot, TextStream
 
 
 def stream() -> tuple[TextStream, list[dict[str, Any]]]:

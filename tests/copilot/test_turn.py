@@ -19,9 +19,10 @@ from django.utils import timezone
 from agents.base import Outcome
 from agents.events import EVENT_TYPES
 from agents.models import ToolCall
-from copilot import eventlog, nodes, runner, tasks
+from copilot import eventlog, runner, tasks
 from copilot.intake import MessageRefused, accept_message
 from copilot.models import AgentRun, Conversation, ConversationEvent, Message, Turn
+from copilot.orchestration import nodes
 from copilot.services import conversation_create
 from tests.conftest import Cast
 from tests.copilot.conftest import ScriptedRouter, task

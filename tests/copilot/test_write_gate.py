@@ -1,4 +1,4 @@
-"""The write gate through the graph with a scripted router (copilot/write_gate.py): a doubtful
+"""The write gate through the graph with a scripted router (orchestration/write_gate.py): a doubtful
 write asks which reading was meant — never yields into a hand-off — and the answer runs the
 chosen reading; a question read as a write runs the reading that writes nothing."""
 
@@ -12,8 +12,8 @@ from agents.base import Step
 from agents.defaults import default_specs
 from agents.models import Agent, ToolCall
 from business.models import EscalationTicket, Job
-from copilot import write_gate
 from copilot.models import AgentRun, Conversation
+from copilot.orchestration import write_gate
 from nlu.values import Entities, IntentSpec
 from tests.conftest import Cast
 from tests.copilot.conftest import ScriptedRouter, task

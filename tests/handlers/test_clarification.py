@@ -26,11 +26,11 @@ from agents.phrasing import answered, slot_of, when
 from agents.scheduling.agent import book_job, cancel_job, reschedule
 from approvals.models import PendingAction
 from business.models import Absence, Customer, Job, Technician, Vehicle
-from copilot.delegate import execute_step
+from copilot.orchestration.delegate import execute_step
+from copilot.orchestration.state import TurnRun
+from copilot.orchestration.streaming import TextStream
 from copilot.selectors import consulted_for_turn
 from copilot.services import conversation_create
-from copilot.state import TurnRun
-from copilot.streaming import TextStream
 from nlu.values import Entities
 from tests import factories
 from tests.conftest import Cast

@@ -476,7 +476,7 @@ def test_an_outsider_organisation_never_reaches_this_conversation(
 def test_opening_the_panel_warms_the_model_side_without_calling_the_model(
     org: Organisation, server: ScriptedServer
 ) -> None:
-    from copilot import engines
+    from copilot.orchestration import engines
     from copilot.turn import warm_up
     from nlu.acts import shipped_model
 

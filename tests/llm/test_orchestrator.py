@@ -10,7 +10,7 @@ import pytest
 
 from agents.models import Agent, AgentIntent
 from agents.services import agents_install_defaults
-from copilot.orchestrator import (
+from copilot.orchestration.orchestrator import (
     DESCRIPTION_LIMIT,
     AgentCall,
     Plan,

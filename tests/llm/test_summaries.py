@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from business.models import Organisation
-from copilot import memory as wm
 from copilot import memory_tasks, summaries
 from copilot.models import Conversation
+from copilot.orchestration import memory as wm
 from copilot.services import conversation_create, message_add
 from llm.models import ModelCall
 from testing import scripted

@@ -3,7 +3,7 @@
 `run_chain` is the whole of the graph's `delegate` node. For each step: the confidence gate (a
 step below its agent's threshold yields; one other agent may take it; the second yield of a turn
 hands it to a person), then the agent's handler (embedded) or its model loop (llm). Independent
-llm steps run at once, sharing one live text slot (copilot/streaming.py). Every run — yielded or
+llm steps run at once, sharing one live text slot (streaming.py). Every run — yielded or
 not — leaves one AgentRun row and an agent_start/agent_end pair, and a handler's exception
 becomes a failed outcome with its error instead of sinking the chain.
 """
@@ -27,10 +27,10 @@ from agents.registry import ToolResult
 from business.models import Customer, Job
 from business.selectors import scoped
 from business.services import ticket_create
-from copilot import write_gate
+from copilot.orchestration import write_gate
+from copilot.orchestration.state import Delegation, StepRun, TurnRun, TurnState, Waiting
+from copilot.orchestration.streaming import Writer, concurrency_limit, run_concurrently
 from copilot.services import agent_run_record
-from copilot.state import Delegation, StepRun, TurnRun, TurnState, Waiting
-from copilot.streaming import Writer, concurrency_limit, run_concurrently
 from llm.client import ChatClient, ModelFailure
 from nlu.values import NEVER_ACTS, IntentSpecs, with_role
 
@@ -38,7 +38,7 @@ logger = logging.getLogger(__name__)
 
 LLM = "llm"
 MAX_YIELDS = 2
-# Steps the write gate judges (copilot/write_gate.py): what the router or a model read. A
+# Steps the write gate judges (write_gate.py): what the router or a model read. A
 # directive, an answer to a question, a signal or an obligation is not a guess.
 JUDGED_SOURCES = frozenset({"classifier", "continuation", "model"})
 ASKED = "doubt"  # the source of a step that asked which reading was meant
@@ -152,7 +152,7 @@ def _settle_doubt(
     step: Step,
     sources: dict[int, str],
 ) -> bool | None:
-    """A doubtful write (copilot/write_gate.py) runs the best reading that writes nothing, or
+    """A doubtful write (write_gate.py) runs the best reading that writes nothing, or
     asks which reading was meant; None when the step is not doubtful (or only lacks what its
     handler will ask for). Like `_run_one`: False when the replacement still has to run."""
     source = sources.get(step.index, "classifier")
@@ -186,7 +186,7 @@ def writes(state: TurnState, intent: str) -> bool:
 def _doubt(
     agent: Agent, step: Step, done: Delegation, source: str, state: TurnState, message: str
 ) -> str:
-    """Why this step must not run as read (copilot/write_gate.py), or ""."""
+    """Why this step must not run as read (copilot/orchestration/write_gate.py), or ""."""
     if source == "model":
         if not writes(state, step.intent):
             return ""

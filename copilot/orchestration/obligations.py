@@ -5,8 +5,8 @@ A turn carries "agent X must be consulted" from three places:
   - an agent's rule (its "must be consulted when a message mentions" phrases, e.g. money words
     for Finanzas), and
   - the operator ticking agents under the composer (stored with the message).
-On the embedded engine a missing agent's step is added to the chain (copilot/nodes.py
-`_obliged`); on the llm engine the orchestrator is made to call it (`copilot/orchestrator.py`,
+On the embedded engine a missing agent's step is added to the chain (copilot/orchestration/nodes.py
+`_obliged`); on the llm engine the orchestrator is made to call it (`orchestration/orchestrator.py`,
 `tool_choice`), a bounded number of times. After the chain ran, `unmet` says which were not
 met: recorded as failed in the trace, and the reply says so.
 """

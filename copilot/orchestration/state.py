@@ -18,7 +18,7 @@ client, the text stream. It never becomes state.
 | resume      | `followup` (what the decision led to)        |
 | every node  | `timings` (merged by its reducer)            |
 
-Everything in the state is plain data (the classes are in copilot/checkpoints.py's allowlist):
+Everything in the state is plain data (the classes are in orchestration/checkpoints.py's allowlist):
 a turn that pauses for an approval is checkpointed and may resume in another process.
 """
 
@@ -31,10 +31,10 @@ from agents.base import Chain, Outcome, Step
 from agents.context import TurnContext
 from agents.events import ConsultedAgent
 from agents.models import Agent
-from copilot.clarify import Pending
-from copilot.memory import WorkingMemory
-from copilot.obligations import Obligation
-from copilot.streaming import TextStream
+from copilot.orchestration.clarify import Pending
+from copilot.orchestration.memory import WorkingMemory
+from copilot.orchestration.obligations import Obligation
+from copilot.orchestration.streaming import TextStream
 from llm.client import ChatClient
 from nlu.tone import Signals
 from nlu.values import IntentSpecs, Understanding
@@ -101,7 +101,7 @@ class Reading:
     fallback: dict[str, str] = field(default_factory=dict)  # where and why the model failed
     pending: Pending | None = None  # the open question, unless this message dropped it
     resumed: bool = False  # this message answered it
-    # What the reply to an open question was (copilot/clarify.py `judge`), "" with none open.
+    # What the reply to an open question was (orchestration/clarify.py `judge`), "" with none open.
     verdict: str = ""
 
 

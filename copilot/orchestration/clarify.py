@@ -56,7 +56,7 @@ _KINDS = {
 }  # fmt: skip
 
 
-# "Which reading did you mean?" (copilot/write_gate.py): the slot carries the intents offered,
+# "Which reading did you mean?" (orchestration/write_gate.py): the slot carries the intents offered,
 # in the order the question lists them ("reading:assign_vehicle,check_availability").
 READING = "reading"
 

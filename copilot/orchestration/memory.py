@@ -17,8 +17,8 @@ from typing import Any
 from agents.base import CUSTOMER_ID, CUSTOMER_LABEL, JOB_ID, JOB_LABEL, Mutation
 from agents.defaults import default_specs
 from business.profiles import customer_profile_fields
-from copilot.clarify import PENDING
 from copilot.models import Conversation, Message
+from copilot.orchestration.clarify import PENDING
 from copilot.selectors import recent_messages
 
 RECENT_MESSAGES = 3

@@ -1,7 +1,7 @@
 """The nodes of the orchestrator graph: small typed functions over the turn's state.
 
 `graph.build_graph()` wires them; each node reads what earlier nodes wrote and returns only the
-keys it owns (the table in copilot/state.py). What the turn runs *for* — the organisation, the
+keys it owns (the table in orchestration/state.py). What the turn runs *for* — the organisation, the
 user, the conversation, the event sink — is the run's context (`TurnRun`), not state.
 
 Events go out through `TurnContext.emit` the moment they happen (LangGraph's custom stream would
@@ -26,16 +26,16 @@ from agents.models import Agent
 from agents.phrasing import unable_text
 from approvals.models import PendingAction
 from common.text import fold
-from copilot import clarify, direct_line, engines, obligations, replies
-from copilot import memory as wm
-from copilot.delegate import gated, run_chain
-from copilot.resume import run_decision
+from copilot.orchestration import clarify, direct_line, engines, obligations, replies
+from copilot.orchestration import memory as wm
+from copilot.orchestration.delegate import gated, run_chain
+from copilot.orchestration.resume import run_decision
+from copilot.orchestration.state import Delegation, Reading, Route, StepRun, TurnRun, TurnState
+from copilot.orchestration.streaming import TextStream
+from copilot.orchestration.trace import build_trace
 from copilot.router_cache import router_for, router_with_intents, vocabulary_for
 from copilot.selectors import consulted_for_turn, get_conversation_for_org
 from copilot.services import turn_plan_record
-from copilot.state import Delegation, Reading, Route, StepRun, TurnRun, TurnState
-from copilot.streaming import TextStream
-from copilot.trace import build_trace
 from llm import answers as model_text
 from llm.client import ModelFailure
 from nlu import Router, answers, choices
@@ -767,7 +767,7 @@ def _obliged(
 
 
 def delegate(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
-    """Run the chain: each step through its agent (copilot/delegate.py). The plan is recorded
+    """Run the chain: each step through its agent (orchestration/delegate.py). The plan is recorded
     first, so a turn cut short by a restart can say what it did not get to."""
     plan = [
         {"agent": step.agent, "intent": step.intent, "text": step.text}

@@ -11,9 +11,9 @@ A step that would write is *doubtful* when
 - it acts on a job and nothing says which: no job, customer, technician, day or address in
   the message and nobody under discussion (then only a quiet reading replaces it; without one
   its handler asks for the job, in its own words).
-The delegate node (copilot/delegate.py) then runs the best reading that writes nothing and
+The delegate node (orchestration/delegate.py) then runs the best reading that writes nothing and
 clears its own agent's gate, if there is one; otherwise the step asks ONE short question with
-the top two or three readings, as a clarification (copilot/clarify.py, slot "reading:…"): the
+the top two or three readings, as a clarification (orchestration/clarify.py, slot "reading:…"): the
 answer — "el segundo", "1", or the reading's words — resumes the chosen reading. A doubtful
 write never yields, so it never hands the turn to a person through a ticket either.
 
@@ -31,8 +31,8 @@ from django.utils.translation import gettext
 
 from agents.base import Clarification, Outcome, Step
 from agents.models import Agent
-from copilot import clarify
-from copilot.replies import intent_phrase
+from copilot.orchestration import clarify
+from copilot.orchestration.replies import intent_phrase
 from nlu.acts import imperative, read_act
 from nlu.values import NEVER_ACTS, IntentSpec, IntentSpecs, with_role
 
@@ -61,7 +61,7 @@ def doubt(
 ) -> str:
     """Why a write step is doubtful ("question", "confidence", "statement", "entities"), or "".
     A step `lifted` to its gate because it continues the job under discussion ("pasalo al
-    viernes", copilot/nodes.py) is judged by its act only: the subject is what it acts on.
+    viernes", orchestration/nodes.py) is judged by its act only: the subject is what it acts on.
     `spec` is the step's intent as the registry says (whether it writes on a job)."""
     if never_held(spec):
         return ""

@@ -1,4 +1,4 @@
-"""The orchestrator graph: wiring only. Nodes live in `copilot/nodes.py`.
+"""The orchestrator graph: wiring only. Nodes live in `copilot/orchestration/nodes.py`.
 
     intake → signals → understand → route → delegate → compose → END
 
@@ -8,13 +8,13 @@ final state and pauses with a checkpoint until each decision:
     START → hold ⇄ resume → END
 
 `understand` picks the chain: a directive, the answer to a pending clarification, the embedded
-router, or the orchestrator model (llm / hybrid engines, copilot/engines.py), falling back to the
+router, or the orchestrator model (llm / hybrid engines, engines.py), falling back to the
 embedded reading when the model fails. `route` applies the signals (an emergency goes first) and
-the conversation's subject; `delegate` runs the chain step by step (copilot/delegate.py: gates,
+the conversation's subject; `delegate` runs the chain step by step (delegate.py: gates,
 reroutes, hand-offs, concurrent llm steps); `compose` writes the reply and the trace.
 
 Both are compiled once per process and reused; a turn passes its `TurnRun` as the run context.
-Only the held-turn graph has a checkpointer (copilot/checkpoints.py): a turn without approvals
+Only the held-turn graph has a checkpointer (checkpoints.py): a turn without approvals
 writes no checkpoint at all, and a paused one writes one when it pauses and one per decision.
 """
 
@@ -33,8 +33,8 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from agents.base import load_handlers
-from copilot import checkpoints, nodes
-from copilot.state import TurnRun, TurnState
+from copilot.orchestration import checkpoints, nodes
+from copilot.orchestration.state import TurnRun, TurnState
 
 Node = Callable[[TurnState, Runtime[TurnRun]], TurnState]
 NODES = ("intake", "signals", "understand", "route", "delegate", "compose")

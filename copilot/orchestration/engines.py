@@ -2,7 +2,7 @@
 
 - *embedded*: the router (nlu) decides the chain; handlers answer.
 - *llm*: the orchestrator model calls one `ask_<agent>` tool per request
-  (copilot/orchestrator.py); each call becomes a step whose agent runs its own model loop
+  (orchestration/orchestrator.py); each call becomes a step whose agent runs its own model loop
   (agents/llm_agent.py).
 - *hybrid*: the embedded reading stands when every step clears its agent's confidence gate; the
   model is asked only when one does not.
@@ -24,12 +24,12 @@ from agents.base import Step
 from agents.context import TurnContext
 from agents.models import Agent
 from business.models import Organisation
-from copilot.delegate import LLM
-from copilot.orchestrator import Plan, agent_tool_schemas, orchestrate
+from copilot.orchestration.delegate import LLM
+from copilot.orchestration.orchestrator import Plan, agent_tool_schemas, orchestrate
+from copilot.orchestration.state import Reading, TurnRun, TurnState
+from copilot.orchestration.streaming import Writer
 from copilot.router_cache import registry_fingerprint
 from copilot.selectors import recent_messages
-from copilot.state import Reading, TurnRun, TurnState
-from copilot.streaming import Writer
 from llm.client import ChatClient
 from llm.provider import Provider, engine_for
 from nlu.privacy import ADDRESS, CATEGORIES, Vault

@@ -9,7 +9,7 @@ from typing import Any
 
 from agents.base import CUSTOMER_ID, JOB_ID
 from agents.events import ConsultedAgent
-from copilot.state import StepRun, TurnRun, TurnState
+from copilot.orchestration.state import StepRun, TurnRun, TurnState
 from nlu.values import Understanding
 
 

@@ -18,10 +18,10 @@ from agents.base import Chain, Mutation, Outcome, Runner, Step
 from agents.subjects import job_mutation
 from approvals.models import PendingAction
 from approvals.services import execution_finish, execution_start
-from copilot import replies
-from copilot.delegate import execute_step, gated, yield_step
+from copilot.orchestration import replies
+from copilot.orchestration.delegate import execute_step, gated, yield_step
+from copilot.orchestration.state import Followup, StepRun, TurnRun, TurnState, Waiting
 from copilot.selectors import consulted_for_turn
-from copilot.state import Followup, StepRun, TurnRun, TurnState, Waiting
 from nlu.values import Entities, IntentSpecs
 
 Status = PendingAction.Status
