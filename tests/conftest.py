@@ -160,3 +160,19 @@ def _no_lingering_connections(django_db_setup: None, django_db_blocker: Any) -> 
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
             " WHERE datname = current_database() AND pid <> pg_backend_pid()"
         )
+
+
+@pytest.fixture
+def dispatched(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
+    """Conversations handed to a runner are recorded, not run: the test runs the turns itself
+    (in its own thread: the test database is one connection)."""
+    from copilot import tasks
+
+    calls: list[tuple[int, int]] = []
+
+    def dispatch(organisation_id: int, conversation_id: int) -> bool:
+        calls.append((organisation_id, conversation_id))
+        return True
+
+    monkeypatch.setattr(tasks, "dispatch", dispatch)
+    return calls

@@ -22,7 +22,7 @@ from approvals import tasks as approval_tasks
 from approvals.models import ApprovalEvent, PendingAction
 from approvals.services import action_decide, execution_start
 from business.models import Job
-from copilot import eventlog, runner, tasks
+from copilot import eventlog, runner
 from copilot.models import Conversation, Message, Turn
 from copilot.orchestration import checkpoints
 from copilot.services import conversation_create
@@ -34,23 +34,10 @@ from tests.copilot.turns import answer
 pytestmark = [
     pytest.mark.django_db(transaction=True),  # runners and savers have their own connections
     pytest.mark.usefixtures("registry", "handlers"),
+    pytest.mark.usefixtures("dispatched"),  # turns run by the test itself
 ]
 
 Status = PendingAction.Status
-
-
-@pytest.fixture(autouse=True)
-def dispatched(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
-    """Conversations handed to a runner; the tests run them themselves (`_settle`), in order."""
-    calls: list[tuple[int, int]] = []
-    monkeypatch.setattr(
-        tasks,
-        "dispatch",
-        lambda organisation_id, conversation_id: (
-            calls.append((organisation_id, conversation_id)) or True
-        ),
-    )
-    return calls
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ import pytest
 from django.test import Client
 
 from agents.models import Agent
-from copilot import tasks
 from copilot.models import AgentRun, Conversation, Message
 from nlu.values import Directive
 from tests.conftest import Cast
@@ -20,12 +19,8 @@ from tests.copilot.turns import Answered, answer
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.usefixtures("registry", "handlers"),
+    pytest.mark.usefixtures("dispatched"),  # turns run by the test itself
 ]
-
-
-@pytest.fixture(autouse=True)
-def dispatched(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tasks, "dispatch", lambda organisation_id, conversation_id: True)
 
 
 @pytest.fixture

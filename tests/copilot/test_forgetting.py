@@ -22,7 +22,6 @@ from approvals.models import PendingAction
 from business.models import Customer, EscalationTicket
 from capataz.forgetting import PLACEHOLDER, customer_forget
 from common.text import fold
-from copilot import tasks
 from copilot.ledger import verify_chain
 from copilot.models import Conversation, Message, TraceSeal
 from copilot.services import conversation_create
@@ -36,14 +35,10 @@ from tests.copilot.turns import answer
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.usefixtures("registry", "handlers"),
+    pytest.mark.usefixtures("dispatched"),  # turns run by the test itself
 ]
 
 NAME = "Claudia Bianchi"
-
-
-@pytest.fixture(autouse=True)
-def dispatched(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tasks, "dispatch", lambda organisation_id, conversation_id: True)
 
 
 def rows_naming(needle: str) -> dict[str, int]:

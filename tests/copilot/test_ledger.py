@@ -14,7 +14,7 @@ from django.test import Client
 
 from agents.models import ToolCall
 from approvals.models import PendingAction
-from copilot import ledger, runner, services, tasks
+from copilot import ledger, runner, services
 from copilot.ledger import verify_chain
 from copilot.models import AgentRun, Conversation, Message, TraceSeal, Turn
 from copilot.services import conversation_create
@@ -25,12 +25,8 @@ from tests.copilot.turns import answer
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.usefixtures("registry", "handlers"),
+    pytest.mark.usefixtures("dispatched"),  # turns run by the test itself
 ]
-
-
-@pytest.fixture(autouse=True)
-def dispatched(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tasks, "dispatch", lambda organisation_id, conversation_id: True)
 
 
 @pytest.fixture

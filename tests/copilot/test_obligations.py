@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agents.models import Agent
-from copilot import runner, tasks
+from copilot import runner
 from copilot.consumers import parse_frame
 from copilot.intake import accept_message
 from copilot.models import AgentRun, Conversation, Message
@@ -22,14 +22,10 @@ from tests.copilot.turns import answer
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.usefixtures("registry", "handlers"),
+    pytest.mark.usefixtures("dispatched"),  # turns run by the test itself
 ]
 
 BOOKING = "agendá lo de Juan para el martes, que es el vecino del fondo"
-
-
-@pytest.fixture(autouse=True)
-def dispatched(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tasks, "dispatch", lambda organisation_id, conversation_id: True)
 
 
 @pytest.fixture

@@ -18,23 +18,18 @@ from agents.services import agents_install_defaults
 from approvals.models import PendingAction
 from approvals.services import actions_abandoned
 from business.models import Job, JobEvent
-from copilot import runner, tasks
+from copilot import runner
 from copilot.models import Conversation, Message, Turn
 from tests import factories
 from tests.conftest import Cast
 
 # Runners have their own connections (a drain closes the old ones), as in production.
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("dispatched"),  # turns run by the test itself
+]
 
 State = Suggestion.State
-
-
-@pytest.fixture(autouse=True)
-def dispatched(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
-    """Conversations handed to a runner; the tests drain them themselves."""
-    calls: list[tuple[int, int]] = []
-    monkeypatch.setattr(tasks, "dispatch", lambda org_id, conv_id: calls.append((org_id, conv_id)))
-    return calls
 
 
 @pytest.fixture(autouse=True)

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from business.models import Equipment, JobEvent, Organisation
 from capataz.settings import env_hosts
-from copilot import runner, tasks
+from copilot import runner
 from copilot.models import Conversation, Message, Turn
 from copilot.services import conversation_create
 from llm.client import IMAGE_TOKENS, ModelFailure, estimate_tokens
@@ -108,14 +108,6 @@ def accounts(cast: Cast) -> None:
         account.verify_token = f"verify-{number}"
         account.access_token = f"token-{number}"
         account.save()
-
-
-@pytest.fixture
-def dispatched(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
-    # The test runs the turns itself, in this thread (the test database is one connection).
-    calls: list[tuple[int, int]] = []
-    monkeypatch.setattr(tasks, "dispatch", lambda org, conv: calls.append((org, conv)) or True)
-    return calls
 
 
 def _delivery(message: dict[str, Any], number: str = NUMBER) -> bytes:

@@ -23,7 +23,6 @@ from agents.models import Agent, AgentIntent
 from agents.phrasing import when
 from agents.services import agents_install_defaults
 from business.models import Customer, Job
-from copilot import tasks
 from copilot.models import Conversation
 from nlu import Context, Example, Router, Vocabulary, build_router
 from tests import factories
@@ -179,19 +178,6 @@ def account(cast: Cast) -> WhatsAppAccount:
     account.access_token = "token-clima"
     account.save()
     return account
-
-
-@pytest.fixture
-def dispatched(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
-    """The webhook's hand-off to the worker, recorded (the test drains the turns itself)."""
-    calls: list[tuple[int, int]] = []
-
-    def dispatch(org: int, conversation: int) -> bool:
-        calls.append((org, conversation))
-        return True
-
-    monkeypatch.setattr(tasks, "dispatch", dispatch)
-    return calls
 
 
 @pytest.fixture

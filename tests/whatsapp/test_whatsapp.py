@@ -17,7 +17,7 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from django.utils import timezone
 
-from copilot import runner, tasks
+from copilot import runner
 from copilot.models import Conversation, Message, Turn
 from tests.conftest import Cast
 from whatsapp import outbox
@@ -62,14 +62,6 @@ def accounts(cast: Cast) -> tuple[WhatsAppAccount, WhatsAppAccount]:
         _account(cast.org, NUMBER, SECRET, TOKEN),
         _account(cast.other_org, OTHER_NUMBER, OTHER_SECRET, "verify-frio"),
     )
-
-
-@pytest.fixture
-def dispatched(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
-    # The test runs the turns itself, in this thread (the test database is one connection).
-    calls: list[tuple[int, int]] = []
-    monkeypatch.setattr(tasks, "dispatch", lambda org, conv: calls.append((org, conv)) or True)
-    return calls
 
 
 def _delivery(
