@@ -12,7 +12,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from django.utils import timezone
@@ -67,6 +67,9 @@ TOOLS = {
     "scheduling": ["jobs_find", "job_book", "job_reschedule", "job_cancel"],
     "customer": ["customers_find", "customer_create"],
 }
+
+if TYPE_CHECKING:
+    from tests.copilot.demo_harness import Demo, DemoDatabase
 
 
 def task(
@@ -129,11 +132,40 @@ def fast_passwords(settings: Any) -> None:
 
 
 @pytest.fixture(autouse=True)
-def fresh_routers() -> Iterator[None]:
-    # Routers are cached per organisation id in the process; ids come back between tests.
+def fresh_routers(request: pytest.FixtureRequest) -> Iterator[None]:
+    # Routers are cached per organisation id in the process; ids come back between tests. A
+    # module marked `one_router` (the demo's end-to-end tests) keeps one: the router takes
+    # seconds to train and the restored demo keeps its ids (router_cache still checks the
+    # registry's fingerprint on every turn).
+    if request.node.get_closest_marker("one_router"):
+        yield
+        return
     router_cache.forget()
     yield
     router_cache.forget()
+
+
+# --- the demo, for the end-to-end turn tests (tests/copilot/demo_harness.py) --------------------
+
+
+@pytest.fixture(scope="module")
+def demo_database(django_db_setup: None, django_db_blocker: Any) -> Iterator[DemoDatabase]:
+    from tests.copilot.demo_harness import open_demo_database  # it imports this conftest
+
+    yield from open_demo_database(django_db_blocker)
+
+
+@pytest.fixture(scope="module")
+def demo_facts() -> dict[str, Any]:
+    """What a module's cases need to know about the demo (a module overrides it)."""
+    return {}
+
+
+@pytest.fixture
+def demo(demo_database: DemoDatabase, demo_facts: dict[str, Any]) -> Demo:
+    from tests.copilot.demo_harness import pristine_demo
+
+    return pristine_demo(demo_database, demo_facts)
 
 
 @pytest.fixture

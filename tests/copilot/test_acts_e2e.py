@@ -19,7 +19,6 @@ from __future__ import annotations
 import datetime
 import re
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
@@ -28,9 +27,8 @@ from business.models import Invoice
 from business.scheduling import technicians_free
 from copilot.models import Conversation
 from copilot.router_cache import registry_changed
-from tests.copilot.test_intents_e2e import (
+from tests.copilot.demo_harness import (
     Demo,
-    DemoDatabase,
     Diff,
     Records,
     Turn,
@@ -38,27 +36,12 @@ from tests.copilot.test_intents_e2e import (
     bookable_hour,
     es_day,
     new_conversation,
-    open_demo_database,
-    pristine_demo,
 )
+
+pytestmark = pytest.mark.one_router  # one trained router for the module (tests/copilot/conftest.py)
 
 CUSTOMER = "Graciela Ibarra"
 READINGS_ES = "No estoy seguro de qué necesitás, así que todavía no hice nada."
-
-
-@pytest.fixture(scope="module")
-def demo_database(django_db_setup: None, django_db_blocker: Any) -> Iterator[DemoDatabase]:
-    yield from open_demo_database(django_db_blocker)
-
-
-@pytest.fixture(autouse=True)
-def fresh_routers() -> None:
-    """One trained router for the module (see test_intents_e2e.fresh_routers)."""
-
-
-@pytest.fixture
-def demo(demo_database: DemoDatabase) -> Demo:
-    return pristine_demo(demo_database, {})
 
 
 def turn_of(demo: Demo, conversation: Conversation, text: str) -> tuple[Turn, Diff]:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import datetime
 import json
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -30,7 +29,7 @@ from business.scheduling import active_technicians, technicians_free
 from business.validators import format_phone
 from copilot.orchestration.replies import intent_phrase
 from tests import factories
-from tests.copilot.test_intents_e2e import (
+from tests.copilot.demo_harness import (
     Demo,
     DemoDatabase,
     Diff,
@@ -50,24 +49,14 @@ from tests.copilot.test_intents_e2e import (
     en_day,
     es_day,
     new_conversation,
-    open_demo_database,
-    pristine_demo,
     shipped_examples,
 )
+
+pytestmark = pytest.mark.one_router  # one trained router for the module (tests/copilot/conftest.py)
 
 HOURS = (10, 14, 11, 15, 9)
 # A booking is checked for this long a free stretch (the longest service in these messages).
 LENGTH = datetime.timedelta(minutes=120)
-
-
-@pytest.fixture(scope="module")
-def demo_database(django_db_setup: None, django_db_blocker: Any) -> Iterator[DemoDatabase]:
-    yield from open_demo_database(django_db_blocker)
-
-
-@pytest.fixture(autouse=True)
-def fresh_routers() -> None:
-    """One trained router for the module (see test_intents_e2e.fresh_routers)."""
 
 
 def _free(demo: Demo, day: datetime.date, hour: int, skill: str) -> list[Any]:
@@ -119,11 +108,6 @@ def _sick_move_target(demo: Demo, name: str, day: datetime.date) -> datetime.dat
 def demo_facts(demo_database: DemoDatabase, django_db_blocker: Any) -> dict[str, Any]:
     with django_db_blocker.unblock():
         return _chain_facts(current_demo())
-
-
-@pytest.fixture
-def demo(demo_database: DemoDatabase, demo_facts: dict[str, Any]) -> Demo:
-    return pristine_demo(demo_database, demo_facts)
 
 
 def _words(demo: Demo) -> dict[str, str]:

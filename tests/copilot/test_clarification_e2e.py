@@ -11,7 +11,6 @@ never resumes it: nothing is written from it, and "no sé" opens no ticket (issu
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -21,31 +20,15 @@ from approvals.models import PendingAction
 from business.models import EscalationTicket, Job
 from copilot.models import Conversation
 from copilot.orchestration.clarify import PENDING
-from tests.copilot.test_intents_e2e import (
+from tests.copilot.demo_harness import (
     OPEN,
     Demo,
-    DemoDatabase,
     Turn,
     ask,
     new_conversation,
-    open_demo_database,
-    pristine_demo,
 )
 
-
-@pytest.fixture(scope="module")
-def demo_database(django_db_setup: None, django_db_blocker: Any) -> Iterator[DemoDatabase]:
-    yield from open_demo_database(django_db_blocker)
-
-
-@pytest.fixture(autouse=True)
-def fresh_routers() -> None:
-    """One trained router for the module (see test_intents_e2e.fresh_routers)."""
-
-
-@pytest.fixture
-def demo(demo_database: DemoDatabase) -> Demo:
-    return pristine_demo(demo_database, {})
+pytestmark = pytest.mark.one_router  # one trained router for the module (tests/copilot/conftest.py)
 
 
 def _busy_customer(demo: Demo) -> tuple[str, list[Job]]:

@@ -12,7 +12,6 @@ through the compiled graph, the organisation's trained router, the real handlers
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -21,34 +20,18 @@ from business.models import Customer, Job
 from common.text import strip_accents
 from copilot.models import Conversation
 from copilot.orchestration.clarify import PENDING
-from tests.copilot.test_intents_e2e import (
+from tests.copilot.demo_harness import (
     Demo,
-    DemoDatabase,
     Records,
     ask,
     bookable_hour,
     es_day,
     new_conversation,
-    open_demo_database,
-    pristine_demo,
 )
 
+pytestmark = pytest.mark.one_router  # one trained router for the module (tests/copilot/conftest.py)
+
 BUILDING = "Consorcio Av. Cabildo 2150"
-
-
-@pytest.fixture(scope="module")
-def demo_database(django_db_setup: None, django_db_blocker: Any) -> Iterator[DemoDatabase]:
-    yield from open_demo_database(django_db_blocker)
-
-
-@pytest.fixture(autouse=True)
-def fresh_routers() -> None:
-    """One trained router for the module (see test_intents_e2e.fresh_routers)."""
-
-
-@pytest.fixture
-def demo(demo_database: DemoDatabase) -> Demo:
-    return pristine_demo(demo_database, {})
 
 
 def _customers(demo: Demo) -> int:

@@ -9,38 +9,19 @@ algo" asks for whom instead of saying it is out of scope.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
-
 import pytest
 
-from tests.copilot.test_intents_e2e import (
+from tests.copilot.demo_harness import (
     Demo,
-    DemoDatabase,
     Diff,
     Records,
     ask,
     bookable_hour,
     es_day,
     new_conversation,
-    open_demo_database,
-    pristine_demo,
 )
 
-
-@pytest.fixture(scope="module")
-def demo_database(django_db_setup: None, django_db_blocker: Any) -> Iterator[DemoDatabase]:
-    yield from open_demo_database(django_db_blocker)
-
-
-@pytest.fixture(autouse=True)
-def fresh_routers() -> None:
-    """One trained router for the module (see test_intents_e2e.fresh_routers)."""
-
-
-@pytest.fixture
-def demo(demo_database: DemoDatabase) -> Demo:
-    return pristine_demo(demo_database, {})
+pytestmark = pytest.mark.one_router  # one trained router for the module (tests/copilot/conftest.py)
 
 
 def test_an_angry_customer_inside_a_booking_books_and_opens_no_ticket(demo: Demo) -> None:
