@@ -5,6 +5,10 @@ template (templates/copilot/_answer.html) for the page and for the live view ali
 - **Text**: the reply is Markdown (lists, bold, tables). markdown-it-py renders it with raw HTML
   off, and nh3 (the Ammonia sanitiser) keeps only the tags and attributes below, with http(s)
   and mailto links only — a model's `<script>`, `onerror=` or `javascript:` never reaches a page.
+- **Documents**: a quote's or invoice's PDF line ("PDF: /quotes/27/pdf/", written by the
+  financial agent and read by WhatsApp's `for_customer` too) becomes a link to that PDF, named
+  in the reader's language from the turn's records. Only that exact same-site shape, on a line of
+  its own, is linked — the link is built here, never taken from the text.
 - **Steps**: each agent the turn ran, with its tool calls (the translated `line` the call's event
   carries, its outcome and duration) and the approvals it asked for. `steps_for_turn` reads them
   from the conversation's event log when the reply is stored, and the reply's trace keeps them:
@@ -18,12 +22,16 @@ template (templates/copilot/_answer.html) for the page and for the live view ali
 
 from __future__ import annotations
 
-from collections.abc import Collection
+import re
+import secrets
+from collections.abc import Collection, Iterable
 from typing import Any, TypedDict
 
 import nh3
 from django.urls import NoReverseMatch, reverse
+from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext
 from markdown_it import MarkdownIt
 
 from agents.events import RecordRef
@@ -67,6 +75,47 @@ def render_markdown(text: str) -> SafeString:
         filter_style_properties={"text-align"},
     )
     return mark_safe(clean)  # noqa: S308 - nh3 output: only the allow-listed tags and attributes
+
+
+# The line agents/financial/agent.py `_pdf` writes under a quote or an invoice.
+_PDF_LINE = re.compile(
+    r"^PDF: /(quotes|invoices)/(\d{1,12})/pdf/(?:\?lang=(es|en))?[ \t]*$", re.MULTILINE
+)
+_PDF_VIEWS = {"quotes": ("quote", "quote_pdf"), "invoices": ("invoice", "invoice_pdf")}
+
+
+def render_answer(text: str, records: Iterable[RecordRef | dict[str, Any]] = ()) -> SafeString:
+    """The answer's Markdown as sanitised HTML, each PDF line a link to its document. The line
+    is held out of the Markdown behind a token no text can guess, and its link is put back
+    after nh3: the href comes from `reverse`, the label from the records, escaped."""
+    named = {(r["kind"], r["id"]): r["label"] for r in records if _is_ref(r)}
+    nonce, links = secrets.token_hex(8), dict[str, str]()
+
+    def hold(match: re.Match[str]) -> str:
+        token = f"capatazpdf{nonce}x{len(links)}"
+        links[token] = _document_link(match, named)
+        return token
+
+    html = str(render_markdown(_PDF_LINE.sub(hold, text or "")))
+    for token, link in links.items():
+        html = html.replace(token, link)
+    return mark_safe(html)  # noqa: S308 - nh3 output plus links built by format_html
+
+
+def _document_link(match: re.Match[str], named: dict[tuple[str, int], str]) -> str:
+    kind, view = _PDF_VIEWS[match.group(1)]
+    pk = int(match.group(2))
+    href = reverse(view, args=[pk]) + (f"?lang={match.group(3)}" if match.group(3) else "")
+    number = named.get((kind, pk)) or f"#{pk}"
+    if kind == "quote":
+        label = gettext("Quote %(number)s (PDF)") % {"number": number}
+    else:
+        label = gettext("Invoice %(number)s (PDF)") % {"number": number}
+    return format_html(
+        '<a class="chip chip-document" href="{}" target="_blank" rel="noopener" '
+        'data-document="{}:{}">{}</a>',
+        href, kind, pk, label,
+    )  # fmt: skip
 
 
 class ToolStep(TypedDict):

@@ -12,9 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.utils.translation import gettext, override
+
 from agents.base import Chain, Runner, Step
 from agents.models import Agent, Suggestion
 from agents.proactive.services import suggestion_settle
+from agents.registry import ToolResult
+from agents.step_lines import tool_line
 from approvals.models import PendingAction
 from copilot.orchestration import replies
 from copilot.orchestration.state import TurnRun
@@ -65,7 +69,7 @@ def run_proposal(run: TurnRun, suggestion_id: int, language: str) -> ProposalRun
                          en=f"It waits for a manager's approval (#{held}).")  # fmt: skip
     elif result.ok:
         suggestion_settle(**settle, state=State.DONE, outcome=result.summary)
-        text = replies.t(language, es=f"Listo: {result.summary}.", en=f"Done: {result.summary}.")
+        text = _done(suggestion.tool, result, language)
     else:
         suggestion_settle(**settle, state=State.NEW, outcome=result.error)
         text = replies.t(
@@ -73,6 +77,16 @@ def run_proposal(run: TurnRun, suggestion_id: int, language: str) -> ProposalRun
             en=f"It could not run: {result.error}. The suggestion stays open.",
         )  # fmt: skip
     return ProposalRun(text, trace)
+
+
+def _done(tool: str, result: ToolResult, language: str) -> str:
+    """ "Listo: agendé el trabajo #389." — the call's panel line (agents/step_lines.py), not
+    the tool's English summary, in the language of the operator who accepted it."""
+    line = tool_line(tool, result, language)
+    if line[1:2].islower():  # "Booked job…" reads on after the colon; "CUIT…" stays as it is
+        line = line[:1].lower() + line[1:]
+    with override("en" if language == "en" else "es-ar"):
+        return gettext("Done: %(line)s.") % {"line": line}
 
 
 def proposal_settled(action: PendingAction) -> None:

@@ -24,6 +24,7 @@ from agents.proactive.selectors import (
     acceptance_by_kind,
     get_suggestion_for_org,
     open_suggestions,
+    settled_by,
 )
 from agents.proactive.services import suggestion_claim
 from agents.proactive.services import suggestion_dismiss as suggestion_dismiss_service
@@ -150,6 +151,7 @@ def _owner_name(conversation: Conversation) -> str:
 
 SUGGESTIONS_SHOWN = 20
 SLOTS_OFFERED = 3
+SETTLED_SHOWN = 3  # the person's own latest accepted or dismissed cards, kept in the list
 
 
 @dataclass(frozen=True)
@@ -157,10 +159,15 @@ class SuggestionRow:
     suggestion: Suggestion
     reason: str
     action: str
+    settled: str  # what happened to it ("" while it waits)
 
 
 def _rows(suggestions: Iterable[Suggestion]) -> list[SuggestionRow]:
-    return [SuggestionRow(s, why.reason(s), why.action(s)) for s in suggestions]
+    waiting = Suggestion.State.NEW
+    return [
+        SuggestionRow(s, why.reason(s), why.action(s), why.settled(s) if s.state != waiting else "")
+        for s in suggestions
+    ]
 
 
 def _suggestion(request: HttpRequest, pk: int) -> Suggestion:
@@ -183,6 +190,7 @@ def suggestions(request: HttpRequest) -> HttpResponse:
     managing = can(getattr(request, "membership", None), "view_metrics")
     context = {
         "rows": _rows(waiting[:SUGGESTIONS_SHOWN]),
+        "settled": _rows(settled_by(organisation, request.user)[:SETTLED_SHOWN]),
         "total": waiting.count(),
         "rates": acceptance_by_kind(organisation) if managing else None,
     }

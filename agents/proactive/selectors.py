@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
 
 from agents.models import Suggestion
 from business.models import Organisation
@@ -17,6 +19,23 @@ def open_suggestions(organisation: Organisation) -> QuerySet[Suggestion]:
     """What waits for the office (new), highest priority and newest first."""
     return Suggestion.objects.filter(organisation=organisation, state=State.NEW).select_related(
         "customer"
+    )
+
+
+SETTLED_SHOWN_FOR = datetime.timedelta(minutes=15)
+
+
+def settled_by(organisation: Organisation, user: Any) -> QuerySet[Suggestion]:
+    """What this person accepted or dismissed lately, newest first: the list keeps saying what
+    happened to their card after the socket or the poll reloads it."""
+    since = timezone.now() - SETTLED_SHOWN_FOR
+    return (
+        Suggestion.objects.filter(
+            organisation=organisation, acted_by_id=user.pk, acted_at__gte=since
+        )
+        .exclude(state=State.NEW)
+        .select_related("customer")
+        .order_by("-acted_at", "-pk")
     )
 
 

@@ -77,3 +77,22 @@ def action(suggestion: Suggestion) -> str:
         "quote_create": _("Make a quote"),
     }
     return labels.get(suggestion.tool, suggestion.tool)
+
+
+def settled(suggestion: Suggestion) -> str:
+    """What happened to it, once someone acted: "Aceptada: agendar una visita para Marta Gil."."""
+    what = action(suggestion)
+    what = what[:1].lower() + what[1:]
+    if suggestion.customer is not None:
+        what = _("%(action)s for %(customer)s") % {
+            "action": what, "customer": suggestion.customer.name
+        }  # fmt: skip
+    if suggestion.state == Suggestion.State.DISMISSED:
+        said = _("Dismissed: %(what)s.") % {"what": what}
+        reason = suggestion.dismiss_reason
+        return f"{said} {_('Reason: %(reason)s.') % {'reason': reason}}" if reason else said
+    if suggestion.state == Suggestion.State.DONE:
+        return _("Accepted and done: %(what)s.") % {"what": what}
+    if suggestion.state == Suggestion.State.EXPIRED:
+        return _("No longer needed: %(what)s.") % {"what": what}
+    return _("Accepted: %(what)s. It runs in a conversation of its own.") % {"what": what}

@@ -15,8 +15,13 @@ register = template.Library()
 
 
 @register.filter
-def answer_markdown(text: str | None) -> SafeString:
-    return answers.render_markdown(text or "")
+def answer_markdown(text: str | None, steps: Any = None) -> SafeString:
+    """The answer's text as HTML; the records of its `steps` (answers.Steps) name its PDF links.
+    Steps, not their records, are the argument: a filter's argument must resolve, and an
+    answer stored without steps has none."""
+    records = steps.get("records") if isinstance(steps, dict) else None
+    refs = [r for r in records if isinstance(r, dict)] if isinstance(records, list) else []
+    return answers.render_answer(text or "", refs)
 
 
 @register.filter

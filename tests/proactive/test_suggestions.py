@@ -276,3 +276,60 @@ def test_the_dashboard_and_the_panel_load_the_suggestions_from_above(cast: Cast)
     conversation = Conversation.objects.create(organisation=cast.org, user=cast.operator)
     panel = client.get(f"/chat/{conversation.pk}/").content.decode()
     assert "/suggestions/?part=badge" in panel and "/suggestions/?part=list" in panel
+
+
+# --- what the operator reads when they act (issue 28, point 4) ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("language", "accepted", "done"),
+    [
+        ("es-ar", "Aceptada: registrar la llamada de seguimiento para Juan Pérez.",
+         "Listo: registré el seguimiento del trabajo #{job}."),
+        ("en", "Accepted: record the follow-up call for Juan Pérez.",
+         "Done: recorded the follow-up of job #{job}."),
+    ],
+)  # fmt: skip
+def test_accepting_says_so_in_place_of_the_card_with_a_link_to_its_conversation(
+    cast: Cast, dispatched: list[tuple[int, int]], language: str, accepted: str, done: str
+) -> None:
+    suggestion, job = _follow_up(cast)
+    client = _client(cast.operator, language)
+    before = client.get("/suggestions/?part=list").content.decode()
+    assert accepted not in before and 'class="suggestion-actions"' in before
+
+    response = client.post(f"/suggestions/{suggestion.pk}/accept/", {"note": "Bien"}).content
+    suggestion.refresh_from_db()
+    chat = f'href="/chat/{suggestion.conversation_id}/"'
+    assert accepted in response.decode() and chat in response.decode()
+    assert 'role="status"' in response.decode()
+    # The socket reloads the list right after: the confirmation stays, the buttons do not.
+    reloaded = client.get("/suggestions/?part=list").content.decode()
+    assert accepted in reloaded and chat in reloaded
+    assert 'class="suggestion-actions"' not in reloaded
+    others = _client(cast.manager, language).get("/suggestions/?part=list").content.decode()
+    assert accepted not in others  # the confirmation is the one who acted's
+
+    _drain(dispatched)  # the turn answers in the accepting operator's language, not the tool's
+    reply = Message.objects.get(conversation_id=suggestion.conversation_id, role="assistant")
+    assert reply.text == done.format(job=job.pk)
+
+
+@pytest.mark.parametrize(
+    ("language", "dismissed"),
+    [
+        ("es-ar", "Descartada: registrar la llamada de seguimiento para Juan Pérez. "
+                  "Motivo: Ya lo llamé."),
+        ("en", "Dismissed: record the follow-up call for Juan Pérez. Reason: Ya lo llamé."),
+    ],
+)  # fmt: skip
+def test_dismissing_says_so_in_place_of_the_card(cast: Cast, language: str, dismissed: str) -> None:
+    suggestion, _job = _follow_up(cast)
+    client = _client(cast.operator, language)
+
+    response = client.post(f"/suggestions/{suggestion.pk}/dismiss/", {"reason": "Ya lo llamé"})
+
+    assert dismissed in response.content.decode()
+    assert dismissed in client.get("/suggestions/?part=list").content.decode()
+    again = client.post(f"/suggestions/{suggestion.pk}/dismiss/", {"reason": "otra cosa"})
+    assert dismissed in again.content.decode()  # a second click reads the same, changes nothing
