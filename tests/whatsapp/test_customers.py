@@ -19,7 +19,7 @@ from agents.base import Chain, Runner, Step
 from agents.context import TurnContext
 from agents.models import Agent
 from business.models import Customer, Job
-from copilot import runner, tasks
+from copilot import runner
 from copilot.models import Conversation, ConversationEvent, Message, Turn
 from nlu.values import Entities
 from tests import factories
@@ -55,13 +55,6 @@ def account(cast: Cast) -> WhatsAppAccount:
     account.access_token = "token-clima"
     account.save()
     return account
-
-
-@pytest.fixture
-def dispatched(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
-    calls: list[tuple[int, int]] = []
-    monkeypatch.setattr(tasks, "dispatch", lambda org, conv: calls.append((org, conv)) or True)
-    return calls
 
 
 @pytest.fixture
