@@ -153,6 +153,12 @@ def registration_step(flow: dict[str, Any], text: str) -> Step:
     return Step("", None, {"name": str(flow.get("name") or ""), "street": street, "city": city})
 
 
+def asks_for_address(conversation: Conversation) -> bool:
+    """The registration is waiting for the customer's address."""
+    flow = (conversation.state or {}).get(STATE_KEY)
+    return isinstance(flow, dict) and flow.get("step") == ADDRESS
+
+
 def _again(flow: dict[str, Any], language: str, question: str) -> Step:
     asks = int(flow.get("asks") or 0) + 1
     if asks >= MAX_ASKS:

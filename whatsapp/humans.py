@@ -112,8 +112,8 @@ def take_over(conversation: Conversation, user: AbstractBaseUser) -> None:
             mode=Conversation.Mode.HUMAN, taken_by_id=user.pk, updated_at=timezone.now()
         )
         conversation.mode, conversation.taken_by_id = Conversation.Mode.HUMAN, user.pk
-        language = _language(conversation)
-        _note(conversation, replies.t(
+        language = language_of(conversation)
+        note(conversation, replies.t(
             language, es=f"{_who(user)} tomó la conversación: el copiloto no responde.",
             en=f"{_who(user)} took the conversation over: the copilot does not answer.",
         ), language)  # fmt: skip
@@ -127,8 +127,8 @@ def hand_back(conversation: Conversation, user: AbstractBaseUser) -> None:
             mode=Conversation.Mode.COPILOT, taken_by=None, updated_at=timezone.now()
         )
         conversation.mode, conversation.taken_by = Conversation.Mode.COPILOT, None
-        language = _language(conversation)
-        _note(conversation, replies.t(
+        language = language_of(conversation)
+        note(conversation, replies.t(
             language, es=f"{_who(user)} devolvió la conversación al copiloto.",
             en=f"{_who(user)} handed the conversation back to the copilot.",
         ), language)  # fmt: skip
@@ -143,7 +143,7 @@ def operator_reply(conversation: Conversation, user: AbstractBaseUser, text: str
         if current.mode != Conversation.Mode.HUMAN or current.taken_by_id != user.pk:
             raise NotYours
         message = _say(
-            conversation, text, _language(conversation),
+            conversation, text, language_of(conversation),
             {"operator": {"id": user.pk, "name": _who(user)}},
         )  # fmt: skip
     return message
@@ -163,18 +163,22 @@ def _say(conversation: Conversation, text: str, language: str, trace: dict[str, 
     return message
 
 
-def _note(conversation: Conversation, text: str, language: str) -> None:
+def note(conversation: Conversation, text: str, language: str, client_id: str = "") -> Message:
+    """A note in the conversation (what happened outside the chat), shown at once on every open
+    page; the customer never gets it."""
     message = message_add(
-        conversation=conversation, role=Message.Role.SYSTEM, text=text, language=language
-    )
+        conversation=conversation, role=Message.Role.SYSTEM, text=text, language=language,
+        client_id=client_id,
+    )  # fmt: skip
     eventlog.publish(
         conversation.organisation_id, conversation.pk,
         CompletedEvent(type="completed", turn_id=f"note-{message.pk}", message_id=message.pk,
                        text=text),
     )  # fmt: skip
+    return message
 
 
-def _language(conversation: Conversation) -> str:
+def language_of(conversation: Conversation) -> str:
     return (
         Message.objects.filter(conversation=conversation, role=Message.Role.USER)
         .exclude(language="")

@@ -12,7 +12,7 @@ import hmac
 import json
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 MAX_BODY = 512 * 1024
@@ -60,6 +60,14 @@ class Incoming:
     caption: str = ""
     filename: str = ""
     voice: bool = False  # an audio recorded as a voice note
+    # An event about another message — a reaction, an edit, a deletion ("revoke") — names it.
+    target_id: str = ""
+    emoji: str = ""  # a reaction's emoji; "" when the customer took their reaction back
+    # What kind of system message, unsupported message, interactive reply or edited message.
+    subtype: str = ""
+    new_sender: str = ""  # a number change (`system`): the customer's new wa_id
+    answer: str = ""  # a call-permission reply: "accept" or "reject"
+    address: str = ""  # a shared location's address, as WhatsApp gives it
 
 
 @dataclass(frozen=True)
@@ -259,7 +267,7 @@ def _fields(
     media = _dict(raw.get(kind)) if kind != "text" else {}
     media_id = media.get("id")
     body = _dict(raw.get("text")).get("body") if kind == "text" else None
-    return Incoming(
+    incoming = Incoming(
         phone_number_id=number, message_id=message_id, sender=sender,
         timestamp=_timestamp(raw.get("timestamp"), now), type=kind,
         text=_text(body, "text", TEXT_LIMIT),
@@ -270,6 +278,52 @@ def _fields(
         filename=_text(media.get("filename"), "filename", 200),
         voice=media.get("voice") is True,
     )  # fmt: skip
+    return replace(incoming, **_event_fields(kind, media))
+
+
+def _event_fields(kind: str, body: dict[str, Any]) -> dict[str, Any]:
+    """What an event or a message that is not text adds, as the Cloud API's webhook reference
+    shapes it: a reaction's `message_id` and `emoji` (no emoji: taken back), an edit's and a
+    revoke's `original_message_id` (an edit carries the new `message`), a system message's
+    `type` and new `wa_id` (`new_wa_id` before Graph v12), the `type` an unsupported message or
+    an interactive reply names, a location's `address`."""
+    if kind == "reaction":
+        return {"target_id": _target(body.get("message_id"), "reaction.message_id"),
+                "emoji": _text(body.get("emoji"), "emoji", 32)}  # fmt: skip
+    if kind in ("edit", "revoke"):
+        found = {"target_id": _target(body.get("original_message_id"), f"{kind}.message_id")}
+        return found | (_edited(_dict(body.get("message"))) if kind == "edit" else {})
+    if kind == "system":
+        new = body.get("wa_id") or body.get("new_wa_id")
+        return {"subtype": _kind(body.get("type")),
+                "new_sender": _match(new, SENDER, "system.wa_id") if new else "",
+                "text": _text(body.get("body"), "text", 500)}  # fmt: skip
+    if kind in ("unsupported", "interactive"):
+        subtype = _kind(body.get("type"))
+        reply = _dict(body.get("call_permission_reply"))
+        return {"subtype": subtype, "answer": _kind(reply.get("response"))}
+    if kind == "location":
+        return {"address": _text(body.get("address"), "address", 300)}
+    return {}
+
+
+def _edited(message: dict[str, Any]) -> dict[str, Any]:
+    """An edit's new message: its text, or a media message's new caption."""
+    subtype = _kind(message.get("type"))
+    part = _dict(message.get(subtype)) if subtype else {}
+    value = part.get("body") if subtype == "text" else part.get("caption")
+    return {"subtype": subtype, "text": _text(value, "text", TEXT_LIMIT)}
+
+
+def _target(value: object, name: str) -> str:
+    return _match(value, MESSAGE_ID, name)[:STORED_ID]
+
+
+def _kind(value: object) -> str:
+    """A subtype: a word, or "" (absent or unlike any the API sends: it only informs, so it
+    never rejects the message)."""
+    word = value.lower() if isinstance(value, str) else ""
+    return word if KIND.fullmatch(word) else ""
 
 
 def _status(number: str, raw: object) -> StatusUpdate | Rejected:

@@ -6,18 +6,57 @@ from __future__ import annotations
 from copilot.orchestration.replies import t
 
 
-def text_only(language: str) -> str:
-    """The answer to a WhatsApp message that is neither text nor a photo, voice note or document
-    (a video, a sticker, a location: whatsapp/webhook.py)."""
+def cannot_read(language: str) -> str:
+    """The one line (a day, per conversation) answering a WhatsApp message the channel cannot
+    read: a video, a sticker, a location, contacts, an order (whatsapp/webhook.py)."""
     return t(
         language,
-        es="Por ahora solo puedo leer mensajes de texto: ¿me lo podés escribir, por favor?",
-        en="For now I can only read text messages: could you write it to me, please?",
+        es="Por ahora puedo leer texto, fotos, audios y documentos, pero no esto: ¿me escribís "
+        "lo que necesitás?",
+        en="For now I can read text, photos, voice notes and documents, but not this: could you "
+        "write me what you need?",
     )
 
 
 def received(kind: str, language: str) -> str:
     return t(language, es=f"[{kind} recibido por WhatsApp]", en=f"[{kind} received on WhatsApp]")
+
+
+# --- events about the conversation (issue 27.1): notes for the panel, never sent ----------------
+
+
+def number_changed(old: str, new: str, language: str) -> str:
+    return t(language, es=f"El cliente cambió su número de WhatsApp de +{old} a +{new}: las "
+             "respuestas van al número nuevo.",
+             en=f"The customer changed their WhatsApp number from +{old} to +{new}: replies go "
+             "to the new number.")  # fmt: skip
+
+
+def identity_changed(language: str) -> str:
+    return t(language, es="WhatsApp avisa que cambió la identidad del cliente (reinstaló WhatsApp "
+             "o cambió de teléfono).",
+             en="WhatsApp says the customer's identity changed (WhatsApp reinstalled or a new "
+             "phone).")  # fmt: skip
+
+
+def edited_unseen(language: str) -> str:
+    return t(
+        language,
+        es="El cliente editó un mensaje; WhatsApp no manda el texto nuevo.",
+        en="The customer edited a message; WhatsApp does not send the new text.",
+    )
+
+
+def deleted_unseen(language: str) -> str:
+    return t(language, es="El cliente borró un mensaje.", en="The customer deleted a message.")
+
+
+def calls_answered(accepted: bool, language: str) -> str:
+    if accepted:
+        return t(language, es="El cliente aceptó que lo llamemos por WhatsApp.",
+                 en="The customer agreed to be called on WhatsApp.")  # fmt: skip
+    return t(language, es="El cliente no aceptó que lo llamemos por WhatsApp.",
+             en="The customer declined to be called on WhatsApp.")  # fmt: skip
 
 
 # --- WhatsApp media (issue 14.5) ----------------------------------------------------------------

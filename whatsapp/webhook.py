@@ -31,6 +31,7 @@ from copilot.models import Conversation, Message
 from copilot.services import conversation_create, message_add
 from nlu.language import detect_language
 from whatsapp import customers as customers
+from whatsapp import events as events
 from whatsapp import humans as humans
 from whatsapp import media as whatsapp_media
 from whatsapp import replies as wa_replies
@@ -124,12 +125,14 @@ def rejections_record(rejected: list[Rejected], accounts: dict[str, WhatsAppAcco
 def _receive_one(incoming: Incoming, account: WhatsAppAccount) -> bool:
     try:
         with transaction.atomic():
+            if events.is_event(incoming):  # a reaction, an edit, a number change, ...
+                return events.event_apply(account.organisation_id, incoming)
             conversation = conversation_for(account.organisation_id, incoming)
             if conversation.customer_id is None:  # who is writing: a customer with this number?
                 customers.link_by_phone(conversation)
-            if incoming.type == "text" and incoming.text.strip():
+            if text := _written(conversation, incoming):
                 # The panel refuses longer text; a customer's message is kept, cut at the limit.
-                text = incoming.text[: settings.COPILOT_MAX_MESSAGE_CHARS]
+                text = text[: settings.COPILOT_MAX_MESSAGE_CHARS]
                 if text_problem(text) is None and (
                     conversation.mode == Conversation.Mode.HUMAN or customers.asks_for_human(text)
                 ):
@@ -153,6 +156,16 @@ def _receive_one(incoming: Incoming, account: WhatsAppAccount) -> bool:
         return False
     except IntegrityError:  # the same message from a concurrent delivery: stored there
         return False
+
+
+def _written(conversation: Conversation, incoming: Incoming) -> str:
+    """What the customer wrote: a text's body, or a shared location's address when the
+    registration is asking for one (the registration step reads it as the address)."""
+    if incoming.type == "text":
+        return incoming.text if incoming.text.strip() else ""
+    if incoming.type == "location" and customers.asks_for_address(conversation):
+        return incoming.address.strip()
+    return ""
 
 
 def _to_a_person(conversation: Conversation, incoming: Incoming, text: str) -> bool:
@@ -211,24 +224,30 @@ def _meta(incoming: Incoming) -> dict[str, object]:
 
 
 def _acknowledge_other(conversation: Conversation, incoming: Incoming) -> bool:
-    """Anything else (a video, a sticker, a location, ...) is noted and answered asking for text.
-    False when it was stored before."""
+    """A message the channel cannot read (a video, a sticker, a location, contacts, an order):
+    noted in the conversation and answered with one line, at most once a day per conversation
+    (never while a person handles it). False when it was stored before."""
     if Message.objects.filter(conversation=conversation, client_id=incoming.message_id).exists():
         return False
-    language = (
-        Message.objects.filter(conversation=conversation, role=Message.Role.USER)
-        .exclude(language="")
-        .values_list("language", flat=True)
-        .last()
-    ) or "es"
-    received = wa_replies.received(incoming.type or "?", language)
-    reply = wa_replies.text_only(language)
+    language = humans.language_of(conversation)
+    kind = incoming.subtype if incoming.type == "unsupported" else incoming.type
+    received = wa_replies.received(kind or "?", language)
     message_add(
         conversation=conversation, role=Message.Role.USER, text=received, language=language,
         client_id=incoming.message_id, trace={"whatsapp": _meta(incoming)},
     )  # fmt: skip
+    if conversation.mode == Conversation.Mode.HUMAN or _acknowledged_today(conversation):
+        return True
     message_add(
-        conversation=conversation, role=Message.Role.ASSISTANT, text=reply, language=language,
+        conversation=conversation, role=Message.Role.ASSISTANT,
+        text=wa_replies.cannot_read(language), language=language,
         trace={"whatsapp_ack": incoming.message_id, "at": timezone.now().isoformat()},
     )  # fmt: skip
     return True
+
+
+def _acknowledged_today(conversation: Conversation) -> bool:
+    return conversation.messages.filter(
+        role=Message.Role.ASSISTANT, trace__has_key="whatsapp_ack",
+        created_at__date=timezone.localdate(),
+    ).exists()  # fmt: skip

@@ -1,5 +1,14 @@
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from agents.models import Agent
+from agents.services import agents_install_defaults
+from tests.conftest import Cast
+
 # The chat's fixtures hold here too: cheap password hashing and routers rebuilt per test
 # (autouse), the registry of default agents and the scripted handlers.
 from tests.copilot.conftest import (  # noqa: F401
@@ -9,3 +18,45 @@ from tests.copilot.conftest import (  # noqa: F401
     registry,
     router,
 )
+from whatsapp.fake_graph import FakeGraph
+from whatsapp.models import WhatsAppAccount
+
+# Two organisations' numbers and a fake Graph API (tests/whatsapp/test_whatsapp.py and
+# test_events.py; test_customers.py keeps a graph of its own).
+NUMBER, SECRET, TOKEN = "1100220033", "app-secret-clima", "verify-clima"
+OTHER_NUMBER, OTHER_SECRET = "9900880077", "app-secret-frio"
+CUSTOMER = "5491155550000"
+
+
+@pytest.fixture
+def graph(settings: Any) -> Iterator[FakeGraph]:
+    with FakeGraph() as fake:
+        settings.WHATSAPP_GRAPH_URL = fake.base_url
+        settings.WHATSAPP_MEDIA_HOSTS = [fake.base_url]  # the fake serves the files itself
+        settings.WHATSAPP_RETRY_BASE_SECONDS = 2.0
+        settings.WHATSAPP_MAX_ATTEMPTS = 4
+        yield fake
+
+
+def _account(org: Any, number: str, secret: str, token: str, **extra: Any) -> WhatsAppAccount:
+    account = WhatsAppAccount(organisation=org, **extra)
+    account.phone_number_id = number
+    account.app_secret = secret
+    account.verify_token = token
+    account.access_token = f"token-{number}"
+    account.save()
+    return account
+
+
+@pytest.fixture
+def accounts(cast: Cast) -> tuple[WhatsAppAccount, WhatsAppAccount]:
+    return (
+        _account(cast.org, NUMBER, SECRET, TOKEN),
+        _account(cast.other_org, OTHER_NUMBER, OTHER_SECRET, "verify-frio"),
+    )
+
+
+@pytest.fixture
+def agents(cast: Cast) -> dict[str, Agent]:
+    agents_install_defaults(organisation=cast.org)
+    return {agent.name: agent for agent in Agent.objects.filter(organisation=cast.org)}

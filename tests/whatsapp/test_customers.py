@@ -18,7 +18,6 @@ from django.utils import timezone
 from agents.base import Chain, Runner, Step
 from agents.context import TurnContext
 from agents.models import Agent
-from agents.services import agents_install_defaults
 from business.models import Customer, Job
 from copilot import runner
 from copilot.models import Conversation, ConversationEvent, Message, Turn
@@ -37,12 +36,6 @@ URL = "/whatsapp/webhook/"
 NUMBER, SECRET = "1100220033", "app-secret-clima"
 SENDER = "5491155550000"  # as WhatsApp writes an Argentine mobile: 54 9 11 …
 STORED = "+541155550000"  # as the office typed it: "11 5555-0000", normalised (no 9)
-
-
-@pytest.fixture
-def agents(cast: Cast) -> dict[str, Agent]:
-    agents_install_defaults(organisation=cast.org)
-    return {agent.name: agent for agent in Agent.objects.filter(organisation=cast.org)}
 
 
 @pytest.fixture

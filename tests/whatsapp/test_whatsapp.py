@@ -8,7 +8,6 @@ import datetime
 import io
 import json
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -20,6 +19,14 @@ from django.utils import timezone
 from copilot import runner
 from copilot.models import Conversation, Message, Turn
 from tests.conftest import Cast
+from tests.whatsapp.conftest import (
+    CUSTOMER,
+    NUMBER,
+    OTHER_NUMBER,
+    OTHER_SECRET,
+    SECRET,
+    TOKEN,
+)
 from whatsapp import outbox
 from whatsapp.fake_graph import FakeGraph
 from whatsapp.models import OutgoingMessage, WhatsAppAccount, WhatsAppRejection
@@ -31,37 +38,6 @@ pytestmark = [
 ]
 
 URL = "/whatsapp/webhook/"
-NUMBER, SECRET, TOKEN = "1100220033", "app-secret-clima", "verify-clima"
-OTHER_NUMBER, OTHER_SECRET = "9900880077", "app-secret-frio"
-CUSTOMER = "5491155550000"
-
-
-@pytest.fixture
-def graph(settings: Any) -> Iterator[FakeGraph]:
-    with FakeGraph() as fake:
-        settings.WHATSAPP_GRAPH_URL = fake.base_url
-        settings.WHATSAPP_MEDIA_HOSTS = [fake.base_url]  # the fake serves the files itself
-        settings.WHATSAPP_RETRY_BASE_SECONDS = 2.0
-        settings.WHATSAPP_MAX_ATTEMPTS = 4
-        yield fake
-
-
-def _account(org: Any, number: str, secret: str, token: str, **extra: Any) -> WhatsAppAccount:
-    account = WhatsAppAccount(organisation=org, **extra)
-    account.phone_number_id = number
-    account.app_secret = secret
-    account.verify_token = token
-    account.access_token = f"token-{number}"
-    account.save()
-    return account
-
-
-@pytest.fixture
-def accounts(cast: Cast) -> tuple[WhatsAppAccount, WhatsAppAccount]:
-    return (
-        _account(cast.org, NUMBER, SECRET, TOKEN),
-        _account(cast.other_org, OTHER_NUMBER, OTHER_SECRET, "verify-frio"),
-    )
 
 
 def _delivery(
