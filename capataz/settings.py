@@ -202,6 +202,7 @@ INSTALLED_APPS = [
     "evaluation",
     "copilot",
     "whatsapp",  # a channel: copilot/channels.py
+    "testing",  # test doubles and their demo commands (nothing imports it)
     "capataz",
 ]
 

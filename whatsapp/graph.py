@@ -3,7 +3,7 @@
 URL, then `GET` that URL with the same token).
 
 The base URL is `settings.WHATSAPP_GRAPH_URL`, so tests and the demo talk to a local fake server
-(whatsapp/fake_graph.py).
+(testing/fake_graph.py).
 
 Media without SSRF (issue 23): a media id goes into the Graph URL only when it is Graph's format
 (digits); the file is fetched only from `WHATSAPP_MEDIA_HOSTS` (https, or an exact origin an entry

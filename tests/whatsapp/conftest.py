@@ -7,6 +7,7 @@ import pytest
 
 from agents.models import Agent
 from agents.services import agents_install_defaults
+from testing.fake_graph import FakeGraph
 from tests.conftest import Cast
 
 # The chat's fixtures hold here too: cheap password hashing and routers rebuilt per test
@@ -18,7 +19,6 @@ from tests.copilot.conftest import (  # noqa: F401
     registry,
     router,
 )
-from whatsapp.fake_graph import FakeGraph
 from whatsapp.models import WhatsAppAccount
 
 # Two organisations' numbers and a fake Graph API (tests/whatsapp/test_whatsapp.py and

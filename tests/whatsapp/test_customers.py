@@ -22,11 +22,11 @@ from business.models import Customer, Job
 from copilot import runner
 from copilot.models import Conversation, ConversationEvent, Message, Turn
 from nlu.values import Entities
+from testing.fake_graph import FakeGraph
 from tests import factories
 from tests.conftest import Cast
 from whatsapp import customers as customers
 from whatsapp import humans as humans
-from whatsapp.fake_graph import FakeGraph
 from whatsapp.models import OutgoingMessage, WhatsAppAccount
 from whatsapp.payload import sign
 

@@ -14,10 +14,10 @@ from django.utils import timezone
 from copilot import runner
 from copilot.models import Conversation, Message, Turn
 from copilot.services import message_add
+from testing.fake_graph import FakeGraph
 from tests.conftest import Cast
 from tests.whatsapp.conftest import CUSTOMER, OTHER_NUMBER, OTHER_SECRET
 from tests.whatsapp.test_whatsapp import _delivery, _post, _text
-from whatsapp.fake_graph import FakeGraph
 from whatsapp.models import OutgoingMessage
 
 pytestmark = [

@@ -29,12 +29,12 @@ from copilot.services import conversation_create
 from llm.client import IMAGE_TOKENS, ModelFailure, estimate_tokens
 from llm.media import parse_reading
 from llm.models import ModelCall
+from testing.fake_graph import FakeGraph
 from testing.scripted import ScriptedServer, for_transcription, has_image, status, text, transcript
 from tests import factories
 from tests.conftest import Cast
 from whatsapp import graph as graph_client
 from whatsapp import media as whatsapp_media
-from whatsapp.fake_graph import FakeGraph
 from whatsapp.media import media_process
 from whatsapp.models import IncomingMedia, OutgoingMessage, WhatsAppRejection
 from whatsapp.payload import sign

@@ -25,10 +25,10 @@ from agents.services import agents_install_defaults
 from business.models import Customer, Job
 from copilot.models import Conversation
 from nlu import Context, Example, Router, Vocabulary, build_router
+from testing.fake_graph import FakeGraph
 from tests import factories
 from tests.conftest import Cast
 from tests.whatsapp.test_customers import NUMBER, SECRET, SENDER, STORED, _turn
-from whatsapp.fake_graph import FakeGraph
 from whatsapp.models import WhatsAppAccount
 
 DEFAULTS = Path(__file__).resolve().parents[2] / "agents" / "data" / "default_agents.json"

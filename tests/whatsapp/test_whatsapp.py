@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from copilot import runner
 from copilot.models import Conversation, Message, Turn
+from testing.fake_graph import FakeGraph
 from tests.conftest import Cast
 from tests.whatsapp.conftest import (
     CUSTOMER,
@@ -28,7 +29,6 @@ from tests.whatsapp.conftest import (
     TOKEN,
 )
 from whatsapp import outbox
-from whatsapp.fake_graph import FakeGraph
 from whatsapp.models import OutgoingMessage, WhatsAppAccount, WhatsAppRejection
 from whatsapp.payload import sign
 

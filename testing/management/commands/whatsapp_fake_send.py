@@ -25,7 +25,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from copilot.models import Conversation, Message
-from whatsapp.fake_graph import media_id_of
+from testing.fake_graph import media_id_of
 from whatsapp.models import WhatsAppAccount
 from whatsapp.payload import sign
 

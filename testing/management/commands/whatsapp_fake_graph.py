@@ -14,7 +14,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from whatsapp.fake_graph import FakeGraph
+from testing.fake_graph import FakeGraph
 
 
 class Command(BaseCommand):
