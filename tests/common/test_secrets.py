@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from common.secrets import decrypt, digest
-from copilot.models import WhatsAppAccount
 from llm.models import ProviderSettings
 from tests.conftest import Cast
+from whatsapp.models import WhatsAppAccount
 
 pytestmark = pytest.mark.django_db
 
