@@ -66,6 +66,7 @@ class Produced:
     steps: bool = False  # the "what I did" block (from the turn's events) goes in the trace
     language: str = ""  # the reply's language, when the producer read it
     timings: dict[str, float] = field(default_factory=dict)
+    first: frozenset[str] | None = None  # the registry's chain openers, when the producer read them
     store: Callable[[dict[str, Any]], Message] | None = None
     after: Callable[[], None] | None = None
 
@@ -87,7 +88,7 @@ def answer_turn(
         with transaction.atomic():
             trace = {**done.trace, "turn_id": turn_id}
             if done.steps:
-                trace["did"] = steps_for_turn(conversation.pk, turn_id)
+                trace["did"] = steps_for_turn(conversation.pk, turn_id, done.first)
             language = done.language or language or asked.language or "es"
             answer = (done.store or _one_message(conversation, done.reply, language))(trace)
             if done.after is not None:

@@ -246,8 +246,12 @@ def _urgency(agents: list[AgentStep], first: Collection[str]) -> str:
     return "escalation" if any(s["agent"] == ESCALATION_AGENT for s in agents) else ""
 
 
-def steps_for_turn(conversation_id: int, turn_id: str) -> Steps:
-    """The turn's steps from the conversation's event log (what the live view was sent)."""
+def steps_for_turn(
+    conversation_id: int, turn_id: str, first: Collection[str] | None = None
+) -> Steps:
+    """The turn's steps from the conversation's event log (what the live view was sent).
+    `first`: the registry's chain openers when the caller holds them (a turn's reading), else
+    read from the registry."""
     rows = list(
         ConversationEvent.objects.filter(
             conversation_id=conversation_id, turn_id=turn_id, type__in=STEP_EVENTS
@@ -255,7 +259,8 @@ def steps_for_turn(conversation_id: int, turn_id: str) -> Steps:
         .order_by("seq")
         .values("payload", "organisation_id")
     )
-    first = chain_openers(rows[0]["organisation_id"]) if rows else frozenset()
+    if first is None:
+        first = chain_openers(rows[0]["organisation_id"]) if rows else frozenset()
     return build_steps([row["payload"] for row in rows], first)
 
 

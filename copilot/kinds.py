@@ -109,6 +109,7 @@ def _graph_answer(turn: Turn, run: TurnRun | None, opening: str) -> Produced:
     return Produced(
         state["reply"], {**state.get("trace", {}), "timings_ms": rounded(timings)}, held=held,
         consulted=state.get("consulted", []), steps=True, language=language, timings=timings,
+        first=frozenset(name for name, spec in state["reading"].specs.items() if spec.first),
         store=store, after=after,
     )  # fmt: skip
 

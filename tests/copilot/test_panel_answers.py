@@ -326,6 +326,27 @@ def test_a_step_of_an_intent_the_registry_says_opens_the_chain_is_an_alert(
     assert steps_for_turn(conversation.pk, "t-1")["urgency"] == urgency
 
 
+@pytest.mark.django_db
+def test_a_turn_that_holds_the_chain_openers_reads_its_steps_in_one_query(
+    cast: Cast, registry: dict[str, Agent], django_assert_num_queries: Any
+) -> None:
+    """A message's turn passes the openers its reading already holds: the steps cost the event
+    log's query only, and say the same as when the registry is read."""
+    add_intent(registry["fleet"], name="gas_cut", examples_es="cortá el gas ya", first=True)
+    conversation = conversation_create(organisation=cast.org, user=cast.operator, channel="panel")
+    start = {"type": "agent_start", "agent": "fleet", "label": "Flota", "intent": "gas_cut"}
+    ConversationEvent.objects.create(
+        organisation=cast.org, conversation=conversation, seq=1, turn_id="t-1",
+        type="agent_start", payload=start,
+    )  # fmt: skip
+    read = steps_for_turn(conversation.pk, "t-1")
+
+    with django_assert_num_queries(1):
+        held = steps_for_turn(conversation.pk, "t-1", frozenset({"gas_cut"}))
+
+    assert held == read and held["urgency"] == "emergency"
+
+
 async def _join(layer: Any, group: str) -> str:
     channel = await layer.new_channel()
     await layer.group_add(group, channel)
