@@ -49,6 +49,15 @@ def _account(org: Any, number: str, secret: str, token: str, **extra: Any) -> Wh
 
 
 @pytest.fixture
+def account(cast: Cast) -> WhatsAppAccount:
+    """The organisation's one number (tests/whatsapp/test_customers.py, test_own_jobs.py)."""
+    account = _account(cast.org, NUMBER, SECRET, "verify")
+    account.access_token = "token-clima"  # what those tests see in the Graph API's headers
+    account.save()
+    return account
+
+
+@pytest.fixture
 def accounts(cast: Cast) -> tuple[WhatsAppAccount, WhatsAppAccount]:
     return (
         _account(cast.org, NUMBER, SECRET, TOKEN),

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import datetime
 import json
-from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -27,7 +26,7 @@ from tests import factories
 from tests.conftest import Cast
 from whatsapp import customers as customers
 from whatsapp import humans as humans
-from whatsapp.models import OutgoingMessage, WhatsAppAccount
+from whatsapp.models import OutgoingMessage
 from whatsapp.payload import sign
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the runner reopens its connection
@@ -36,25 +35,6 @@ URL = "/whatsapp/webhook/"
 NUMBER, SECRET = "1100220033", "app-secret-clima"
 SENDER = "5491155550000"  # as WhatsApp writes an Argentine mobile: 54 9 11 …
 STORED = "+541155550000"  # as the office typed it: "11 5555-0000", normalised (no 9)
-
-
-@pytest.fixture
-def graph(settings: Any) -> Iterator[FakeGraph]:
-    with FakeGraph() as fake:
-        settings.WHATSAPP_GRAPH_URL = fake.base_url
-        settings.WHATSAPP_RETRY_BASE_SECONDS = 2.0
-        yield fake
-
-
-@pytest.fixture
-def account(cast: Cast) -> WhatsAppAccount:
-    account = WhatsAppAccount(organisation=cast.org)
-    account.phone_number_id = NUMBER
-    account.app_secret = SECRET
-    account.verify_token = "verify"
-    account.access_token = "token-clima"
-    account.save()
-    return account
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ import datetime
 import importlib
 import json
 import zoneinfo
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +27,7 @@ from nlu import Context, Example, Router, Vocabulary, build_router
 from testing.fake_graph import FakeGraph
 from tests import factories
 from tests.conftest import Cast
-from tests.whatsapp.test_customers import NUMBER, SECRET, SENDER, STORED, _turn
-from whatsapp.models import WhatsAppAccount
+from tests.whatsapp.test_customers import SENDER, STORED, _turn
 
 DEFAULTS = Path(__file__).resolve().parents[2] / "agents" / "data" / "default_agents.json"
 TZ = "America/Argentina/Buenos_Aires"
@@ -159,25 +157,6 @@ def test_every_organisations_copy_gets_the_examples_once_and_keeps_its_own(cast:
 def agents(cast: Cast) -> dict[str, Agent]:
     agents_install_defaults(organisation=cast.org)
     return {agent.name: agent for agent in Agent.objects.filter(organisation=cast.org)}
-
-
-@pytest.fixture
-def graph(settings: Any) -> Iterator[FakeGraph]:
-    with FakeGraph() as fake:
-        settings.WHATSAPP_GRAPH_URL = fake.base_url
-        settings.WHATSAPP_RETRY_BASE_SECONDS = 2.0
-        yield fake
-
-
-@pytest.fixture
-def account(cast: Cast) -> WhatsAppAccount:
-    account = WhatsAppAccount(organisation=cast.org)
-    account.phone_number_id = NUMBER
-    account.app_secret = SECRET
-    account.verify_token = "verify"
-    account.access_token = "token-clima"
-    account.save()
-    return account
 
 
 @pytest.fixture
