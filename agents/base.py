@@ -25,6 +25,7 @@ from zoneinfo import ZoneInfo
 
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
+from django.utils.functional import Promise
 
 from agents import customer_scope
 from agents.context import TurnContext
@@ -42,6 +43,7 @@ from agents.registry import (
 )
 from agents.step_lines import records_of, tool_line
 from approvals.gate import Filing, Held, ProposedCall, hold, needs_approval
+from common.wording import say
 from nlu import Entities
 
 
@@ -194,6 +196,11 @@ class Runner:
 
     def t(self, *, es: str, en: str) -> str:
         return en if self.chain.language == "en" else es
+
+    def say(self, message: str | Promise, /, **values: object) -> str:
+        """`message` (a `gettext_lazy` English msgid) in the turn's language, filled with
+        `values` (common.wording.say)."""
+        return say(self.chain.language, message, **values)
 
     def earlier(self, kind: str) -> Mutation | None:
         """The latest mutation of `kind` produced by an earlier step of this turn."""
