@@ -17,6 +17,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.utils.translation import get_language
+from django.utils.translation import gettext_lazy as _
 
 from agents.base import Clarification, Outcome, Runner, Step
 from agents.defaults import intent_phrase
@@ -123,11 +124,13 @@ def services_speak(language: str) -> bool:
     return (get_language() or "es")[:2] == language[:2]
 
 
-def service_reason(runner: Runner, result: ToolResult, *, es: str, en: str) -> str:
+def service_reason(
+    runner: Runner, result: ToolResult, general: str = "", *, es: str = "", en: str = ""
+) -> str:
     """The tool's reason as a sentence (no final period) when it reads in the reply's language,
-    else the given general one."""
+    else the given `general` one (already in the reply's language)."""
     if not services_speak(runner.language):
-        return runner.t(es=es, en=en)
+        return general or runner.t(es=es, en=en)
     text = (result.error or result.summary).strip().rstrip(".")
     if ": " in text and text.split(": ", 1)[0].isidentifier():
         text = text.split(": ", 1)[1]  # "cuit: El cliente…" → "El cliente…"
@@ -154,18 +157,22 @@ def customer_problem(runner: Runner, name: str, result: ToolResult) -> Outcome |
         listing = bullets(customer_candidate(c) for c in candidates)
         return ask(
             runner,
-            es=f"Hay varios clientes que coinciden con «{name}»:\n{listing}\n¿Cuál es?",
-            en=f"Several customers match “{name}”:\n{listing}\nWhich one is it?",
+            runner.say(
+                _("Several customers match “%(name)s”:\n%(listing)s\nWhich one is it?"),
+                name=name,
+                listing=listing,
+            ),
             error=result.error,
             slot="customer_choice",
         )
     if "not found" in result.error:
         return Outcome(
-            text=runner.t(
-                es=f"No encontré ningún cliente «{name}». ¿Querés que lo registre? Pasame su "
-                "teléfono y dirección.",
-                en=f"I couldn't find a customer “{name}”. Shall I register them? Send me their "
-                "phone and address.",
+            text=runner.say(
+                _(
+                    "I couldn't find a customer “%(name)s”. Shall I register them? Send me their "
+                    "phone and address."
+                ),
+                name=name,
             ),
             success=False,
             error=result.error,
@@ -225,7 +232,15 @@ def slot_of(error: str) -> str:
     return _SLOT_ALIASES.get(detail, detail) or "detail"
 
 
-def ask(runner: Runner, *, es: str, en: str, error: str, slot: str | None = None) -> Outcome:
+def ask(
+    runner: Runner,
+    question: str = "",
+    *,
+    error: str,
+    slot: str | None = None,
+    es: str = "",
+    en: str = "",
+) -> Outcome:
     """Something the step needs is missing: nothing was done, and the reply asks for it. The
     question travels as `Outcome.clarify`, which the conversation keeps as the pending intent.
 
@@ -235,7 +250,7 @@ def ask(runner: Runner, *, es: str, en: str, error: str, slot: str | None = None
     slot = slot or slot_of(error)
     if runner.best_effort:
         return Outcome(text=unable(runner, slot), success=False, error=error)
-    text = runner.t(es=es, en=en)
+    text = question or runner.t(es=es, en=en)
     return Outcome(
         text=text, success=False, error=error, clarify=Clarification(question=text, slot=slot)
     )
@@ -249,8 +264,7 @@ def impossible_date(step: Step, runner: Runner) -> Outcome | None:
         return None
     return ask(
         runner,
-        es=f"El {written} no existe: ¿qué día querés?",
-        en=f"{written} is not a real date: which day do you mean?",
+        runner.say(_("%(written)s is not a real date: which day do you mean?"), written=written),
         error="impossible date",
         slot="date",
     )
@@ -353,17 +367,19 @@ def choose[T](
     options: Sequence[T],
     describe: Callable[[T], str],
     *,
-    many_es: str,
-    many_en: str,
+    many: str = "",
     best: T | None = None,
+    how: str = "",
+    many_es: str = "",
+    many_en: str = "",
     how_es: str = "",
     how_en: str = "",
 ) -> Choice[T]:
     """The option the operator chose in their answer; with `runner.best_effort`, the best one
     (`best`, else the first ranked) and a note naming it — never a third question.
 
-    `many_*` says what there were ("3 trabajos abiertos de Juan"), `how_*` why the one taken
-    ("el más próximo, ")."""
+    `many` says what there were ("3 trabajos abiertos de Juan"), `how` why the one taken
+    ("el más próximo, "), both in the reply's language."""
     picked = answered(step, options, describe)
     if picked is not None:
         return Choice(picked)
@@ -371,10 +387,14 @@ def choose[T](
         return Choice(None)
     taken = best if best is not None else options[0]
     said = describe(taken)
-    note = runner.t(
-        es=f"Había {many_es}: tomé {how_es}{said}. Si era otro, decime cuál y lo corrijo.",
-        en=f"There were {many_en}: I took {how_en}{said}. If it was another one, tell me "
-        "which and I'll correct it.",
+    note = runner.say(
+        _(
+            "There were %(many)s: I took %(how)s%(said)s. If it was another one, tell me which "
+            "and I'll correct it."
+        ),
+        many=many or runner.t(es=many_es, en=many_en),
+        how=how or runner.t(es=how_es, en=how_en),
+        said=said,
     )
     return Choice(taken, note)
 
@@ -464,25 +484,27 @@ def _call_resolving(
     return again, choice.picked, choice.note
 
 
-def failed(runner: Runner, result: ToolResult, *, es: str, en: str) -> Outcome:
+def failed(
+    runner: Runner, result: ToolResult, what: str = "", *, es: str = "", en: str = ""
+) -> Outcome:
     """A tool said no: what could not be done, and the tool's reason (kept as the error).
 
     "… not found" is said in the reply's language: a row of another organisation reads exactly
     like a missing one, and the tools word that in English.
     """
+    headline = what or runner.t(es=es, en=en)
     reason = result.error or result.summary
     if _NOT_FOUND.search(reason):
-        headline = runner.t(es=es, en=en)
         if headline.startswith(("No encontré", "I couldn't find")):
             return Outcome(text=f"{headline}.", success=False, error=reason)
-        said = runner.t(es="no lo encontré", en="not found")
+        said = runner.say(_("not found"))
         return Outcome(text=f"{headline}: {said}.", success=False, error=reason)
-    return Outcome(
-        text=runner.t(es=f"{es}: {reason}", en=f"{en}: {reason}"), success=False, error=reason
-    )
+    return Outcome(text=f"{headline}: {reason}", success=False, error=reason)
 
 
-def not_enabled(runner: Runner, result: ToolResult, *, es: str, en: str) -> Outcome | None:
+def not_enabled(
+    runner: Runner, result: ToolResult, what: str = "", *, es: str = "", en: str = ""
+) -> Outcome | None:
     """A tool this agent's row does not enable (an organisation's copy from before the tool
     shipped): say what cannot be done and who can enable it, never "not found"."""
     match = re.fullmatch(r"tool (\w+) not enabled", result.error or "")
@@ -490,11 +512,13 @@ def not_enabled(runner: Runner, result: ToolResult, *, es: str, en: str) -> Outc
         return None
     tool_name = match.group(1)
     return Outcome(
-        text=runner.t(
-            es=f"{es}: la herramienta {tool_name} no está habilitada para este agente (un "
-            "administrador la habilita en Agentes).",
-            en=f"{en}: the {tool_name} tool is not enabled for this agent (an administrator "
-            "can enable it under Agents).",
+        text=runner.say(
+            _(
+                "%(what)s: the %(tool)s tool is not enabled for this agent (an administrator "
+                "can enable it under Agents)."
+            ),
+            what=what or runner.t(es=es, en=en),
+            tool=tool_name,
         ),
         success=False,
         error=result.error,
@@ -508,14 +532,18 @@ def held_id(result: ToolResult) -> int | None:
     return None
 
 
-def held(runner: Runner, approval_id: int, *, es: str, en: str) -> Outcome:
+def held(
+    runner: Runner, approval_id: int, what: str = "", *, es: str = "", en: str = ""
+) -> Outcome:
     """The action waits for a manager: say what it is and that nothing has changed yet."""
     return Outcome(
-        text=runner.t(
-            es=f"{es} quedó pendiente de aprobación de un gerente (pedido #{approval_id}); "
-            "hasta que lo aprueben no se hace ningún cambio.",
-            en=f"{en} is waiting for a manager's approval (request #{approval_id}); "
-            "nothing changes until it is approved.",
+        text=runner.say(
+            _(
+                "%(what)s is waiting for a manager's approval (request #%(id)s); nothing "
+                "changes until it is approved."
+            ),
+            what=what or runner.t(es=es, en=en),
+            id=approval_id,
         ),
         success=True,
         pending_approvals=[approval_id],
