@@ -247,7 +247,15 @@ TEMPLATES = [
 # --- Database: SQLite by default, anything dj-database-url understands otherwise ---
 DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'capataz.sqlite3'}")
 try:
-    DATABASES: dict[str, Any] = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+    # Each thread (a request's, a turn runner's) keeps its connection for up to CONN_MAX_AGE
+    # seconds, checked before reuse once per request or job: no reconnect per turn (issue 26).
+    DATABASES: dict[str, Any] = {
+        "default": dj_database_url.parse(
+            DATABASE_URL,
+            conn_max_age=env_int("CONN_MAX_AGE", 600, minimum=0),
+            conn_health_checks=True,
+        )
+    }
 except ValueError as exc:
     raise ImproperlyConfigured(f"DATABASE_URL is not a database URL: {exc}") from exc
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -258,7 +266,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
-    DATABASES["default"]["CONN_MAX_AGE"] = 0
     # Tests use a file too: an in-memory database shares one cache between connections, where a
     # write from another thread (a turn's runner) fails at once instead of waiting its turn.
     # One file per test process, so two suites can run side by side.

@@ -6,9 +6,15 @@ update on the conversation row, so across every web process and worker exactly o
 through a conversation; it renews the lease from a heartbeat thread while it works and gives it
 up at the end. A runner that dies stops renewing: its lease lapses within `LEASE` seconds.
 
-Inside the lease it claims the oldest queued turn (queued → running, another conditional update:
-two runners never run one turn) and answers it (copilot/turn.py), until none is left. Before
-that, a turn still marked running from a runner that died is *interrupted* — said, never re-run.
+Inside the lease it claims the oldest queued turn (queued → running in one conditional
+`UPDATE … RETURNING`: two runners never run one turn) and answers it (copilot/turn.py), until
+none is left. A runner that took over a lapsed lease first *interrupts* the turns its dead
+predecessor left running — said, never re-run. A lease found free needs no such scan: a runner
+gives its lease back only when it left nothing running (after a failure it lets it lapse).
+
+One heartbeat thread per process renews the leases its runners hold, every third of a lease; a
+turn shorter than that costs no renewal at all. The runner thread keeps its database connection
+for its life (`CONN_MAX_AGE`, health-checked), never a reconnect per turn.
 
 `stale_conversations` is the sweep behind recovery: conversations with an orphaned running turn
 or a queued turn that nobody is working on.
@@ -19,11 +25,14 @@ from __future__ import annotations
 import datetime
 import logging
 import threading
+import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import close_old_connections, connection
 from django.db.models import Q
 from django.utils import timezone
 
@@ -31,6 +40,9 @@ from copilot.answering import TurnResult
 from copilot.eventlog import PROCESS
 from copilot.models import Conversation, Turn
 from copilot.turn import interrupt_turn, run_turn
+
+# The turn as the runner claims it, with what every kind reads first.
+_CLAIMED = ("conversation__organisation", "message", "user")
 
 logger = logging.getLogger(__name__)
 
@@ -49,41 +61,46 @@ class Drained:
 
 def drain(organisation_id: int, conversation_id: int) -> Drained:
     """Answer the conversation's queued turns, oldest first, while holding its lease."""
-    close_old_connections()
+    close_old_connections()  # drops this thread's connection only when it is broken or too old
     token = f"{PROCESS}:{uuid.uuid4().hex[:8]}"
     drained = Drained()
-    try:
-        if not Conversation.objects.filter(
-            pk=conversation_id, organisation_id=organisation_id
-        ).exists():
-            return drained  # not this organisation's: nothing to run, nothing to retry
-        while True:
-            if not _acquire(organisation_id, conversation_id, token):
-                if has_queued(conversation_id):
-                    drained.retry_in = _until_lapse(conversation_id)
-                return drained
-            try:
-                with _Heartbeat(conversation_id, token):
-                    drained.interrupted += _interrupt_orphans(conversation_id)
-                    while (turn_id := _claim_next(conversation_id, token)) is not None:
-                        drained.results.append(run_turn(turn_id))
-            finally:
-                _release(conversation_id, token)
-            # A message may have been queued after the last claim and before the release, by
-            # someone who then found the lease taken: look once more.
-            if not has_queued(conversation_id):
-                return drained
-    finally:
-        close_old_connections()
+    while True:
+        acquired = _acquire(organisation_id, conversation_id, token)
+        if acquired is None:
+            if Conversation.objects.filter(
+                pk=conversation_id, organisation_id=organisation_id
+            ).exists() and has_queued(conversation_id):
+                drained.retry_in = _until_lapse(conversation_id)
+            return drained  # held by another runner, or not this organisation's conversation
+        with HEARTBEAT.holding(conversation_id, token):
+            if acquired is _TAKEN_OVER:
+                drained.interrupted += _interrupt_orphans(conversation_id)
+            while (turn := _claim_next(conversation_id, token)) is not None:
+                drained.results.append(run_turn(turn))
+        # Given back only now, with nothing left running (an exception above lets it lapse,
+        # and the next runner then interrupts what was cut short).
+        _release(conversation_id, token)
+        # A message may have been queued after the last claim and before the release, by
+        # someone who then found the lease taken: look once more.
+        if not has_queued(conversation_id):
+            return drained
 
 
-def _acquire(organisation_id: int, conversation_id: int, token: str) -> bool:
+_FREE, _TAKEN_OVER = "free", "taken over"
+
+
+def _acquire(organisation_id: int, conversation_id: int, token: str) -> str | None:
+    """Take the conversation's lease: `_FREE` when nobody held it (one statement), `_TAKEN_OVER`
+    when its holder let it lapse (its turns may have been cut short), None when it is held."""
     now = timezone.now()
-    free = Q(lease_owner="") | Q(lease_until__isnull=True) | Q(lease_until__lt=now)
-    taken = Conversation.objects.filter(
-        free, pk=conversation_id, organisation_id=organisation_id
-    ).update(lease_owner=token, lease_until=now + datetime.timedelta(seconds=lease_seconds()))
-    return taken == 1
+    until = now + datetime.timedelta(seconds=lease_seconds())
+    mine = Conversation.objects.filter(pk=conversation_id, organisation_id=organisation_id)
+    if mine.filter(lease_owner="").update(lease_owner=token, lease_until=until) == 1:
+        return _FREE
+    lapsed = Q(lease_until__isnull=True) | Q(lease_until__lt=now)
+    if mine.filter(lapsed).update(lease_owner=token, lease_until=until) == 1:
+        return _TAKEN_OVER
+    return None
 
 
 def _renew(conversation_id: int, token: str) -> bool:
@@ -112,22 +129,25 @@ def has_queued(conversation_id: int) -> bool:
     return Turn.objects.filter(conversation_id=conversation_id, status=Turn.Status.QUEUED).exists()
 
 
-def _claim_next(conversation_id: int, token: str) -> str | None:
-    """The oldest queued turn of the conversation, now running for this runner."""
+def _claim_next(conversation_id: int, token: str) -> Turn | None:
+    """The oldest queued turn of the conversation, now running for this runner: one
+    `UPDATE … RETURNING` claims it (SQLite ≥ 3.35 and PostgreSQL), one select reads it."""
+    table = connection.ops.quote_name(Turn._meta.db_table)
+    sql = (
+        f"UPDATE {table} SET status = %s, runner = %s, started_at = %s "  # noqa: S608
+        f"WHERE id = (SELECT id FROM {table} WHERE conversation_id = %s AND status = %s "
+        "ORDER BY message_id LIMIT 1) AND status = %s RETURNING id"
+    )
+    queued, running = Turn.Status.QUEUED.value, Turn.Status.RUNNING.value
     while True:
-        turn_id = (
-            Turn.objects.filter(conversation_id=conversation_id, status=Turn.Status.QUEUED)
-            .order_by("message_id")
-            .values_list("pk", flat=True)
-            .first()
-        )
-        if turn_id is None:
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [running, token, timezone.now(), conversation_id, queued, queued])
+            row = cursor.fetchone()
+        if row is not None:
+            return Turn.objects.select_related(*_CLAIMED).get(pk=row[0])
+        if not has_queued(conversation_id):
             return None
-        claimed = Turn.objects.filter(pk=turn_id, status=Turn.Status.QUEUED).update(
-            status=Turn.Status.RUNNING, runner=token, started_at=timezone.now()
-        )
-        if claimed == 1:
-            return str(turn_id)
+        # Another runner claimed the one we saw between our select and update: the next one.
 
 
 def _interrupt_orphans(conversation_id: int) -> int:
@@ -139,32 +159,62 @@ def _interrupt_orphans(conversation_id: int) -> int:
 
 
 class _Heartbeat:
-    """Renews the lease every third of its length while the runner works."""
+    """One thread per process renews every lease its runners hold, each a third of a lease after
+    it was taken or last renewed. Holding a lease costs a dictionary entry; a lease given back
+    before its first third costs no statement at all."""
 
-    def __init__(self, conversation_id: int, token: str) -> None:
-        self._conversation_id = conversation_id
-        self._token = token
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._beat, name="copilot-lease", daemon=True)
+    def __init__(self) -> None:
+        self._held: dict[tuple[int, str], float] = {}  # (conversation, token) → next renewal
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
 
-    def __enter__(self) -> _Heartbeat:
-        self._thread.start()
-        return self
+    @contextmanager
+    def holding(self, conversation_id: int, token: str) -> Iterator[None]:
+        key = (conversation_id, token)
+        with self._lock:
+            self._held[key] = time.monotonic() + lease_seconds() / 3
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._beat, name="copilot-lease", daemon=True
+                )
+                self._thread.start()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._held.pop(key, None)
 
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
+    def _due(self) -> tuple[list[tuple[int, str]], float] | None:
+        """The leases to renew now and how long to sleep after; None (and the thread is gone)
+        when no runner holds a lease."""
+        now, third = time.monotonic(), lease_seconds() / 3
+        with self._lock:
+            if not self._held:
+                self._thread = None
+                return None
+            due = [key for key, moment in self._held.items() if moment <= now]
+            for key in due:
+                self._held[key] = now + third
+            upcoming = min(self._held.values())
+        return due, max(0.05, upcoming - now)
 
     def _beat(self) -> None:
         try:
-            while not self._stop.wait(lease_seconds() / 3):
-                try:
-                    if not _renew(self._conversation_id, self._token):
-                        logger.warning("lease of conversation %s lost", self._conversation_id)
-                except Exception:  # the database hiccuped: the next beat tries again
-                    logger.warning("lease renewal failed", exc_info=True)
+            while (work := self._due()) is not None:
+                due, wait = work
+                for conversation_id, token in due:
+                    try:
+                        if not _renew(conversation_id, token):
+                            logger.warning("lease of conversation %s lost", conversation_id)
+                    except Exception:  # the database hiccuped: the next beat tries again
+                        logger.warning("lease renewal failed", exc_info=True)
+                        close_old_connections()
+                time.sleep(wait)
         finally:
-            close_old_connections()
+            connection.close()  # this thread's own, if a renewal opened one
+
+
+HEARTBEAT = _Heartbeat()
 
 
 def leased_with_work() -> bool:

@@ -60,17 +60,11 @@ from nlu.language import detect_language
 logger = logging.getLogger(__name__)
 
 
-def run_turn(turn_id: str) -> TurnResult:
-    """Answer a turn the runner has claimed; every event goes to the conversation's log and
-    group. Never raises: a failure is stored and published as the turn's answer."""
-    close_old_connections()
-    try:
-        turn = Turn.objects.select_related("conversation__organisation", "message", "user").get(
-            pk=turn_id
-        )
-        return _run(turn)
-    finally:
-        close_old_connections()
+def run_turn(turn: Turn) -> TurnResult:
+    """Answer a turn the runner has claimed (read with its conversation, organisation, message
+    and user); every event goes to the conversation's log and group. Never raises: a failure is
+    stored and published as the turn's answer."""
+    return _run(turn)
 
 
 def _run(turn: Turn) -> TurnResult:

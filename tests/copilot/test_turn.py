@@ -422,3 +422,77 @@ def test_the_lease_is_scoped_to_the_conversations_organisation(
     runner._release(conversation.pk, token)
     assert runner._acquire(cast.org.pk, conversation.pk, "runner-y")
     connection.close()
+
+
+def test_the_heartbeat_renews_a_lease_held_past_a_third_and_never_a_short_one(
+    cast: Cast, conversation: Conversation, settings: Any
+) -> None:
+    settings.COPILOT_LEASE_SECONDS = 0.6
+    renewals: list[int] = []
+    real_renew = runner._renew
+
+    def counted(conversation_id: int, token: str) -> bool:
+        renewals.append(conversation_id)
+        return real_renew(conversation_id, token)
+
+    runner._renew, saved = counted, real_renew  # type: ignore[assignment]
+    try:
+        assert runner._acquire(cast.org.pk, conversation.pk, "short") == runner._FREE
+        with runner.HEARTBEAT.holding(conversation.pk, "short"):
+            pass  # a turn quicker than a third of the lease
+        runner._release(conversation.pk, "short")
+        time.sleep(0.4)
+        assert renewals == []
+
+        assert runner._acquire(cast.org.pk, conversation.pk, "long") == runner._FREE
+        taken = Conversation.objects.get(pk=conversation.pk).lease_until
+        with runner.HEARTBEAT.holding(conversation.pk, "long"):
+            time.sleep(0.9)  # a turn longer than the lease itself
+            held = Conversation.objects.get(pk=conversation.pk)
+        assert len(renewals) >= 2
+        assert held.lease_owner == "long" and held.lease_until > taken
+        assert held.lease_until > timezone.now()  # never lapsed while it worked
+    finally:
+        runner._renew = saved  # type: ignore[assignment]
+        runner._release(conversation.pk, "long")
+
+
+def test_a_runner_that_crashes_lets_its_lease_lapse_and_the_next_one_interrupts_its_turn(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter, settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    settings.COPILOT_LEASE_SECONDS = 0.3
+    router.script["hola"] = [task("greeting", 1.0)]
+    accept_message(conversation=conversation, user_id=cast.operator.pk, text="hola")
+
+    def broken(turn: Turn) -> None:
+        raise ConnectionError("the database went away mid-turn")
+
+    monkeypatch.setattr(runner, "run_turn", broken)
+    with pytest.raises(ConnectionError):
+        runner.drain(cast.org.pk, conversation.pk)
+    left = Conversation.objects.get(pk=conversation.pk)
+    assert left.lease_owner != ""  # not given back: nothing may look free while a turn runs
+    assert Turn.objects.get(conversation=conversation).status == Turn.Status.RUNNING
+
+    monkeypatch.undo()
+    time.sleep(0.35)
+    assert (cast.org.pk, conversation.pk) in runner.stale_conversations(queued_for=0)
+    drained = runner.drain(cast.org.pk, conversation.pk)
+
+    assert drained.interrupted == 1
+    assert Turn.objects.get(conversation=conversation).status == Turn.Status.INTERRUPTED
+    released = Conversation.objects.get(pk=conversation.pk)
+    assert (released.lease_owner, released.lease_until) == ("", None)
+
+
+def test_a_free_lease_is_taken_in_one_statement_and_skips_the_orphan_scan(
+    cast: Cast, conversation: Conversation, django_assert_num_queries: Any
+) -> None:
+    with django_assert_num_queries(1):
+        assert runner._acquire(cast.org.pk, conversation.pk, "mine") == runner._FREE
+    runner._release(conversation.pk, "mine")
+    lapsed = timezone.now() - datetime.timedelta(seconds=1)
+    Conversation.objects.filter(pk=conversation.pk).update(lease_owner="dead", lease_until=lapsed)
+    assert runner._acquire(cast.org.pk, conversation.pk, "mine") == runner._TAKEN_OVER
+    assert runner._acquire(cast.org.pk, conversation.pk, "yours") is None
