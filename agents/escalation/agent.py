@@ -13,6 +13,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
+
 from agents.base import Mutation, Outcome, Runner, Step, handles
 from agents.phrasing import (
     budget_left,
@@ -29,15 +33,16 @@ from agents.registry import ToolResult
 from agents.subjects import CustomerRef, customer_ref, job_ref
 from business.validators import format_phone
 from common.text import fold
+from common.wording import say
 from nlu.tone import read_signals
 
 SUMMARY_CHARS = 1000
 NEAREST_SHOWN = 3
 PRIORITY_WORDS = {
-    "low": ("baja", "low"),
-    "normal": ("normal", "normal"),
-    "high": ("alta", "high"),
-    "urgent": ("urgente", "urgent"),
+    "low": pgettext_lazy("ticket priority", "low"),
+    "normal": pgettext_lazy("ticket priority", "normal"),
+    "high": pgettext_lazy("ticket priority", "high"),
+    "urgent": pgettext_lazy("ticket priority", "urgent"),
 }
 
 
@@ -45,10 +50,10 @@ PRIORITY_WORDS = {
 class Danger:
     kind: str
     skill: str | None  # the trade of the technician to send
-    label: tuple[str, str]  # (es, en)
+    label: Promise  # gettext_lazy: said in the reply's language (the ticket's summary: Spanish)
     # One line in infinitives (es) / imperatives (en): it reads right whether the operator relays
     # it or the customer reads it.
-    safety: tuple[str, str]
+    safety: Promise
 
 
 # Most dangerous first: a message with gas and smoke gets the gas instruction.
@@ -58,14 +63,11 @@ DANGERS: tuple[tuple[re.Pattern[str], Danger], ...] = (
         Danger(
             kind="co",
             skill="gas",
-            label=("posible monóxido", "possible carbon monoxide"),
-            safety=(
-                "Ventilar ya abriendo puertas y ventanas, apagar estufas, calefones y hornos, "
-                "salir al aire libre y, si alguien tiene dolor de cabeza, mareos o náuseas, "
-                "llamar al SAME (107).",
+            label=_("possible carbon monoxide"),
+            safety=_(
                 "Ventilate now by opening doors and windows, switch off heaters, boilers and "
                 "ovens, get everyone outside and, if anyone has a headache, dizziness or nausea, "
-                "call 107 (ambulance).",
+                "call 107 (ambulance)."
             ),
         ),
     ),
@@ -74,13 +76,10 @@ DANGERS: tuple[tuple[re.Pattern[str], Danger], ...] = (
         Danger(
             kind="gas",
             skill="gas",
-            label=("pérdida de gas", "gas leak"),
-            safety=(
-                "Cerrar la llave de paso del gas, no accionar interruptores ni prender fuego (ni "
-                "fósforos ni encendedores), ventilar abriendo puertas y ventanas y salir del "
-                "lugar; si el olor es fuerte, llamar al 911.",
+            label=_("gas leak"),
+            safety=_(
                 "Shut the gas valve, don't touch light switches or light anything, open doors "
-                "and windows and get out; if the smell is strong, call 911.",
+                "and windows and get out; if the smell is strong, call 911."
             ),
         ),
     ),
@@ -89,12 +88,10 @@ DANGERS: tuple[tuple[re.Pattern[str], Danger], ...] = (
         Danger(
             kind="fire",
             skill="electrical",
-            label=("fuego o humo", "fire or smoke"),
-            safety=(
-                "Salir del lugar y llamar a los bomberos (100); si es eléctrico y se puede sin "
-                "riesgo, cortar la luz desde el tablero, y nunca tirar agua sobre algo enchufado.",
+            label=_("fire or smoke"),
+            safety=_(
                 "Get out and call the fire brigade (100); if it is electrical and it is safe, "
-                "cut the power at the panel, and never throw water on anything plugged in.",
+                "cut the power at the panel, and never throw water on anything plugged in."
             ),
         ),
     ),
@@ -106,12 +103,10 @@ DANGERS: tuple[tuple[re.Pattern[str], Danger], ...] = (
         Danger(
             kind="electricity",
             skill="electrical",
-            label=("riesgo eléctrico", "electrical hazard"),
-            safety=(
-                "Cortar la luz desde el tablero (la térmica o el disyuntor) si se puede sin "
-                "riesgo, no tocar cables ni artefactos y mantener el agua lejos.",
+            label=_("electrical hazard"),
+            safety=_(
                 "Cut the power at the panel (breaker) if it is safe to do so, don't touch cables "
-                "or appliances and keep water away.",
+                "or appliances and keep water away."
             ),
         ),
     ),
@@ -120,12 +115,10 @@ DANGERS: tuple[tuple[re.Pattern[str], Danger], ...] = (
         Danger(
             kind="water",
             skill="plumbing",
-            label=("pérdida de agua", "water leak"),
-            safety=(
-                "Cerrar la llave de paso general del agua y, si el agua llega a enchufes o "
-                "artefactos, cortar la luz desde el tablero sin pisar el agua.",
+            label=_("water leak"),
+            safety=_(
                 "Shut the main water valve and, if water reaches sockets or appliances, cut the "
-                "power at the panel without stepping in the water.",
+                "power at the panel without stepping in the water."
             ),
         ),
     ),
@@ -134,12 +127,10 @@ DANGERS: tuple[tuple[re.Pattern[str], Danger], ...] = (
         Danger(
             kind="heating",
             skill="heating",
-            label=("sin calefacción, persona vulnerable", "no heating, vulnerable person"),
-            safety=(
-                "Abrigar a la persona y usar una estufa eléctrica si hay; nunca braseros ni el "
-                "horno para calefaccionar (riesgo de monóxido).",
+            label=_("no heating, vulnerable person"),
+            safety=_(
                 "Keep the person warm and use an electric heater if there is one; never a "
-                "brazier or the oven for heating (carbon monoxide risk).",
+                "brazier or the oven for heating (carbon monoxide risk)."
             ),
         ),
     ),
@@ -147,11 +138,8 @@ DANGERS: tuple[tuple[re.Pattern[str], Danger], ...] = (
 GENERIC_DANGER = Danger(
     kind="other",
     skill=None,
-    label=("emergencia", "emergency"),
-    safety=(
-        "Alejarse del peligro y, si hay riesgo para alguien, llamar al 911.",
-        "Move away from the danger and, if anyone is at risk, call 911.",
-    ),
+    label=pgettext_lazy("danger", "emergency"),
+    safety=_("Move away from the danger and, if anyone is at risk, call 911."),
 )
 
 
@@ -172,8 +160,8 @@ def _summary(step: Step, head: str = "") -> str:
 
 
 def _priority(runner: Runner, priority: str) -> str:
-    es, en = PRIORITY_WORDS.get(priority, (priority, priority))
-    return runner.t(es=es, en=en)
+    word = PRIORITY_WORDS.get(priority)
+    return runner.say(word) if word is not None else priority
 
 
 @dataclass
@@ -272,7 +260,7 @@ def _from_search(
     if len(rows) > 1:
         choice = choose(
             step, runner, rows, customer_candidate,
-            many_es=f"varios clientes «{who.name}»", many_en=f"several customers “{who.name}”",
+            many=runner.say(_("several customers “%(name)s”"), name=who.name),
         )  # fmt: skip
         rows, subject.note = ([choice.picked], choice.note) if choice.picked else (rows, "")
     if len(rows) == 1:
@@ -314,49 +302,42 @@ def _open_ticket(
 def _job_text(runner: Runner, job: dict[str, Any]) -> str:
     language = runner.language
     moment = full_date(job["start"], language)
-    with_ = ""
     if job.get("technician"):
-        with_ = runner.t(es=f", con {job['technician']}", en=f", with {job['technician']}")
-    return f"#{job['id']} {job['service']} ({moment}{with_})"
-
-
-def _for_whom(runner: Runner, subject: _Subject) -> str:
-    customer = subject.customer
-    if customer is None:
-        return ""
-    return runner.t(es=f" de {customer['name']}", en=f" for {customer['name']}")
+        return runner.say(
+            _("#%(id)s %(service)s (%(moment)s, with %(technician)s)"),
+            id=job["id"],
+            service=job["service"],
+            moment=moment,
+            technician=job["technician"],
+        )
+    return f"#{job['id']} {job['service']} ({moment})"
 
 
 def _links_text(runner: Runner, subject: _Subject) -> str:
     parts: list[str] = []
     if subject.job is not None:
         job = _job_text(runner, subject.job)
-        parts.append(runner.t(es=f" Lo vinculé al trabajo {job}.", en=f" I linked job {job}."))
+        parts.append(runner.say(_("I linked job %(job)s."), job=job))
     elif subject.job_id is not None:
-        parts.append(
-            runner.t(
-                es=f" Lo vinculé al trabajo #{subject.job_id}.",
-                en=f" I linked job #{subject.job_id}.",
-            )
-        )
+        parts.append(runner.say(_("I linked job %(job)s."), job=f"#{subject.job_id}"))
     if subject.unresolved and subject.ambiguous:
         parts.append(
-            runner.t(
-                es=f" Hay varios clientes «{subject.unresolved}», así que quedó sin cliente "
-                "vinculado: decime cuál es.",
-                en=f" Several customers match “{subject.unresolved}”, so no customer is linked: "
-                "tell me which one.",
+            runner.say(
+                _(
+                    "Several customers match “%(name)s”, so no customer is linked: tell me which "
+                    "one."
+                ),
+                name=subject.unresolved,
             )
         )
     elif subject.unresolved:
         parts.append(
-            runner.t(
-                es=f" No encontré ningún cliente «{subject.unresolved}», así que quedó sin "
-                "cliente vinculado.",
-                en=f" I found no customer “{subject.unresolved}”, so no customer is linked.",
+            runner.say(
+                _("I found no customer “%(name)s”, so no customer is linked."),
+                name=subject.unresolved,
             )
         )
-    return "".join(parts)
+    return "".join(f" {part}" for part in parts)
 
 
 def _customer_mutation(subject: _Subject) -> list[Mutation]:
@@ -370,9 +351,8 @@ def _not_opened(runner: Runner, result: ToolResult, lead: str = "") -> Outcome:
     reason = result.error or result.summary
     return Outcome(
         text=lead
-        + runner.t(
-            es=f"No pude abrir el ticket: {reason}. Avisale a un encargado por teléfono.",
-            en=f"I couldn't open the ticket: {reason}. Please call a manager.",
+        + runner.say(
+            _("I couldn't open the ticket: %(reason)s. Please call a manager."), reason=reason
         ),
         success=False,
         error=reason,
@@ -385,9 +365,10 @@ def _not_opened(runner: Runner, result: ToolResult, lead: str = "") -> Outcome:
 @handles("emergency")
 def emergency(step: Step, runner: Runner) -> Outcome:
     danger = danger_in(step.text)
-    safety = runner.t(
-        es=f"Emergencia ({danger.label[0]}). Primero, seguridad: {danger.safety[0]}",
-        en=f"Emergency ({danger.label[1]}). Safety first: {danger.safety[1]}",
+    safety = runner.say(
+        _("Emergency (%(danger)s). Safety first: %(safety)s"),
+        danger=runner.say(danger.label),
+        safety=runner.say(danger.safety),
     )
     subject, who, _ambiguous = _subject(step, runner, with_latest_job=False)
     # An ambiguous name must not delay an emergency: the ticket opens unlinked and says so.
@@ -395,7 +376,7 @@ def emergency(step: Step, runner: Runner) -> Outcome:
         subject.unresolved, subject.ambiguous = who.name, True
     ticket = _open_ticket(
         runner, subject, who, reason="emergency", priority="urgent",
-        summary=_summary(step, danger.label[0]),
+        summary=_summary(step, say("es", danger.label)),
     )  # fmt: skip
     if not ticket.ok:
         return _not_opened(runner, ticket, lead=safety + "\n")
@@ -412,12 +393,19 @@ def _emergency_ticket_text(runner: Runner, subject: _Subject, ticket: dict[str, 
         phone = format_phone(customer.get("phone") or "")
         details = ", ".join(part for part in (customer.get("address"), phone) if part)
         where = f" ({details})" if details else ""
-    return runner.t(
-        es=f"Abrí el ticket urgente #{ticket['id']}{_for_whom(runner, subject)}{where}: una "
-        "persona de la oficina lo toma ya para mandar un técnico.",
-        en=f"I opened urgent ticket #{ticket['id']}{_for_whom(runner, subject)}{where}: a person "
-        "in the office is taking it now to send a technician.",
-    ) + _links_text(runner, subject)
+    opened = (
+        _(
+            "I opened urgent ticket #%(id)s for %(customer)s%(where)s: a person in the office is "
+            "taking it now to send a technician."
+        )
+        if customer is not None
+        else _(
+            "I opened urgent ticket #%(id)s%(where)s: a person in the office is taking it now to "
+            "send a technician."
+        )
+    )
+    text = runner.say(opened, id=ticket["id"], customer=(customer or {}).get("name"), where=where)
+    return text + _links_text(runner, subject)
 
 
 def _nearest_text(runner: Runner, subject: _Subject, danger: Danger) -> str:
@@ -434,30 +422,27 @@ def _nearest_text(runner: Runner, subject: _Subject, danger: Danger) -> str:
     elif subject.job_id is not None:
         arguments["job_id"] = subject.job_id
     else:
-        return runner.t(
-            es="\nPasame el cliente o la dirección y te propongo el técnico libre más cercano.",
-            en="\nSend me the customer or the address and I'll propose the nearest free "
-            "technician.",
+        return "\n" + runner.say(
+            _("Send me the customer or the address and I'll propose the nearest free technician.")
         )
     found = runner.call("technicians_nearest", **arguments)
     if not found.ok:
         return ""
     free = found.data["technicians"]
     if not free:
-        return runner.t(
-            es="\nAhora no hay ningún técnico libre con esa especialidad: la oficina coordina "
-            "por teléfono.",
-            en="\nNo technician with that trade is free right now: the office will coordinate "
-            "by phone.",
+        return "\n" + runner.say(
+            _(
+                "No technician with that trade is free right now: the office will coordinate by "
+                "phone."
+            )
         )
     first, *others = free
-    line = runner.t(
-        es=f"\nEl técnico libre más cercano: {_technician(runner, first)}.",
-        en=f"\nThe nearest free technician: {_technician(runner, first)}.",
+    line = "\n" + runner.say(
+        _("The nearest free technician: %(technician)s."), technician=_technician(runner, first)
     )
     if others:
         names = ", ".join(_technician(runner, t) for t in others)
-        line += runner.t(es=f" También libres: {names}.", en=f" Also free: {names}.")
+        line += " " + runner.say(_("Also free: %(names)s."), names=names)
     return line
 
 
@@ -465,9 +450,9 @@ def _technician(runner: Runner, technician: dict[str, Any]) -> str:
     hops = technician.get("zone_distance")
     distance = ""
     if hops == 0:
-        distance = runner.t(es="misma zona", en="same zone")
+        distance = runner.say(_("same zone"))
     elif hops == 1:
-        distance = runner.t(es="zona vecina", en="neighbouring zone")
+        distance = runner.say(_("neighbouring zone"))
     details = ", ".join(
         part
         for part in (technician.get("zone"), distance, format_phone(technician.get("phone") or ""))
@@ -479,16 +464,16 @@ def _technician(runner: Runner, technician: dict[str, Any]) -> str:
 # --- a ticket named by its number ---------------------------------------------------------------
 
 REASON_WORDS = {
-    "complaint": ("reclamo", "complaint"),
-    "emergency": ("emergencia", "emergency"),
-    "escalate": ("pedido de hablar con una persona", "request for a person"),
-    "frustration": ("malestar", "frustration"),
-    "handoff": ("derivación del copiloto", "copilot hand-off"),
+    "complaint": pgettext_lazy("ticket reason", "complaint"),
+    "emergency": pgettext_lazy("ticket reason", "emergency"),
+    "escalate": pgettext_lazy("ticket reason", "request for a person"),
+    "frustration": pgettext_lazy("ticket reason", "frustration"),
+    "handoff": pgettext_lazy("ticket reason", "copilot hand-off"),
 }
 STATUS_WORDS = {
-    "open": ("abierto, sin tomar todavía", "open, not picked up yet"),
-    "in_progress": ("en curso: alguien del equipo lo está trabajando", "in progress"),
-    "resolved": ("resuelto", "resolved"),
+    "open": pgettext_lazy("ticket status", "open, not picked up yet"),
+    "in_progress": pgettext_lazy("ticket status", "in progress"),
+    "resolved": pgettext_lazy("ticket status", "resolved"),
 }
 
 
@@ -502,50 +487,48 @@ def _named_ticket(step: Step, runner: Runner) -> Outcome | None:
     result = runner.call("ticket_find", number=number)
     if not result.ok:
         disabled = not_enabled(
-            runner,
-            result,
-            es=f"No puedo ver el ticket #{number}",
-            en=f"I can't look up ticket #{number}",
+            runner, result, runner.say(_("I can't look up ticket #%(number)s"), number=number)
         )
         if disabled is not None:
             return disabled
         return Outcome(
-            text=runner.t(
-                es=f"No encontré el ticket #{number}. Revisá el número; si es un reclamo nuevo, "
-                "contame qué pasó y lo registro.",
-                en=f"I couldn't find ticket #{number}. Please check the number; if it is a new "
-                "complaint, tell me what happened and I'll record it.",
+            text=runner.say(
+                _(
+                    "I couldn't find ticket #%(number)s. Please check the number; if it is a new "
+                    "complaint, tell me what happened and I'll record it."
+                ),
+                number=number,
             ),
             success=False,
             error=result.error or f"ticket #{number} not found",
         )
     data = result.data["ticket"]
-    reason_es, reason_en = REASON_WORDS.get(data["reason"], (data["reason"], data["reason"]))
-    status_es, status_en = STATUS_WORDS.get(data["status"], (data["status"], data["status"]))
-    created = full_date(str(data["created_at"])[:10], runner.language)
-    who_es = f" de {data['customer']}" if data.get("customer") else ""
-    who_en = f" for {data['customer']}" if data.get("customer") else ""
-    job_es = f", trabajo #{data['job_id']}" if data.get("job_id") else ""
-    job_en = f", job #{data['job_id']}" if data.get("job_id") else ""
-    text = runner.t(
-        es=f"El ticket #{data['id']} ({reason_es}{who_es}{job_es}, prioridad "
-        f"{_priority(runner, data['priority'])}, del {created}) está {status_es}.",
-        en=f"Ticket #{data['id']} ({reason_en}{who_en}{job_en}, "
-        f"{_priority(runner, data['priority'])} priority, of {created}) is {status_en}.",
+    reason = REASON_WORDS.get(data["reason"])
+    status = STATUS_WORDS.get(data["status"])
+    about = runner.say(reason) if reason is not None else data["reason"]
+    if data.get("customer"):
+        about = runner.say(
+            _("%(reason)s for %(customer)s"), reason=about, customer=data["customer"]
+        )
+    if data.get("job_id"):
+        about = runner.say(_("%(about)s, job #%(job)s"), about=about, job=data["job_id"])
+    text = runner.say(
+        _("Ticket #%(id)s (%(about)s, %(priority)s priority, of %(created)s) is %(status)s."),
+        id=data["id"],
+        about=about,
+        priority=_priority(runner, data["priority"]),
+        created=full_date(str(data["created_at"])[:10], runner.language),
+        status=runner.say(status) if status is not None else data["status"],
     )
     summary = " ".join(str(data.get("summary") or "").split()).rstrip(".")
     if summary:
-        text += runner.t(es=f" Dice: «{summary[:200]}».", en=f" It says: “{summary[:200]}”.")
+        text += " " + runner.say(_("It says: “%(summary)s”."), summary=summary[:200])
     if data["status"] == "resolved":
-        text += runner.t(
-            es=" Si el problema sigue, contame qué pasa y abro un reclamo nuevo.",
-            en=" If the problem is back, tell me what happens and I'll open a new complaint.",
+        text += " " + runner.say(
+            _("If the problem is back, tell me what happens and I'll open a new complaint.")
         )
     else:
-        text += runner.t(
-            es=" Lo tiene el equipo: una persona lo sigue desde la lista de tickets.",
-            en=" The team has it: a person follows it up from the ticket list.",
-        )
+        text += " " + runner.say(_("The team has it: a person follows it up from the ticket list."))
     mutations = []
     if data.get("customer_id"):
         mutations.append(
@@ -573,26 +556,33 @@ def complaint(step: Step, runner: Runner) -> Outcome:
         return _not_opened(runner, ticket)
     data = ticket.data["ticket"]
     opening = (
-        runner.t(es="Lamento mucho lo que pasó.", en="I'm very sorry about what happened.")
+        runner.say(_("I'm very sorry about what happened."))
         if angry
-        else runner.t(es="Lamento el inconveniente.", en="I'm sorry about this.")
+        else runner.say(pgettext_lazy("complaint", "I'm sorry about this."))
     )
     phone = format_phone((subject.customer or {}).get("phone") or "")
-    contact = runner.t(
-        es=f" y se comunica con el cliente ({phone})" if phone else " y da una respuesta",
-        en=f" and contact the customer ({phone})" if phone else " and follow up",
+    review = (
+        runner.say(
+            _("A person on the team will review it and contact the customer (%(phone)s)."),
+            phone=phone,
+        )
+        if phone
+        else runner.say(_("A person on the team will review it and follow up."))
     )
-    text = runner.t(
-        es=f"Registré el reclamo{_for_whom(runner, subject)}: ticket #{data['id']}, prioridad "
-        f"{_priority(runner, data['priority'])}.",
-        en=f"I recorded the complaint{_for_whom(runner, subject)}: ticket #{data['id']}, "
-        f"{_priority(runner, data['priority'])} priority.",
+    customer = subject.customer
+    recorded = (
+        _("I recorded the complaint for %(customer)s: ticket #%(id)s, %(priority)s priority.")
+        if customer is not None
+        else _("I recorded the complaint: ticket #%(id)s, %(priority)s priority.")
+    )
+    text = runner.say(
+        recorded,
+        customer=(customer or {}).get("name"),
+        id=data["id"],
+        priority=_priority(runner, data["priority"]),
     )
     text += _links_text(runner, subject)
-    text += runner.t(
-        es=f" Una persona del equipo lo revisa{contact}. {opening}",
-        en=f" A person on the team will review it{contact}. {opening}",
-    )
+    text += f" {review} {opening}"
     return with_note(Outcome(text=text, mutations=_customer_mutation(subject)), subject.note)
 
 
@@ -617,17 +607,25 @@ def escalate(step: Step, runner: Runner) -> Outcome:
     if not ticket.ok:
         return _not_opened(runner, ticket)
     data = ticket.data["ticket"]
-    about = runner.t(es=f", por {data['customer']}", en=f", about {data['customer']}")
-    about = about if data.get("customer") else ""
+    handed = (
+        _(
+            "I'm handing you over to a person: I opened ticket #%(id)s (%(priority)s priority, "
+            "about %(customer)s) and a manager will take over the conversation shortly. "
+            "Meanwhile, if you need something specific, tell me and I'll do it."
+        )
+        if data.get("customer")
+        else _(
+            "I'm handing you over to a person: I opened ticket #%(id)s (%(priority)s priority) "
+            "and a manager will take over the conversation shortly. Meanwhile, if you need "
+            "something specific, tell me and I'll do it."
+        )
+    )
     return Outcome(
-        text=runner.t(
-            es=f"Te paso con una persona: abrí el ticket #{data['id']} (prioridad "
-            f"{_priority(runner, data['priority'])}{about}) y un encargado toma la conversación "
-            "en breve. Mientras tanto, si necesitás algo puntual, decime y lo hago.",
-            en=f"I'm handing you over to a person: I opened ticket #{data['id']} "
-            f"({_priority(runner, data['priority'])} priority{about}) and a manager will take "
-            "over the conversation shortly. Meanwhile, if you need something specific, tell me "
-            "and I'll do it.",
+        text=runner.say(
+            handed,
+            id=data["id"],
+            priority=_priority(runner, data["priority"]),
+            customer=data.get("customer"),
         )
         + _links_text(runner, _Subject(unresolved=subject.unresolved))
     )
@@ -645,16 +643,16 @@ def frustration_detected(step: Step, runner: Runner) -> Outcome:
         return _not_opened(
             runner,
             ticket,
-            lead=runner.t(es="Te pido disculpas por esto. ", en="I'm sorry about this. "),
+            lead=runner.say(pgettext_lazy("frustration", "I'm sorry about this.")) + " ",
         )
     data = ticket.data["ticket"]
     return Outcome(
-        text=runner.t(
-            es="Te pido disculpas por las vueltas. Ya se lo pasé a una persona del equipo con "
-            f"prioridad alta (ticket #{data['id']}): lo revisa y te responde en breve. Si me "
-            "contás qué necesitás resolver ahora, lo hago ya.",
-            en="I'm sorry for the trouble. I've passed this to a person on the team as high "
-            f"priority (ticket #{data['id']}): they will review it and get back to you shortly. "
-            "If you tell me what you need sorted now, I'll do it right away.",
+        text=runner.say(
+            _(
+                "I'm sorry for the trouble. I've passed this to a person on the team as high "
+                "priority (ticket #%(id)s): they will review it and get back to you shortly. If "
+                "you tell me what you need sorted now, I'll do it right away."
+            ),
+            id=data["id"],
         )
     )

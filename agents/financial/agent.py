@@ -14,13 +14,15 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext_lazy, pgettext_lazy
+
 from agents.base import Mutation, Outcome, Runner, Step, handles
 from agents.phrasing import (
     Found,
     ask,
     bullets,
     call_for_customer,
-    count,
     customer_problem,
     day,
     failed,
@@ -52,10 +54,10 @@ _SEND_VERB = re.compile(
     r"\b(?:mand\w*|envi\w*|pas\w*le|reenvi\w*|send\w*|email\w*|mail\w*|forward\w*)"
 )
 QUOTE_STATUS = {
-    "draft": ("borrador", "draft"),
-    "sent": ("enviado", "sent"),
-    "accepted": ("aceptado", "accepted"),
-    "rejected": ("rechazado", "rejected"),
+    "draft": pgettext_lazy("quote status", "draft"),
+    "sent": pgettext_lazy("quote status", "sent"),
+    "accepted": pgettext_lazy("quote status", "accepted"),
+    "rejected": pgettext_lazy("quote status", "rejected"),
 }
 _REDUCED_IVA = re.compile(r"\b10[.,]5\s*%?")
 _IVA_INCLUDED = re.compile(
@@ -104,9 +106,11 @@ def _totals_text(runner: Runner, lines: list[Line]) -> str:
         f"IVA {percent(rate, language)} {money(v, language)}" for rate, v in by_rate.items()
     )
     total = net + sum(by_rate.values(), Decimal("0"))
-    return runner.t(
-        es=f"neto {money(net, language)} + {iva} = total {money(total, language)}",
-        en=f"net {money(net, language)} + {iva} = total {money(total, language)}",
+    return runner.say(
+        _("net %(net)s + %(iva)s = total %(total)s"),
+        net=money(net, language),
+        iva=iva,
+        total=money(total, language),
     )
 
 
@@ -140,19 +144,18 @@ def generate_quote(step: Step, runner: Runner) -> Outcome:
     who = customer_ref(step, runner)
     if who is None:
         return ask(
-            runner,
-            es="¿Para qué cliente es el presupuesto?",
-            en="Which customer is the quote for?",
-            error="missing customer",
+            runner, runner.say(_("Which customer is the quote for?")), error="missing customer"
         )
     arguments = _quote_arguments(step, runner, who)
     if arguments is None:
         return ask(
             runner,
-            es="¿Qué presupuesto? Decime el servicio (por ejemplo «instalación de split») o el "
-            "monto (por ejemplo «15 lucas más IVA»).",
-            en="What should I quote? Tell me the service (e.g. “split installation”) or the "
-            "amount (e.g. “15000 plus IVA”).",
+            runner.say(
+                _(
+                    "What should I quote? Tell me the service (e.g. “split installation”) or the "
+                    "amount (e.g. “15000 plus IVA”)."
+                )
+            ),
             error="missing service",
         )
     result, chosen, note = call_for_customer(step, runner, "quote_create", arguments)
@@ -169,18 +172,14 @@ def _quote_result(
         # "aire y calefacción" may be one service the list names as a whole: try it unsplit.
         result = runner.call("quote_create", **{**arguments, "services": [step.entities.service]})
     if (approval := held_id(result)) is not None:
-        return held(
-            runner, approval, es=f"El presupuesto para {who.name}", en=f"The quote for {who.name}"
-        )
+        return held(runner, approval, runner.say(_("The quote for %(name)s"), name=who.name))
     if not result.ok:
         problem = customer_problem(runner, who.name, result)
         if problem is not None:
             return problem
         if "unmatched" in result.data:
             return _unpriced(runner, str(result.data["unmatched"]), result.error)
-        return failed(
-            runner, result, es="No pude armar el presupuesto", en="I couldn't make the quote"
-        )
+        return failed(runner, result, runner.say(_("I couldn't make the quote")))
     return _quoted(runner, who, result.data["quote"])
 
 
@@ -249,15 +248,18 @@ def _unpriced(runner: Runner, service: str, error: str) -> Outcome:
     prices = runner.call("price_list")
     items = prices.data.get("items", [])[:PRICE_ITEMS_SHOWN] if prices.ok else []
     listing = bullets(f"{i['name']}: {money(i['unit_price'], runner.language)}" for i in items)
-    shown_es = f"\nEn la lista tengo, por ejemplo:\n{listing}" if items else ""
-    shown_en = f"\nThe price list has, for example:\n{listing}" if items else ""
-    return Outcome(
-        text=runner.t(
-            es=f"No encontré «{service}» en la lista de precios, así que no armé el presupuesto. "
-            f"Decime el monto (por ejemplo «15 lucas más IVA»).{shown_es}",
-            en=f"“{service}” is not in the price list, so I didn't make the quote. Tell me the "
-            f"amount (e.g. “15000 plus IVA”).{shown_en}",
+    text = runner.say(
+        _(
+            "“%(service)s” is not in the price list, so I didn't make the quote. Tell me the "
+            "amount (e.g. “15000 plus IVA”)."
         ),
+        service=service,
+    )
+    if items:
+        shown = runner.say(_("The price list has, for example:\n%(listing)s"), listing=listing)
+        text += "\n" + shown
+    return Outcome(
+        text=text,
         success=False,
         error=error,
     )
@@ -280,22 +282,21 @@ def _pdf(document: dict[str, Any]) -> str:
 def _quoted(runner: Runner, who: CustomerRef, quote: dict[str, Any]) -> Outcome:
     language = runner.language
     lines = _lines_of(quote["lines"])
-    valid_es = (
-        f" (válido hasta el {full_date(quote['valid_until'], language)})"
-        if quote.get("valid_until")
-        else ""
-    )
-    valid_en = (
-        f" (valid until {full_date(quote['valid_until'], language)})"
-        if quote.get("valid_until")
-        else ""
-    )
-    text = runner.t(
-        es=f"Listo, armé el presupuesto {quote['number']} para {quote['customer']}{valid_es}:\n"
-        f"{_document_lines(runner, quote['lines'])}\nTotal: {_totals_text(runner, lines)}.",
-        en=f"Done: I made quote {quote['number']} for {quote['customer']}{valid_en}:\n"
-        f"{_document_lines(runner, quote['lines'])}\nTotal: {_totals_text(runner, lines)}.",
-    ) + _pdf(quote)
+    values = {
+        "number": quote["number"],
+        "customer": quote["customer"],
+        "lines": _document_lines(runner, quote["lines"]),
+        "totals": _totals_text(runner, lines),
+    }
+    if quote.get("valid_until"):
+        made = _(
+            "Done: I made quote %(number)s for %(customer)s (valid until %(valid)s):\n"
+            "%(lines)s\nTotal: %(totals)s."
+        )
+        values["valid"] = full_date(quote["valid_until"], language)
+    else:
+        made = _("Done: I made quote %(number)s for %(customer)s:\n%(lines)s\nTotal: %(totals)s.")
+    text = runner.say(made, **values) + _pdf(quote)
     mutations = [
         Mutation(
             kind="quote",
@@ -326,26 +327,23 @@ def _named_quote(step: Step, runner: Runner) -> tuple[dict[str, Any] | None, Out
     result = runner.call("quote_find", number=number)
     if not result.ok:
         disabled = not_enabled(
-            runner,
-            result,
-            es=f"No puedo buscar el presupuesto {number}",
-            en=f"I can't look up quote {number}",
+            runner, result, runner.say(_("I can't look up quote %(number)s"), number=number)
         )
         return None, disabled or failed(
-            runner,
-            result,
-            es=f"No encontré el presupuesto {number}",
-            en=f"I couldn't find quote {number}",
+            runner, result, runner.say(_("I couldn't find quote %(number)s"), number=number)
         )
     quote: dict[str, Any] = result.data["quote"]
     named = (step.entities.customer or "").strip()
     if named and not same_person(named, str(quote["customer"])):
         mismatch = Outcome(
-            text=runner.t(
-                es=f"El presupuesto {quote['number']} es de {quote['customer']}, no de {named}: "
-                "no hice nada con él. Revisá el número.",
-                en=f"Quote {quote['number']} belongs to {quote['customer']}, not {named}: I "
-                "did nothing with it. Please check the number.",
+            text=runner.say(
+                _(
+                    "Quote %(number)s belongs to %(customer)s, not %(named)s: I did nothing with "
+                    "it. Please check the number."
+                ),
+                number=quote["number"],
+                customer=quote["customer"],
+                named=named,
             ),
             success=False,
             error="quote of another customer",
@@ -371,29 +369,29 @@ def _quote_mutation(quote: dict[str, Any]) -> Mutation:
 def _show_named_quote(step: Step, runner: Runner) -> Outcome:
     quote, problem = _named_quote(step, runner)
     if problem is not None or quote is None:
-        return problem or ask(runner, es="¿Qué presupuesto?", en="Which quote?", error="no quote")
+        return problem or ask(runner, runner.say(_("Which quote?")), error="no quote")
     language = runner.language
-    es_status, en_status = QUOTE_STATUS.get(quote["status"], (quote["status"], quote["status"]))
-    created = full_date(quote["created_on"], language)
-    text = runner.t(
-        es=f"El presupuesto {quote['number']} de {quote['customer']} ({es_status}, del "
-        f"{created}):\n{_document_lines(runner, quote['lines'])}\n"
-        f"Total: {_totals_text(runner, _lines_of(quote['lines']))}.",
-        en=f"Quote {quote['number']} for {quote['customer']} ({en_status}, of {created}):\n"
-        f"{_document_lines(runner, quote['lines'])}\n"
-        f"Total: {_totals_text(runner, _lines_of(quote['lines']))}.",
+    status = QUOTE_STATUS.get(quote["status"])
+    text = runner.say(
+        _(
+            "Quote %(number)s for %(customer)s (%(status)s, of %(created)s):\n%(lines)s\n"
+            "Total: %(totals)s."
+        ),
+        number=quote["number"],
+        customer=quote["customer"],
+        status=runner.say(status) if status is not None else quote["status"],
+        created=full_date(quote["created_on"], language),
+        lines=_document_lines(runner, quote["lines"]),
+        totals=_totals_text(runner, _lines_of(quote["lines"])),
     )
     if quote.get("invoice"):
-        text += runner.t(
-            es=f" Ya está facturado (factura {quote['invoice']}).",
-            en=f" It is already invoiced (invoice {quote['invoice']}).",
+        text += " " + runner.say(
+            _("It is already invoiced (invoice %(invoice)s)."), invoice=quote["invoice"]
         )
     if _SEND_VERB.search(fold(step.text)):
-        text += runner.t(
-            es=" No envío presupuestos desde acá: lo tenés en Presupuestos para mandárselo a "
-            f"{quote['customer']}.",
-            en=" I don't send quotes from here: it is under Quotes, ready to send to "
-            f"{quote['customer']}.",
+        text += " " + runner.say(
+            _("I don't send quotes from here: it is under Quotes, ready to send to %(customer)s."),
+            customer=quote["customer"],
         )
     text += _pdf(quote)
     mutations = [
@@ -408,25 +406,26 @@ def _invoice_named_quote(step: Step, runner: Runner) -> Outcome:
     already invoiced."""
     quote, problem = _named_quote(step, runner)
     if problem is not None or quote is None:
-        return problem or ask(runner, es="¿Qué presupuesto?", en="Which quote?", error="no quote")
+        return problem or ask(runner, runner.say(_("Which quote?")), error="no quote")
     if quote["status"] == "rejected":
         return Outcome(
-            text=runner.t(
-                es=f"El presupuesto {quote['number']} de {quote['customer']} está rechazado: no "
-                "lo facturo.",
-                en=f"Quote {quote['number']} for {quote['customer']} was rejected: I won't "
-                "invoice it.",
+            text=runner.say(
+                _("Quote %(number)s for %(customer)s was rejected: I won't invoice it."),
+                number=quote["number"],
+                customer=quote["customer"],
             ),
             success=False,
             error="quote rejected",
         )
     if quote.get("invoice"):
         return Outcome(
-            text=runner.t(
-                es=f"El presupuesto {quote['number']} ya está facturado (factura "
-                f"{quote['invoice']}): no hice otra.",
-                en=f"Quote {quote['number']} is already invoiced (invoice {quote['invoice']}): "
-                "I didn't make another one.",
+            text=runner.say(
+                _(
+                    "Quote %(number)s is already invoiced (invoice %(invoice)s): I didn't make "
+                    "another one."
+                ),
+                number=quote["number"],
+                invoice=quote["invoice"],
             ),
             success=False,
             error="quote already invoiced",
@@ -460,10 +459,7 @@ def generate_invoice(step: Step, runner: Runner) -> Outcome:
     found = _job_to_invoice(step, runner)
     if found.problem is not None or not isinstance(found.job, dict):
         return found.problem or ask(
-            runner,
-            es="¿Qué trabajo facturo?",
-            en="Which job should I invoice?",
-            error="missing job",
+            runner, runner.say(_("Which job should I invoice?")), error="missing job"
         )
     return with_note(_invoice_job(step, runner, found.job), found.note)
 
@@ -471,9 +467,9 @@ def generate_invoice(step: Step, runner: Runner) -> Outcome:
 def _invoice_job(step: Step, runner: Runner, job: dict[str, Any]) -> Outcome:
     if job["status"] == "cancelled":
         return Outcome(
-            text=runner.t(
-                es=f"El trabajo {job_line(job, runner.language)} está cancelado: no lo facturo.",
-                en=f"Job {job_line(job, runner.language)} is cancelled: I won't invoice it.",
+            text=runner.say(
+                _("Job %(job)s is cancelled: I won't invoice it."),
+                job=job_line(job, runner.language),
             ),
             success=False,
             error=f"job {job['id']} is cancelled",
@@ -490,9 +486,10 @@ def _invoice_quote(runner: Runner, quote: Mutation) -> Outcome:
     arguments: dict[str, Any] = {"quote_id": quote.id}
     result = runner.call("invoice_create", **arguments)
     lines = _lines_of(quote.data.get("lines", []))
-    subject = runner.t(
-        es=f"La factura del presupuesto {quote.label} de {quote.data.get('customer', '')}",
-        en=f"The invoice for quote {quote.label} of {quote.data.get('customer', '')}",
+    subject = runner.say(
+        _("The invoice for quote %(quote)s of %(customer)s"),
+        quote=quote.label,
+        customer=quote.data.get("customer", ""),
     )
     return _filed(runner, result, subject, lines)
 
@@ -504,20 +501,14 @@ def _job_to_invoice(step: Step, runner: Runner) -> Found:
     if known is not None:
         result = runner.call("jobs_find", job_id=known)
         if not result.ok or not result.data.get("jobs"):
-            missing = failed(
-                runner,
-                result,
-                es=f"No encontré el trabajo #{known}",
-                en=f"I couldn't find job #{known}",
-            )
+            missing = failed(runner, result, runner.say(_("I couldn't find job #%(id)s"), id=known))
             return Found(problem=missing)
         return Found(result.data["jobs"][0])
     who = customer_ref(step, runner)
     if who is None:
         question = ask(
             runner,
-            es="¿Qué trabajo facturo? Decime el cliente.",
-            en="Which job should I invoice? Tell me the customer.",
+            runner.say(_("Which job should I invoice? Tell me the customer.")),
             error="missing customer",
         )
         return Found(problem=question)
@@ -529,7 +520,7 @@ def _job_to_invoice(step: Step, runner: Runner) -> Found:
         who = CustomerRef(int(chosen["id"]), str(chosen["name"]), "named")
     if not result.ok:
         problem = customer_problem(runner, who.name, result) or failed(
-            runner, result, es="No pude buscar los trabajos", en="I couldn't look up the jobs"
+            runner, result, runner.say(_("I couldn't look up the jobs"))
         )
         return Found(problem=problem)
     jobs = result.data["jobs"]  # newest first
@@ -542,10 +533,17 @@ def _job_to_invoice(step: Step, runner: Runner) -> Found:
         listing = bullets(job_line(job, runner.language) for job in jobs)
         question = ask(
             runner,
-            es=f"{who.name} tiene {len(jobs)} trabajos el {day(on, runner.language)}:\n"
-            f"{listing}\n¿Cuál facturo? Decime el número (por ejemplo «el #{jobs[0]['id']}»).",
-            en=f"{who.name} has {len(jobs)} jobs on {day(on, runner.language)}:\n{listing}\n"
-            f"Which one should I invoice? Tell me its number (e.g. “#{jobs[0]['id']}”).",
+            runner.say(
+                _(
+                    "%(name)s has %(count)s jobs on %(day)s:\n%(listing)s\nWhich one should I "
+                    "invoice? Tell me its number (e.g. “#%(id)s”)."
+                ),
+                name=who.name,
+                count=len(jobs),
+                day=day(on, runner.language),
+                listing=listing,
+                id=jobs[0]["id"],
+            ),
             error="several jobs that day",
         )
         return Found(problem=question)
@@ -559,38 +557,29 @@ def _inferred_job(
     """Which job "el trabajo de hoy" / "el último" was taken to be, in so many words."""
     label = job_short(job, runner.language)
     if on is None:
-        return runner.t(
-            es=f"Tomé el último trabajo terminado de {who.name}: {label}.",
-            en=f"I took {who.name}'s latest finished job: {label}.",
+        return runner.say(
+            _("I took %(name)s's latest finished job: %(label)s."), name=who.name, label=label
         )
     today = runner.today
     relative = {
-        today: ("de hoy", "from today"),
-        today + datetime.timedelta(days=1): ("de mañana", "from tomorrow"),
-        today - datetime.timedelta(days=1): ("de ayer", "from yesterday"),
+        today: _("I took %(name)s's job from today: %(label)s."),
+        today + datetime.timedelta(days=1): _("I took %(name)s's job from tomorrow: %(label)s."),
+        today - datetime.timedelta(days=1): _("I took %(name)s's job from yesterday: %(label)s."),
     }
-    es_day, en_day = relative.get(
-        on, (f"del {day(on, runner.language)}", f"on {day(on, runner.language)}")
-    )
-    return runner.t(
-        es=f"Tomé el trabajo {es_day} de {who.name}: {label}.",
-        en=f"I took {who.name}'s job {en_day}: {label}.",
-    )
+    took = relative.get(on, _("I took %(name)s's job on %(day)s: %(label)s."))
+    return runner.say(took, name=who.name, label=label, day=day(on, runner.language))
 
 
 def _nothing_to_invoice(runner: Runner, who: CustomerRef, on: datetime.date | None) -> Outcome:
     if on is not None:
-        text = runner.t(
-            es=f"No encontré trabajos de {who.name} el {day(on, runner.language)}: no facturé "
-            "nada.",
-            en=f"I found no job for {who.name} on {day(on, runner.language)}: I invoiced nothing.",
+        text = runner.say(
+            _("I found no job for %(name)s on %(day)s: I invoiced nothing."),
+            name=who.name,
+            day=day(on, runner.language),
         )
         return Outcome(text=text, success=False, error="no job that day")
     return Outcome(
-        text=runner.t(
-            es=f"No encontré trabajos terminados de {who.name} para facturar.",
-            en=f"I found no finished jobs for {who.name} to invoice.",
-        ),
+        text=runner.say(_("I found no finished jobs for %(name)s to invoice."), name=who.name),
         success=False,
         error="no done job",
     )
@@ -614,11 +603,12 @@ def _invoice_lines(
             [],
             {},
             Outcome(
-                text=runner.t(
-                    es=f"No encontré «{job['service']}» en la lista de precios, así que no "
-                    "pedí la factura. Decime el monto a facturar (neto, sin IVA).",
-                    en=f"“{job['service']}” is not in the price list, so I didn't file the "
-                    "invoice. Tell me the amount to invoice (net, before IVA).",
+                text=runner.say(
+                    _(
+                        "“%(service)s” is not in the price list, so I didn't file the invoice. "
+                        "Tell me the amount to invoice (net, before IVA)."
+                    ),
+                    service=job["service"],
                 ),
                 success=False,
                 error="no price for the job's service",
@@ -635,9 +625,10 @@ def _invoice_lines(
 def _invoice_result(
     runner: Runner, result: ToolResult, job: dict[str, Any], lines: list[Line]
 ) -> Outcome:
-    subject = runner.t(
-        es=f"La factura de {job['customer']} por el trabajo {job_short(job, runner.language)}",
-        en=f"The invoice to {job['customer']} for job {job_short(job, runner.language)}",
+    subject = runner.say(
+        _("The invoice to %(customer)s for job %(job)s"),
+        customer=job["customer"],
+        job=job_short(job, runner.language),
     )
     outcome = _filed(runner, result, subject, lines)
     outcome.mutations.append(
@@ -655,21 +646,20 @@ def _filed(runner: Runner, result: ToolResult, subject: str, lines: list[Line]) 
     """The invoice call's outcome: held for approval (the usual case), issued, or refused."""
     totals = _totals_text(runner, lines) if lines else ""
     if (approval := held_id(result)) is not None:
-        outcome = held(runner, approval, es=subject, en=subject)
+        outcome = held(runner, approval, subject)
         if totals:
-            outcome.text += runner.t(es=f" Importes: {totals}.", en=f" Amounts: {totals}.")
+            outcome.text += " " + runner.say(_("Amounts: %(totals)s."), totals=totals)
         return outcome
     if not result.ok:
-        return failed(
-            runner, result, es="No pude emitir la factura", en="I couldn't issue the invoice"
-        )
+        return failed(runner, result, runner.say(_("I couldn't issue the invoice")))
     invoice = result.data["invoice"]
     return Outcome(
-        text=runner.t(
-            es=f"Listo, emití la factura {invoice['letter']} {invoice['number']} a "
-            f"{invoice['customer']}: total {money(invoice['total'], runner.language)}.",
-            en=f"Done: I issued invoice {invoice['letter']} {invoice['number']} to "
-            f"{invoice['customer']}: total {money(invoice['total'], runner.language)}.",
+        text=runner.say(
+            _("Done: I issued invoice %(letter)s %(number)s to %(customer)s: total %(total)s."),
+            letter=invoice["letter"],
+            number=invoice["number"],
+            customer=invoice["customer"],
+            total=money(invoice["total"], runner.language),
         )
         + _pdf(invoice)
     )
@@ -707,32 +697,44 @@ def payment_status(step: Step, runner: Runner) -> Outcome:
     if not result.ok:
         letters = [str(c["letter"]) for c in result.data.get("candidates", []) if "letter" in c]
         if number and len(letters) > 1:  # the same number in two letters: which one
-            which = " o la ".join(letters)
+            which = letters[0]
+            for other in letters[1:]:
+                which = runner.say(
+                    pgettext_lazy("invoice letters", "%(first)s or %(second)s"),
+                    first=which,
+                    second=other,
+                )
             return ask(
                 runner,
-                es=f"Hay más de una factura {number}: ¿la {which}?",
-                en=f"There is more than one invoice {number}: {' or '.join(letters)}?",
+                runner.say(
+                    _("There is more than one invoice %(number)s: %(letters)s?"),
+                    number=number,
+                    letters=which,
+                ),
                 error="ambiguous invoice number",
                 slot="invoice_letter",
             )
         problem = customer_problem(runner, who.name, result) if who else None
         if problem is None and latest:
-            of = runner.t(es=f" de {who.name}", en=f" for {who.name}") if who else ""
-            problem = failed(
-                runner, result, es=f"No encontré facturas{of}", en=f"I found no invoices{of}"
+            none_found = (
+                runner.say(_("I found no invoices for %(name)s"), name=who.name)
+                if who
+                else runner.say(_("I found no invoices"))
             )
+            problem = failed(runner, result, none_found)
         if problem is None and number:
             written = f"{letter} {number}" if letter else number
-            of = runner.t(es=f" de {who.name}", en=f" of {who.name}") if who else ""
-            problem = failed(
-                runner,
-                result,
-                es=f"No encontré la factura {written}{of}",
-                en=f"I couldn't find invoice {written}{of}",
+            not_found = (
+                runner.say(
+                    _("I couldn't find invoice %(invoice)s of %(name)s"),
+                    invoice=written,
+                    name=who.name,
+                )
+                if who
+                else runner.say(_("I couldn't find invoice %(invoice)s"), invoice=written)
             )
-        return problem or failed(
-            runner, result, es="No pude ver los pagos", en="I couldn't check the payments"
-        )
+            problem = failed(runner, result, not_found)
+        return problem or failed(runner, result, runner.say(_("I couldn't check the payments")))
     data = result.data
     if number or latest:
         return with_note(_one_invoice(runner, data["invoices"][0]), note)
@@ -746,17 +748,21 @@ def _invoice_line(runner: Runner, invoice: dict[str, Any]) -> str:
     issued = full_date(invoice["issued_on"], language)
     head = f"{invoice['letter']} {invoice['number']}"
     overdue = invoice.get("days_overdue") or 0
-    late_es = f", vencida hace {overdue} días" if overdue else ""
-    late_en = f", {overdue} days overdue" if overdue else ""
     paid = Decimal(invoice["paid"])
-    paid_es = f", pagó {money(paid, language)}" if paid > 0 else ""
-    paid_en = f", paid {money(paid, language)}" if paid > 0 else ""
-    return runner.t(
-        es=f"Factura {head} del {issued}: saldo {money(invoice['balance'], language)} de "
-        f"{money(invoice['total'], language)}{paid_es}{late_es}",
-        en=f"Invoice {head} of {issued}: {money(invoice['balance'], language)} due of "
-        f"{money(invoice['total'], language)}{paid_en}{late_en}",
-    )
+    parts = [
+        runner.say(
+            _("Invoice %(invoice)s of %(issued)s: %(balance)s due of %(total)s"),
+            invoice=head,
+            issued=issued,
+            balance=money(invoice["balance"], language),
+            total=money(invoice["total"], language),
+        )
+    ]
+    if paid > 0:
+        parts.append(runner.say(_("paid %(amount)s"), amount=money(paid, language)))
+    if overdue:
+        parts.append(runner.say(_("%(days)s days overdue"), days=overdue))
+    return ", ".join(parts)
 
 
 def _one_invoice(runner: Runner, invoice: dict[str, Any]) -> Outcome:
@@ -769,20 +775,16 @@ def _invoice_state(runner: Runner, invoice: dict[str, Any]) -> Outcome:
     customer = invoice.get("customer", "")
     if invoice["state"] == "paid":
         return Outcome(
-            text=runner.t(
-                es=f"La factura {invoice['letter']} {invoice['number']} de {customer} está paga "
-                f"({money(invoice['total'], runner.language)}).",
-                en=f"Invoice {invoice['letter']} {invoice['number']} of {customer} is paid "
-                f"({money(invoice['total'], runner.language)}).",
+            text=runner.say(
+                _("Invoice %(letter)s %(number)s of %(customer)s is paid (%(total)s)."),
+                letter=invoice["letter"],
+                number=invoice["number"],
+                customer=customer,
+                total=money(invoice["total"], runner.language),
             )
         )
     if invoice["state"] == "void":
-        return Outcome(
-            text=runner.t(
-                es=f"La factura {invoice['number']} está anulada.",
-                en=f"Invoice {invoice['number']} is void.",
-            )
-        )
+        return Outcome(text=runner.say(_("Invoice %(number)s is void."), number=invoice["number"]))
     return Outcome(text=f"{customer}: {_invoice_line(runner, invoice)}.")
 
 
@@ -793,23 +795,20 @@ def _customer_debt(runner: Runner, data: dict[str, Any]) -> Outcome:
     invoices = data["invoices"]
     if not invoices:
         return Outcome(
-            text=runner.t(
-                es=f"{customer['name']} está al día: no tiene facturas impagas.",
-                en=f"{customer['name']} is paid up: no unpaid invoices.",
-            ),
+            text=runner.say(_("%(name)s is paid up: no unpaid invoices."), name=customer["name"]),
             mutations=[mutation],
         )
     listing = bullets(_invoice_line(runner, i) for i in invoices[:LISTED])
     since = full_date(data["oldest_since"], language)
     total = money(data["total_owed"], language)
     return Outcome(
-        text=runner.t(
-            es=f"{customer['name']} debe {total} en {count(len(invoices), 'factura', 'facturas')}, "
-            f"desde el {since}:\n"
-            f"{listing}",
-            en=f"{customer['name']} owes {total} on {count(len(invoices), 'invoice', 'invoices')}, "
-            f"since {since}:\n"
-            f"{listing}",
+        text=runner.say(
+            _("%(name)s owes %(total)s on %(invoices)s, since %(since)s:\n%(listing)s"),
+            name=customer["name"],
+            total=total,
+            invoices=_invoices(runner, len(invoices)),
+            since=since,
+            listing=listing,
         ),
         mutations=[mutation],
     )
@@ -820,12 +819,7 @@ def _company_debt(runner: Runner, data: dict[str, Any]) -> Outcome:
     language = runner.language
     invoices = data["invoices"]
     if not invoices:
-        return Outcome(
-            text=runner.t(
-                es="No hay facturas impagas: nadie debe nada.",
-                en="There are no unpaid invoices: nobody owes anything.",
-            )
-        )
+        return Outcome(text=runner.say(_("There are no unpaid invoices: nobody owes anything.")))
     debts: dict[str, tuple[Decimal, str]] = {}
     for invoice in invoices:
         owed, since = debts.get(invoice["customer"], (Decimal("0"), invoice["issued_on"]))
@@ -835,19 +829,30 @@ def _company_debt(runner: Runner, data: dict[str, Any]) -> Outcome:
         )
     ranked = sorted(debts.items(), key=lambda item: (-item[1][0], item[0]))[:LISTED]
     listing = bullets(
-        runner.t(
-            es=f"{name}: {money(owed, language)} (desde el {full_date(since, language)})",
-            en=f"{name}: {money(owed, language)} (since {full_date(since, language)})",
+        runner.say(
+            _("%(name)s: %(owed)s (since %(since)s)"),
+            name=name,
+            owed=money(owed, language),
+            since=full_date(since, language),
         )
         for name, (owed, since) in ranked
     )
-    total = money(data["total_owed"], language)
     return Outcome(
-        text=runner.t(
-            es=f"Te deben {total} en {count(len(invoices), 'factura', 'facturas')} de "
-            f"{count(len(debts), 'cliente', 'clientes')}:\n{listing}",
-            en=f"You are owed {total} on {count(len(invoices), 'invoice', 'invoices')} from "
-            f"{count(len(debts), 'customer', 'customers')}:\n"
-            f"{listing}",
+        text=runner.say(
+            _("You are owed %(total)s on %(invoices)s from %(customers)s:\n%(listing)s"),
+            total=money(data["total_owed"], language),
+            invoices=_invoices(runner, len(invoices)),
+            customers=runner.say(
+                ngettext_lazy("%(count)d customer", "%(count)d customers", len(debts)),
+                count=len(debts),
+            ),
+            listing=listing,
         )
+    )
+
+
+def _invoices(runner: Runner, number: int) -> str:
+    """ "1 invoice" / "3 invoices" in the reply's language."""
+    return runner.say(
+        ngettext_lazy("%(count)d invoice", "%(count)d invoices", number), count=number
     )

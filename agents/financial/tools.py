@@ -9,6 +9,7 @@ from typing import Any, Literal
 from django.db import transaction
 from django.db.models import Q
 from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
 
 from agents.context import TurnContext
 from agents.lookups import resolve_customer
@@ -44,6 +45,7 @@ from business.selectors import (
     scoped,
 )
 from common.text import fold
+from common.wording import say
 
 IvaRate = Literal["21", "10.5"]
 
@@ -393,15 +395,30 @@ def _invoice_preview(ctx: TurnContext, **arguments: Any) -> Preview:
         transaction.set_rollback(True)
     invoice = result.data["invoice"]
     total = Decimal(invoice["total"])
-    what_es = what_en = ""
-    if invoice.get("job_id"):
-        what_es, what_en = f" por el trabajo #{invoice['job_id']}", f" for job #{invoice['job_id']}"
+    summary = (
+        _(
+            "Issue invoice %(letter)s to %(customer)s for job #%(job)s for %(total)s "
+            "(%(lines)s line(s))"
+        )
+        if invoice.get("job_id")
+        else _("Issue invoice %(letter)s to %(customer)s for %(total)s (%(lines)s line(s))")
+    )
+
+    def summary_in(language: str) -> str:
+        return say(
+            language,
+            summary,
+            letter=invoice["letter"],
+            customer=invoice["customer"],
+            job=invoice.get("job_id"),
+            total=money(total, language),
+            lines=len(invoice["lines"]),
+        )
+
     customer_id = invoice["customer_id"]
     return Preview(
-        summary_es=f"Emitir la factura {invoice['letter']} a {invoice['customer']}{what_es} "
-        f"por {money(total, 'es')} ({len(invoice['lines'])} línea(s))",
-        summary_en=f"Issue invoice {invoice['letter']} to {invoice['customer']}{what_en} for "
-        f"{money(total, 'en')} ({len(invoice['lines'])} line(s))",
+        summary_es=summary_in("es"),
+        summary_en=summary_in("en"),
         relies_on={
             "customer_id": customer_id,
             "job_id": invoice.get("job_id"),
