@@ -88,6 +88,11 @@ RUNTIME_RULES = """A tool result with "held": true means the action waits for a 
 approval: nothing has changed yet; say so and give the request number.
 A result with "ok": false did not happen; do not claim it did."""
 
+# The model's instruction on the reply's language: the prompt is English whatever the user's
+# language, so this is a choice of instruction, not a translation.
+REPLY_IN_ENGLISH = "Reply in English."
+REPLY_IN_SPANISH = "Reply in Spanish as spoken in Argentina (es-AR, voseo: «fijate», «tenés»)."
+
 
 CLARIFY_TOOL = ask_clarification.__name__
 
@@ -115,10 +120,7 @@ def agent_system_prompt(agent: Agent, runner: Runner) -> str:
     parts = [
         (agent.prompt or "").strip() or default_prompt(agent),
         f"Now: {DAYS_EN[now.weekday()]} {now:%Y-%m-%d %H:%M} ({runner.ctx.organisation.timezone}).",
-        runner.t(
-            es="Reply in Spanish as spoken in Argentina (es-AR, voseo: «fijate», «tenés»).",
-            en="Reply in English.",
-        ),
+        REPLY_IN_ENGLISH if runner.language == "en" else REPLY_IN_SPANISH,
         _clarification_rule(runner.best_effort),
         RUNTIME_RULES,
     ]

@@ -12,6 +12,8 @@ import re
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from django.utils.translation import gettext_lazy as _
+
 from agents.base import Mutation, Outcome, Runner, Step, handles
 from agents.customer.tools import DUPLICATE
 from agents.phrasing import (
@@ -21,7 +23,6 @@ from agents.phrasing import (
     bullets,
     call_for_customer,
     choose,
-    count,
     customer_candidate,
     customer_problem,
     failed,
@@ -85,14 +86,14 @@ _NAME_CUE = re.compile(
 )
 _COMPANY = re.compile(r"\b(?:s\.?a\.?|s\.?r\.?l\.?|s\.?a\.?s\.?|hnos\.?|inc\.?|ltd\.?)$", re.I)
 FIELD_NAMES = {
-    "cuit": ("CUIT", "CUIT"),
-    "phone": ("teléfono", "phone"),
-    "phone_alt": ("teléfono alternativo", "other phone"),
-    "email": ("email", "email"),
-    "address": ("dirección", "address"),
-    "notes": ("notas", "notes"),
-    "name": ("nombre", "name"),
-    "kind": ("tipo de cliente", "kind of customer"),
+    "cuit": _("CUIT"),
+    "phone": _("phone"),
+    "phone_alt": _("other phone"),
+    "email": _("email"),
+    "address": _("address"),
+    "notes": _("notes"),
+    "name": _("name"),
+    "kind": _("kind of customer"),
 }
 ADDRESS_FIELDS = frozenset({"street", "unit", "city", "zone"})
 
@@ -161,8 +162,8 @@ def _kind(name: str, cuit: str | None) -> str:
 
 
 def _field_label(runner: Runner, field: str) -> str:
-    es, en = FIELD_NAMES.get("address" if field in ADDRESS_FIELDS else field, (field, field))
-    return runner.t(es=es, en=en)
+    label = FIELD_NAMES.get("address" if field in ADDRESS_FIELDS else field)
+    return field if label is None else runner.say(label)
 
 
 # --- create_customer ------------------------------------------------------------------------
@@ -177,26 +178,27 @@ def create_customer(step: Step, runner: Runner) -> Outcome:
     if not name:
         return ask(
             runner,
-            es="¿Cómo se llama el cliente nuevo? Si querés, pasame también teléfono, dirección "
-            "y CUIT.",
-            en="What is the new customer's name? You can also give me phone, address and CUIT.",
+            runner.say(
+                _("What is the new customer's name? You can also give me phone, address and CUIT.")
+            ),
             error="missing name",
         )
     cuit = _cuit_in(step)
     if cuit:
         check = runner.call("cuit_check", cuit=cuit)
         if not check.ok:
-            return failed(
-                runner, check, es="No pude validar el CUIT", en="I couldn't check the CUIT"
-            )
+            return failed(runner, check, runner.say(_("I couldn't check the CUIT")))
         if not check.data["valid"]:
             reason = _cuit_reason(runner, check.data)
             return Outcome(
-                text=runner.t(
-                    es=f"No registré a {name}: el CUIT {check.data['cuit']} no es válido "
-                    f"({reason}). Revisalo y lo registro.",
-                    en=f"I didn't register {name}: CUIT {check.data['cuit']} is not valid "
-                    f"({reason}). Please check it and I'll register them.",
+                text=runner.say(
+                    _(
+                        "I didn't register %(name)s: CUIT %(cuit)s is not valid (%(reason)s). "
+                        "Please check it and I'll register them."
+                    ),
+                    name=name,
+                    cuit=check.data["cuit"],
+                    reason=reason,
                 ),
                 success=False,
                 error=f"invalid cuit: {check.data['problem']}",
@@ -207,12 +209,12 @@ def create_customer(step: Step, runner: Runner) -> Outcome:
         fields["confirmed_new"] = True  # the operator said it is not the one on file
     result = runner.call("customer_create", name=name, **fields)
     if (approval := held_id(result)) is not None:
-        return held(runner, approval, es=f"El alta de {name}", en=f"Registering {name}")
+        return held(runner, approval, runner.say(_("Registering %(name)s"), name=name))
     if not result.ok and result.data.get("code") == DUPLICATE:
         return _on_file(step, runner, name, result.data["duplicates"], said)
     if not result.ok:
         return _write_refused(
-            runner, result, es=f"No registré a {name}", en=f"I didn't register {name}"
+            runner, result, runner.say(_("I didn't register %(name)s"), name=name)
         )
     return _created(runner, result.data["customer"])
 
@@ -231,9 +233,11 @@ def _contact_fields(text: str, name: str, cuit: str | None) -> dict[str, str]:
 
 def _created(runner: Runner, customer: dict[str, Any]) -> Outcome:
     details = _contact_summary(runner, customer)
-    text = runner.t(
-        es=f"Listo, registré a {customer['name']} (cliente #{customer['id']}){details}.",
-        en=f"Done: I registered {customer['name']} (customer #{customer['id']}){details}.",
+    text = runner.say(
+        _("Done: I registered %(name)s (customer #%(id)s)%(details)s."),
+        name=customer["name"],
+        id=customer["id"],
+        details=details,
     )
     mutation = Mutation(
         kind="customer", id=int(customer["id"]), label=customer["name"], data={"created": True}
@@ -245,10 +249,10 @@ def _created(runner: Runner, customer: dict[str, Any]) -> Outcome:
 
 # Why a customer on file looks like the one to register.
 _MATCHED = {
-    "cuit": ("mismo CUIT", "same CUIT"),
-    "phone": ("mismo teléfono", "same phone"),
-    "name": ("nombre parecido", "similar name"),
-    "address": ("misma dirección", "same address"),
+    "cuit": _("same CUIT"),
+    "phone": _("same phone"),
+    "name": _("similar name"),
+    "address": _("same address"),
 }
 
 
@@ -267,17 +271,17 @@ def _on_file(
         listing = bullets(customer_candidate(c) for c in likely)
         return ask(
             runner,
-            es=f"¿Cuál de estos es?\n{listing}",
-            en=f"Which of these is it?\n{listing}",
+            runner.say(_("Which of these is it?\n%(listing)s"), listing=listing),
             error="several customers on file",
             slot="customer_choice",
         )
     if runner.best_effort and len(likely) == 1:
-        note = runner.t(
-            es=f"Como parece el mismo, no di de alta a {name}. Si es otro cliente, pedime que "
-            "lo registre diciendo que es nuevo.",
-            en=f"As it looks like the same one, I didn't register {name}. If it is another "
-            "customer, ask me to register them and say it is a new one.",
+        note = runner.say(
+            _(
+                "As it looks like the same one, I didn't register %(name)s. If it is another "
+                "customer, ask me to register them and say it is a new one."
+            ),
+            name=name,
         )
         return with_note(_existing(runner, likely[0]), note)
     return _ask_same(runner, name, likely)
@@ -286,32 +290,38 @@ def _on_file(
 def _ask_same(runner: Runner, name: str, likely: list[dict[str, Any]]) -> Outcome:
     def why(customer: dict[str, Any]) -> str:
         return ", ".join(
-            runner.t(es=_MATCHED[m][0], en=_MATCHED[m][1])
-            for m in customer.get("matched", [])
-            if m in _MATCHED
+            runner.say(_MATCHED[m]) for m in customer.get("matched", []) if m in _MATCHED
         )
 
     if len(likely) == 1:
         one = likely[0]
         return ask(
             runner,
-            es=f"¿Es el mismo que {customer_candidate(one)}? Ya está registrado ({why(one)}), "
-            f"así que todavía no di de alta a {name}. Decime «sí» y uso ese, o «es otro» y lo "
-            "registro.",
-            en=f"Is this the same as {customer_candidate(one)}? They are already on file "
-            f"({why(one)}), so I haven't registered {name} yet. Say “yes” and I'll use that "
-            "one, or “it's a new one” and I'll register them.",
+            runner.say(
+                _(
+                    "Is this the same as %(candidate)s? They are already on file (%(why)s), so "
+                    "I haven't registered %(name)s yet. Say “yes” and I'll use that one, or "
+                    "“it's a new one” and I'll register them."
+                ),
+                candidate=customer_candidate(one),
+                why=why(one),
+                name=name,
+            ),
             error="possible duplicate",
             slot="duplicate",
         )
     listing = bullets(f"{customer_candidate(c)} ({why(c)})" for c in likely)
     return ask(
         runner,
-        es=f"Todavía no di de alta a {name}: ya hay clientes parecidos registrados:\n{listing}\n"
-        "¿Es alguno de estos? Decime cuál, o «es otro» y lo registro.",
-        en=f"I haven't registered {name} yet: similar customers are already on file:\n"
-        f"{listing}\nIs it one of these? Tell me which, or say “it's a new one” and I'll "
-        "register them.",
+        runner.say(
+            _(
+                "I haven't registered %(name)s yet: similar customers are already on file:\n"
+                "%(listing)s\nIs it one of these? Tell me which, or say “it's a new one” and "
+                "I'll register them."
+            ),
+            name=name,
+            listing=listing,
+        ),
         error="possible duplicate",
         slot="duplicate",
     )
@@ -319,11 +329,13 @@ def _ask_same(runner: Runner, name: str, likely: list[dict[str, Any]]) -> Outcom
 
 def _existing(runner: Runner, customer: dict[str, Any]) -> Outcome:
     """The customer on file is the one: later steps work with them; nothing is created."""
-    text = runner.t(
-        es=f"Listo, uso a {customer['name']} (cliente #{customer['id']}), que ya estaba "
-        "registrado: no di de alta otro.",
-        en=f"OK: I'll use {customer['name']} (customer #{customer['id']}), who was already on "
-        "file; I didn't register another one.",
+    text = runner.say(
+        _(
+            "OK: I'll use %(name)s (customer #%(id)s), who was already on file; I didn't "
+            "register another one."
+        ),
+        name=customer["name"],
+        id=customer["id"],
     )
     mutation = Mutation(
         kind="customer", id=int(customer["id"]), label=customer["name"], data={"created": False}
@@ -335,7 +347,7 @@ def _contact_summary(runner: Runner, customer: dict[str, Any]) -> str:
     parts = []
     if customer.get("phone"):
         shown = format_phone(customer["phone"])
-        parts.append(runner.t(es=f"tel. {shown}", en=f"phone {shown}"))
+        parts.append(runner.say(_("phone %(phone)s"), phone=shown))
     if customer.get("email"):
         parts.append(customer["email"])
     if customer.get("address"):
@@ -345,37 +357,32 @@ def _contact_summary(runner: Runner, customer: dict[str, Any]) -> str:
     return ": " + ", ".join(parts) if parts else ""
 
 
-def _write_refused(runner: Runner, result: ToolResult, *, es: str, en: str) -> Outcome:
-    """A create/update the service refused: which field and why, in the message's language."""
+def _write_refused(runner: Runner, result: ToolResult, what: str) -> Outcome:
+    """A create/update the service refused: which field and why, in the message's language
+    (`what` could not be done, already in it)."""
     codes: dict[str, str] = result.data.get("codes") or {}
     field = next(iter(codes), "")
     label = _field_label(runner, field)
     if codes.get("zone") == "zone_unknown":
-        why = runner.t(
-            es="No sé en qué zona queda esa localidad: ¿es CABA, Norte, Sur, Oeste o La Plata?",
-            en="I don't know which zone that locality is in: is it CABA, Norte, Sur, Oeste or "
-            "La Plata?",
+        why = runner.say(
+            _(
+                "I don't know which zone that locality is in: is it CABA, Norte, Sur, Oeste or "
+                "La Plata?"
+            )
         )
     elif codes.get("cuit") == "duplicate_cuit":
         why = (
-            service_reason(
-                runner,
-                result,
-                es="Ya hay otro cliente con ese CUIT",
-                en="Another customer already has that CUIT",
-            )
+            service_reason(runner, result, runner.say(_("Another customer already has that CUIT")))
             + "."
         )
     elif field:
         why = (
-            service_reason(
-                runner, result, es=f"El dato «{label}» no es válido", en=f"The {label} is not valid"
-            )
+            service_reason(runner, result, runner.say(_("The %(label)s is not valid"), label=label))
             + "."
         )
     else:
-        return failed(runner, result, es=es, en=en)
-    return Outcome(text=f"{runner.t(es=es, en=en)}. {why}", success=False, error=result.error)
+        return failed(runner, result, what)
+    return Outcome(text=f"{what}. {why}", success=False, error=result.error)
 
 
 # --- search_customer ------------------------------------------------------------------------
@@ -391,16 +398,15 @@ def search_customer(step: Step, runner: Runner) -> Outcome:
         if who is None or who.id is None:
             return ask(
                 runner,
-                es="¿A qué cliente busco? Decime nombre, teléfono, CUIT o calle.",
-                en="Which customer should I look up? Give me a name, phone, CUIT or street.",
+                runner.say(
+                    _("Which customer should I look up? Give me a name, phone, CUIT or street.")
+                ),
                 error="missing query",
             )
         return _show(runner, who.id)
     found, problem, note = _find_one(step, runner, query)
     if problem is not None or found is None:
-        return problem or ask(
-            runner, es="¿Qué cliente?", en="Which customer?", error="missing customer"
-        )
+        return problem or ask(runner, runner.say(_("Which customer?")), error="missing customer")
     return with_note(_show(runner, int(found["id"])), note)
 
 
@@ -412,9 +418,7 @@ def _find_one(
     takes the first ranked, otherwise the list is the question (O8). None: said so."""
     result = runner.call("customers_find", query=query)
     if not result.ok:
-        refused = failed(
-            runner, result, es="No pude buscar clientes", en="I couldn't search customers"
-        )
+        refused = failed(runner, result, runner.say(_("I couldn't search customers")))
         return None, refused, ""
     customers: list[dict[str, Any]] = result.data["customers"]
     exact = [c for c in customers if fold(c["name"]) == fold(query)]
@@ -422,10 +426,9 @@ def _find_one(
         return (exact or customers)[0], None, ""
     if not customers:
         nobody = Outcome(
-            text=runner.t(
-                es=f"No encontré ningún cliente que coincida con «{query}». "
-                "¿Querés que lo registre?",
-                en=f"I found no customer matching “{query}”. Shall I register them?",
+            text=runner.say(
+                _("I found no customer matching “%(query)s”. Shall I register them?"),
+                query=query,
             ),
             success=False,
             error="customer not found",
@@ -433,21 +436,27 @@ def _find_one(
         return None, nobody, ""
     listed = customers[:LISTED]
     choice = choose(
-        step, runner, listed, customer_candidate,
-        many_es=f"varios clientes para «{query}»", many_en=f"several customers for “{query}”",
-    )  # fmt: skip
+        step,
+        runner,
+        listed,
+        customer_candidate,
+        many=runner.say(_("several customers for “%(query)s”"), query=query),
+    )
     if choice.picked is not None:
         return choice.picked, None, choice.note
     listing = bullets(customer_candidate(c) for c in listed)
     more = len(customers) > LISTED or bool(result.data.get("truncated"))
-    extra = runner.t(es="\n(y hay más: afiná la búsqueda)", en="\n(and more: narrow it down)")
+    extra = "\n" + runner.say(_("(and more: narrow it down)")) if more else ""
     count = f"{len(customers)}+" if result.data.get("truncated") else str(len(customers))
     question = ask(
         runner,
-        es=f"Encontré {count} clientes para «{query}»:\n{listing}{extra if more else ''}\n"
-        "¿Cuál es?",
-        en=f"I found {count} customers for “{query}”:\n{listing}{extra if more else ''}\n"
-        "Which one?",
+        runner.say(
+            _("I found %(count)s customers for “%(query)s”:\n%(listing)s%(more)s\nWhich one?"),
+            count=count,
+            query=query,
+            listing=listing,
+            more=extra,
+        ),
         error="several customers",
         slot="customer_choice",
     )
@@ -457,18 +466,15 @@ def _find_one(
 def _show(runner: Runner, customer_id: int) -> Outcome:
     result = runner.call("customer_history", customer_id=customer_id)
     if not result.ok:
-        return failed(
-            runner,
-            result,
-            es="No pude abrir la ficha del cliente",
-            en="I couldn't open the customer's file",
-        )
+        return failed(runner, result, runner.say(_("I couldn't open the customer's file")))
     data = result.data
     customer = data["customer"]
     lines = _file_lines(runner, data)
-    text = runner.t(
-        es=f"{customer['name']} (cliente #{customer['id']}):\n{bullets(lines)}",
-        en=f"{customer['name']} (customer #{customer['id']}):\n{bullets(lines)}",
+    text = runner.say(
+        _("%(name)s (customer #%(id)s):\n%(lines)s"),
+        name=customer["name"],
+        id=customer["id"],
+        lines=bullets(lines),
     )
     mutation = Mutation(kind="customer", id=int(customer["id"]), label=customer["name"])
     return Outcome(text=text, mutations=[mutation])
@@ -477,11 +483,11 @@ def _show(runner: Runner, customer_id: int) -> Outcome:
 def _file_lines(runner: Runner, data: dict[str, Any]) -> list[str]:
     language = runner.language
     customer = data["customer"]
-    none = runner.t(es="sin dato", en="not on file")
+    none = runner.say(_("not on file"))
     phone = format_phone(customer.get("phone") or "")
     lines = [
-        runner.t(es="Teléfono: ", en="Phone: ") + (phone or none),
-        runner.t(es="Dirección: ", en="Address: ") + (customer.get("address") or none),
+        runner.say(_("Phone: %(phone)s"), phone=phone or none),
+        runner.say(_("Address: %(address)s"), address=customer.get("address") or none),
     ]
     if customer.get("email"):
         lines.append(f"Email: {customer['email']}")
@@ -490,18 +496,13 @@ def _file_lines(runner: Runner, data: dict[str, Any]) -> list[str]:
     open_jobs = sorted((j for j in data["jobs"] if j["status"] in OPEN), key=lambda j: j["start"])
     if open_jobs:
         listing = "; ".join(job_line(job, language) for job in open_jobs)
-        lines.append(runner.t(es=f"Trabajos abiertos: {listing}", en=f"Open jobs: {listing}"))
+        lines.append(runner.say(_("Open jobs: %(listing)s"), listing=listing))
     else:
-        lines.append(runner.t(es="Sin trabajos abiertos", en="No open jobs"))
+        lines.append(runner.say(_("No open jobs")))
     done = [j for j in data["jobs"] if j["status"] == "done"]
     if done:
         last = max(done, key=lambda j: j["start"])
-        lines.append(
-            runner.t(
-                es=f"Último trabajo hecho: {job_line(last, language)}",
-                en=f"Last job done: {job_line(last, language)}",
-            )
-        )
+        lines.append(runner.say(_("Last job done: %(job)s"), job=job_line(last, language)))
     lines.append(_balance_line(runner, data))
     return lines
 
@@ -510,14 +511,18 @@ def _balance_line(runner: Runner, data: dict[str, Any]) -> str:
     language = runner.language
     owed = [i for i in data["invoices"] if i["state"] in ("unpaid", "partial")]
     if not owed:
-        return runner.t(es="Está al día: no debe nada", en="Paid up: owes nothing")
+        return runner.say(_("Paid up: owes nothing"))
     since = full_date(min(i["issued_on"] for i in owed), language)
     amount = money(data["balance"], language)
-    return runner.t(
-        es=f"Debe {amount} ({count(len(owed), 'factura impaga', 'facturas impagas')}, desde el "
-        f"{since})",
-        en=f"Owes {amount} ({count(len(owed), 'unpaid invoice', 'unpaid invoices')}, since "
-        f"{since})",
+    if len(owed) == 1:
+        return runner.say(
+            _("Owes %(amount)s (1 unpaid invoice, since %(since)s)"), amount=amount, since=since
+        )
+    return runner.say(
+        _("Owes %(amount)s (%(n)s unpaid invoices, since %(since)s)"),
+        amount=amount,
+        n=len(owed),
+        since=since,
     )
 
 
@@ -589,10 +594,7 @@ def update_customer(step: Step, runner: Runner) -> Outcome:
     who = customer_ref(step, runner)
     if who is None:
         return ask(
-            runner,
-            es="¿De qué cliente cambio los datos?",
-            en="Whose details should I change?",
-            error="missing customer",
+            runner, runner.say(_("Whose details should I change?")), error="missing customer"
         )
     note = ""
     if "notes" in changes:
@@ -600,7 +602,7 @@ def update_customer(step: Step, runner: Runner) -> Outcome:
         customer_id, problem, note = _customer_id(step, runner, who)
         if problem is not None or customer_id is None:
             return problem or ask(
-                runner, es="¿Qué cliente?", en="Which customer?", error="missing customer"
+                runner, runner.say(_("Which customer?")), error="missing customer"
             )
         who = CustomerRef(customer_id, who.name, who.source)
         changes["notes"] = _appended_note(runner, customer_id, changes["notes"])
@@ -621,18 +623,13 @@ def _update_result(
 ) -> Outcome:
     name = who.name or f"#{who.id}"
     if (approval := held_id(result)) is not None:
-        return held(
-            runner, approval, es=f"El cambio de datos de {name}", en=f"Changing {name}'s details"
-        )
+        return held(runner, approval, runner.say(_("Changing %(name)s's details"), name=name))
     if not result.ok:
         problem = customer_problem(runner, name, result)
         if problem is not None:
             return problem
         return _write_refused(
-            runner,
-            result,
-            es=f"No cambié los datos de {name}",
-            en=f"I didn't change {name}'s details",
+            runner, result, runner.say(_("I didn't change %(name)s's details"), name=name)
         )
     return _updated(runner, result.data, changes, missing)
 
@@ -642,14 +639,14 @@ def _ask_change(runner: Runner, missing: list[str]) -> Outcome:
         label = _field_label(runner, missing[0])
         return ask(
             runner,
-            es=f"¿Cuál es el nuevo dato de {label}?",
-            en=f"What is the new {label}?",
+            runner.say(_("What is the new %(label)s?"), label=label),
             error=f"missing value for {missing[0]}",
         )
     return ask(
         runner,
-        es="¿Qué dato cambio? Puedo actualizar teléfono, email, dirección, CUIT o notas.",
-        en="Which detail should I change? I can update phone, email, address, CUIT or notes.",
+        runner.say(
+            _("Which detail should I change? I can update phone, email, address, CUIT or notes.")
+        ),
         error="missing field",
     )
 
@@ -682,26 +679,33 @@ def _updated(
     runner: Runner, data: dict[str, Any], sent: dict[str, str], missing: list[str]
 ) -> Outcome:
     customer, before = data["customer"], data["before"]
-    empty = runner.t(es="vacío", en="empty")
+    empty = runner.say(_("empty"))
     lines = []
     for field in dict.fromkeys("address" if f in ADDRESS_FIELDS else f for f in data["changed"]):
         label = _field_label(runner, field)
         if field == "notes":
-            lines.append(runner.t(es=f"{label}: nota agregada", en=f"{label}: note added"))
+            lines.append(runner.say(_("%(label)s: note added"), label=label))
             continue
         new = customer.get(field, sent.get(field)) or empty
-        old = before.get(field) if field in before else None
-        was = runner.t(es=f" (antes {old or empty})", en=f" (was {old or empty})")
-        lines.append(f"{label}: {new}" + (was if field in before else ""))
-    text = runner.t(
-        es=f"Listo, actualicé a {customer['name']}:\n{bullets(lines)}",
-        en=f"Done: I updated {customer['name']}:\n{bullets(lines)}",
+        if field in before:
+            lines.append(
+                runner.say(
+                    _("%(label)s: %(new)s (was %(old)s)"),
+                    label=label,
+                    new=new,
+                    old=before.get(field) or empty,
+                )
+            )
+        else:
+            lines.append(f"{label}: {new}")
+    text = runner.say(
+        _("Done: I updated %(name)s:\n%(lines)s"), name=customer["name"], lines=bullets(lines)
     )
     if missing:
         names = ", ".join(_field_label(runner, field) for field in missing)
-        text += runner.t(
-            es=f"\nNo cambié {names}: no encontré el valor nuevo en el mensaje.",
-            en=f"\nI didn't change {names}: I couldn't find the new value in the message.",
+        text += "\n" + runner.say(
+            _("I didn't change %(names)s: I couldn't find the new value in the message."),
+            names=names,
         )
     mutation = Mutation(kind="customer", id=int(customer["id"]), label=customer["name"])
     return Outcome(text=text, mutations=[mutation])
@@ -713,64 +717,48 @@ def _updated(
 def _cuit_reason(runner: Runner, data: dict[str, Any]) -> str:
     problem = data["problem"]
     if problem == "length":
-        return runner.t(
-            es=f"tiene {data['length']} dígitos y un CUIT tiene 11",
-            en=f"it has {data['length']} digits and a CUIT has 11",
-        )
+        return runner.say(_("it has %(length)s digits and a CUIT has 11"), length=data["length"])
     if problem == "prefix":
-        return runner.t(
-            es=f"empieza con {data['prefix']}, y un CUIT empieza con 20, 23, 24 o 27 (personas) "
-            "o 30, 33 o 34 (empresas)",
-            en=f"it starts with {data['prefix']}, and a CUIT starts with 20, 23, 24 or 27 "
-            "(persons) or 30, 33 or 34 (companies)",
+        return runner.say(
+            _(
+                "it starts with %(prefix)s, and a CUIT starts with 20, 23, 24 or 27 (persons) or "
+                "30, 33 or 34 (companies)"
+            ),
+            prefix=data["prefix"],
         )
     if problem == "check_digit" and data.get("expected_check_digit") is not None:
-        return runner.t(
-            es=f"el dígito verificador es {data['given_check_digit']} y debería ser "
-            f"{data['expected_check_digit']}",
-            en=f"the check digit is {data['given_check_digit']} but should be "
-            f"{data['expected_check_digit']}",
+        return runner.say(
+            _("the check digit is %(given)s but should be %(expected)s"),
+            given=data["given_check_digit"],
+            expected=data["expected_check_digit"],
         )
     if problem == "check_digit":
-        return runner.t(
-            es="con esos diez primeros dígitos ningún dígito verificador cierra (AFIP cambia el "
-            "prefijo en ese caso)",
-            en="no check digit fits those first ten digits (AFIP changes the prefix in that case)",
+        return runner.say(
+            _("no check digit fits those first ten digits (AFIP changes the prefix in that case)")
         )
     if problem in ("not_digits", "format"):
-        return runner.t(es="tiene caracteres que no son números", en="it contains non-digits")
-    return runner.t(es="está vacío", en="it is empty")
+        return runner.say(_("it contains non-digits"))
+    return runner.say(_("it is empty"))
 
 
 @handles("validate_cuit")
 def validate_cuit(step: Step, runner: Runner) -> Outcome:
     cuit = _cuit_in(step, any_shape=True)
     if not cuit:
-        return ask(
-            runner,
-            es="¿Qué CUIT querés que valide?",
-            en="Which CUIT should I check?",
-            error="missing cuit",
-        )
+        return ask(runner, runner.say(_("Which CUIT should I check?")), error="missing cuit")
     result = runner.call("cuit_check", cuit=cuit)
     if not result.ok:
-        return failed(runner, result, es="No pude validar el CUIT", en="I couldn't check the CUIT")
+        return failed(runner, result, runner.say(_("I couldn't check the CUIT")))
     data = result.data
     if data["valid"]:
         if data["kind"] == "person":
-            kind = runner.t(es="persona", en="person")
+            valid = _("CUIT %(cuit)s is valid (person).")
         else:
-            kind = runner.t(es="empresa", en="company")
-        return Outcome(
-            text=runner.t(
-                es=f"El CUIT {data['cuit']} es válido ({kind}).",
-                en=f"CUIT {data['cuit']} is valid ({kind}).",
-            )
-        )
+            valid = _("CUIT %(cuit)s is valid (company).")
+        return Outcome(text=runner.say(valid, cuit=data["cuit"]))
     reason = _cuit_reason(runner, data)
     return Outcome(
-        text=runner.t(
-            es=f"El CUIT {data['cuit']} no es válido: {reason}.",
-            en=f"CUIT {data['cuit']} is not valid: {reason}.",
+        text=runner.say(
+            _("CUIT %(cuit)s is not valid: %(reason)s."), cuit=data["cuit"], reason=reason
         )
     )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from django.utils.translation import gettext_lazy as _
+
 from agents.context import TurnContext
 from agents.lookups import resolve_customer
 from agents.payloads import (
@@ -28,6 +30,7 @@ from business.cuit import cuit_digits, cuit_problem, expected_check_digit, forma
 from business.duplicates import customer_duplicates
 from business.models import Customer, Job
 from business.selectors import customer_file, customers_at_address, customers_search
+from common.wording import say
 
 HISTORY_LIMIT = 20
 FIND_LIMIT = 10
@@ -240,9 +243,10 @@ def _customer_create_preview(
         raise refusal
     where = ", ".join(str(fields[key]) for key in ("street", "city", "zone") if fields.get(key))
     extra = f" ({where})" if where else ""
+    summary = _("Register the customer %(name)s%(extra)s")
     return Preview(
-        summary_es=f"Dar de alta al cliente {name}{extra}",
-        summary_en=f"Register the customer {name}{extra}",
+        summary_es=say("es", summary, name=name, extra=extra),
+        summary_en=say("en", summary, name=name, extra=extra),
     )
 
 

@@ -13,6 +13,9 @@ import re
 from decimal import Decimal
 from typing import Any
 
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
+
 from agents.base import Outcome, Runner, Step, handles
 from agents.phrasing import bullets, day, failed, money, percent
 from agents.selectors import agents_for_org
@@ -22,38 +25,19 @@ from common.text import fold
 PRICES_SHOWN = 8
 # Local hours where the greeting changes: morning from 6, afternoon from noon, night from 20.
 MORNING_FROM, NOON, EVENING_FROM = 6, 12, 20
-DAY_NAMES_ES = ("lunes", "martes", "miércoles", "jueves", "viernes", "sábado", "domingo")
-DAY_NAMES_EN = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-# What each shipped agent does, for "what can you do" answers (es, en).
-CAPABILITIES: dict[str, tuple[str, str]] = {
-    "scheduling": (
-        "agenda: agendar, reprogramar o cancelar trabajos y ver turnos libres",
-        "scheduling: book, move or cancel jobs and find free slots",
-    ),
-    "customer": (
-        "clientes: buscarlos, darlos de alta, actualizar sus datos y validar CUIT",
-        "customers: look them up, register them, update their data and check CUITs",
-    ),
-    "financial": (
-        "presupuestos, facturas y cobros",
-        "quotes, invoices and payments",
-    ),
-    "fleet": (
-        "técnicos y flota: ausencias, redistribución, despacho y vehículos",
-        "crew and fleet: absences, redistribution, dispatch and vehicles",
-    ),
-    "escalation": (
-        "reclamos, emergencias y derivar a una persona",
-        "complaints, emergencies and handing over to a person",
-    ),
-    "proactive": (
-        "mantenimientos vencidos, seguimientos y campañas de temporada",
-        "maintenance due, follow-ups and seasonal campaigns",
-    ),
-    "general": (
-        "horarios de atención y lista de precios",
-        "opening hours and the price list",
-    ),
+DAY_NAMES = (
+    _("Monday"), _("Tuesday"), _("Wednesday"), _("Thursday"), _("Friday"), _("Saturday"),
+    _("Sunday"),
+)  # fmt: skip
+# What each shipped agent does, for "what can you do" answers.
+CAPABILITIES = {
+    "scheduling": _("scheduling: book, move or cancel jobs and find free slots"),
+    "customer": _("customers: look them up, register them, update their data and check CUITs"),
+    "financial": _("quotes, invoices and payments"),
+    "fleet": _("crew and fleet: absences, redistribution, dispatch and vehicles"),
+    "escalation": _("complaints, emergencies and handing over to a person"),
+    "proactive": _("maintenance due, follow-ups and seasonal campaigns"),
+    "general": _("opening hours and the price list"),
 }
 # Words of a price question that say nothing about which service.
 _PRICE_WORDS = re.compile(
@@ -66,41 +50,42 @@ _THANKS = re.compile(r"\b(?:gracias|thanks|thank you|genial|perfecto)\b")
 
 def _capabilities(runner: Runner) -> list[str]:
     """What the organisation's enabled agents do (its own labels for agents we don't ship)."""
-    index = 1 if runner.language == "en" else 0
+    english = runner.language == "en"
     rows = agents_for_org(runner.ctx.organisation).prefetch_related(None)
     lines: list[str] = []
     for name, label_es, label_en in rows.values_list("name", "label_es", "label_en"):
         phrase = CAPABILITIES.get(name)
-        lines.append(phrase[index] if phrase else (label_en if index else label_es))
+        if phrase is not None:
+            lines.append(runner.say(phrase))
+        else:  # the organisation's own agent: its own labels
+            lines.append(label_en if english else label_es)
     return lines
 
 
 # --- greeting, farewell -----------------------------------------------------------------------
 
 
-def _hello(hour: int) -> tuple[str, str]:
-    """(es, en) greeting for the organisation's local hour: 2 a.m. is night, not morning."""
+def _hello(runner: Runner, hour: int) -> str:
+    """The greeting for the organisation's local hour: 2 a.m. is night, not morning."""
     if MORNING_FROM <= hour < NOON:
-        return "¡Buen día!", "Good morning!"
+        return runner.say(_("Good morning!"))
     if NOON <= hour < EVENING_FROM:
-        return "¡Buenas tardes!", "Good afternoon!"
-    return "¡Buenas noches!", "Good evening!"
+        return runner.say(_("Good afternoon!"))
+    return runner.say(_("Good evening!"))
 
 
 @handles("greeting")
 def greeting(step: Step, runner: Runner) -> Outcome:
-    hello_es, hello_en = _hello(runner.local_now.hour)
-    org = runner.ctx.organisation.name
     return Outcome(
-        text=runner.t(
-            es=f"{hello_es} Soy Capataz, el copiloto de {org}. Te ayudo con la agenda, los "
-            "clientes, presupuestos y cobros, los técnicos y la flota. Por ejemplo: «agendale a "
-            "Juan Pérez un service el martes a las 10», «¿quién nos debe plata?» o «Carlos está "
-            "enfermo hoy». ¿En qué te doy una mano?",
-            en=f"{hello_en} I'm Capataz, {org}'s copilot. I can help with the schedule, "
-            "customers, quotes and payments, the crew and the fleet. For example: “book a "
-            "service for Juan Pérez on Tuesday at 10”, “who owes us money?” or “Carlos is sick "
-            "today”. What can I do for you?",
+        text=runner.say(
+            _(
+                "%(hello)s I'm Capataz, %(org)s's copilot. I can help with the schedule, "
+                "customers, quotes and payments, the crew and the fleet. For example: “book a "
+                "service for Juan Pérez on Tuesday at 10”, “who owes us money?” or “Carlos is "
+                "sick today”. What can I do for you?"
+            ),
+            hello=_hello(runner, runner.local_now.hour),
+            org=runner.ctx.organisation.name,
         )
     )
 
@@ -108,32 +93,21 @@ def greeting(step: Step, runner: Runner) -> Outcome:
 @handles("farewell")
 def farewell(step: Step, runner: Runner) -> Outcome:
     if _THANKS.search(fold(step.text)):
-        return Outcome(
-            text=runner.t(
-                es="¡De nada! Cualquier cosa, acá estoy.",
-                en="You're welcome! I'm here if you need anything.",
-            )
-        )
-    return Outcome(
-        text=runner.t(
-            es="¡Hasta luego! Cualquier cosa, acá estoy.", en="Bye! I'm here if you need anything."
-        )
-    )
+        return Outcome(text=runner.say(_("You're welcome! I'm here if you need anything.")))
+    return Outcome(text=runner.say(_("Bye! I'm here if you need anything.")))
 
 
 # --- hours ------------------------------------------------------------------------------------
 
 
 def _day_name(runner: Runner, index: int) -> str:
-    return runner.t(es=DAY_NAMES_ES[index], en=DAY_NAMES_EN[index])
+    return runner.say(DAY_NAMES[index])
 
 
 def _span(runner: Runner, entry: dict[str, Any]) -> str:
     if entry["closed"]:
-        return runner.t(es="cerrado", en="closed")
-    return runner.t(
-        es=f"de {entry['open']} a {entry['close']}", en=f"{entry['open']}–{entry['close']}"
-    )
+        return runner.say(pgettext_lazy("opening hours", "closed"))
+    return runner.say(_("%(open)s–%(close)s"), open=entry["open"], close=entry["close"])
 
 
 def _week_text(runner: Runner, hours: list[dict[str, Any]]) -> str:
@@ -149,8 +123,7 @@ def _week_text(runner: Runner, hours: list[dict[str, Any]]) -> str:
     for first, last in runs:
         days = _day_name(runner, first)
         if last > first:
-            to = runner.t(es=" a ", en=" to ")
-            days += to + _day_name(runner, last)
+            days = runner.say(_("%(first)s to %(last)s"), first=days, last=_day_name(runner, last))
         parts.append(f"{days} {_span(runner, hours[first])}")
     return "; ".join(parts)
 
@@ -174,21 +147,22 @@ def _now_text(runner: Runner, data: dict[str, Any]) -> str:
     hours = data["hours"]
     if data["open_now"]:
         close = hours[now.weekday()]["close"]
-        return runner.t(
-            es=f"Ahora ({moment}) estamos abiertos, hasta las {close}.",
-            en=f"We are open now ({moment}), until {close}.",
+        return runner.say(
+            _("We are open now (%(moment)s), until %(close)s."), moment=moment, close=close
         )
     opening = _next_opening(hours, now)
     if opening is None:
-        return runner.t(
-            es=f"Ahora ({moment}) estamos cerrados.", en=f"We are closed now ({moment})."
-        )
+        return runner.say(_("We are closed now (%(moment)s)."), moment=moment)
     on, at = opening
-    when_es = "hoy" if on == now.date() else f"el {day(on, runner.language)}"
-    when_en = "today" if on == now.date() else f"on {day(on, runner.language)}"
-    return runner.t(
-        es=f"Ahora ({moment}) estamos cerrados; abrimos {when_es} a las {at}.",
-        en=f"We are closed now ({moment}); we open {when_en} at {at}.",
+    if on == now.date():
+        return runner.say(
+            _("We are closed now (%(moment)s); we open today at %(at)s."), moment=moment, at=at
+        )
+    return runner.say(
+        _("We are closed now (%(moment)s); we open on %(day)s at %(at)s."),
+        moment=moment,
+        day=day(on, runner.language),
+        at=at,
     )
 
 
@@ -196,10 +170,12 @@ def _day_text(runner: Runner, data: dict[str, Any], on: datetime.date) -> str:
     entry = data["hours"][on.weekday()]
     named = day(on, runner.language)
     if entry["closed"]:
-        return runner.t(es=f"El {named} no atendemos.", en=f"We are closed on {named}.")
-    return runner.t(
-        es=f"El {named} atendemos de {entry['open']} a {entry['close']}.",
-        en=f"On {named} we are open {entry['open']}–{entry['close']}.",
+        return runner.say(_("We are closed on %(day)s."), day=named)
+    return runner.say(
+        _("On %(day)s we are open %(open)s–%(close)s."),
+        day=named,
+        open=entry["open"],
+        close=entry["close"],
     )
 
 
@@ -207,14 +183,9 @@ def _day_text(runner: Runner, data: dict[str, Any], on: datetime.date) -> str:
 def opening_hours(step: Step, runner: Runner) -> Outcome:
     result = runner.call("org_info")
     if not result.ok:
-        return failed(runner, result, es="No pude ver el horario", en="I couldn't check our hours")
+        return failed(runner, result, runner.say(_("I couldn't check our hours")))
     data = result.data
-    parts = [
-        runner.t(
-            es=f"Nuestro horario: {_week_text(runner, data['hours'])}.",
-            en=f"Our hours: {_week_text(runner, data['hours'])}.",
-        )
-    ]
+    parts = [runner.say(_("Our hours: %(hours)s."), hours=_week_text(runner, data["hours"]))]
     on = step.entities.date
     if on is not None and on != runner.local_now.date():
         parts.append(_day_text(runner, data, on))
@@ -223,7 +194,7 @@ def opening_hours(step: Step, runner: Runner) -> Outcome:
     phone = format_phone(data.get("phone") or "")
     contact = ", ".join(part for part in (phone, data.get("address")) if part)
     if contact:
-        parts.append(runner.t(es=f"Contacto: {contact}.", en=f"Contact: {contact}."))
+        parts.append(runner.say(_("Contact: %(contact)s."), contact=contact))
     return Outcome(text=" ".join(parts))
 
 
@@ -246,11 +217,12 @@ def _price_line(runner: Runner, item: dict[str, Any]) -> str:
     net = Decimal(item["unit_price"])
     rate = Decimal(item["iva_rate"])
     gross = net * (1 + rate / 100)
-    return runner.t(
-        es=f"{item['name']}: {money(net, language)} + IVA {percent(rate, language)} "
-        f"(final {money(gross, language)})",
-        en=f"{item['name']}: {money(net, language)} + IVA {percent(rate, language)} "
-        f"({money(gross, language)} in total)",
+    return runner.say(
+        _("%(name)s: %(net)s + IVA %(rate)s (%(gross)s in total)"),
+        name=item["name"],
+        net=money(net, language),
+        rate=percent(rate, language),
+        gross=money(gross, language),
     )
 
 
@@ -261,25 +233,22 @@ def pricing_info(step: Step, runner: Runner) -> Outcome:
     if query:
         found = runner.call("price_list", query=query)
         if not found.ok:
-            return failed(runner, found, es="No pude ver los precios", en="I couldn't check prices")
+            return failed(runner, found, runner.say(_("I couldn't check prices")))
         matched = found.data["items"]
     if matched:
         head = (
-            runner.t(es=f"Precios para «{query}»:", en=f"Prices for “{query}”:")
+            runner.say(_("Prices for “%(query)s”:"), query=query)
             if named
-            else runner.t(es="Estos son los precios que coinciden:", en="The matching prices:")
+            else runner.say(_("The matching prices:"))
         )
         return _prices(runner, head, matched)
     listed = runner.call("price_list")
     if not listed.ok:
-        return failed(runner, listed, es="No pude ver los precios", en="I couldn't check prices")
+        return failed(runner, listed, runner.say(_("I couldn't check prices")))
     items = listed.data["items"]
     if not items:
         return Outcome(
-            text=runner.t(
-                es="Todavía no hay una lista de precios cargada, así que no puedo darte valores.",
-                en="There is no price list yet, so I can't give you prices.",
-            ),
+            text=runner.say(_("There is no price list yet, so I can't give you prices.")),
             success=False,
             error="empty price list",
         )
@@ -288,30 +257,28 @@ def pricing_info(step: Step, runner: Runner) -> Outcome:
 
 def _unmatched_head(runner: Runner, query: str, named: bool) -> str:
     if named:
-        return runner.t(
-            es=f"No encontré «{query}» en la lista de precios. Estos son los principales:",
-            en=f"“{query}” is not in the price list. These are the main items:",
+        return runner.say(
+            _("“%(query)s” is not in the price list. These are the main items:"), query=query
         )
     if query:
-        return runner.t(
-            es="No encontré ese servicio en la lista de precios. Estos son los principales:",
-            en="That service is not in the price list. These are the main items:",
-        )
-    return runner.t(es="Nuestra lista de precios:", en="Our price list:")
+        return runner.say(_("That service is not in the price list. These are the main items:"))
+    return runner.say(_("Our price list:"))
 
 
 def _prices(runner: Runner, head: str, items: list[dict[str, Any]]) -> Outcome:
     listing = bullets(_price_line(runner, item) for item in items[:PRICES_SHOWN])
     more = len(items) - PRICES_SHOWN
-    tail_es = f"\n(y {more} ítems más)" if more > 0 else ""
-    tail_en = f"\n(and {more} more items)" if more > 0 else ""
+    tail = "\n" + runner.say(_("(and %(n)s more items)"), n=more) if more > 0 else ""
     return Outcome(
-        text=runner.t(
-            es=f"{head}\n{listing}{tail_es}\nLos precios son en pesos y sin IVA; al lado va el "
-            "final con IVA. Son de lista: para un trabajo concreto te armo el presupuesto.",
-            en=f"{head}\n{listing}{tail_en}\nPrices are in pesos before IVA (VAT); the total "
-            "with IVA is next to each. These are list prices: for a specific job I can make a "
-            "quote.",
+        text=runner.say(
+            _(
+                "%(head)s\n%(listing)s%(more)s\nPrices are in pesos before IVA (VAT); the total "
+                "with IVA is next to each. These are list prices: for a specific job I can make "
+                "a quote."
+            ),
+            head=head,
+            listing=listing,
+            more=tail,
         )
     )
 
@@ -325,17 +292,16 @@ def unknown(step: Step, runner: Runner) -> Outcome:
     if step.index > 0:
         # Inside a chain the real work is answered by the other steps: one line is enough.
         return Outcome(
-            text=runner.t(
-                es="Lo otro que me pediste queda fuera de lo que puedo hacer acá.",
-                en="The other thing you asked is outside what I can do here.",
-            )
+            text=runner.say(_("The other thing you asked is outside what I can do here."))
         )
     listing = bullets(_capabilities(runner))
     return Outcome(
-        text=runner.t(
-            es=f"Perdón, eso queda fuera de lo que puedo hacer: soy el copiloto de la oficina de "
-            f"{org}. Te puedo ayudar con:\n{listing}",
-            en=f"Sorry, that is outside what I can do: I'm the office copilot of {org}. I can "
-            f"help with:\n{listing}",
+        text=runner.say(
+            _(
+                "Sorry, that is outside what I can do: I'm the office copilot of %(org)s. I can "
+                "help with:\n%(listing)s"
+            ),
+            org=org,
+            listing=listing,
         )
     )
