@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from django.utils.functional import Promise
 from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
@@ -444,7 +445,7 @@ def call_for_customer(
     """
     return _call_resolving(
         step, runner, tool, arguments, kind="customer", describe=customer_candidate,
-        many=("varios clientes «{}»", "several customers “{}”"),
+        many=_("several customers “%(name)s”"),
     )  # fmt: skip
 
 
@@ -454,7 +455,7 @@ def call_for_technician(
     """`call_for_customer` for a technician's name that matches several technicians."""
     return _call_resolving(
         step, runner, tool, arguments, kind="technician", describe=technician_candidate,
-        many=("varios técnicos «{}»", "several technicians “{}”"),
+        many=_("several technicians “%(name)s”"),
     )  # fmt: skip
 
 
@@ -466,7 +467,7 @@ def _call_resolving(
     *,
     kind: str,
     describe: Callable[[dict[str, Any]], str],
-    many: tuple[str, str],
+    many: Promise,
 ) -> tuple[ToolResult, dict[str, Any] | None, str]:
     result = runner.call(tool, **arguments)
     candidates = candidates_of(result, kind)
@@ -475,7 +476,7 @@ def _call_resolving(
         return result, None, ""
     choice = choose(
         step, runner, candidates, describe,
-        many_es=many[0].format(name), many_en=many[1].format(name),
+        many=runner.say(many, name=name),
     )  # fmt: skip
     if choice.picked is None:
         return result, None, ""
