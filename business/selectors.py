@@ -432,7 +432,9 @@ class CustomerFile:
 
 def customer_file(customer: Customer, *, recent_jobs: int = 20) -> CustomerFile:
     """Everything the office shows about one customer (already fetched for the user)."""
-    jobs = customer.jobs.select_related("technician", "address").order_by("-scheduled_start")
+    jobs = customer.jobs.select_related("technician", "address", "vehicle").order_by(
+        "-scheduled_start"
+    )
     invoices = invoice_rows(invoices_with_amounts(customer.organisation).filter(customer=customer))
     quotes = quotes_with_lines(customer.organisation).filter(customer=customer)
     return CustomerFile(

@@ -15,8 +15,9 @@ class CopilotConfig(AppConfig):
 
         from agents.models import Agent, AgentIntent
         from approvals.signals import action_changed
+        from business.models import Customer, Technician
         from copilot.receivers import on_action_changed
-        from copilot.router_cache import registry_changed
+        from copilot.router_cache import names_changed, registry_changed
 
         def agent_changed(sender: type, instance: Agent, **kwargs: object) -> None:
             # The router and the orchestrator's tools of this process follow the registry at once.
@@ -26,8 +27,14 @@ class CopilotConfig(AppConfig):
             agent = Agent.objects.filter(pk=instance.agent_id).values("organisation_id").first()
             registry_changed(agent["organisation_id"] if agent else None)
 
+        def record_changed(sender: type, instance: Customer | Technician, **kwargs: object) -> None:
+            # The names the NLU snaps to (router_cache.vocabulary_for) follow at once here.
+            names_changed(instance.organisation_id)
+
         for signal in (post_save, post_delete):
             signal.connect(agent_changed, sender=Agent, weak=False)
             signal.connect(intent_changed, sender=AgentIntent, weak=False)
+            signal.connect(record_changed, sender=Customer, weak=False)
+            signal.connect(record_changed, sender=Technician, weak=False)
         # A decision on a held action resumes the turn that asked for it (copilot/receivers.py).
         action_changed.connect(on_action_changed, dispatch_uid="copilot.on_action_changed")

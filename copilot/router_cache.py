@@ -9,7 +9,9 @@ admin's edit retrains the next turn here, and other processes within the TTL. Ea
 its own cache: nothing here assumes a single process.
 
 Names in the records (customers, technicians) change with every new customer, so they are not
-part of the trained router: `vocabulary_for` reads them per turn, names only.
+part of the trained router: `vocabulary_for` reads them, names only, and keeps them like the
+fingerprint — dropped at once when this process saves or deletes a customer or a technician
+(copilot/apps.py), re-read after `VOCABULARY_TTL` seconds for what other processes wrote.
 
 With `settings.NLU_CORPUS` on (the default; the test suite turns it off but in the tests of it)
 the classifier also learns from the train split of a corpus generated from the organisation's
@@ -318,18 +320,43 @@ def forget(organisation_id: int | None = None) -> None:
     with _guard:
         if organisation_id is None:
             _cache.clear()
+            _vocabularies.clear()
             _with_corpus_cache.clear()
             _fingerprints.clear()
             _arm_cache.clear()
         else:
             _cache.pop(organisation_id, None)
+            _vocabularies.pop(organisation_id, None)
             _fingerprints.pop(organisation_id, None)
             for key in [k for k in _arm_cache if k[0] == organisation_id]:
                 _arm_cache.pop(key, None)
 
 
+# organisation id → (its names, when they were read, monotonic seconds)
+_vocabularies: dict[int, tuple[Vocabulary, float]] = {}
+VOCABULARY_TTL = 5.0
+
+
 def vocabulary_for(organisation: Organisation) -> Vocabulary:
-    """Customer and active technician names of the organisation (two name-only queries)."""
+    """Customer and active technician names of the organisation: two name-only queries, at most
+    once per `VOCABULARY_TTL` seconds or after this process changed one of those records."""
+    kept = _vocabularies.get(organisation.pk)
+    if kept is not None and time.monotonic() - kept[1] < VOCABULARY_TTL:
+        return kept[0]
+    vocabulary = _read_vocabulary(organisation)
+    _vocabularies[organisation.pk] = (vocabulary, time.monotonic())
+    return vocabulary
+
+
+def names_changed(organisation_id: int | None) -> None:
+    """A customer or technician of the organisation (None: of any) was saved or deleted here."""
+    if organisation_id is None:
+        _vocabularies.clear()
+    else:
+        _vocabularies.pop(organisation_id, None)
+
+
+def _read_vocabulary(organisation: Organisation) -> Vocabulary:
     customers = (
         Customer.objects.filter(organisation=organisation)
         .order_by("-pk")

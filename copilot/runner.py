@@ -139,15 +139,11 @@ def _claim_next(conversation_id: int, token: str) -> Turn | None:
         "ORDER BY message_id LIMIT 1) AND status = %s RETURNING id"
     )
     queued, running = Turn.Status.QUEUED.value, Turn.Status.RUNNING.value
-    while True:
-        with connection.cursor() as cursor:
-            cursor.execute(sql, [running, token, timezone.now(), conversation_id, queued, queued])
-            row = cursor.fetchone()
-        if row is not None:
-            return Turn.objects.select_related(*_CLAIMED).get(pk=row[0])
-        if not has_queued(conversation_id):
-            return None
-        # Another runner claimed the one we saw between our select and update: the next one.
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [running, token, timezone.now(), conversation_id, queued, queued])
+        row = cursor.fetchone()
+    # No row: nothing is queued, or a runner that took over a lease this one lost claimed it.
+    return None if row is None else Turn.objects.select_related(*_CLAIMED).get(pk=row[0])
 
 
 def _interrupt_orphans(conversation_id: int) -> int:

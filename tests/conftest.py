@@ -176,3 +176,14 @@ def dispatched(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
 
     monkeypatch.setattr(tasks, "dispatch", dispatch)
     return calls
+
+
+@pytest.fixture(autouse=True)
+def _fresh_vocabulary() -> Iterator[None]:
+    # Names the NLU snaps to are kept per organisation id for a few seconds; a rolled-back test
+    # may hand its organisation's id to the next test, which must not see the last one's names.
+    from copilot import router_cache
+
+    router_cache.names_changed(None)
+    yield
+    router_cache.names_changed(None)

@@ -96,6 +96,7 @@ def customer_history(
 
 
 def _history(ctx: TurnContext, customer: Customer) -> ToolResult:
+    customer.organisation = ctx.organisation  # resolved within it: no second read of the row
     file = customer_file(customer, recent_jobs=HISTORY_LIMIT)
     upcoming = [
         job.pk
