@@ -14,6 +14,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import InterfaceError, OperationalError
 
@@ -24,9 +25,6 @@ from agents.llm_agent import acted, done_summary, is_write, run_llm_step
 from agents.models import Agent
 from agents.phrasing import held_id
 from agents.registry import ToolResult
-from business.models import Customer, Job
-from business.selectors import scoped
-from business.services import ticket_create
 from copilot.orchestration import write_gate
 from copilot.orchestration.state import Delegation, StepRun, TurnRun, TurnState, Waiting
 from copilot.orchestration.streaming import Writer, concurrency_limit, run_concurrently
@@ -574,21 +572,21 @@ def gated(agent: Agent, step: Step, specs: IntentSpecs) -> bool:
     return step.confidence < agent.min_confidence
 
 
-def handoff(run: TurnRun, chain: Chain, step: Step, yields: int) -> int:
-    """Two yields in one turn: a person takes over through an escalation ticket."""
-    ctx = run.ctx
+def handoff(run: TurnRun, chain: Chain, step: Step, yields: int) -> int | None:
+    """Two yields in one turn: a person takes over through an escalation ticket, opened by the
+    escalation agent's `ticket_create` through `Runner.call` like any other write (its ToolCall
+    row, events and approval rules). None when that agent cannot open tickets here."""
+    escalation = run.agents.get("escalation")
+    if escalation is None:
+        return None
     customer_id, job_id = chain.state.get("customer_id"), chain.state.get("job_id")
-    customer = (
-        scoped(Customer, ctx.organisation).filter(pk=customer_id).first() if customer_id else None
-    )
-    job = scoped(Job, ctx.organisation).filter(pk=job_id).first() if job_id else None
-    ticket = ticket_create(
-        organisation=ctx.organisation,
-        reason="handoff",
-        summary=f"{ctx.text}\n\n[copilot: {yields} yields; last {step.agent}.{step.intent}]",
-        customer=customer,
-        job=job,
-        conversation_id=ctx.conversation_id,
-        actor=ctx.user,
-    )
-    return ticket.pk
+    arguments: dict[str, Any] = {
+        "reason": "handoff",
+        "summary": f"{run.ctx.text}\n\n[copilot: {yields} yields; last {step.agent}.{step.intent}]",
+        **({"customer_id": customer_id} if customer_id else {}),
+        **({"job_id": job_id} if job_id else {}),
+    }
+    result = Runner(run.ctx, chain, escalation, step).call("ticket_create", **arguments)
+    if not result.ok or result.data.get("held"):
+        return None
+    return int(result.data["ticket"]["id"])

@@ -66,6 +66,7 @@ LABELS = {
 TOOLS = {
     "scheduling": ["jobs_find", "job_book", "job_reschedule", "job_cancel"],
     "customer": ["customers_find", "customer_create"],
+    "escalation": ["ticket_create"],  # a hand-off's ticket goes through Runner.call
 }
 
 if TYPE_CHECKING:

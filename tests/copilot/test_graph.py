@@ -10,7 +10,7 @@ import pytest
 
 from agents.base import Outcome
 from agents.defaults import default_specs
-from agents.models import Agent, AgentIntent
+from agents.models import Agent, AgentIntent, ToolCall
 from approvals.models import PendingAction
 from business.models import Customer, EscalationTicket, Job
 from copilot import router_cache
@@ -154,6 +154,9 @@ def test_two_yields_in_a_turn_hand_it_to_a_person(
     assert before == 0
     assert ticket.reason == "handoff" and ticket.conversation_id == conversation.pk
     assert "eso que te dije" in ticket.summary
+    # Opened through Runner.call like any write: its row in the trace, by the escalation agent.
+    call = ToolCall.objects.get(organisation=cast.org, tool="ticket_create")
+    assert call.ok and call.agent == "escalation" and call.arguments["reason"] == "handoff"
     assert [r.yielded for r in runs(state)] == [True, True]
     assert "una persona del equipo" in state["reply"] and f"#{ticket.pk}" in state["reply"]
     # The chain stopped: the greeting after it never ran and is reported as not done.
