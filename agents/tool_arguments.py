@@ -4,6 +4,9 @@ derived from the keyword-only parameters' type hints so they cannot drift apart.
 Supported hints: str, int, float, bool, Decimal (a string), date (ISO), datetime (ISO; without an
 offset it is the organisation's wall clock), time (HH:MM), Literal[...] (an enum), list[X], and
 `X | None` for an optional argument.
+
+Python values of the hinted type pass as they are (a sub-agent hands `runner.call` a `date`, a
+`datetime`, a `Decimal`, a `time`); only what a model sends (text, JSON numbers) is parsed.
 """
 
 from __future__ import annotations
@@ -139,6 +142,8 @@ def _coerce_scalar(hint: Any, value: Any, tz: ZoneInfo) -> Any:
         except ValueError:
             raise BadArgument("must be a number") from None
     if hint is Decimal:
+        if isinstance(value, Decimal) and value.is_finite():
+            return value
         if isinstance(value, bool):
             raise BadArgument("must be a decimal number")
         try:
@@ -149,6 +154,8 @@ def _coerce_scalar(hint: Any, value: Any, tz: ZoneInfo) -> Any:
             raise BadArgument("must be a decimal number such as 1500.50")
         return number
     if hint is datetime.datetime:
+        if isinstance(value, datetime.datetime):
+            return value if value.tzinfo else value.replace(tzinfo=tz)
         try:
             moment = datetime.datetime.fromisoformat(str(value).strip())
         except ValueError:
@@ -156,11 +163,15 @@ def _coerce_scalar(hint: Any, value: Any, tz: ZoneInfo) -> Any:
         # A wall-clock time without an offset is read in the organisation's timezone.
         return moment if moment.tzinfo else moment.replace(tzinfo=tz)
     if hint is datetime.date:
+        if isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):
+            return value
         try:
             return datetime.date.fromisoformat(str(value).strip()[:10])
         except ValueError:
             raise BadArgument("must be an ISO date such as 2026-11-24") from None
     if hint is datetime.time:
+        if isinstance(value, datetime.time):
+            return value.replace(second=0, microsecond=0, tzinfo=None)
         match = re.fullmatch(r"\s*(\d{1,2}):(\d{2})(?::\d{2})?\s*", str(value))
         if not match or int(match[1]) > 23 or int(match[2]) > 59:
             raise BadArgument("must be a time such as 10:30")

@@ -188,6 +188,25 @@ def test_arguments_are_coerced_to_the_declared_types(ctx: TurnContext) -> None:
     assert data["tags"] == ["solo"]
 
 
+def test_python_values_pass_to_the_tool_as_they_are(ctx: TurnContext) -> None:
+    # A sub-agent calls with Python values: nothing is turned into text and parsed back.
+    day, price = datetime.date(2026, 11, 24), Decimal("1500.50")
+    moment = datetime.datetime(2026, 11, 24, 10, 0, tzinfo=datetime.UTC)
+    result = SAMPLE.run(
+        ctx,
+        {"text": "x", "day": day, "moment": moment, "price": price,
+         "clock": datetime.time(9, 30), "count": 3, "flag": False},
+    )  # fmt: skip
+    assert result.ok, result.error
+    data = result.data
+    assert data["day"] is day and data["price"] is price
+    assert data["moment"] == moment and data["moment"].tzinfo is datetime.UTC  # not re-zoned
+    assert data["clock"] == datetime.time(9, 30) and data["count"] == 3 and data["flag"] is False
+    # A naive datetime is the organisation's wall clock, as its ISO text would be.
+    naive = SAMPLE.run(ctx, {"text": "x", "moment": datetime.datetime(2026, 11, 24, 10, 0)})
+    assert naive.data["moment"] == datetime.datetime(2026, 11, 24, 10, 0, tzinfo=BA)
+
+
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
