@@ -383,8 +383,14 @@ def _repeat(first: ToolResult) -> ToolResult:
 
 
 def _jsonable(arguments: dict[str, Any]) -> dict[str, object]:
+    """The arguments as the trace shows them: numbers as they are, dates and times in ISO form
+    (as a model would have sent them), anything else as text."""
     return {
-        key: value if isinstance(value, int | float | bool | None) else str(value)
+        key: value
+        if isinstance(value, int | float | bool | None)
+        else value.isoformat()
+        if isinstance(value, datetime.date | datetime.time)
+        else str(value)
         for key, value in arguments.items()
     }
 
