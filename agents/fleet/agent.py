@@ -14,6 +14,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
+
 from agents.base import Mutation, Outcome, Runner, Step, handles
 from agents.phrasing import (
     Found,
@@ -55,13 +59,19 @@ _REASONS = (
         re.compile(
             r"\b(?:enferm\w*|sick|ill|gripe|engripad\w*|fiebre|covid|resfri\w*|flu|fever)\b"
         ),
-        "enfermo",
-        "sick",
+        pgettext_lazy("absence reason", "sick"),
     ),
-    (re.compile(r"\b(?:vacacion\w*|vacation|holidays?)\b"), "vacaciones", "holiday"),
-    (re.compile(r"\b(?:licencia|leave)\b"), "licencia", "leave"),
-    (re.compile(r"\b(?:medic\w*|doctor|hospital\w*)\b"), "turno médico", "medical"),
+    (
+        re.compile(r"\b(?:vacacion\w*|vacation|holidays?)\b"),
+        pgettext_lazy("absence reason", "holiday"),
+    ),
+    (re.compile(r"\b(?:licencia|leave)\b"), pgettext_lazy("absence reason", "leave")),
+    (
+        re.compile(r"\b(?:medic\w*|doctor|hospital\w*)\b"),
+        pgettext_lazy("absence reason", "medical"),
+    ),
 )
+_REASON_OTHER = pgettext_lazy("absence reason", "absent")
 # A move of the jobs said in the same words as the absence ("pasá sus trabajos al jueves"), on
 # folded text. Without one, a date after "para"/"for" is not a destination.
 _MOVE = re.compile(
@@ -110,16 +120,16 @@ def _technician_problem(runner: Runner, name: str, result: ToolResult) -> Outcom
         listing = bullets(technician_candidate(c) for c in candidates)
         return ask(
             runner,
-            es=f"Hay varios técnicos que coinciden con «{name}»:\n{listing}\n¿Cuál es?",
-            en=f"Several technicians match “{name}”:\n{listing}\nWhich one is it?",
+            runner.say(
+                _("Several technicians match “%(name)s”:\n%(listing)s\nWhich one is it?"),
+                name=name,
+                listing=listing,
+            ),
             error=result.error,
             slot="technician_choice",
         )
     return Outcome(
-        text=runner.t(
-            es=f"No encontré ningún técnico activo «{name}».",
-            en=f"I couldn't find an active technician “{name}”.",
-        ),
+        text=runner.say(_("I couldn't find an active technician “%(name)s”."), name=name),
         success=False,
         error=result.error,
     )
@@ -128,21 +138,20 @@ def _technician_problem(runner: Runner, name: str, result: ToolResult) -> Outcom
 def _days_text(runner: Runner, first: datetime.date, last: datetime.date) -> str:
     language = runner.language
     if first != last:
-        return runner.t(
-            es=f"del {day(first, language)} al {day(last, language)}",
-            en=f"from {day(first, language)} to {day(last, language)}",
+        return runner.say(
+            _("from %(first)s to %(last)s"), first=day(first, language), last=day(last, language)
         )
     named = day(first, language)
     if first == runner.today:
-        return runner.t(es=f"hoy, {named}", en=f"today, {named}")
-    return runner.t(es=f"el {named}", en=f"on {named}")
+        return runner.say(_("today, %(day)s"), day=named)
+    return runner.say(_("on %(day)s"), day=named)
 
 
 def _stuck_reason(runner: Runner, item: dict[str, Any]) -> str:
     """Why a job could not move: the service's words when they are in the reply's language."""
     if services_speak(runner.language) and item.get("reason"):
         return str(item["reason"]).rstrip(".")
-    return runner.t(es="no se pudo mover", en="it could not be moved")
+    return runner.say(_("it could not be moved"))
 
 
 def _stuck_lines(runner: Runner, stuck: list[dict[str, Any]]) -> str:
@@ -158,14 +167,16 @@ def _more(runner: Runner, total: int) -> str:
     extra = total - LISTED
     if extra <= 0:
         return ""
-    return runner.t(es=f"\n(y {extra} más)", en=f"\n(and {extra} more)")
+    return "\n" + runner.say(_("(and %(count)d more)"), count=extra)
 
 
-def _waiting(runner: Runner, approval: int, *, es: str, en: str) -> str:
-    """One filed approval, as a sentence (for replies that file more than one)."""
-    return runner.t(
-        es=f"{es} quedó pendiente de aprobación de un gerente (pedido #{approval}).",
-        en=f"{en} is waiting for a manager's approval (request #{approval}).",
+def _waiting(runner: Runner, approval: int, what: str) -> str:
+    """One filed approval, as a sentence (for replies that file more than one); `what` is
+    already in the reply's language."""
+    return runner.say(
+        _("%(what)s is waiting for a manager's approval (request #%(id)s)."),
+        what=what,
+        id=approval,
     )
 
 
@@ -202,10 +213,10 @@ def _absence_days(step: Step, runner: Runner) -> tuple[datetime.date, datetime.d
 
 def _absence_reason(step: Step, runner: Runner) -> str:
     folded = fold(step.text)
-    for pattern, es, en in _REASONS:
+    for pattern, reason in _REASONS:
         if pattern.search(folded):
-            return runner.t(es=es, en=en)
-    return runner.t(es="ausente", en="absent")
+            return runner.say(reason)
+    return runner.say(_REASON_OTHER)
 
 
 @dataclass
@@ -230,8 +241,9 @@ def technician_sick(step: Step, runner: Runner) -> Outcome:
     if not name:
         return ask(
             runner,
-            es="¿Qué técnico falta? Decime el nombre (y hasta cuándo, si sabés).",
-            en="Which technician is out? Tell me the name (and until when, if you know).",
+            runner.say(
+                _("Which technician is out? Tell me the name (and until when, if you know).")
+            ),
             error="missing technician",
         )
     first, last = _absence_days(step, runner)
@@ -241,10 +253,7 @@ def technician_sick(step: Step, runner: Runner) -> Outcome:
     )
     if not affected.ok:
         return _technician_problem(runner, name, affected) or failed(
-            runner,
-            affected,
-            es="No pude ver los trabajos del técnico",
-            en="I couldn't look up the technician's jobs",
+            runner, affected, runner.say(_("I couldn't look up the technician's jobs"))
         )
     absence = _Absence(
         affected.data["technician"], first, last, _absence_reason(step, runner),
@@ -266,10 +275,7 @@ def technician_sick(step: Step, runner: Runner) -> Outcome:
         pending += [redistribution] if redistribution is not None else []
     else:
         parts.append(
-            runner.t(
-                es="No tiene trabajos abiertos en esos días: no hay nada que redistribuir.",
-                en="They have no open jobs on those days: there is nothing to redistribute.",
-            )
+            runner.say(_("They have no open jobs on those days: there is nothing to redistribute."))
         )
     recorded = record.ok  # held or done; a refusal (e.g. already absent) is said in the text
     return Outcome(
@@ -285,31 +291,32 @@ def _absence_text(runner: Runner, absence: _Absence, record: ToolResult) -> str:
     language = runner.language
     name = absence.technician["name"]
     days = _days_text(runner, absence.first, absence.last)
-    head = runner.t(
-        es=f"{name} no trabaja {days} (motivo: {absence.reason}).",
-        en=f"{name} is out {days} (reason: {absence.reason}).",
+    head = runner.say(
+        _("%(name)s is out %(days)s (reason: %(reason)s)."),
+        name=name,
+        days=days,
+        reason=absence.reason,
     )
     if (approval := held_id(record)) is not None:
-        head += " " + _waiting(
-            runner, approval, es="El registro de la ausencia", en="Recording the absence"
-        )
+        head += " " + _waiting(runner, approval, runner.say(_("Recording the absence")))
     elif record.ok:
-        head += runner.t(es=" Registré la ausencia.", en=" I recorded the absence.")
+        head += " " + runner.say(_("I recorded the absence."))
     else:
-        reason = service_reason(
-            runner, record, es="no se pudo registrar", en="it could not be recorded"
-        )
-        head += runner.t(
-            es=f" No pedí registrar la ausencia: {reason}.",
-            en=f" I didn't file the absence: {reason}.",
-        )
+        reason = service_reason(runner, record, runner.say(_("it could not be recorded")))
+        head += " " + runner.say(_("I didn't file the absence: %(reason)s."), reason=reason)
     jobs = absence.jobs
     if not jobs:
         return head
     listing = bullets(_job_short(job, language) for job in jobs[:LISTED])
-    return head + runner.t(
-        es=f"\nTrabajos afectados ({len(jobs)}):\n{listing}{_more(runner, len(jobs))}",
-        en=f"\nJobs affected ({len(jobs)}):\n{listing}{_more(runner, len(jobs))}",
+    return (
+        head
+        + "\n"
+        + runner.say(
+            _("Jobs affected (%(count)d):\n%(listing)s%(more)s"),
+            count=len(jobs),
+            listing=listing,
+            more=_more(runner, len(jobs)),
+        )
     )
 
 
@@ -319,20 +326,19 @@ def _redistribution(runner: Runner, absence: _Absence) -> tuple[str, int | None]
     proposal = runner.call("jobs_redistribute", **absence.range_args(), dry_run=True)
     if not proposal.ok:
         reason = proposal.error
-        return runner.t(
-            es=f"No pude armar la propuesta de redistribución: {reason}.",
-            en=f"I couldn't prepare the redistribution proposal: {reason}.",
+        return runner.say(
+            _("I couldn't prepare the redistribution proposal: %(reason)s."), reason=reason
         ), None
     moved, stuck = proposal.data["moved"], proposal.data["not_moved"]
     lines = [_proposal_text(runner, moved, stuck)]
     if not moved:
         lines.append(
-            runner.t(
-                es="No filé ninguna redistribución: nadie puede tomar esos trabajos. Podés "
-                f"reprogramarlos (por ejemplo «pasá los trabajos de {absence.technician['name']} "
-                "al jueves»).",
-                en="I filed no redistribution: nobody can take those jobs. You can reschedule "
-                f"them (e.g. “move {absence.technician['name']}'s jobs to Thursday”).",
+            runner.say(
+                _(
+                    "I filed no redistribution: nobody can take those jobs. You can reschedule "
+                    "them (e.g. “move %(name)s's jobs to Thursday”)."
+                ),
+                name=absence.technician["name"],
             )
         )
         return "\n".join(lines), None
@@ -341,20 +347,15 @@ def _redistribution(runner: Runner, absence: _Absence) -> tuple[str, int | None]
     name = absence.technician["name"]
     if approval is not None:
         lines.append(
-            _waiting(runner, approval, es="La redistribución", en="The redistribution")
-            + runner.t(
-                es=f" Hasta que la aprueben, los trabajos siguen a nombre de {name}.",
-                en=f" Until it is approved, the jobs stay with {name}.",
-            )
+            _waiting(runner, approval, runner.say(_("The redistribution")))
+            + " "
+            + runner.say(_("Until it is approved, the jobs stay with %(name)s."), name=name)
         )
     elif applied.ok:
-        lines.append(runner.t(es="Listo, ya los reasigné.", en="Done: I reassigned them."))
+        lines.append(runner.say(_("Done: I reassigned them.")))
     else:
         lines.append(
-            runner.t(
-                es=f"No pude pedir la redistribución: {applied.error}.",
-                en=f"I couldn't file the redistribution: {applied.error}.",
-            )
+            runner.say(_("I couldn't file the redistribution: %(reason)s."), reason=applied.error)
         )
     return "\n".join(lines), approval
 
@@ -369,16 +370,18 @@ def _proposal_text(runner: Runner, moved: list[dict[str, Any]], stuck: list[dict
             for m in moved[:LISTED]
         )
         parts.append(
-            runner.t(
-                es=f"Propuesta por zona y especialidad:\n{listing}{_more(runner, len(moved))}",
-                en=f"Proposal by zone and trade:\n{listing}{_more(runner, len(moved))}",
+            runner.say(
+                _("Proposal by zone and trade:\n%(listing)s%(more)s"),
+                listing=listing,
+                more=_more(runner, len(moved)),
             )
         )
     if stuck:
         parts.append(
-            runner.t(
-                es=f"Sin nadie que los tome ({len(stuck)}):\n{_stuck_lines(runner, stuck)}",
-                en=f"Nobody can take ({len(stuck)}):\n{_stuck_lines(runner, stuck)}",
+            runner.say(
+                _("Nobody can take (%(count)d):\n%(lines)s"),
+                count=len(stuck),
+                lines=_stuck_lines(runner, stuck),
             )
         )
     return "\n".join(parts)
@@ -406,8 +409,7 @@ def _technician_mutation(absence: _Absence, redistribution: int | None) -> Mutat
 @dataclass
 class _Selection:
     args: dict[str, Any]
-    es: str  # "los trabajos de Carlos Gómez del lunes 23/11"
-    en: str
+    what: str  # "los trabajos de Carlos Gómez del lunes 23/11", in the reply's language
     competes_with: int | None = None  # a pending redistribution of the same jobs
 
 
@@ -456,30 +458,37 @@ def _selection(step: Step, runner: Runner, source: datetime.date | None) -> _Sel
     same = absent is not None and (not technician or same_person(technician, absent.label))
     if absent is not None and same and absent.data.get("job_ids"):
         ids = [int(i) for i in absent.data["job_ids"]]
-        one = len(ids) == 1
-        return _Selection(
-            {"job_ids": ids},
-            f"el trabajo de {absent.label} afectado por la ausencia"
-            if one
-            else f"los {len(ids)} trabajos de {absent.label} afectados por la ausencia",
-            f"{absent.label}'s job affected by the absence"
-            if one
-            else f"the {len(ids)} jobs of {absent.label} affected by the absence",
-            absent.data.get("redistribution_approval"),
+        what = (
+            runner.say(_("%(name)s's job affected by the absence"), name=absent.label)
+            if len(ids) == 1
+            else runner.say(
+                _("the %(count)d jobs of %(name)s affected by the absence"),
+                count=len(ids),
+                name=absent.label,
+            )
         )
+        return _Selection({"job_ids": ids}, what, absent.data.get("redistribution_approval"))
     zone = _zone_in(step.text)
     if not technician and not zone and source is None:
         return None
     on = source or runner.today
     args: dict[str, Any] = {"date": on.isoformat()}
-    es, en = "los trabajos", "the jobs"
     if technician:
         args["technician"] = technician
-        es, en = f"{es} de {technician}", f"{technician}'s jobs"
     if zone:
         args["zone"] = zone
-        es, en = f"{es} de la zona {zone}", f"{en} in zone {zone}"
-    return _Selection(args, f"{es} del {day(on, language)}", f"{en} of {day(on, language)}")
+    jobs = _SELECTED[bool(technician), bool(zone)]
+    what = runner.say(jobs, technician=technician, zone=zone, day=day(on, language))
+    return _Selection(args, what)
+
+
+# Which jobs a bulk move selects, by (a technician is named, a zone is named).
+_SELECTED: dict[tuple[bool, bool], Promise] = {
+    (False, False): _("the jobs of %(day)s"),
+    (True, False): _("%(technician)s's jobs of %(day)s"),
+    (False, True): _("the jobs in zone %(zone)s of %(day)s"),
+    (True, True): _("%(technician)s's jobs in zone %(zone)s of %(day)s"),
+}
 
 
 @handles("bulk_reschedule")
@@ -489,16 +498,16 @@ def bulk_reschedule(step: Step, runner: Runner) -> Outcome:
     if target is None and shift is None:
         return ask(
             runner,
-            es="¿A qué día los paso? Decime la fecha (por ejemplo «al jueves»).",
-            en="Which day should I move them to? Tell me the date (e.g. “to Thursday”).",
+            runner.say(
+                _("Which day should I move them to? Tell me the date (e.g. “to Thursday”).")
+            ),
             error="missing target date",
         )
     selection = _selection(step, runner, source)
     if selection is None:
         return ask(
             runner,
-            es="¿Qué trabajos muevo? Decime de qué día, de qué técnico o de qué zona.",
-            en="Which jobs should I move? Tell me the day, the technician or the zone.",
+            runner.say(_("Which jobs should I move? Tell me the day, the technician or the zone.")),
             error="missing selection",
         )
     move: dict[str, Any] = {"to_date": target.isoformat()} if target else {"shift_days": shift}
@@ -510,7 +519,7 @@ def bulk_reschedule(step: Step, runner: Runner) -> Outcome:
     if not preview.ok:
         name = str(selection.args.get("technician", ""))
         return _technician_problem(runner, name, preview) or failed(
-            runner, preview, es="No pude preparar el cambio", en="I couldn't prepare the move"
+            runner, preview, runner.say(_("I couldn't prepare the move"))
         )
     return with_note(_bulk_result(runner, selection, move, preview), note)
 
@@ -521,30 +530,26 @@ def _chosen_technician(selection: _Selection, chosen: dict[str, Any]) -> _Select
     args = {key: value for key, value in selection.args.items() if key != "technician"}
     args["technician_id"] = int(chosen["id"])
     full = str(chosen["name"])
-    return _Selection(
-        args, selection.es.replace(named, full), selection.en.replace(named, full),
-        selection.competes_with,
-    )  # fmt: skip
+    return _Selection(args, selection.what.replace(named, full), selection.competes_with)
 
 
-def _bulk_target(runner: Runner, move: dict[str, Any]) -> tuple[str, str]:
+def _bulk_target(runner: Runner, move: dict[str, Any]) -> str:
     if "to_date" in move:
         target = datetime.date.fromisoformat(move["to_date"])
-        return f"al {day(target, runner.language)}", f"to {day(target, runner.language)}"
-    days = int(move["shift_days"])
-    return f"{days} día(s) más adelante", f"{days} day(s) later"
+        return runner.say(_("to %(day)s"), day=day(target, runner.language))
+    return runner.say(_("%(days)d day(s) later"), days=int(move["shift_days"]))
 
 
 def _bulk_result(
     runner: Runner, selection: _Selection, move: dict[str, Any], preview: ToolResult
 ) -> Outcome:
-    to_es, to_en = _bulk_target(runner, move)
+    target = _bulk_target(runner, move)
     moved, stuck = preview.data["moved"], preview.data["not_moved"]
     if preview.data["selected"] == 0:
         return Outcome(
-            text=runner.t(
-                es=f"No encontré trabajos abiertos entre {selection.es}: no hay nada que mover.",
-                en=f"I found no open jobs among {selection.en}: there is nothing to move.",
+            text=runner.say(
+                _("I found no open jobs among %(selection)s: there is nothing to move."),
+                selection=selection.what,
             ),
             success=False,
             error="no jobs to move",
@@ -553,32 +558,36 @@ def _bulk_result(
     if moved:
         listing = bullets(_move_line(runner, m) for m in moved[:LISTED])
         parts.append(
-            runner.t(
-                es=f"Pasar {selection.es} {to_es} mueve {len(moved)}:\n{listing}"
-                f"{_more(runner, len(moved))}",
-                en=f"Moving {selection.en} {to_en} moves {len(moved)}:\n{listing}"
-                f"{_more(runner, len(moved))}",
+            runner.say(
+                _("Moving %(selection)s %(target)s moves %(count)d:\n%(listing)s%(more)s"),
+                selection=selection.what,
+                target=target,
+                count=len(moved),
+                listing=listing,
+                more=_more(runner, len(moved)),
             )
         )
     if stuck:
         parts.append(
-            runner.t(
-                es=f"No se pueden mover ({len(stuck)}):\n{_stuck_lines(runner, stuck)}",
-                en=f"Cannot move ({len(stuck)}):\n{_stuck_lines(runner, stuck)}",
+            runner.say(
+                _("Cannot move (%(count)d):\n%(lines)s"),
+                count=len(stuck),
+                lines=_stuck_lines(runner, stuck),
             )
         )
     if not moved:
-        parts.append(runner.t(es="No pedí ningún cambio.", en="I filed no change."))
+        parts.append(runner.say(_("I filed no change.")))
         return Outcome(text="\n".join(parts), success=False, error="nothing can move")
     applied = runner.call("jobs_bulk_reschedule", **selection.args, **move, dry_run=False)
     outcome = _bulk_applied(runner, applied, "\n".join(parts))
     if selection.competes_with is not None and outcome.pending_approvals:
         other = selection.competes_with
-        outcome.text += runner.t(
-            es=f" Es una alternativa a la redistribución (pedido #{other}): conviene aprobar "
-            "solo uno de los dos.",
-            en=f" It is an alternative to the redistribution (request #{other}): approve only "
-            "one of the two.",
+        outcome.text += " " + runner.say(
+            _(
+                "It is an alternative to the redistribution (request #%(id)s): approve only "
+                "one of the two."
+            ),
+            id=other,
         )
     return outcome
 
@@ -590,9 +599,10 @@ def _move_line(runner: Runner, move: dict[str, Any]) -> str:
         f"{when(move['to_start'], language)}"
     )
     if move.get("to_technician") and move["to_technician"] != move.get("from_technician"):
-        line += runner.t(
-            es=f" (pasa de {move['from_technician']} a {move['to_technician']})",
-            en=f" ({move['from_technician']} → {move['to_technician']})",
+        line += " " + runner.say(
+            _("(%(before)s → %(after)s)"),
+            before=move["from_technician"],
+            after=move["to_technician"],
         )
     return line
 
@@ -602,18 +612,14 @@ def _bulk_applied(runner: Runner, applied: ToolResult, preview_text: str) -> Out
         return Outcome(
             text=preview_text
             + "\n"
-            + _waiting(runner, approval, es="El cambio", en="The move")
-            + runner.t(
-                es=" Hasta que lo aprueben, ningún trabajo se mueve.",
-                en=" Until it is approved, no job moves.",
-            ),
+            + _waiting(runner, approval, runner.say(_("The move")))
+            + " "
+            + runner.say(_("Until it is approved, no job moves.")),
             pending_approvals=[approval],
         )
     if not applied.ok:
-        return failed(runner, applied, es="No pude pedir el cambio", en="I couldn't file the move")
-    return Outcome(
-        text=preview_text + "\n" + runner.t(es="Listo, ya los moví.", en="Done: I moved them.")
-    )
+        return failed(runner, applied, runner.say(_("I couldn't file the move")))
+    return Outcome(text=preview_text + "\n" + runner.say(_("Done: I moved them.")))
 
 
 # --- dispatch ---------------------------------------------------------------------------------
@@ -622,10 +628,10 @@ def _bulk_applied(runner: Runner, applied: ToolResult, preview_text: str) -> Out
 def _distance(runner: Runner, technician: dict[str, Any]) -> str:
     hops = technician.get("zone_distance")
     if hops == 0:
-        return runner.t(es="misma zona", en="same zone")
+        return runner.say(_("same zone"))
     if hops == 1:
-        return runner.t(es="zona vecina", en="neighbouring zone")
-    return runner.t(es="otra zona", en="another zone")
+        return runner.say(_("neighbouring zone"))
+    return runner.say(_("another zone"))
 
 
 def _technician_line(runner: Runner, technician: dict[str, Any]) -> str:
@@ -639,13 +645,12 @@ def _cannot_read_jobs(runner: Runner) -> Outcome | None:
     if "jobs_find" in (runner.agent.tools or []):
         return None
     return Outcome(
-        text=runner.t(
-            es="Para encontrar ese trabajo necesito leer la agenda, y este agente no tiene "
-            "habilitada la herramienta «jobs_find»: un administrador puede habilitarla en el "
-            "registro de agentes. No hice ningún cambio.",
-            en="To find that job I need to read the schedule, and this agent does not have the "
-            "“jobs_find” tool enabled: an admin can enable it in the agent registry. I changed "
-            "nothing.",
+        text=runner.say(
+            _(
+                "To find that job I need to read the schedule, and this agent does not have the "
+                "“jobs_find” tool enabled: an admin can enable it in the agent registry. I "
+                "changed nothing."
+            )
         ),
         success=False,
         error="tool jobs_find not enabled",
@@ -658,9 +663,7 @@ def _job_details(runner: Runner, job_id: int) -> tuple[dict[str, Any] | None, Ou
     result = runner.call("jobs_find", job_id=job_id)
     if result.ok and result.data.get("jobs"):
         return result.data["jobs"][0], None
-    return None, failed(
-        runner, result, es=f"No encontré el trabajo #{job_id}", en=f"I couldn't find job #{job_id}"
-    )
+    return None, failed(runner, result, runner.say(_("I couldn't find job #%(id)s"), id=job_id))
 
 
 def _known_job(runner: Runner, job_id: int) -> tuple[dict[str, Any] | None, Outcome | None]:
@@ -682,8 +685,7 @@ def _customer_open_job(step: Step, runner: Runner, on: datetime.date | None = No
     if who is None:
         problem = ask(
             runner,
-            es="¿A qué cliente o trabajo mando a alguien?",
-            en="Which customer or job should I send someone to?",
+            runner.say(_("Which customer or job should I send someone to?")),
             error="missing job",
         )
         return Found(problem=problem)
@@ -696,20 +698,27 @@ def _customer_open_job(step: Step, runner: Runner, on: datetime.date | None = No
         who = CustomerRef(int(chosen["id"]), str(chosen["name"]), "named")
     if not result.ok:
         problem = customer_problem(runner, who.name, result) or failed(
-            runner, result, es="No pude buscar sus trabajos", en="I couldn't look up their jobs"
+            runner,
+            result,
+            runner.say(pgettext_lazy("customer's jobs", "I couldn't look up their jobs")),
         )
         return Found(problem=problem)
     jobs = sorted(result.data["jobs"], key=lambda job: job["start"])
     if not jobs:
-        on_es = f" el {day(on, runner.language)}" if on is not None else ""
-        on_en = f" on {day(on, runner.language)}" if on is not None else ""
+        none = (
+            _(
+                "%(name)s has no open job. Book a visit first (e.g. “book an urgent visit "
+                "today”) and I'll take it from there."
+            )
+            if on is None
+            else _(
+                "%(name)s has no open job on %(day)s. Book a visit first (e.g. “book an urgent "
+                "visit today”) and I'll take it from there."
+            )
+        )
+        named = day(on, runner.language) if on is not None else ""
         problem = Outcome(
-            text=runner.t(
-                es=f"{who.name} no tiene trabajos abiertos{on_es}. Agendale una visita primero "
-                "(por ejemplo «agendale una visita urgente hoy») y sigo desde ahí.",
-                en=f"{who.name} has no open job{on_en}. Book a visit first (e.g. “book an "
-                "urgent visit today”) and I'll take it from there.",
-            ),
+            text=runner.say(none, name=who.name, day=named),
             success=False,
             error="no open job",
         )
@@ -722,31 +731,23 @@ def dispatch(step: Step, runner: Runner) -> Outcome:
     known = job_ref(step, runner)
     found = _known(runner, known) if known is not None else _customer_open_job(step, runner)
     if found.problem is not None or not isinstance(found.job, dict):
-        return found.problem or ask(
-            runner, es="¿Qué trabajo?", en="Which job?", error="missing job"
-        )
+        return found.problem or ask(runner, runner.say(_("Which job?")), error="missing job")
     return with_note(_dispatch_job(runner, found.job), found.note)
 
 
 def _dispatch_job(runner: Runner, job: dict[str, Any]) -> Outcome:
     if job["status"] not in ("scheduled", "in_progress"):
         return Outcome(
-            text=runner.t(
-                es=f"El trabajo {job_line(job, runner.language)} no está abierto: no hay a "
-                "quién despachar.",
-                en=f"Job {job_line(job, runner.language)} is not open: nothing to dispatch.",
+            text=runner.say(
+                _("Job %(job)s is not open: nothing to dispatch."),
+                job=job_line(job, runner.language),
             ),
             success=False,
             error=f"job {job['id']} is {job['status']}",
         )
     nearest = runner.call("technicians_nearest", job_id=int(job["id"]), count=3)
     if not nearest.ok:
-        return failed(
-            runner,
-            nearest,
-            es="No pude buscar técnicos libres",
-            en="I couldn't find free technicians",
-        )
+        return failed(runner, nearest, runner.say(_("I couldn't find free technicians")))
     free = nearest.data["technicians"]
     if not free:
         return _nobody_free(runner, job, nearest.data)
@@ -758,16 +759,19 @@ def _dispatch_job(runner: Runner, job: dict[str, Any]) -> Outcome:
 
 
 def _nobody_free(runner: Runner, job: dict[str, Any], data: dict[str, Any]) -> Outcome:
-    where_es = f" cerca de {data['zone']}" if data.get("zone") else ""
-    where_en = f" near {data['zone']}" if data.get("zone") else ""
+    nobody = (
+        _(
+            "No technician with the trade for job %(job)s is free now near %(zone)s. I "
+            "dispatched nobody; I can move it to the first free slot."
+        )
+        if data.get("zone")
+        else _(
+            "No technician with the trade for job %(job)s is free now. I dispatched nobody; I "
+            "can move it to the first free slot."
+        )
+    )
     return Outcome(
-        text=runner.t(
-            es=f"Ahora no hay ningún técnico libre con la especialidad del trabajo "
-            f"{_job_short(job, runner.language)}{where_es}. No despaché a nadie; si querés, lo "
-            "reprogramo al primer turno libre.",
-            en=f"No technician with the trade for job {_job_short(job, runner.language)} is free "
-            f"now{where_en}. I dispatched nobody; I can move it to the first free slot.",
-        ),
+        text=runner.say(nobody, job=_job_short(job, runner.language), zone=data.get("zone")),
         success=False,
         error="no technician free",
         mutations=[job_mutation(job)],
@@ -785,33 +789,35 @@ def _dispatched(
     described = _job_short(job, language)
     who = _technician_line(runner, chosen)
     alternatives = ", ".join(_technician_line(runner, t) for t in others)
-    tail = runner.t(es=f" Otros libres: {alternatives}.", en=f" Also free: {alternatives}.")
-    tail = tail if others else ""
+    tail = " " + runner.say(_("Also free: %(others)s."), others=alternatives) if others else ""
     if (approval := held_id(sent)) is not None:
         outcome = held(
             runner,
             approval,
-            es=f"Para el trabajo {described} propongo mandar ya a {who}. El despacho",
-            en=f"For job {described} I propose sending {who} now. The dispatch",
+            runner.say(
+                _("For job %(job)s I propose sending %(who)s now. The dispatch"),
+                job=described,
+                who=who,
+            ),
         )
         outcome.text += tail
         outcome.mutations.append(job_mutation(job))
         return outcome
     if not sent.ok:
         outcome = failed(
-            runner,
-            sent,
-            es=f"No pude despachar a {chosen['name']}",
-            en=f"I couldn't send {chosen['name']}",
+            runner, sent, runner.say(_("I couldn't send %(name)s"), name=chosen["name"])
         )
         outcome.mutations.append(job_mutation(job))
         return outcome
     started = when(sent.data["job"]["start"], language)
     return Outcome(
-        text=runner.t(
-            es=f"Listo, despaché a {who} al trabajo {described}; arranca {started}.{tail}",
-            en=f"Done: I dispatched {who} to job {described}; it starts {started}.{tail}",
-        ),
+        text=runner.say(
+            _("Done: I dispatched %(who)s to job %(job)s; it starts %(start)s."),
+            who=who,
+            job=described,
+            start=started,
+        )
+        + tail,
         mutations=[job_mutation(sent.data["job"])],
     )
 
@@ -831,18 +837,21 @@ def _next_job_of(step: Step, runner: Runner, technician: str) -> Found:
     )
     if not result.ok:
         problem = _technician_problem(runner, technician, result) or failed(
-            runner, result, es="No pude ver sus trabajos", en="I couldn't look up their jobs"
+            runner,
+            result,
+            runner.say(pgettext_lazy("technician's jobs", "I couldn't look up their jobs")),
         )
         return Found(problem=problem)
     upcoming = [job for job in result.data["jobs"] if moment_of(job["end"]) > runner.ctx.now]
     if not upcoming:
         name = result.data["technician"]["name"]
         problem = Outcome(
-            text=runner.t(
-                es=f"{name} no tiene trabajos abiertos en las próximas dos semanas: no hay a qué "
-                "asignarle un vehículo.",
-                en=f"{name} has no open jobs in the next two weeks: there is nothing to assign a "
-                "vehicle to.",
+            text=runner.say(
+                _(
+                    "%(name)s has no open jobs in the next two weeks: there is nothing to assign "
+                    "a vehicle to."
+                ),
+                name=name,
             ),
             success=False,
             error="no open job",
@@ -869,8 +878,7 @@ def _job_for_vehicle(step: Step, runner: Runner) -> Found:
         return _known(runner, known)
     problem = ask(
         runner,
-        es="¿Para qué trabajo es el vehículo? Decime el cliente o el técnico.",
-        en="Which job is the vehicle for? Tell me the customer or the technician.",
+        runner.say(_("Which job is the vehicle for? Tell me the customer or the technician.")),
         error="missing job",
     )
     return Found(problem=problem)
@@ -927,16 +935,17 @@ def _described_vehicle(
     if free_top:
         choice = choose(
             step, runner, free_top, _vehicle_text,
-            many_es="varios vehículos libres que coinciden",
-            many_en="several free vehicles that match",
+            many=runner.say(_("several free vehicles that match")),
         )  # fmt: skip
         if choice.picked is not None:
             return choice.picked, None, choice.note
         listing = bullets(_vehicle_text(v) for v in free_top)
         question = ask(
             runner,
-            es=f"Hay varios vehículos libres que coinciden:\n{listing}\n¿Cuál asigno?",
-            en=f"Several free vehicles match:\n{listing}\nWhich one should I assign?",
+            runner.say(
+                _("Several free vehicles match:\n%(listing)s\nWhich one should I assign?"),
+                listing=listing,
+            ),
             error="several vehicles match",
             slot="vehicle_choice",
         )
@@ -956,15 +965,19 @@ def _vehicle_busy(
     others = ", ".join(_vehicle_text(v) for v in free[:5])
     language = runner.language
     moment = when(job["start"], language)
-    tail_es = f" Libres en ese horario: {others}." if others else " No hay otro libre."
-    tail_en = f" Free then: {others}." if others else " No other vehicle is free."
+    tail = (
+        runner.say(_("Free then: %(others)s."), others=others)
+        if others
+        else runner.say(_("No other vehicle is free."))
+    )
+    busy = runner.say(
+        _("%(vehicle)s is busy on %(moment)s (job %(jobs)s): I didn't assign it."),
+        vehicle=_vehicle_text(vehicle),
+        moment=moment,
+        jobs=jobs,
+    )
     return Outcome(
-        text=runner.t(
-            es=f"{_vehicle_text(vehicle)} está ocupado el {moment} (trabajo {jobs}): no lo "
-            f"asigné.{tail_es}",
-            en=f"{_vehicle_text(vehicle)} is busy on {moment} (job {jobs}): I didn't assign "
-            f"it.{tail_en}",
-        ),
+        text=f"{busy} {tail}",
         success=False,
         error="vehicle busy",
     )
@@ -974,9 +987,7 @@ def _vehicle_busy(
 def assign_vehicle(step: Step, runner: Runner) -> Outcome:
     found = _job_for_vehicle(step, runner)
     if found.problem is not None or not isinstance(found.job, dict):
-        return found.problem or ask(
-            runner, es="¿Qué trabajo?", en="Which job?", error="missing job"
-        )
+        return found.problem or ask(runner, runner.say(_("Which job?")), error="missing job")
     job = found.job
     arguments: dict[str, Any] = {"job_id": int(job["id"])}
     plate = _PLATE.search(step.text)
@@ -999,21 +1010,20 @@ def _not_assigned(runner: Runner, job: dict[str, Any], result: ToolResult) -> Ou
         refusals = result.data.get("refusals") or []
         why = f" ({'; '.join(refusals)})" if refusals and services_speak(runner.language) else ""
         return Outcome(
-            text=runner.t(
-                es=f"No hay ningún vehículo libre en el horario del trabajo #{job['id']}{why}. "
-                "No asigné nada.",
-                en=f"No vehicle is free during job #{job['id']}{why}. I assigned nothing.",
+            text=runner.say(
+                _("No vehicle is free during job #%(id)s%(why)s. I assigned nothing."),
+                id=job["id"],
+                why=why,
             ),
             success=False,
             error=result.error,
         )
-    reason = service_reason(
-        runner, result, es="el vehículo no está disponible", en="the vehicle is not available"
-    )
+    reason = service_reason(runner, result, runner.say(_("the vehicle is not available")))
     return Outcome(
-        text=runner.t(
-            es=f"No pude asignar el vehículo al trabajo #{job['id']}: {reason}.",
-            en=f"I couldn't assign the vehicle to job #{job['id']}: {reason}.",
+        text=runner.say(
+            _("I couldn't assign the vehicle to job #%(id)s: %(reason)s."),
+            id=job["id"],
+            reason=reason,
         ),
         success=False,
         error=result.error,
@@ -1024,18 +1034,16 @@ def _assigned(runner: Runner, job: dict[str, Any], result: ToolResult) -> Outcom
     language = runner.language
     if (approval := held_id(result)) is not None:
         return held(
-            runner,
-            approval,
-            es=f"La asignación de vehículo al trabajo #{job['id']}",
-            en=f"Assigning a vehicle to job #{job['id']}",
+            runner, approval, runner.say(_("Assigning a vehicle to job #%(id)s"), id=job["id"])
         )
     if not result.ok:
         return _not_assigned(runner, job, result)
     done, vehicle = result.data["job"], result.data["vehicle"]
     return Outcome(
-        text=runner.t(
-            es=f"Listo, asigné {_vehicle_text(vehicle)} al trabajo {job_line(done, language)}.",
-            en=f"Done: I assigned {_vehicle_text(vehicle)} to job {job_line(done, language)}.",
+        text=runner.say(
+            _("Done: I assigned %(vehicle)s to job %(job)s."),
+            vehicle=_vehicle_text(vehicle),
+            job=job_line(done, language),
         ),
         mutations=[job_mutation(done)],
     )

@@ -8,6 +8,8 @@ from typing import Literal
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import QuerySet
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
 
 from agents.context import TurnContext
 from agents.lookups import resolve_technician
@@ -34,6 +36,7 @@ from agents.registry import (
 from business import scheduling, services
 from business.models import Absence, Job, Technician, Vehicle
 from business.selectors import local_days, open_jobs, scoped
+from common.wording import say
 
 SkillName = Literal["ac", "heating", "plumbing", "electrical", "gas"]
 MAX_RANGE_DAYS = 31
@@ -546,12 +549,30 @@ def _absence_preview(
         )
     )
     why = f" ({reason.strip()})" if reason and reason.strip() else ""
-    span_es = day(first, "es") if first == last else f"del {day(first, 'es')} al {day(last, 'es')}"
-    span_en = day(first, "en") if first == last else f"from {day(first, 'en')} to {day(last, 'en')}"
+
+    def summary(language: str) -> str:
+        span = (
+            day(first, language)
+            if first == last
+            else say(
+                language,
+                _("from %(first)s to %(last)s"),
+                first=day(first, language),
+                last=day(last, language),
+            )
+        )
+        return say(
+            language,
+            _("Record %(name)s as absent %(span)s%(why)s: %(count)d job(s) affected"),
+            name=tech.name,
+            span=span,
+            why=why,
+            count=len(affected),
+        )
+
     return Preview(
-        summary_es=f"Registrar que {tech.name} falta {span_es}{why}: "
-        f"{len(affected)} trabajo(s) afectado(s)",
-        summary_en=f"Record {tech.name} as absent {span_en}{why}: {len(affected)} job(s) affected",
+        summary_es=summary("es"),
+        summary_en=summary("en"),
         relies_on={
             "technician": {"id": tech.pk, "active": tech.active},
             "affected_jobs": sorted(affected),
@@ -560,8 +581,9 @@ def _absence_preview(
     )
 
 
-def _plan_preview(result: ToolResult, *, es: str, en: str) -> Preview:
-    """A bulk tool's own dry run as the description of its held call."""
+def _plan_preview(result: ToolResult, summary: Promise) -> Preview:
+    """A bulk tool's own dry run as the description of its held call; `summary` is the
+    sentence (a msgid with %(count)d, %(moves)s and %(left)s) said in both languages."""
     moved = result.data.get("moved", [])
     if not moved:
         raise ToolError(
@@ -573,17 +595,21 @@ def _plan_preview(result: ToolResult, *, es: str, en: str) -> Preview:
             else "no job would move"
         )
     stuck = len(result.data.get("not_moved", []))
-    lines_es = [f"#{m['job_id']} {m['customer']}: {when(m['from_start'], 'es')} → "
-                f"{when(m['to_start'], 'es')}" for m in moved[:5]]  # fmt: skip
-    lines_en = [f"#{m['job_id']} {m['customer']}: {when(m['from_start'], 'en')} → "
-                f"{when(m['to_start'], 'en')}" for m in moved[:5]]  # fmt: skip
-    more_es = f" y {len(moved) - 5} más" if len(moved) > 5 else ""
-    more_en = f" and {len(moved) - 5} more" if len(moved) > 5 else ""
-    left_es = f"; {stuck} no se pueden mover" if stuck else ""
-    left_en = f"; {stuck} cannot move" if stuck else ""
+
+    def said(language: str) -> str:
+        moves = "; ".join(
+            f"#{m['job_id']} {m['customer']}: {when(m['from_start'], language)} → "
+            f"{when(m['to_start'], language)}"
+            for m in moved[:5]
+        )
+        if len(moved) > 5:
+            moves += " " + say(language, _("and %(count)d more"), count=len(moved) - 5)
+        left = "; " + say(language, _("%(count)d cannot move"), count=stuck) if stuck else ""
+        return say(language, summary, count=len(moved), moves=moves, left=left)
+
     return Preview(
-        summary_es=f"{es} {len(moved)} trabajo(s) ({'; '.join(lines_es)}{more_es}){left_es}",
-        summary_en=f"{en} {len(moved)} job(s) ({'; '.join(lines_en)}{more_en}){left_en}",
+        summary_es=said("es"),
+        summary_en=said("en"),
         relies_on={
             "moves": [
                 [
@@ -606,7 +632,7 @@ def _redistribute_preview(ctx: TurnContext, **arguments: object) -> Preview:
     plan = jobs_redistribute(ctx, **{**arguments, "dry_run": True})  # type: ignore[arg-type]
     if not plan.ok:
         raise ToolError(plan.error)
-    return _plan_preview(plan, es="Repartir entre otros técnicos", en="Give to other technicians")
+    return _plan_preview(plan, _("Give to other technicians %(count)d job(s) (%(moves)s)%(left)s"))
 
 
 @previews(jobs_bulk_reschedule)
@@ -614,7 +640,7 @@ def _bulk_reschedule_preview(ctx: TurnContext, **arguments: object) -> Preview:
     plan = jobs_bulk_reschedule(ctx, **{**arguments, "dry_run": True})  # type: ignore[arg-type]
     if not plan.ok:
         raise ToolError(plan.error)
-    return _plan_preview(plan, es="Mover", en="Move")
+    return _plan_preview(plan, _("Move %(count)d job(s) (%(moves)s)%(left)s"))
 
 
 @previews(technician_dispatch)
@@ -625,18 +651,28 @@ def _dispatch_preview(
     if job.status not in Job.OPEN_STATUSES:
         raise ToolError(f"job #{job.pk} is {job.status}: nothing to dispatch")
     data = job_data(ctx, job)
-    who_es, who_en = "al técnico libre más cercano", "the nearest free technician"
+    summary = _(
+        "Send the nearest free technician now to job #%(id)s for %(customer)s "
+        "(%(service)s%(where)s)"
+    )
+    name = ""
     links = [job_link(data), customer_link(data)]
     if technician_id is not None:
         chosen = resolve_technician(ctx, technician_id, None)
-        who_es, who_en = f"a {chosen.name}", chosen.name
+        summary = _("Send %(name)s now to job #%(id)s for %(customer)s (%(service)s%(where)s)")
+        name = chosen.name
         links.append({"kind": "technician", "id": chosen.pk, "label": chosen.name})
     where = f", {data['address']}" if data["address"] else ""
+    values = {
+        "name": name,
+        "id": job.pk,
+        "customer": data["customer"],
+        "service": data["service"],
+        "where": where,
+    }
     return Preview(
-        summary_es=f"Mandar ahora {who_es} al trabajo #{job.pk} de {data['customer']} "
-        f"({data['service']}{where})",
-        summary_en=f"Send {who_en} now to job #{job.pk} for {data['customer']} "
-        f"({data['service']}{where})",
+        summary_es=say("es", summary, **values),
+        summary_en=say("en", summary, **values),
         relies_on={"job": job_relied_on(data), "technician_id": technician_id},
         links=links,
     )

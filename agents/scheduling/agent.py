@@ -13,6 +13,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
+
 from agents.base import Outcome, Runner, Step, handles
 from agents.phrasing import (
     Found,
@@ -43,9 +46,10 @@ from business.scheduling import business_hours_on
 from business.selectors import search_customers
 from business.services import infer_skill, service_duration
 from common.text import fold
+from common.wording import say
 from nlu.decisions import stated_reason
 
-DEFAULT_SERVICE = {"es": "Visita técnica", "en": "Technical visit"}
+DEFAULT_SERVICE = _("Technical visit")  # said in the organisation's language
 AVAILABILITY_SLOTS = 6  # free starts listed when someone asks what is free
 LISTED_JOBS = 5  # jobs listed when the operator must pick one
 # "el próximo trabajo de Juan" / "Juan's next job" names one job: the soonest still ahead.
@@ -63,17 +67,17 @@ _NEXT_JOB = re.compile(
 
 # --- small pieces -----------------------------------------------------------------------------
 
-_PARTS = {
-    "morning": ("a la mañana", "in the morning"),
-    "afternoon": ("a la tarde", "in the afternoon"),
-    "evening": ("a la noche", "in the evening"),
+_PARTS: dict[str, Promise] = {
+    "morning": _("in the morning"),
+    "afternoon": _("in the afternoon"),
+    "evening": _("in the evening"),
 }
 
 
 def _part(step: Step, runner: Runner) -> str:
     """ " a la tarde": the part of the day the slots were limited to, said in the reply."""
     part = _PARTS.get(step.entities.part_of_day or "")
-    return runner.t(es=f" {part[0]}", en=f" {part[1]}") if part else ""
+    return " " + runner.say(part) if part else ""
 
 
 def _slot_filter(step: Step) -> dict[str, Any]:
@@ -117,27 +121,14 @@ def _refusal(runner: Runner, result: ToolResult) -> str:
     """Why the service refused a time, as a sentence in the message's language."""
     codes = set(result.data.get("codes") or [])
     if "past" in codes:
-        return runner.t(es="Ese horario ya pasó", en="That time has already passed")
+        return runner.say(_("That time has already passed"))
     if "no_technician_free" in codes:
-        return runner.t(
-            es="No hay ningún técnico libre para ese trabajo en ese horario",
-            en="No technician for that work is free at that time",
-        )
+        return runner.say(_("No technician for that work is free at that time"))
     if "technician_busy" in codes:
-        return service_reason(
-            runner,
-            result,
-            es="El técnico no puede en ese horario",
-            en="The technician can't make that time",
-        )
+        return service_reason(runner, result, runner.say(_("The technician can't make that time")))
     if "vehicle_busy" in codes:
-        return runner.t(
-            es="El vehículo asignado está ocupado en ese horario",
-            en="The assigned vehicle is busy at that time",
-        )
-    return service_reason(
-        runner, result, es="No se puede en ese horario", en="That time is not possible"
-    )
+        return runner.say(_("The assigned vehicle is busy at that time"))
+    return service_reason(runner, result, runner.say(_("That time is not possible")))
 
 
 Take = Callable[[dict[str, Any]], Outcome]
@@ -148,27 +139,26 @@ def _offer(
     runner: Runner,
     slots: list[dict[str, Any]],
     *,
-    es: str,
-    en: str,
+    lead: str,
     error: str,
     slot: str = "time",
     take: Take | None = None,
-    stated: tuple[str, str] | None = None,
-    listed: tuple[str, str] = ("Te propongo estos turnos libres", "These slots are free"),
+    stated: str = "",
+    listed: str = "",
 ) -> Outcome:
     """Nothing booked or moved: why, and the next concrete slots to choose from.
 
     The choice is a clarification (O8): when the step resumes with the operator's answer
     ("el segundo", "el martes a las 10") the slot it names is taken with `take`. With best
     effort the slots are listed without asking again; `stated` is the reason said as a
-    statement when `es`/`en` are a question.
+    statement when `lead` is a question, `listed` what introduces the slots. All three are
+    already in the reply's language.
     """
     language = runner.language
     if not slots:
         return Outcome(
-            text=runner.t(
-                es=f"{es}, y no encontré turnos libres en las próximas tres semanas.",
-                en=f"{en}, and I found no free slot in the next three weeks.",
+            text=runner.say(
+                _("%(lead)s, and I found no free slot in the next three weeks."), lead=lead
             ),
             success=False,
             error=error,
@@ -178,19 +168,23 @@ def _offer(
         return take(chosen)
     listing = numbered([slot_line(free, language) for free in slots])
     if runner.best_effort:
-        said_es, said_en = stated or (es, en)
         return Outcome(
-            text=runner.t(
-                es=f"{said_es}. Los próximos turnos libres:\n{listing}",
-                en=f"{said_en}. The next free slots:\n{listing}",
+            text=runner.say(
+                _("%(lead)s. The next free slots:\n%(listing)s"),
+                lead=stated or lead,
+                listing=listing,
             ),
             success=False,
             error=error,
         )
     return ask(
         runner,
-        es=f"{es}. {listed[0]}:\n{listing}\n¿Cuál te sirve?",
-        en=f"{en}. {listed[1]}:\n{listing}\nWhich one works for you?",
+        runner.say(
+            _("%(lead)s. %(listed)s:\n%(listing)s\nWhich one works for you?"),
+            lead=lead,
+            listed=listed or runner.say(_("These slots are free")),
+            listing=listing,
+        ),
         error=error,
         slot=slot,
     )
@@ -210,10 +204,12 @@ def book_job(step: Step, runner: Runner) -> Outcome:
     if who is None:
         return ask(
             runner,
-            es="¿Para qué cliente es el trabajo? Decime el nombre (si es nuevo, también su "
-            "teléfono y dirección para registrarlo).",
-            en="Which customer is the job for? Tell me the name (if they are new, also their "
-            "phone and address so I can register them).",
+            runner.say(
+                _(
+                    "Which customer is the job for? Tell me the name (if they are new, also "
+                    "their phone and address so I can register them)."
+                )
+            ),
             error="missing customer",
         )
     return with_note(_book(step, runner, who), note)
@@ -229,42 +225,49 @@ def _customer_at(
     customers = found.data.get("customers", []) if found.ok else []
     if len(customers) == 1:
         one = customers[0]
-        note = runner.t(
-            es=f"Lo agendé para {one['name']}, el cliente que tengo en {address}.",
-            en=f"I booked it for {one['name']}, the customer I have at {address}.",
+        note = runner.say(
+            _("I booked it for %(name)s, the customer I have at %(address)s."),
+            name=one["name"],
+            address=address,
         )
         return CustomerRef(int(one["id"]), str(one["name"]), "named"), note, None
     if customers:
         listing = bullets(customer_candidate(c) for c in customers)
         question = ask(
             runner,
-            es=f"Hay {len(customers)} clientes en {address}:\n{listing}\n¿Para cuál es el trabajo?",
-            en=f"There are {len(customers)} customers at {address}:\n{listing}\nWhich one is "
-            "the job for?",
+            runner.say(
+                _(
+                    "There are %(count)d customers at %(address)s:\n%(listing)s\nWhich one is "
+                    "the job for?"
+                ),
+                count=len(customers),
+                address=address,
+                listing=listing,
+            ),
             error="several customers at the address",
             slot="customer_choice",
         )
         return None, "", question
-    none_es = " No tengo ningún cliente con esa dirección:" if found.ok else ""
-    none_en = " I have no customer at that address:" if found.ok else ""
-    question = ask(
-        runner,
-        es=f"¿Para qué cliente es el trabajo en {address}?{none_es} "
-        + ("decime" if found.ok else "Decime")
-        + " el nombre (si es nuevo, también su teléfono y lo registro con esa dirección).",
-        en=f"Which customer is the job at {address} for?{none_en} "
-        + ("tell" if found.ok else "Tell")
-        + " me the name (if they are new, also their phone and I'll register them with that "
-        "address).",
-        error="missing customer",
+    which = (
+        _(
+            "Which customer is the job at %(address)s for? I have no customer at that address: "
+            "tell me the name (if they are new, also their phone and I'll register them with "
+            "that address)."
+        )
+        if found.ok
+        else _(
+            "Which customer is the job at %(address)s for? Tell me the name (if they are new, "
+            "also their phone and I'll register them with that address)."
+        )
     )
+    question = ask(runner, runner.say(which, address=address), error="missing customer")
     return None, "", question
 
 
 def _book(step: Step, runner: Runner, who: CustomerRef) -> Outcome:
     if (question := impossible_date(step, runner)) is not None:
         return question
-    service = step.entities.service or DEFAULT_SERVICE[runner.ctx.organisation.language]
+    service = step.entities.service or say(runner.ctx.organisation.language, DEFAULT_SERVICE)
     on, clock = step.entities.date, _clock(step.entities.time)
     if on is None and clock is None:
         return _ask_when(step, runner, who, service)
@@ -286,22 +289,24 @@ def _ask_when(step: Step, runner: Runner, who: CustomerRef, service: str) -> Out
         **_slot_filter(step),
     )
     if not found.ok:
-        return failed(
-            runner, found, es="No pude buscar turnos libres", en="I couldn't look for free slots"
-        )
-    name = who.name or runner.t(es="el cliente", en="the customer")
+        return failed(runner, found, runner.say(_("I couldn't look for free slots")))
+    name = who.name or runner.say(_("the customer"))
     return _offer(
         step,
         runner,
         found.data["slots"],
-        es=f"¿Para cuándo agendo {service} de {name}? No me dijiste el día",
-        en=f"When should I book {service} for {name}? You didn't say the day",
+        lead=runner.say(
+            _("When should I book %(service)s for %(name)s? You didn't say the day"),
+            service=service,
+            name=name,
+        ),
         error="missing date",
         slot="date",
         take=lambda free: _book_slot(step, runner, who, service, free),
-        stated=(
-            f"No agendé {service} de {name}: no me dijiste el día",
-            f"I didn't book {service} for {name}: you didn't say the day",
+        stated=runner.say(
+            _("I didn't book %(service)s for %(name)s: you didn't say the day"),
+            service=service,
+            name=name,
         ),
     )
 
@@ -346,19 +351,27 @@ def _offer_usual(
         step,
         runner,
         slots,
-        es=f"¿Para cuándo agendo {service} de {name}? Te propongo el {first}, como suele "
-        f"preferir {name}",
-        en=f"When should I book {service} for {name}? I suggest {first}, as {name} usually prefers",
+        lead=runner.say(
+            _(
+                "When should I book %(service)s for %(name)s? I suggest %(first)s, as %(name)s "
+                "usually prefers"
+            ),
+            service=service,
+            name=name,
+            first=first,
+        ),
         error="missing date",
         slot="date",
         take=lambda free: _book_slot(step, runner, who, service, free),
-        stated=(
-            f"No agendé {service} de {name}: no me dijiste el día; {name} suele preferir "
-            "estos horarios",
-            f"I didn't book {service} for {name}: you didn't say the day; {name} usually "
-            "prefers these times",
+        stated=runner.say(
+            _(
+                "I didn't book %(service)s for %(name)s: you didn't say the day; %(name)s "
+                "usually prefers these times"
+            ),
+            service=service,
+            name=name,
         ),
-        listed=("Los turnos libres en ese horario", "The free slots then"),
+        listed=runner.say(_("The free slots then")),
     )
 
 
@@ -385,19 +398,19 @@ def _book_first_free(
         **_slot_filter(step),
     )
     if not found.ok:
-        return failed(
-            runner, found, es="No pude buscar turnos libres", en="I couldn't look for free slots"
-        )
+        return failed(runner, found, runner.say(_("I couldn't look for free slots")))
     slots = found.data["slots"]
     if found.data["requested_range_full"] or not slots:
-        language = runner.language
         return _offer(
             step,
             runner,
             slots,
-            es=f"El {day(on, language)}{_part(step, runner)} no queda ningún turno libre para "
-            f"{service}",
-            en=f"There is no free slot for {service} on {day(on, language)}{_part(step, runner)}",
+            lead=runner.say(
+                _("There is no free slot for %(service)s on %(day)s%(part)s"),
+                service=service,
+                day=day(on, runner.language),
+                part=_part(step, runner),
+            ),
             error="day full",
             take=lambda free: _book_slot(step, runner, who, service, free),
         )
@@ -444,8 +457,12 @@ def _booking_result(
         return held(
             runner,
             approval,
-            es=f"El turno de {service} para {who.name} el {when(start, language)}",
-            en=f"Booking {service} for {who.name} on {when(start, language)}",
+            runner.say(
+                _("Booking %(service)s for %(name)s on %(moment)s"),
+                service=service,
+                name=who.name,
+                moment=when(start, language),
+            ),
         )
     if not result.ok:
         problem = customer_problem(runner, who.name, result)
@@ -459,12 +476,15 @@ def _booking_result(
                 step,
                 runner,
                 result.data["alternatives"],
-                es=f"No pude agendarlo el {when(start, language)}. {reason}",
-                en=f"I couldn't book it on {when(start, language)}. {reason}",
+                lead=runner.say(
+                    _("I couldn't book it on %(moment)s. %(reason)s"),
+                    moment=when(start, language),
+                    reason=reason,
+                ),
                 error=result.error,
                 take=(lambda free: _book_slot(step, runner, who, service, free)) if offer else None,
             )
-        return failed(runner, result, es="No pude agendar el trabajo", en="I couldn't book the job")
+        return failed(runner, result, runner.say(_("I couldn't book the job")))
     return _booked(runner, result.data["job"], first_free=first_free)
 
 
@@ -473,17 +493,22 @@ def _not_their_address(runner: Runner, who: CustomerRef, data: dict[str, Any]) -
     address than the one said), and the way on is offered."""
     address, name = data["address_missing"], data["customer"]["name"]
     on_file = data["customer"].get("address") or ""
-    has_es = f" (tengo registrada {on_file})" if on_file else ""
-    has_en = f" (the one on file is {on_file})" if on_file else ""
+    nothing = (
+        _(
+            "I booked nothing: %(address)s is not an address on file for %(name)s (the one on "
+            "file is %(on_file)s). If they moved, change their address (e.g. “change "
+            "%(name)s's address to %(address)s”) and I'll book it; if it goes to the one on "
+            "file, tell me."
+        )
+        if on_file
+        else _(
+            "I booked nothing: %(address)s is not an address on file for %(name)s. If they "
+            "moved, change their address (e.g. “change %(name)s's address to %(address)s”) and "
+            "I'll book it; if it goes to the one on file, tell me."
+        )
+    )
     return Outcome(
-        text=runner.t(
-            es=f"No agendé nada: {address} no es una dirección registrada de {name}{has_es}. "
-            f"Si se mudó, cambiá su dirección (por ejemplo «cambiá la dirección de {name} a "
-            f"{address}») y lo agendo; si va a la registrada, decímelo.",
-            en=f"I booked nothing: {address} is not an address on file for {name}{has_en}. "
-            f"If they moved, change their address (e.g. “change {name}'s address to "
-            f"{address}”) and I'll book it; if it goes to the one on file, tell me.",
-        ),
+        text=runner.say(nothing, address=address, name=name, on_file=on_file),
         success=False,
         error="address not on file",
     )
@@ -493,13 +518,24 @@ def _booked(runner: Runner, job: dict[str, Any], *, first_free: bool) -> Outcome
     language = runner.language
     moment = when(job["start"], language)
     details = ", ".join(part for part in (job["service"], job.get("address")) if part)
-    first_es = ", el primer turno libre de ese día," if first_free else ""
-    first_en = ", the first free slot that day," if first_free else ""
-    text = runner.t(
-        es=f"Listo, te agendé a {job['customer']} el {moment}{first_es} con {job['technician']} "
-        f"({details}). Es el trabajo #{job['id']}.",
-        en=f"Done: I booked {job['customer']} for {moment}{first_en} with {job['technician']} "
-        f"({details}). It is job #{job['id']}.",
+    booked = (
+        _(
+            "Done: I booked %(customer)s for %(moment)s, the first free slot that day, with "
+            "%(technician)s (%(details)s). It is job #%(id)s."
+        )
+        if first_free
+        else _(
+            "Done: I booked %(customer)s for %(moment)s with %(technician)s (%(details)s). It "
+            "is job #%(id)s."
+        )
+    )
+    text = runner.say(
+        booked,
+        customer=job["customer"],
+        moment=moment,
+        technician=job["technician"],
+        details=details,
+        id=job["id"],
     )
     return Outcome(text=text, mutations=[job_mutation(job)])
 
@@ -517,10 +553,7 @@ def _find_job(step: Step, runner: Runner, *, by_date: bool, need_details: bool) 
         if not result.ok or not result.data["jobs"]:
             return Found(
                 problem=failed(
-                    runner,
-                    result,
-                    es=f"No encontré el trabajo #{known}",
-                    en=f"I couldn't find job #{known}",
+                    runner, result, runner.say(_("I couldn't find job #%(id)s"), id=known)
                 )
             )
         return Found(result.data["jobs"][0])
@@ -534,8 +567,9 @@ def _find_open_job(step: Step, runner: Runner, *, by_date: bool) -> Found:
         return Found(
             problem=ask(
                 runner,
-                es="¿Qué trabajo? Decime de qué cliente es (o el día, si es uno solo).",
-                en="Which job? Tell me the customer (or the day, if there is only one).",
+                runner.say(
+                    _("Which job? Tell me the customer (or the day, if there is only one).")
+                ),
                 error="missing job",
             )
         )
@@ -548,10 +582,7 @@ def _find_open_job(step: Step, runner: Runner, *, by_date: bool) -> Found:
     if not result.ok:
         problem = customer_problem(runner, who.name, result) if who else None
         return Found(
-            problem=problem
-            or failed(
-                runner, result, es="No pude buscar el trabajo", en="I couldn't look up the job"
-            )
+            problem=problem or failed(runner, result, runner.say(_("I couldn't look up the job")))
         )
     found = _one_job(step, runner, result.data["jobs"], who, on)
     found.note = "\n".join(part for part in (note, found.note) if part)
@@ -580,19 +611,15 @@ def _inferred(
     if on is not None:
         today = runner.today
         relative = {
-            today: ("de hoy", "today's job"),
-            today + datetime.timedelta(days=1): ("de mañana", "tomorrow's job"),
+            today: _("today's job"),
+            today + datetime.timedelta(days=1): _("tomorrow's job"),
         }
-        es_day, en_day = relative.get(
-            on, (f"del {day(on, language)}", f"the job on {day(on, language)}")
+        which = runner.say(relative.get(on, _("the job on %(day)s")), day=day(on, language))
+        why = runner.say(_("the only open one that day") if only else _("the soonest that day"))
+        return runner.say(
+            _("I took %(job)s: %(label)s (%(why)s)."), job=which, label=label, why=why
         )
-        why_es = "el único abierto ese día" if only else "el más próximo de ese día"
-        why_en = "the only open one that day" if only else "the soonest that day"
-        return runner.t(
-            es=f"Tomé el trabajo {es_day}: {label} ({why_es}).",
-            en=f"I took {en_day}: {label} ({why_en}).",
-        )
-    return runner.t(es=f"Tomé el próximo trabajo: {label}.", en=f"I took the next job: {label}.")
+    return runner.say(_("I took the next job: %(label)s."), label=label)
 
 
 def _one_job(
@@ -607,17 +634,14 @@ def _one_job(
     the question (O8)."""
     language = runner.language
     jobs = sorted(jobs, key=lambda job: job["start"])
-    whose_es = f" de {who.name}" if who and who.name else ""
-    whose_en = f" for {who.name}" if who and who.name else ""
-    on_es = f" el {day(on, language)}" if on else ""
-    on_en = f" on {day(on, language)}" if on else ""
+    name = who.name if who and who.name else ""
+    said = runner.say(
+        _OPEN_JOBS[bool(name), bool(on)], name=name, day=day(on, language) if on else ""
+    )
     if not jobs:
         return Found(
             problem=Outcome(
-                text=runner.t(
-                    es=f"No encontré trabajos abiertos{whose_es}{on_es}.",
-                    en=f"I found no open jobs{whose_en}{on_en}.",
-                ),
+                text=runner.say(_("I found no %(jobs)s."), jobs=said),
                 success=False,
                 error="no open job",
             )
@@ -628,9 +652,8 @@ def _one_job(
     listed = jobs[:LISTED_JOBS]
     choice = choose(
         step, runner, listed, lambda job: job_line(job, language),
-        many_es=f"{len(jobs)} trabajos abiertos{whose_es}{on_es}",
-        many_en=f"{len(jobs)} open jobs{whose_en}{on_en}",
-        best=_soonest(runner, jobs), how_es="el más próximo, ", how_en="the soonest, ",
+        many=f"{len(jobs)} {said}", best=_soonest(runner, jobs),
+        how=runner.say(_("the soonest, ")),
     )  # fmt: skip
     if choice.picked is not None:
         return Found(choice.picked, note=choice.note)
@@ -638,12 +661,25 @@ def _one_job(
     return Found(
         problem=ask(
             runner,
-            es=f"Hay {len(jobs)} trabajos abiertos{whose_es}{on_es}:\n{listing}\n¿Cuál es?",
-            en=f"There are {len(jobs)} open jobs{whose_en}{on_en}:\n{listing}\nWhich one?",
+            runner.say(
+                _("There are %(count)d %(jobs)s:\n%(listing)s\nWhich one?"),
+                count=len(jobs),
+                jobs=said,
+                listing=listing,
+            ),
             error="several jobs",
             slot="job_choice",
         )
     )
+
+
+# The open jobs a step may mean, by (a customer is named, a day is named).
+_OPEN_JOBS: dict[tuple[bool, bool], Promise] = {
+    (False, False): _("open jobs"),
+    (True, False): _("open jobs for %(name)s"),
+    (False, True): _("open jobs on %(day)s"),
+    (True, True): _("open jobs for %(name)s on %(day)s"),
+}
 
 
 # --- reschedule -----------------------------------------------------------------------------
@@ -657,8 +693,7 @@ def reschedule(step: Step, runner: Runner) -> Outcome:
     if on is None and clock is None:
         return ask(
             runner,
-            es="¿Para cuándo lo paso? Decime el día y/o la hora.",
-            en="When should I move it to? Tell me the day and/or the time.",
+            runner.say(_("When should I move it to? Tell me the day and/or the time.")),
             error="missing target",
         )
     # A job named by its number is looked up first: a wrong number is "No encontré el trabajo
@@ -666,9 +701,7 @@ def reschedule(step: Step, runner: Runner) -> Outcome:
     named = step.entities.job_id is not None
     found = _find_job(step, runner, by_date=False, need_details=named)
     if found.problem is not None or found.job is None:
-        return found.problem or ask(
-            runner, es="¿Qué trabajo?", en="Which job?", error="missing job"
-        )
+        return found.problem or ask(runner, runner.say(_("Which job?")), error="missing job")
     job_id = found.job if isinstance(found.job, int) else int(found.job["id"])
     arguments: dict[str, Any] = {"job_id": job_id}
     if on is not None:
@@ -690,8 +723,7 @@ def _move(
         return held(
             runner,
             approval,
-            es=f"El cambio del trabajo #{job_id} {target}",
-            en=f"Moving job #{job_id} {target}",
+            runner.say(_("Moving job #%(id)s %(target)s"), id=job_id, target=target),
         )
     if not result.ok:
         if "alternatives" in result.data:
@@ -700,17 +732,16 @@ def _move(
                 step,
                 runner,
                 result.data["alternatives"],
-                es=f"No pude pasar el trabajo #{job_id} {target}. {reason}",
-                en=f"I couldn't move job #{job_id} {target}. {reason}",
+                lead=runner.say(
+                    _("I couldn't move job #%(id)s %(target)s. %(reason)s"),
+                    id=job_id,
+                    target=target,
+                    reason=reason,
+                ),
                 error=result.error,
                 take=(lambda free: _move_to(step, runner, job_id, free)) if offer else None,
             )
-        return failed(
-            runner,
-            result,
-            es=f"No pude mover el trabajo #{job_id}",
-            en=f"I couldn't move job #{job_id}",
-        )
+        return failed(runner, result, runner.say(_("I couldn't move job #%(id)s"), id=job_id))
     return _moved(runner, result.data["before"], result.data["job"])
 
 
@@ -728,29 +759,30 @@ def _target_text(runner: Runner, on: datetime.date | None, clock: datetime.time 
     language = runner.language
     if on is not None and clock is not None:
         moment = when(_at(runner, on, clock), language)
-        return runner.t(es=f"al {moment}", en=f"to {moment}")
+        return runner.say(_("to %(moment)s"), moment=moment)
     if on is not None:
-        return runner.t(
-            es=f"al {day(on, language)} (misma hora)", en=f"to {day(on, language)} (same time)"
-        )
+        return runner.say(_("to %(day)s (same time)"), day=day(on, language))
     assert clock is not None
-    return runner.t(es=f"a las {clock:%H:%M} (mismo día)", en=f"to {clock:%H:%M} (same day)")
+    return runner.say(_("to %(time)s (same day)"), time=f"{clock:%H:%M}")
 
 
 def _moved(runner: Runner, before: dict[str, Any], job: dict[str, Any]) -> Outcome:
     language = runner.language
-    text = runner.t(
-        es=f"Listo, pasé el trabajo #{job['id']} ({job['service']} de {job['customer']}) del "
-        f"{when(before['start'], language)} al {when(job['start'], language)}, con "
-        f"{job['technician']}.",
-        en=f"Done: I moved job #{job['id']} ({job['service']} for {job['customer']}) from "
-        f"{when(before['start'], language)} to {when(job['start'], language)}, with "
-        f"{job['technician']}.",
+    text = runner.say(
+        _(
+            "Done: I moved job #%(id)s (%(service)s for %(customer)s) from %(before)s to "
+            "%(after)s, with %(technician)s."
+        ),
+        id=job["id"],
+        service=job["service"],
+        customer=job["customer"],
+        before=when(before["start"], language),
+        after=when(job["start"], language),
+        technician=job["technician"],
     )
     if before.get("technician") and before["technician"] != job["technician"]:
-        text += runner.t(
-            es=f" Cambia el técnico: antes iba {before['technician']}.",
-            en=f" The technician changes: it was {before['technician']}.",
+        text += " " + runner.say(
+            _("The technician changes: it was %(name)s."), name=before["technician"]
         )
     return Outcome(text=text, mutations=[job_mutation(job)])
 
@@ -764,24 +796,24 @@ def cancel_job(step: Step, runner: Runner) -> Outcome:
         return question
     found = _find_job(step, runner, by_date=True, need_details=True)
     if found.problem is not None or not isinstance(found.job, dict):
-        return found.problem or ask(
-            runner, es="¿Qué trabajo?", en="Which job?", error="missing job"
-        )
+        return found.problem or ask(runner, runner.say(_("Which job?")), error="missing job")
     return with_note(_cancel(step, runner, found.job), found.note)
+
+
+# A job that is no longer open, by its status: there is nothing to cancel.
+_NOT_OPEN = {
+    "done": _("Job %(job)s is already done: there is nothing to cancel."),
+    "cancelled": _("Job %(job)s is already cancelled: there is nothing to cancel."),
+}
+_NOT_OPEN_OTHER = _("Job %(job)s %(status)s: there is nothing to cancel.")
 
 
 def _cancel(step: Step, runner: Runner, job: dict[str, Any]) -> Outcome:
     described = job_line(job, runner.language)
     if job["status"] not in ("scheduled", "in_progress"):
-        status = {
-            "done": ("ya está terminado", "is already done"),
-            "cancelled": ("ya está cancelado", "is already cancelled"),
-        }.get(job["status"], (job["status"], job["status"]))
+        said = _NOT_OPEN.get(job["status"], _NOT_OPEN_OTHER)
         return Outcome(
-            text=runner.t(
-                es=f"El trabajo {described} {status[0]}: no hay nada que cancelar.",
-                en=f"Job {described} {status[1]}: there is nothing to cancel.",
-            ),
+            text=runner.say(said, job=described, status=job["status"]),
             success=False,
             error=f"job {job['id']} is {job['status']}",
             mutations=[job_mutation(job)],
@@ -801,26 +833,13 @@ def _cancel_result(
         outcome = held(
             runner,
             approval,
-            es=f"Pedí cancelar el trabajo {described}. La cancelación",
-            en=f"I asked to cancel job {described}. The cancellation",
+            runner.say(_("I asked to cancel job %(job)s. The cancellation"), job=described),
         )
-        outcome.text += runner.t(
-            es=" Mientras tanto el trabajo sigue agendado.",
-            en=" Meanwhile the job stays booked.",
-        )
+        outcome.text += " " + runner.say(_("Meanwhile the job stays booked."))
         return outcome
     if not result.ok:
-        return failed(
-            runner,
-            result,
-            es=f"No pude cancelar el trabajo #{job['id']}",
-            en=f"I couldn't cancel job #{job['id']}",
-        )
-    return Outcome(
-        text=runner.t(
-            es=f"Listo, cancelé el trabajo {described}.", en=f"Done: I cancelled job {described}."
-        )
-    )
+        return failed(runner, result, runner.say(_("I couldn't cancel job #%(id)s"), id=job["id"]))
+    return Outcome(text=runner.say(_("Done: I cancelled job %(job)s."), job=described))
 
 
 # --- check_availability ---------------------------------------------------------------------
@@ -844,47 +863,35 @@ def check_availability(step: Step, runner: Runner) -> Outcome:
         arguments["date"] = on.isoformat()
     found = runner.call("slots_find", **arguments)
     if not found.ok:
-        return failed(
-            runner, found, es="No pude ver la disponibilidad", en="I couldn't check availability"
-        )
+        return failed(runner, found, runner.say(_("I couldn't check availability")))
     slots = found.data["slots"]
     if on is None:
-        part = _part(step, runner)
-        return _listed(
-            runner,
-            slots,
-            es=f"Los próximos turnos libres{part}",
-            en=f"The next free slots{part}",
-            service=service,
-        )
+        lead = runner.say(_("The next free slots%(part)s"), part=_part(step, runner))
+        return _listed(runner, slots, lead=lead, service=service)
     if found.data["requested_range_full"] or not slots:
         return _day_full(step, runner, on, slots, service)
     return _free_on(step, runner, on, slots, service)
 
 
 def _for(runner: Runner, service: str | None) -> str:
-    return runner.t(es=f" para {service}", en=f" for {service}") if service else ""
+    return " " + runner.say(_("for %(service)s"), service=service) if service else ""
 
 
 def _listed(
-    runner: Runner, slots: list[dict[str, Any]], *, es: str, en: str, service: str | None
+    runner: Runner, slots: list[dict[str, Any]], *, lead: str, service: str | None
 ) -> Outcome:
+    """The slots after `lead` (already in the reply's language), or that there are none."""
     if not slots:
         return Outcome(
-            text=runner.t(
-                es=f"No encontré turnos libres{_for(runner, service)} en tres semanas.",
-                en=f"I found no free slot{_for(runner, service)} in the next three weeks.",
+            text=runner.say(
+                _("I found no free slot%(purpose)s in the next three weeks."),
+                purpose=_for(runner, service),
             ),
             success=False,
             error="no free slots",
         )
     listing = numbered([slot_line(slot, runner.language) for slot in slots])
-    return Outcome(
-        text=runner.t(
-            es=f"{es}{_for(runner, service)}:\n{listing}",
-            en=f"{en}{_for(runner, service)}:\n{listing}",
-        )
-    )
+    return Outcome(text=f"{lead}{_for(runner, service)}:\n{listing}")
 
 
 def _day_full(
@@ -897,18 +904,16 @@ def _day_full(
     language = runner.language
     closed = business_hours_on(runner.ctx.organisation, on) is None
     if closed:
-        head_es, head_en = (
-            f"El {day(on, language)} no trabajamos",
-            f"We don't work on {day(on, language)}",
-        )
+        head = runner.say(_("We don't work on %(day)s"), day=day(on, language))
     else:
-        part, purpose = _part(step, runner), _for(runner, service)
-        head_es = f"El {day(on, language)}{part} no queda ningún turno libre{purpose}"
-        head_en = f"There is no free slot{purpose} on {day(on, language)}{part}"
-    outcome = _listed(
-        runner, slots, es=f"{head_es}. Los próximos", en=f"{head_en}. The next ones", service=None
-    )
-    return outcome
+        head = runner.say(
+            _("There is no free slot%(purpose)s on %(day)s%(part)s"),
+            purpose=_for(runner, service),
+            day=day(on, language),
+            part=_part(step, runner),
+        )
+    lead = runner.say(_("%(head)s. The next ones"), head=head)
+    return _listed(runner, slots, lead=lead, service=None)
 
 
 def _free_on(
@@ -918,9 +923,12 @@ def _free_on(
     language = runner.language
     listing = numbered([slot_line(slot, language) for slot in slots])
     part, purpose = _part(step, runner), _for(runner, service)
-    text = runner.t(
-        es=f"El {day(on, language)}{part} hay turnos libres{purpose}:\n{listing}",
-        en=f"On {day(on, language)}{part} these slots are free{purpose}:\n{listing}",
+    text = runner.say(
+        _("On %(day)s%(part)s these slots are free%(purpose)s:\n%(listing)s"),
+        day=day(on, language),
+        part=part,
+        purpose=purpose,
+        listing=listing,
     )
     if step.entities.technician:
         busy = runner.call(
@@ -934,22 +942,17 @@ def _technician_day(runner: Runner, result: ToolResult, technician: str) -> str:
     """What a named technician already has that day (slots_find offers one technician per
     start, so it cannot say on its own whether this one is free)."""
     if not result.ok:
-        return runner.t(
-            es=f"\nNo encontré al técnico «{technician}».",
-            en=f"\nI couldn't find technician “{technician}”.",
-        )
+        return "\n" + runner.say(_("I couldn't find technician “%(name)s”."), name=technician)
     jobs = result.data["jobs"]
     if not jobs:
-        return runner.t(
-            es=f"\n{technician} no tiene trabajos ese día.",
-            en=f"\n{technician} has no jobs that day.",
-        )
+        return "\n" + runner.say(_("%(name)s has no jobs that day."), name=technician)
     busy = ", ".join(
         f"{moment_of(job['start']):%H:%M}–{moment_of(job['end']):%H:%M}" for job in jobs
     )
-    return runner.t(
-        es=f"\n{jobs[0]['technician']} ya tiene trabajos ese día: {busy}.",
-        en=f"\n{jobs[0]['technician']} already has jobs that day: {busy}.",
+    return "\n" + runner.say(
+        _("%(name)s already has jobs that day: %(busy)s."),
+        name=jobs[0]["technician"],
+        busy=busy,
     )
 
 
@@ -964,9 +967,7 @@ def _free_at(step: Step, runner: Runner, start: datetime.datetime, service: str 
         skill=_skill(service),
     )
     if not result.ok:
-        return failed(
-            runner, result, es="No pude ver la disponibilidad", en="I couldn't check availability"
-        )
+        return failed(runner, result, runner.say(_("I couldn't check availability")))
     rows = result.data["technicians"]
     wanted = step.entities.technician
     if wanted:
@@ -974,17 +975,17 @@ def _free_at(step: Step, runner: Runner, start: datetime.datetime, service: str 
         if rows_named:
             name = rows_named[0]["name"]
             return Outcome(
-                text=runner.t(
-                    es=f"Sí, {name} está libre el {moment}.", en=f"Yes, {name} is free on {moment}."
-                )
+                text=runner.say(_("Yes, %(name)s is free on %(moment)s."), name=name, moment=moment)
             )
     if rows and not wanted:
         names = ", ".join(f"{row['name']} ({row['zone']})" for row in rows)
         purpose = _for(runner, service)
         return Outcome(
-            text=runner.t(
-                es=f"El {moment} están libres{purpose}: {names}.",
-                en=f"On {moment} these are free{purpose}: {names}.",
+            text=runner.say(
+                _("On %(moment)s these are free%(purpose)s: %(names)s."),
+                moment=moment,
+                purpose=purpose,
+                names=names,
             )
         )
     found = runner.call(
@@ -996,15 +997,12 @@ def _free_at(step: Step, runner: Runner, start: datetime.datetime, service: str 
         count=3,
     )
     slots = found.data.get("slots", []) if found.ok else []
-    who_es = f"{wanted} no está libre" if wanted else "no hay nadie libre"
-    who_en = f"{wanted} is not free" if wanted else "nobody is free"
-    others = [row["name"] for row in rows]
-    tail_es = f" (sí están libres: {', '.join(others)})" if wanted and others else ""
-    tail_en = f" (free then: {', '.join(others)})" if wanted and others else ""
-    return _listed(
-        runner,
-        slots,
-        es=f"El {moment} {who_es}{tail_es}. Los próximos turnos",
-        en=f"On {moment} {who_en}{tail_en}. The next slots",
-        service=service,
-    )
+    others = ", ".join(row["name"] for row in rows)
+    if not wanted:
+        busy = _("On %(moment)s nobody is free. The next slots")
+    elif others:
+        busy = _("On %(moment)s %(name)s is not free (free then: %(others)s). The next slots")
+    else:
+        busy = _("On %(moment)s %(name)s is not free. The next slots")
+    lead = runner.say(busy, moment=moment, name=wanted, others=others)
+    return _listed(runner, slots, lead=lead, service=service)

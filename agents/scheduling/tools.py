@@ -7,6 +7,7 @@ from typing import Literal
 
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
+from django.utils.translation import gettext_lazy as _
 
 from agents.context import TurnContext
 from agents.lookups import resolve_customer, resolve_technician
@@ -33,6 +34,7 @@ from agents.registry import (
 from business import scheduling, services
 from business.models import Job
 from business.selectors import customer_address, filtered_jobs, scoped
+from common.wording import say
 
 JOBS_LIMIT = 30
 DEFAULT_DAYS = 7  # without a date, "the jobs" means the coming week
@@ -417,11 +419,21 @@ def _job_cancel_preview(ctx: TurnContext, *, job_id: int, reason: str | None = N
         raise ToolError(f"job #{job.pk} is {job.status}: nothing to cancel")
     data = job_data(ctx, job)
     why = f" ({reason.strip()})" if reason and reason.strip() else ""
+
+    def summary(language: str) -> str:
+        return say(
+            language,
+            _("Cancel job #%(id)s for %(customer)s (%(service)s, %(when)s)%(why)s"),
+            id=job.pk,
+            customer=data["customer"],
+            service=data["service"],
+            when=when(data["start"], language),
+            why=why,
+        )
+
     return Preview(
-        summary_es=f"Cancelar el trabajo #{job.pk} de {data['customer']} ({data['service']}, "
-        f"{when(data['start'], 'es')}){why}",
-        summary_en=f"Cancel job #{job.pk} for {data['customer']} ({data['service']}, "
-        f"{when(data['start'], 'en')}){why}",
+        summary_es=summary("es"),
+        summary_en=summary("en"),
         relies_on={"job": job_relied_on(data)},
         links=[job_link(data), customer_link(data)],
     )
