@@ -7,8 +7,9 @@ gate, writes one `ToolCall` row per call and emits the tool events of the protoc
 `Outcome`: the text for the operator, whether it succeeded, and the context mutations later steps
 of the same turn build on.
 
-Replies are written in the language of the message (not the UI's), so handlers give both
-versions through `Runner.t(es=..., en=...)`.
+Replies are written in the language of the message (not the UI's): handlers mark English
+sentences with `gettext_lazy` and render them with `Runner.say` (common/wording.py), the es-AR
+words coming from the catalogue.
 """
 
 from __future__ import annotations

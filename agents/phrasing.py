@@ -125,13 +125,11 @@ def services_speak(language: str) -> bool:
     return (get_language() or "es")[:2] == language[:2]
 
 
-def service_reason(
-    runner: Runner, result: ToolResult, general: str = "", *, es: str = "", en: str = ""
-) -> str:
+def service_reason(runner: Runner, result: ToolResult, general: str) -> str:
     """The tool's reason as a sentence (no final period) when it reads in the reply's language,
     else the given `general` one (already in the reply's language)."""
     if not services_speak(runner.language):
-        return general or runner.t(es=es, en=en)
+        return general
     text = (result.error or result.summary).strip().rstrip(".")
     if ": " in text and text.split(": ", 1)[0].isidentifier():
         text = text.split(": ", 1)[1]  # "cuit: El cliente…" → "El cliente…"
@@ -233,15 +231,7 @@ def slot_of(error: str) -> str:
     return _SLOT_ALIASES.get(detail, detail) or "detail"
 
 
-def ask(
-    runner: Runner,
-    question: str = "",
-    *,
-    error: str,
-    slot: str | None = None,
-    es: str = "",
-    en: str = "",
-) -> Outcome:
+def ask(runner: Runner, question: str, *, error: str, slot: str | None = None) -> Outcome:
     """Something the step needs is missing: nothing was done, and the reply asks for it. The
     question travels as `Outcome.clarify`, which the conversation keeps as the pending intent.
 
@@ -251,7 +241,7 @@ def ask(
     slot = slot or slot_of(error)
     if runner.best_effort:
         return Outcome(text=unable(runner, slot), success=False, error=error)
-    text = question or runner.t(es=es, en=en)
+    text = question
     return Outcome(
         text=text, success=False, error=error, clarify=Clarification(question=text, slot=slot)
     )
@@ -368,13 +358,9 @@ def choose[T](
     options: Sequence[T],
     describe: Callable[[T], str],
     *,
-    many: str = "",
+    many: str,
     best: T | None = None,
     how: str = "",
-    many_es: str = "",
-    many_en: str = "",
-    how_es: str = "",
-    how_en: str = "",
 ) -> Choice[T]:
     """The option the operator chose in their answer; with `runner.best_effort`, the best one
     (`best`, else the first ranked) and a note naming it — never a third question.
@@ -393,8 +379,8 @@ def choose[T](
             "There were %(many)s: I took %(how)s%(said)s. If it was another one, tell me which "
             "and I'll correct it."
         ),
-        many=many or runner.t(es=many_es, en=many_en),
-        how=how or runner.t(es=how_es, en=how_en),
+        many=many,
+        how=how,
         said=said,
     )
     return Choice(taken, note)
@@ -485,15 +471,13 @@ def _call_resolving(
     return again, choice.picked, choice.note
 
 
-def failed(
-    runner: Runner, result: ToolResult, what: str = "", *, es: str = "", en: str = ""
-) -> Outcome:
+def failed(runner: Runner, result: ToolResult, what: str) -> Outcome:
     """A tool said no: what could not be done, and the tool's reason (kept as the error).
 
     "… not found" is said in the reply's language: a row of another organisation reads exactly
     like a missing one, and the tools word that in English.
     """
-    headline = what or runner.t(es=es, en=en)
+    headline = what
     reason = result.error or result.summary
     if _NOT_FOUND.search(reason):
         if headline.startswith(("No encontré", "I couldn't find")):
@@ -503,9 +487,7 @@ def failed(
     return Outcome(text=f"{headline}: {reason}", success=False, error=reason)
 
 
-def not_enabled(
-    runner: Runner, result: ToolResult, what: str = "", *, es: str = "", en: str = ""
-) -> Outcome | None:
+def not_enabled(runner: Runner, result: ToolResult, what: str) -> Outcome | None:
     """A tool this agent's row does not enable (an organisation's copy from before the tool
     shipped): say what cannot be done and who can enable it, never "not found"."""
     match = re.fullmatch(r"tool (\w+) not enabled", result.error or "")
@@ -518,7 +500,7 @@ def not_enabled(
                 "%(what)s: the %(tool)s tool is not enabled for this agent (an administrator "
                 "can enable it under Agents)."
             ),
-            what=what or runner.t(es=es, en=en),
+            what=what,
             tool=tool_name,
         ),
         success=False,
@@ -533,9 +515,7 @@ def held_id(result: ToolResult) -> int | None:
     return None
 
 
-def held(
-    runner: Runner, approval_id: int, what: str = "", *, es: str = "", en: str = ""
-) -> Outcome:
+def held(runner: Runner, approval_id: int, what: str) -> Outcome:
     """The action waits for a manager: say what it is and that nothing has changed yet."""
     return Outcome(
         text=runner.say(
@@ -543,7 +523,7 @@ def held(
                 "%(what)s is waiting for a manager's approval (request #%(id)s); nothing "
                 "changes until it is approved."
             ),
-            what=what or runner.t(es=es, en=en),
+            what=what,
             id=approval_id,
         ),
         success=True,
