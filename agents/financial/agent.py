@@ -514,7 +514,7 @@ def _job_to_invoice(step: Step, runner: Runner) -> Found:
         return Found(problem=question)
     on = step.entities.date
     # "el trabajo de hoy": that day's job, whatever its state, never the latest one instead.
-    arguments = {**who.args(), **({"date": on.isoformat()} if on else {"status": "done"})}
+    arguments = {**who.args(), **({"date": on} if on else {"status": "done"})}
     result, chosen, note = call_for_customer(step, runner, "jobs_find", arguments)
     if chosen is not None:
         who = CustomerRef(int(chosen["id"]), str(chosen["name"]), "named")

@@ -230,8 +230,8 @@ class _Absence:
     def range_args(self) -> dict[str, Any]:
         return {
             "technician_id": self.technician["id"],
-            "date_from": self.first.isoformat(),
-            "date_to": self.last.isoformat(),
+            "date_from": self.first,
+            "date_to": self.last,
         }
 
 
@@ -247,7 +247,7 @@ def technician_sick(step: Step, runner: Runner) -> Outcome:
             error="missing technician",
         )
     first, last = _absence_days(step, runner)
-    span = {"date_from": first.isoformat(), "date_to": last.isoformat()}
+    span = {"date_from": first, "date_to": last}
     affected, _chosen, note = call_for_technician(
         step, runner, "technician_jobs_affected", {"technician": name, **span}
     )
@@ -262,8 +262,8 @@ def technician_sick(step: Step, runner: Runner) -> Outcome:
     record = runner.call(
         "technician_absence_record",
         technician_id=absence.technician["id"],
-        start_date=first.isoformat(),
-        end_date=last.isoformat(),
+        start_date=first,
+        end_date=last,
         reason=absence.reason,
     )
     parts = [_absence_text(runner, absence, record)]
@@ -472,7 +472,7 @@ def _selection(step: Step, runner: Runner, source: datetime.date | None) -> _Sel
     if not technician and not zone and source is None:
         return None
     on = source or runner.today
-    args: dict[str, Any] = {"date": on.isoformat()}
+    args: dict[str, Any] = {"date": on}
     if technician:
         args["technician"] = technician
     if zone:
@@ -691,7 +691,7 @@ def _customer_open_job(step: Step, runner: Runner, on: datetime.date | None = No
         return Found(problem=problem)
     if (refused := _cannot_read_jobs(runner)) is not None:
         return Found(problem=refused)
-    day_arg = {"date": on.isoformat()} if on is not None else {}
+    day_arg = {"date": on} if on is not None else {}
     arguments = {**who.args(), "status": "open", **day_arg}
     result, chosen, note = call_for_customer(step, runner, "jobs_find", arguments)
     if chosen is not None:
@@ -829,8 +829,8 @@ def _next_job_of(step: Step, runner: Runner, technician: str) -> Found:
     """The technician's next open job (one still to finish), within the coming two weeks."""
     today = runner.today
     span = {
-        "date_from": today.isoformat(),
-        "date_to": (today + datetime.timedelta(days=NEXT_JOB_DAYS)).isoformat(),
+        "date_from": today,
+        "date_to": today + datetime.timedelta(days=NEXT_JOB_DAYS),
     }
     result, _chosen, note = call_for_technician(
         step, runner, "technician_jobs_affected", {"technician": technician, **span}
@@ -912,9 +912,9 @@ def _described_vehicle(
     the list is the question (O8). The last item is a best-effort pick's note."""
     start = moment_of(job["start"])
     end = moment_of(job["end"]) if job.get("end") else None
-    args: dict[str, Any] = {"start": start.isoformat()}
+    args: dict[str, Any] = {"start": start}
     if end is not None:
-        args["end"] = end.isoformat()
+        args["end"] = end
     fleet = runner.call("vehicles_available", **args)
     if not fleet.ok:
         return None, None, ""  # the assignment itself still checks the vehicle

@@ -337,7 +337,7 @@ def _offer_usual(
     # Today counts too (slots_find only offers what is still ahead).
     on = usual.next_day(runner.local_now.date() - datetime.timedelta(days=1))
     if on is not None:
-        arguments["date"] = on.isoformat()
+        arguments["date"] = on
     if usual.clock is not None:
         arguments["time_from"] = f"{usual.clock:%H:%M}"
     elif usual.part_of_day in _PARTS:
@@ -391,7 +391,7 @@ def _book_first_free(
     """A day without a time: the first free slot that day (the service picks who goes)."""
     found = runner.call(
         "slots_find",
-        date=on.isoformat(),
+        date=on,
         skill=_skill(service),
         duration_minutes=_minutes(service),
         count=3,
@@ -575,7 +575,7 @@ def _find_open_job(step: Step, runner: Runner, *, by_date: bool) -> Found:
         )
     arguments: dict[str, Any] = {"status": "open", **(who.args() if who else {})}
     if on is not None:
-        arguments["date"] = on.isoformat()
+        arguments["date"] = on
     result, chosen, note = call_for_customer(step, runner, "jobs_find", arguments)
     if chosen is not None:
         who = CustomerRef(int(chosen["id"]), str(chosen["name"]), "named")
@@ -705,7 +705,7 @@ def reschedule(step: Step, runner: Runner) -> Outcome:
     job_id = found.job if isinstance(found.job, int) else int(found.job["id"])
     arguments: dict[str, Any] = {"job_id": job_id}
     if on is not None:
-        arguments["date"] = on.isoformat()
+        arguments["date"] = on
     if clock is not None:
         arguments["time"] = f"{clock:%H:%M}"
     outcome = _move(step, runner, arguments, _target_text(runner, on, clock), offer=True)
@@ -860,7 +860,7 @@ def check_availability(step: Step, runner: Runner) -> Outcome:
         **_slot_filter(step),
     }
     if on is not None:
-        arguments["date"] = on.isoformat()
+        arguments["date"] = on
     found = runner.call("slots_find", **arguments)
     if not found.ok:
         return failed(runner, found, runner.say(_("I couldn't check availability")))
@@ -931,9 +931,7 @@ def _free_on(
         listing=listing,
     )
     if step.entities.technician:
-        busy = runner.call(
-            "jobs_find", technician=step.entities.technician, date=on.isoformat(), status="open"
-        )
+        busy = runner.call("jobs_find", technician=step.entities.technician, date=on, status="open")
         text += _technician_day(runner, busy, step.entities.technician)
     return Outcome(text=text)
 
@@ -962,7 +960,7 @@ def _free_at(step: Step, runner: Runner, start: datetime.datetime, service: str 
     moment = when(start, language)
     result = runner.call(
         "technicians_free",
-        start=start.isoformat(),
+        start=start,
         duration_minutes=_minutes(service),
         skill=_skill(service),
     )
@@ -990,7 +988,7 @@ def _free_at(step: Step, runner: Runner, start: datetime.datetime, service: str 
         )
     found = runner.call(
         "slots_find",
-        date=start.date().isoformat(),
+        date=start.date(),
         time_from=f"{start:%H:%M}",
         skill=_skill(service),
         duration_minutes=_minutes(service),
