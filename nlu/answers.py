@@ -124,7 +124,18 @@ def _gibberish(token: str) -> bool:
 
 def options_of(question: str) -> list[str]:
     """The listed options of a question (folded), in order; [] when it lists none."""
-    return [fold(line) for line in _OPTION_LINE.findall(question)]
+    return [fold(line) for line in option_lines(question)]
+
+
+def option_lines(question: str) -> list[str]:
+    """The listed options of a question as written (without their bullet or number)."""
+    return [line.strip() for line in _OPTION_LINE.findall(question)]
+
+
+def without_options(question: str) -> str:
+    """The question with its option lines taken out (what stays around a list of choices)."""
+    kept = _OPTION_LINE.sub("", question)
+    return re.sub(r"\n{2,}", "\n", kept).strip()
 
 
 def content_words(text: str) -> list[str]:

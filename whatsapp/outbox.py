@@ -25,7 +25,7 @@ from django.utils import timezone
 from business.documents import document_filename, document_language, render_document_pdf
 from business.models import Invoice, Quote
 from copilot.models import Conversation, Message
-from whatsapp import graph
+from whatsapp import choices, graph
 from whatsapp.models import OutgoingMessage, WhatsAppAccount
 from whatsapp.payload import StatusUpdate
 
@@ -175,11 +175,20 @@ def _body(
         .first()
     )
     if last_incoming is not None and now - last_incoming <= WINDOW:
-        return graph.text_body(outgoing.to, outgoing.text)
+        # Options the reply offers go out as buttons or a list (a document goes as itself).
+        offered = None if outgoing.document else _as_choices(outgoing)
+        return offered or graph.text_body(outgoing.to, outgoing.text)
     if not account.template_name:
         return None
     outgoing.template = account.template_name
     return graph.template_body(outgoing.to, account.template_name, account.template_language)
+
+
+def _as_choices(outgoing: OutgoingMessage) -> dict[str, Any] | None:
+    language = (
+        Message.objects.filter(pk=outgoing.message_id).values_list("language", flat=True).first()
+    )
+    return choices.interactive_body(outgoing.to, outgoing.text, language or "es")
 
 
 def _upload(outgoing: OutgoingMessage, account: WhatsAppAccount) -> graph.Sent:

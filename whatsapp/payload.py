@@ -24,6 +24,7 @@ GRAPH_ID = re.compile(r"[0-9]{1,32}")  # a phone-number id or a media id: Graph 
 SENDER = re.compile(r"[0-9]{6,15}")  # a wa_id: the number in E.164, without the "+"
 MESSAGE_ID = re.compile(r"[A-Za-z0-9._:=+/-]{1,128}")  # "wamid.HBgL...AA=="
 KIND = re.compile(r"[a-z_]{1,32}")
+CHOICE_REPLIES = ("button_reply", "list_reply")  # interactive replies that pick an option
 EARLIEST = 1_230_768_000  # 2009-01-01: before WhatsApp; anything older is not a real timestamp
 FUTURE_SLACK = 24 * 3600  # a sender's clock a day ahead is odd; further is not a timestamp
 TEXT_LIMIT = 4096  # the Cloud API's longest text; the webhook cuts further to the panel's limit
@@ -67,6 +68,9 @@ class Incoming:
     subtype: str = ""
     new_sender: str = ""  # a number change (`system`): the customer's new wa_id
     answer: str = ""  # a call-permission reply: "accept" or "reject"
+    # A tapped reply button or list row (`interactive`), or a template's quick reply (`button`):
+    # the id we gave the option (whatsapp/choices.py); `text` is the title the customer saw.
+    choice_id: str = ""
     address: str = ""  # a shared location's address, as WhatsApp gives it
 
 
@@ -298,6 +302,14 @@ def _event_fields(kind: str, body: dict[str, Any]) -> dict[str, Any]:
         return {"subtype": _kind(body.get("type")),
                 "new_sender": _match(new, SENDER, "system.wa_id") if new else "",
                 "text": _text(body.get("body"), "text", 500)}  # fmt: skip
+    if kind == "interactive" and _kind(body.get("type")) in CHOICE_REPLIES:
+        subtype = _kind(body.get("type"))
+        picked = _dict(body.get(subtype))
+        return {"subtype": subtype, "choice_id": _text(picked.get("id"), "choice_id", 256),
+                "text": _text(picked.get("title"), "text", 100)}  # fmt: skip
+    if kind == "button":  # a quick reply of one of our templates
+        return {"choice_id": _text(body.get("payload"), "choice_id", 256),
+                "text": _text(body.get("text"), "text", 100)}  # fmt: skip
     if kind in ("unsupported", "interactive"):
         subtype = _kind(body.get("type"))
         reply = _dict(body.get("call_permission_reply"))

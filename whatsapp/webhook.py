@@ -30,6 +30,7 @@ from copilot.intake import MessageRefused, accept_message
 from copilot.models import Conversation, Message
 from copilot.services import conversation_create, message_add
 from nlu.language import detect_language
+from whatsapp import choices as choices
 from whatsapp import customers as customers
 from whatsapp import events as events
 from whatsapp import humans as humans
@@ -38,6 +39,7 @@ from whatsapp import replies as wa_replies
 from whatsapp.models import WhatsAppAccount, WhatsAppRejection
 from whatsapp.outbox import status_apply
 from whatsapp.payload import (
+    CHOICE_REPLIES,
     BadPayload,
     Delivery,
     Incoming,
@@ -159,10 +161,15 @@ def _receive_one(incoming: Incoming, account: WhatsAppAccount) -> bool:
 
 
 def _written(conversation: Conversation, incoming: Incoming) -> str:
-    """What the customer wrote: a text's body, or a shared location's address when the
-    registration is asking for one (the registration step reads it as the address)."""
+    """What the customer wrote: a text's body, the option a tapped button or list row names
+    (whatsapp/choices.py), or a shared location's address when the registration is asking for
+    one (the registration step reads it as the address)."""
     if incoming.type == "text":
         return incoming.text if incoming.text.strip() else ""
+    if incoming.type == "button" or (
+        incoming.type == "interactive" and incoming.subtype in CHOICE_REPLIES
+    ):
+        return choices.chosen(conversation, incoming.choice_id, incoming.text).strip()
     if incoming.type == "location" and customers.asks_for_address(conversation):
         return incoming.address.strip()
     return ""
