@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
 from django.utils.translation import override
 
 from approvals.models import PendingAction
 from approvals.services import action_decide, may_decide
+from common.wording import say
 from copilot.models import Turn
-from copilot.orchestration import replies
 from nlu.decisions import DecisionOrder, summary_matches
 
 LISTED = 5  # pending actions named when the order matches several or none
@@ -75,88 +77,73 @@ def _listing(actions: list[PendingAction], language: str) -> str:
 
 
 def _none_like(order: DecisionOrder, pending: list[PendingAction], language: str) -> str:
-    line = replies.t(
-        language,
-        es=f"No hay ninguna acción #{order.approval_id} en la cola de aprobaciones.",
-        en=f"There is no action #{order.approval_id} in the approvals queue.",
+    line = say(
+        language, _("There is no action #%(id)s in the approvals queue."), id=order.approval_id
     )
     if pending:
-        line += "\n" + replies.t(language, es="Esperan:", en="Waiting:") + "\n"
+        line += "\n" + say(language, _("Waiting:")) + "\n"
         line += _listing(pending, language)
     return line
 
 
+# The question that lists the actions an order may mean, by (what matched, approve?).
+_WHICH: dict[tuple[str, bool], Promise] = {
+    ("several", True): _("Several match. Which one do you want to approve? Tell me its number:"),
+    ("several", False): _("Several match. Which one do you want to reject? Tell me its number:"),
+    ("none", True): _("No pending action matches that. Which one do you want to approve? Waiting:"),
+    ("none", False): _("No pending action matches that. Which one do you want to reject? Waiting:"),
+    ("ask", True): _("Which one do you want to approve? Tell me its number:"),
+    ("ask", False): _("Which one do you want to reject? Tell me its number:"),
+}
+
+
 def _which(order: DecisionOrder, listed: list[PendingAction], several: bool, language: str) -> str:
-    verb = replies.t(
-        language,
-        es="aprobar" if order.approve else "rechazar",
-        en="approve" if order.approve else "reject",
-    )
     if not listed:
-        return replies.t(
-            language,
-            es="No hay acciones esperando una decisión.",
-            en="No action is waiting for a decision.",
-        )
-    if several:
-        head = replies.t(
-            language,
-            es=f"Hay varias que coinciden. ¿Cuál querés {verb}? Decime el número:",
-            en=f"Several match. Which one do you want to {verb}? Tell me its number:",
-        )
-    elif order.words:
-        head = replies.t(
-            language,
-            es=f"Ninguna acción pendiente coincide con eso. ¿Cuál querés {verb}? Esperan:",
-            en=f"No pending action matches that. Which one do you want to {verb}? Waiting:",
-        )
-    else:
-        head = replies.t(
-            language,
-            es=f"¿Cuál querés {verb}? Decime el número:",
-            en=f"Which one do you want to {verb}? Tell me its number:",
-        )
+        return say(language, _("No action is waiting for a decision."))
+    matched = "several" if several else "none" if order.words else "ask"
+    head = say(language, _WHICH[matched, order.approve])
     return f"{head}\n{_listing(listed, language)}"
 
 
 def _refusal(action: PendingAction, language: str) -> str:
-    return replies.t(
+    return say(
         language,
-        es=f"Solo un gerente o un administrador puede aprobar o rechazar acciones. "
-        f"La acción {_label(action, language)} sigue esperando en la cola de aprobaciones.",
-        en=f"Only a manager or an admin can approve or reject actions. "
-        f"Action {_label(action, language)} is still waiting in the approvals queue.",
+        _(
+            "Only a manager or an admin can approve or reject actions. "
+            "Action %(label)s is still waiting in the approvals queue."
+        ),
+        label=_label(action, language),
     )
 
 
 def _outcome(code: str, action: PendingAction, language: str) -> str:
     label = _label(action, language)
     if code == "approved":
-        return replies.t(
+        return say(
             language,
-            es=f"Aprobaste la acción {label}. La ejecuto ahora y aviso en la conversación que "
-            "la pidió.",
-            en=f"You approved action {label}. I am running it now and will say so in the "
-            "conversation that asked for it.",
+            _(
+                "You approved action %(label)s. I am running it now and will say so in the "
+                "conversation that asked for it."
+            ),
+            label=label,
         )
     if code == "rejected":
-        return replies.t(
+        return say(
             language,
-            es=f"Rechazaste la acción {label}: no se va a hacer. Aviso en la conversación que la "
-            "pidió.",
-            en=f"You rejected action {label}: it will not be done. I will say so in the "
-            "conversation that asked for it.",
+            _(
+                "You rejected action %(label)s: it will not be done. I will say so in the "
+                "conversation that asked for it."
+            ),
+            label=label,
         )
     if code == "expired":
-        return replies.t(
+        return say(
             language,
-            es=f"La acción {label} ya venció: no se puede decidir y no se va a hacer.",
-            en=f"Action {label} has expired: it can no longer be decided and will not run.",
+            _("Action %(label)s has expired: it can no longer be decided and will not run."),
+            label=label,
         )
     with override("en" if language == "en" else "es-ar"):
         status = str(action.get_status_display())
-    return replies.t(  # already decided by someone else (or by the same person twice)
-        language,
-        es=f"La acción {label} ya estaba decidida: {status}.",
-        en=f"Action {label} was already decided: {status}.",
+    return say(  # already decided by someone else (or by the same person twice)
+        language, _("Action %(label)s was already decided: %(status)s."), label=label, status=status
     )

@@ -11,10 +11,12 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.utils.translation import gettext_lazy as _
 
 from agents.models import Suggestion
 from agents.proactive.services import suggestion_settle
 from approvals.models import PendingAction
+from common.wording import say
 from copilot import memory_tasks, panel, profiles
 from copilot.answering import (
     Produced,
@@ -28,7 +30,7 @@ from copilot.answering import (
 from copilot.channels import channel_of
 from copilot.decisions import answer_order
 from copilot.models import Conversation, Message, Turn
-from copilot.orchestration import checkpoints, clarify, direct_line, replies
+from copilot.orchestration import checkpoints, clarify, direct_line
 from copilot.orchestration import memory as wm
 from copilot.orchestration.graph import pause, resume, run_graph
 from copilot.orchestration.resume import run_decision_alone
@@ -51,11 +53,7 @@ def left_to_a_person(turn: Turn) -> TurnResult:
     language = turn.message.language or "es"
     # Shown in the panel only (no message: nothing goes to the customer); it closes the turn
     # for every open page.
-    note = replies.t(
-        language,
-        es="El copiloto no responde: una persona atiende esta conversación.",
-        en="The copilot does not answer: a person handles this conversation.",
-    )
+    note = say(language, _("The copilot does not answer: a person handles this conversation."))
     with transaction.atomic():
         turn_finish(turn=turn, status=Turn.Status.DONE, error="left to a person (human mode)")
         emitter(turn)(completed_event(str(turn.pk), None, note))

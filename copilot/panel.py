@@ -25,6 +25,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from agents.base import CUSTOMER_ID, JOB_ID, Chain, Runner, Step
 from agents.events import AcceptedEvent
@@ -37,9 +38,9 @@ from business.forms import PROFILE_LABELS
 from business.models import Customer, Equipment, Job, Membership
 from business.profiles import customer_profile_fields, profile_rows
 from business.selectors import invoices_with_balance, open_jobs
+from common.wording import say
 from copilot import eventlog
 from copilot.models import Conversation, Message, Turn
-from copilot.orchestration import replies
 from copilot.orchestration.memory import RECORDS
 from copilot.orchestration.state import TurnRun, UndoPayload
 from copilot.services import message_add
@@ -203,7 +204,7 @@ def answer_actions(
     still_open = set(
         Job.objects.filter(
             organisation_id=conversation.organisation_id,
-            pk__in=[job_id for job_id, _ in candidates.values()], status__in=Job.OPEN_STATUSES,
+            pk__in=[job_id for job_id, _kind in candidates.values()], status__in=Job.OPEN_STATUSES,
         ).values_list("pk", flat=True)
     )  # fmt: skip
     for message_id, (job_id, inverse) in candidates.items():
@@ -282,10 +283,7 @@ def undo_request(
     undo: UndoPayload = {
         "message": answer.pk, "job_id": job_id, "intent": mine.undo_by, "tool": mine.undo_tool
     }  # fmt: skip
-    note = replies.t(
-        language, es=f"Deshacer: cancelar el trabajo #{job_id} que se acaba de agendar.",
-        en=f"Undo: cancel job #{job_id}, just booked.",
-    )  # fmt: skip
+    note = say(language, _("Undo: cancel job #%(job)s, just booked."), job=job_id)
     try:
         with transaction.atomic():
             message = message_add(
@@ -322,34 +320,26 @@ def run_undo(run: TurnRun, undo: UndoPayload, language: str) -> UndoRun:
     trace: dict[str, Any] = {UNDO_KEY: undo, "tool": tool}
     agent = next((a for a in run.agents.values() if tool and tool in (a.tools or [])), None)
     if agent is None:
-        return UndoRun(
-            replies.t(
-                language,
-                es=f"No pude deshacer: ningún agente activo puede cancelar el trabajo #{job_id}.",
-                en=f"Could not undo: no enabled agent may cancel job #{job_id}.",
-            ),
-            trace,
-        )  # fmt: skip
+        nobody = _("Could not undo: no enabled agent may cancel job #%(job)s.")
+        return UndoRun(say(language, nobody, job=job_id), trace)
     step = Step(index=0, intent=undo["intent"], agent=agent.name, confidence=1.0,
                 text="", entities=Entities())  # fmt: skip
     runner = Runner(run.ctx, Chain(language), agent, step)
-    reason = replies.t(language, es="deshecho desde el chat", en="undone from the chat")
+    reason = say(language, _("undone from the chat"))
     result = runner.call(tool, job_id=job_id, reason=reason)
     trace.update(ok=result.ok, held=runner.held, agent=agent.name)
     if runner.held:
         number = runner.held[0]
-        text = replies.t(
-            language,
-            es=f"Pedí la aprobación de un gerente (#{number}) para cancelar el trabajo #{job_id}.",
-            en=f"I asked a manager to approve (#{number}) cancelling job #{job_id}.",
-        )
+        text = say(
+            language, _("I asked a manager to approve (#%(number)s) cancelling job #%(job)s."),
+            number=number, job=job_id,
+        )  # fmt: skip
         return UndoRun(text, trace, held=True)
     if result.ok:
         return UndoRun(
-            replies.t(language, es=f"Listo: cancelé el trabajo #{job_id}.",
-                      en=f"Done: job #{job_id} is cancelled."), trace,
+            say(language, _("Done: job #%(job)s is cancelled."), job=job_id), trace,
         )  # fmt: skip
     return UndoRun(
-        replies.t(language, es=f"No pude cancelar el trabajo #{job_id}: {result.error}.",
-                  en=f"Could not cancel job #{job_id}: {result.error}."), trace,
+        say(language, _("Could not cancel job #%(job)s: %(error)s."), job=job_id,
+            error=result.error), trace,
     )  # fmt: skip

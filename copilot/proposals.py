@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.utils.translation import gettext, override
+from django.utils.translation import gettext_lazy as _
 
 from agents.base import Chain, Runner, Step
 from agents.models import Agent, Suggestion
@@ -20,7 +21,7 @@ from agents.proactive.services import suggestion_settle
 from agents.registry import ToolResult
 from agents.step_lines import tool_line
 from approvals.models import PendingAction
-from copilot.orchestration import replies
+from common.wording import say
 from copilot.orchestration.state import TurnRun
 from nlu.values import Entities
 
@@ -46,17 +47,14 @@ def run_proposal(run: TurnRun, suggestion_id: int, language: str) -> ProposalRun
     suggestion = Suggestion.objects.filter(pk=suggestion_id, organisation=organisation).first()
     trace: dict[str, Any] = {"suggestion_id": suggestion_id}
     if suggestion is None or suggestion.state != State.ACCEPTED:
-        gone = replies.t(language, es="Esa sugerencia ya no está para ejecutar.",
-                         en="That suggestion is no longer there to run.")  # fmt: skip
+        gone = say(language, _("That suggestion is no longer there to run."))
         return ProposalRun(gone, trace)
     agent = _agent_for(run, suggestion.tool)
     settle: dict[str, Any] = {"suggestion_id": suggestion.pk, "organisation_id": organisation.pk}
     if agent is None:
         suggestion_settle(**settle, state=State.NEW, outcome=f"{suggestion.tool}: no agent")
-        return ProposalRun(replies.t(
-            language, es=f"Ningún agente activo tiene la herramienta {suggestion.tool}.",
-            en=f"No enabled agent has the tool {suggestion.tool}.",
-        ), trace)  # fmt: skip
+        missing = say(language, _("No enabled agent has the tool %(tool)s."), tool=suggestion.tool)
+        return ProposalRun(missing, trace)
     step = Step(index=0, intent="suggestion", agent=agent.name, confidence=1.0, text="",
                 entities=Entities())  # fmt: skip
     runner = Runner(run.ctx, Chain(language), agent, step)
@@ -65,16 +63,15 @@ def run_proposal(run: TurnRun, suggestion_id: int, language: str) -> ProposalRun
     if runner.held:
         held = runner.held[0]
         suggestion_settle(**settle, state=State.ACCEPTED, outcome=f"held for approval #{held}")
-        text = replies.t(language, es=f"Quedó pendiente de la aprobación de un gerente (#{held}).",
-                         en=f"It waits for a manager's approval (#{held}).")  # fmt: skip
+        text = say(language, _("It waits for a manager's approval (#%(id)s)."), id=held)
     elif result.ok:
         suggestion_settle(**settle, state=State.DONE, outcome=result.summary)
         text = _done(suggestion.tool, result, language)
     else:
         suggestion_settle(**settle, state=State.NEW, outcome=result.error)
-        text = replies.t(
-            language, es=f"No se pudo: {result.error}. La sugerencia sigue abierta.",
-            en=f"It could not run: {result.error}. The suggestion stays open.",
+        text = say(
+            language, _("It could not run: %(error)s. The suggestion stays open."),
+            error=result.error,
         )  # fmt: skip
     return ProposalRun(text, trace)
 

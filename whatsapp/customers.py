@@ -23,6 +23,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 from agents.base import Chain, Runner
 from agents.base import Step as Step_
@@ -31,8 +32,8 @@ from business.models import Customer, Invoice, Quote
 from business.selectors import scoped
 from business.validators import normalise_phone
 from common.text import fold
+from common.wording import say
 from copilot.models import Conversation, Message
-from copilot.orchestration import replies
 from copilot.orchestration.state import TurnRun
 from copilot.services import conversation_state_update, message_add
 from nlu import privacy
@@ -116,12 +117,13 @@ class Step:
 
 def registration_start(text: str, language: str, organisation_name: str) -> Step:
     return Step(
-        replies.t(
+        say(
             language,
-            es=f"¡Hola! Te escribe el asistente de {organisation_name}. No tengo tu número "
-            "registrado: ¿me decís tu nombre y apellido?",
-            en=f"Hello! This is {organisation_name}'s assistant. I don't have your number on "
-            "file yet: what is your full name?",
+            _(
+                "Hello! This is %(organisation)s's assistant. I don't have your number on "
+                "file yet: what is your full name?"
+            ),
+            organisation=organisation_name,
         ),
         {"step": NAME, "language": language, "pending": text[:1000], "asks": 0},
     )
@@ -136,12 +138,13 @@ def registration_step(flow: dict[str, Any], text: str) -> Step:
         if name is None:
             return _again(flow, language, _ask_name_again(language))
         return Step(
-            replies.t(
+            say(
                 language,
-                es=f"Gracias, {name}. ¿Cuál es la dirección donde hacemos los trabajos (calle y "
-                "número, y localidad)? Si preferís no darla ahora, escribí «saltar».",
-                en=f"Thank you, {name}. What is the address where we should do the work (street "
-                'and number, and town)? If you\'d rather not give it now, write "skip".',
+                _(
+                    "Thank you, %(name)s. What is the address where we should do the work (street "
+                    'and number, and town)? If you\'d rather not give it now, write "skip".'
+                ),
+                name=name,
             ),
             {**flow, "step": ADDRESS, "name": name, "asks": 0},
         )
@@ -162,29 +165,23 @@ def asks_for_address(conversation: Conversation) -> bool:
 def _again(flow: dict[str, Any], language: str, question: str) -> Step:
     asks = int(flow.get("asks") or 0) + 1
     if asks >= MAX_ASKS:
-        question += " " + replies.t(
-            language,
-            es="Si preferís hablar con una persona, escribí «humano».",
-            en='If you would rather talk to a person, write "human".',
-        )
+        question += " " + say(language, _('If you would rather talk to a person, write "human".'))
     return Step(question, {**flow, "asks": asks})
 
 
 def _ask_name_again(language: str) -> str:
-    return replies.t(
-        language,
-        es="No me quedó claro tu nombre. ¿Me lo escribís? Por ejemplo: «Marta Gómez».",
-        en='I did not catch your name. Could you write it? For example: "Martha Gomez".',
+    return say(
+        language, _('I did not catch your name. Could you write it? For example: "Martha Gomez".')
     )
 
 
 def _ask_address_again(language: str) -> str:
-    return replies.t(
+    return say(
         language,
-        es="No reconocí una dirección. Escribila con calle y número (por ejemplo «Av. Mitre "
-        "1234, Avellaneda»), o «saltar» para seguir sin ella.",
-        en='That does not look like an address. Write the street and number (e.g. "Av. Mitre '
-        '1234, Avellaneda"), or "skip" to go on without it.',
+        _(
+            'That does not look like an address. Write the street and number (e.g. "Av. Mitre '
+            '1234, Avellaneda"), or "skip" to go on without it.'
+        ),
     )
 
 
@@ -212,7 +209,7 @@ _REQUEST_WORDS = {"quiero", "necesito", "hola", "buenas", "buen", "tengo", "hi",
 def _address_in(answer: str) -> tuple[str, str]:
     """(street and number, town) from "Av. Mitre 1234, Avellaneda"; ("", "") when there is no
     street with a door number."""
-    first, _, rest = answer.partition(",")
+    first, _comma, rest = answer.partition(",")
     if not re.search(r"[^\W\d_]{2,}", first) or not re.search(r"\b\d{1,5}\b", first):
         return "", ""
     if len(answer) > 200:
@@ -221,23 +218,18 @@ def _address_in(answer: str) -> tuple[str, str]:
 
 
 def registered(name: str, language: str) -> str:
-    return replies.t(
-        language,
-        es=f"¡Listo, {name}! Ya quedaste registrado.",
-        en=f"Done, {name}! You are registered now.",
-    )
+    return say(language, _("Done, %(name)s! You are registered now."), name=name)
 
 
 def registration_failed(language: str) -> str:
-    return replies.t(
+    return say(
         language,
-        es="No pude completar tu registro ahora. Una persona del equipo te va a escribir.",
-        en="I could not complete your registration now. Someone from the team will write to you.",
+        _("I could not complete your registration now. Someone from the team will write to you."),
     )
 
 
 def how_can_i_help(language: str) -> str:
-    return replies.t(language, es="¿En qué te puedo ayudar?", en="How can I help you?")
+    return say(language, _("How can I help you?"))
 
 
 # --- what a customer reads ------------------------------------------------------------------
@@ -273,7 +265,7 @@ def for_customer(
     own = _own_values(customer)
     hidden = 0
     out, cursor = [], 0
-    withheld = replies.t(language, es="[dato reservado]", en="[withheld]")
+    withheld = say(language, _("[withheld]"))
     for start, end, _category in privacy.find(text):
         value = text[start:end]
         if _key(value) in own:
@@ -298,12 +290,7 @@ def _without_office_work(text: str, language: str) -> str:
     if len(kept) == len(paragraphs):
         return text
     kept.append(
-        replies.t(
-            language,
-            es="Eso lo hace alguien de la oficina: si querés hablar con una persona, escribí "
-            "«humano».",
-            en='Someone at the office handles that: to talk to a person, write "human".',
-        )
+        say(language, _('Someone at the office handles that: to talk to a person, write "human".'))
     )
     return "\n\n".join(kept)
 
@@ -312,7 +299,7 @@ def sending_documents(reply: str, language: str) -> str:
     """The reply when the documents asked for are sent: the office-work notice gives way to
     "here it is"."""
     office = _without_office_work(NOT_FOR_CUSTOMERS, language)
-    here = replies.t(language, es="Te mando el PDF por acá.", en="Here is the PDF.")
+    here = say(language, _("Here is the PDF."))
     kept = [p for p in reply.split("\n\n") if p.strip() and p != office]
     return "\n\n".join([*kept, here]) if kept else here
 
@@ -369,10 +356,8 @@ def latest_document(customer: Customer, kind: str) -> Document | None:
 def document_caption(document: Invoice | Quote, language: str) -> str:
     if isinstance(document, Invoice):
         label = f"{document.letter} {document.number}"
-        return replies.t(language, es=f"Factura {label} (PDF)", en=f"Invoice {label} (PDF)")
-    return replies.t(
-        language, es=f"Presupuesto {document.number} (PDF)", en=f"Quote {document.number} (PDF)"
-    )
+        return say(language, _("Invoice %(label)s (PDF)"), label=label)
+    return say(language, _("Quote %(number)s (PDF)"), number=document.number)
 
 
 # --- the conversation and the records ------------------------------------------------------

@@ -20,12 +20,13 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from agents.events import AcceptedEvent, CompletedEvent
 from common.sockets import send_to_group
+from common.wording import say
 from copilot import eventlog
 from copilot.models import Conversation, Message
-from copilot.orchestration import replies
 from copilot.services import message_add
 from nlu.language import detect_language
 
@@ -95,10 +96,9 @@ def human_requested(
         message = incoming_store(conversation, text, client_id, meta, notify=False)
         if message is None:
             return None
-        reply = replies.t(
+        reply = say(
             language,
-            es="Te paso con una persona del equipo: en breve te responde por acá.",
-            en="I'm passing you to a person from the team: they will answer you here shortly.",
+            _("I'm passing you to a person from the team: they will answer you here shortly."),
         )
         _say(conversation, reply, language, {"human_requested": True})
         tell(conversation, "human_requested", text=text[:200])
@@ -113,9 +113,9 @@ def take_over(conversation: Conversation, user: AbstractBaseUser) -> None:
         )
         conversation.mode, conversation.taken_by_id = Conversation.Mode.HUMAN, user.pk
         language = language_of(conversation)
-        note(conversation, replies.t(
-            language, es=f"{_who(user)} tomó la conversación: el copiloto no responde.",
-            en=f"{_who(user)} took the conversation over: the copilot does not answer.",
+        note(conversation, say(
+            language, _("%(who)s took the conversation over: the copilot does not answer."),
+            who=_who(user),
         ), language)  # fmt: skip
         tell(conversation, "taken", by=_who(user))
 
@@ -128,9 +128,8 @@ def hand_back(conversation: Conversation, user: AbstractBaseUser) -> None:
         )
         conversation.mode, conversation.taken_by = Conversation.Mode.COPILOT, None
         language = language_of(conversation)
-        note(conversation, replies.t(
-            language, es=f"{_who(user)} devolvió la conversación al copiloto.",
-            en=f"{_who(user)} handed the conversation back to the copilot.",
+        note(conversation, say(
+            language, _("%(who)s handed the conversation back to the copilot."), who=_who(user)
         ), language)  # fmt: skip
         tell(conversation, "handed_back", by=_who(user))
 

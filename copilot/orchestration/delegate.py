@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import InterfaceError, OperationalError
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from agents import intent_gate
 from agents.base import HANDLERS, Chain, Outcome, PlanLimitReached, Runner, Step
@@ -483,9 +485,11 @@ def stopped_text(kind: str, runner: Runner) -> str:
     done = done_summary(runner.results, runner.language)
     lines = [] if kind in UNUSABLE_ANSWER else [stopped_midway(kind, runner.language)]
     if done:
-        lines.append(runner.t(es=f"Esto quedó hecho: {done}.", en=f"This part got done: {done}."))
+        lines.append(runner.say(_("This part got done: %(done)s."), done=done))
     for reason in refused_writes(runner.results):
-        lines.append(runner.t(es=f"No se pudo: {reason}", en=f"Not done: {reason}"))
+        lines.append(
+            runner.say(pgettext_lazy("a refused write", "Not done: %(reason)s"), reason=reason)
+        )
     return " ".join(lines)
 
 

@@ -1,9 +1,9 @@
 """The words of the orchestrator itself: partial-success lines, hand-offs, choices, failures.
 
 Sub-agents write their own replies; this module writes only what the orchestrator adds around
-them, in the language of the message (es-AR voseo first, English second). The reply to a
-message is written in that message's language, not the interface's, so these are plain es/en
-pairs rather than gettext strings.
+them. The reply to a message is written in that message's language, not the interface's: the
+sentences are gettext strings (English msgids, es-AR voseo in the catalogue) rendered with
+`common.wording.say` in the message's language.
 """
 
 from __future__ import annotations
@@ -13,12 +13,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
+
 from agents import defaults
+from common.wording import say
 from nlu.style import to_usted
 from nlu.values import IntentSpecs
 
 
 def t(language: str, *, es: str, en: str) -> str:
+    """The old inline pair (superseded by `common.wording.say`; kept until every caller moved)."""
     return en if language == "en" else es
 
 
@@ -44,44 +50,48 @@ class StepSummary:
 def failure_line(step: StepSummary, language: str, specs: IntentSpecs | None = None) -> str:
     phrase = intent_phrase(step.intent, language, specs)
     if step.yielded:
-        return t(
+        return say(
             language,
-            es=f"No estoy seguro de cómo {phrase}: no lo hice para no equivocarme.",
-            en=f"I'm not sure how to {phrase}, so I didn't do it rather than guess.",
+            _("I'm not sure how to %(phrase)s, so I didn't do it rather than guess."),
+            phrase=phrase,
         )
     if step.plan_limited:
-        return t(
+        return say(
             language,
-            es=f"Para {phrase} hacían falta más pasos de los permitidos; quedó a medias.",
-            en=f"To {phrase} needed more steps than allowed; it is only partly done.",
+            _("To %(phrase)s needed more steps than allowed; it is only partly done."),
+            phrase=phrase,
         )
-    return t(
+    return say(
         language,
-        es=f"No pude {phrase}: hubo un error interno y quedó registrado.",
-        en=f"I couldn't {phrase}: something failed on our side and it was logged.",
+        _("I couldn't %(phrase)s: something failed on our side and it was logged."),
+        phrase=phrase,
     )
 
 
 def not_done_line(step: StepSummary, language: str, specs: IntentSpecs | None = None) -> str:
     """After a model's own words on a write it did not carry out: plainly, it is not done."""
     phrase = intent_phrase(step.intent, language, specs)
-    return t(language, es=f"No quedó hecho: {phrase}.", en=f"Not done: {phrase}.")
+    return say(
+        language, pgettext_lazy("a write the model did not carry out", "Not done: %(phrase)s."),
+        phrase=phrase,
+    )  # fmt: skip
 
 
 def _join(phrases: Sequence[str], language: str) -> str:
     if len(phrases) <= 1:
         return "".join(phrases)
-    conjunction = t(language, es=" y ", en=" and ")
-    return ", ".join(phrases[:-1]) + conjunction + phrases[-1]
+    return say(
+        language, _("%(items)s and %(last)s"), items=", ".join(phrases[:-1]), last=phrases[-1]
+    )
 
 
 def held_line(actions: Sequence[tuple[int, str]], language: str) -> str:
     """What this turn asked a manager to approve, each by its number and in plain words."""
     listed = "; ".join(f"#{number}: {summary}" for number, summary in actions)
-    return t(
+    return say(
         language,
-        es=f"Pedí la aprobación de un gerente para {listed}. Te aviso acá cuando decida.",
-        en=f"I asked a manager to approve {listed}. I will tell you here when they decide.",
+        _("I asked a manager to approve %(listed)s. I will tell you here when they decide."),
+        listed=listed,
     )
 
 
@@ -101,37 +111,47 @@ def partial_success_line(
     parts: list[str] = []
     if done:
         phrases = _join([intent_phrase(s.intent, language, specs) for s in done], language)
-        parts.append(t(language, es=f"Hecho: {phrases}.", en=f"Done: {phrases}."))
+        parts.append(
+            say(language, pgettext_lazy("steps of a turn", "Done: %(phrases)s."), phrases=phrases)
+        )
     if waiting:
         phrases = _join([intent_phrase(s.intent, language, specs) for s in waiting], language)
         parts.append(
-            t(
+            say(
                 language,
-                es=f"Esperando aprobación de un gerente: {phrases}.",
-                en=f"Waiting for a manager's approval: {phrases}.",
+                pgettext_lazy("steps of a turn", "Waiting for a manager's approval: %(phrases)s."),
+                phrases=phrases,
             )
         )
     if not_done:
         phrases = _join([intent_phrase(s.intent, language, specs) for s in not_done], language)
-        parts.append(t(language, es=f"Sin hacer: {phrases}.", en=f"Not done: {phrases}."))
+        parts.append(
+            say(
+                language,
+                pgettext_lazy("steps of a turn", "Not done: %(phrases)s."),
+                phrases=phrases,
+            )
+        )
     return " ".join(parts)
 
 
 def handoff_line(ticket_id: int | None, language: str) -> str:
-    ticket = f" (#{ticket_id})" if ticket_id else ""
-    return t(
-        language,
-        es=f"Le paso la conversación a una persona del equipo{ticket}: te va a responder en breve.",
-        en=f"I'm handing this over to a person on the team{ticket}; they will reply shortly.",
+    if ticket_id:
+        return say(
+            language,
+            _(
+                "I'm handing this over to a person on the team (#%(ticket)s); they will reply "
+                "shortly."
+            ),
+            ticket=ticket_id,
+        )
+    return say(
+        language, _("I'm handing this over to a person on the team; they will reply shortly.")
     )
 
 
 def frustration_preface(language: str) -> str:
-    return t(
-        language,
-        es="Entiendo la molestia, lo resolvemos ya.",
-        en="I understand the frustration; let's sort it out now.",
-    )
+    return say(language, _("I understand the frustration; let's sort it out now."))
 
 
 def agent_choice(
@@ -140,78 +160,57 @@ def agent_choice(
     """The reply to `#name` when the name is unknown or matches several agents: a choice."""
     listed = "\n".join(f"- #{name} — {label}" for name, label in options)
     if ambiguous:
-        head = t(
-            language,
-            es=f"«#{typed}» puede ser más de un agente. ¿Con cuál querés hablar?",
-            en=f"“#{typed}” matches more than one agent. Which one do you mean?",
-        )
+        head = say(
+            language, _("“#%(typed)s” matches more than one agent. Which one do you mean?"),
+            typed=typed,
+        )  # fmt: skip
     else:
-        head = t(
-            language,
-            es=f"No hay ningún agente «#{typed}». Elegí uno de estos:",
-            en=f"There is no agent “#{typed}”. Pick one of these:",
-        )
+        head = say(language, _("There is no agent “#%(typed)s”. Pick one of these:"), typed=typed)
     return f"{head}\n{listed}"
 
 
 def obligation_line(labels: list[str], language: str) -> str:
     """T3: the turn had to consult these agents and did not."""
     names = ", ".join(labels)
-    return t(
+    return say(
         language,
-        es=(
-            f"Atención: este pedido tenía que consultar a {names} y no se pudo; revisalo "
-            "antes de seguir."
-        ),
-        en=f"Note: this request had to consult {names} and could not; check it before going on.",
+        _("Note: this request had to consult %(names)s and could not; check it before going on."),
+        names=names,
     )
 
 
 def direct_line_opened(label: str, name: str, language: str) -> str:
-    return t(
+    return say(
         language,
-        es=(
-            f"Línea directa con {label} abierta: lo que escribas va a {label} tal cual, y su "
-            f"respuesta te llega sin cambios. Escribí «#salir» para volver al copiloto "
-            f"(o «#{name} …» para un solo pedido)."
+        _(
+            "Direct line to %(label)s open: what you write goes to %(label)s as is, and its answer "
+            "reaches you unchanged. Write “#exit” to go back to the copilot (or “#%(name)s …” "
+            "for a single request)."
         ),
-        en=(
-            f"Direct line to {label} open: what you write goes to {label} as is, and its answer "
-            f"reaches you unchanged. Write “#exit” to go back to the copilot (or “#{name} …” "
-            f"for a single request)."
-        ),
+        label=label,
+        name=name,
     )
 
 
 def direct_line_closed(label: str, language: str) -> str:
     if not label:
-        return t(
-            language,
-            es="No hay una línea directa abierta: ya estás hablando con el copiloto.",
-            en="No direct line is open: you are already talking to the copilot.",
-        )
-    return t(
-        language,
-        es=f"Línea directa con {label} cerrada. Volviste al copiloto.",
-        en=f"Direct line to {label} closed. You are back with the copilot.",
+        return say(language, _("No direct line is open: you are already talking to the copilot."))
+    return say(
+        language, _("Direct line to %(label)s closed. You are back with the copilot."), label=label
     )
 
 
 def empty_reply(language: str) -> str:
-    return t(
-        language,
-        es="No entendí el pedido. ¿Me lo contás de otra forma?",
-        en="I didn't get that. Could you put it another way?",
-    )
+    return say(language, _("I didn't get that. Could you put it another way?"))
 
 
 def turn_failed(language: str) -> str:
-    return t(
+    return say(
         language,
-        es="Algo falló de nuestro lado y no pude responder. Tu mensaje quedó guardado; "
-        "probá de nuevo en un momento.",
-        en="Something failed on our side and I couldn't answer. Your message is saved; "
-        "please try again in a moment.",
+        _(
+            "Something failed on our side and I couldn't answer. Your message is saved; "
+            "please try again in a moment."
+        ),
     )
 
 
@@ -228,79 +227,87 @@ class Decision:
 
 def decision_line(decision: Decision, problem: str, language: str) -> str:
     """ "Roberto aprobó la acción #12 (Cancelar el trabajo #221 …): hecho." and the other ends."""
-    who = decision.decided_by or t(language, es="Un gerente", en="A manager")
+    who = decision.decided_by or say(language, _("A manager"))
     what = f"#{decision.approval_id} ({decision.summary})"
     reason = (
-        f" {t(language, es='Motivo', en='Reason')}: {decision.reason}." if decision.reason else ""
+        " " + say(language, _("Reason: %(reason)s."), reason=decision.reason)
+        if decision.reason
+        else ""
     )
     status = decision.status
     if status == "executed":
-        return t(language, es=f"{who} aprobó la acción {what}: hecho.{reason}",
-                 en=f"{who} approved action {what}: done.{reason}")  # fmt: skip
+        done = say(language, _("%(who)s approved action %(what)s: done."), who=who, what=what)
+        return done + reason
     if status == "stale":
-        return t(
+        return say(
             language,
-            es=f"{who} aprobó la acción {what}, pero no la hice: {problem}. "
-            "Si sigue haciendo falta, pedímela de nuevo.",
-            en=f"{who} approved action {what}, but I did not run it: {problem}. "
-            "Ask again if it is still needed.",
+            _(
+                "%(who)s approved action %(what)s, but I did not run it: %(problem)s. "
+                "Ask again if it is still needed."
+            ),
+            who=who,
+            what=what,
+            problem=problem,
         )
     if status == "failed":
-        return t(language, es=f"{who} aprobó la acción {what}, pero falló: {problem}.",
-                 en=f"{who} approved action {what}, but it failed: {problem}.")  # fmt: skip
+        return say(
+            language, _("%(who)s approved action %(what)s, but it failed: %(problem)s."),
+            who=who, what=what, problem=problem,
+        )  # fmt: skip
     if status == "rejected":
-        return t(language, es=f"{who} rechazó la acción {what}: no se hizo.{reason}",
-                 en=f"{who} rejected action {what}: it was not done.{reason}")  # fmt: skip
+        rejected = _("%(who)s rejected action %(what)s: it was not done.")
+        return say(language, rejected, who=who, what=what) + reason
     if status == "expired":
-        return t(language, es=f"Venció el plazo para aprobar la acción {what}: no se hizo.",
-                 en=f"The time to approve action {what} ran out: it was not done.")  # fmt: skip
-    return t(language, es=f"La acción {what} está en curso.", en=f"Action {what} is under way.")
+        return say(
+            language, _("The time to approve action %(what)s ran out: it was not done."), what=what
+        )
+    return say(language, _("Action %(what)s is under way."), what=what)
 
 
 def decision_note(
     *, status: str, approval_id: int, summary: str, decided_by: str, language: str
 ) -> str:
     """The note a decision leaves in the conversation that asked for the action."""
-    who = decided_by or t(language, es="Un gerente", en="A manager")
+    who = decided_by or say(language, _("A manager"))
     if status == "approved":
-        return t(language, es=f"{who} aprobó la acción #{approval_id}: {summary}.",
-                 en=f"{who} approved action #{approval_id}: {summary}.")  # fmt: skip
+        return say(language, _("%(who)s approved action #%(id)s: %(summary)s."),
+                   who=who, id=approval_id, summary=summary)  # fmt: skip
     if status == "rejected":
-        return t(language, es=f"{who} rechazó la acción #{approval_id}: {summary}.",
-                 en=f"{who} rejected action #{approval_id}: {summary}.")  # fmt: skip
-    return t(language, es=f"Venció sin decisión la acción #{approval_id}: {summary}.",
-             en=f"Action #{approval_id} expired without a decision: {summary}.")  # fmt: skip
+        return say(language, _("%(who)s rejected action #%(id)s: %(summary)s."),
+                   who=who, id=approval_id, summary=summary)  # fmt: skip
+    return say(language, _("Action #%(id)s expired without a decision: %(summary)s."),
+               id=approval_id, summary=summary)  # fmt: skip
 
 
 # What changed in the records a held action relied on, by the part that changed.
-_CHANGED_PARTS: dict[str, tuple[str, str]] = {
-    "status": ("el estado", "the status"),
-    "start": ("el horario", "the time"),
-    "end": ("el horario", "the time"),
-    "technician_id": ("el técnico", "the technician"),
-    "customer_id": ("el cliente", "the customer"),
-    "moves": ("los trabajos a mover", "the jobs to move"),
-    "not_moved": ("los trabajos a mover", "the jobs to move"),
-    "affected_jobs": ("los trabajos afectados", "the affected jobs"),
-    "active": ("si el técnico está activo", "whether the technician is active"),
-    "lines": ("las líneas a facturar", "the lines to invoice"),
-    "total": ("el importe", "the amount"),
-    "letter": ("el tipo de factura", "the invoice letter"),
+_CHANGED_PARTS: dict[str, Promise] = {
+    "status": pgettext_lazy("changed records", "the status"),
+    "start": pgettext_lazy("changed records", "the time"),
+    "end": pgettext_lazy("changed records", "the time"),
+    "technician_id": pgettext_lazy("changed records", "the technician"),
+    "customer_id": pgettext_lazy("changed records", "the customer"),
+    "moves": pgettext_lazy("changed records", "the jobs to move"),
+    "not_moved": pgettext_lazy("changed records", "the jobs to move"),
+    "affected_jobs": pgettext_lazy("changed records", "the affected jobs"),
+    "active": pgettext_lazy("changed records", "whether the technician is active"),
+    "lines": pgettext_lazy("changed records", "the lines to invoice"),
+    "total": pgettext_lazy("changed records", "the amount"),
+    "letter": pgettext_lazy("changed records", "the invoice letter"),
 }
+_CHANGED_RECORDS = pgettext_lazy("changed records", "the records")
 
 
 def changed_line(changed: Sequence[str], language: str) -> str:
     """ "cambió el horario y el técnico" / "ya no se puede: …" from the changed keys."""
     gone = [item[len("gone: ") :] for item in changed if item.startswith("gone: ")]
     if gone:
-        return t(language, es="ya no se puede: ", en="it can no longer be done: ") + gone[0]
+        return say(language, _("it can no longer be done: %(why)s"), why=gone[0])
     parts: list[str] = []
     for key in changed:
-        es, en = _CHANGED_PARTS.get(key.rsplit(".", 1)[-1], ("los datos", "the records"))
-        part = t(language, es=es, en=en)
+        part = say(language, _CHANGED_PARTS.get(key.rsplit(".", 1)[-1], _CHANGED_RECORDS))
         if part not in parts:
             parts.append(part)
-    return t(language, es="cambió ", en="changed: ") + _join(parts, language)
+    return say(language, _("changed: %(parts)s"), parts=_join(parts, language))
 
 
 def waiting_line(
@@ -312,21 +319,19 @@ def waiting_line(
     """The steps that wait for a manager's decision before they run."""
     phrases = _join([intent_phrase(intent, language, specs) for intent in intents], language)
     ids = ", ".join(f"#{approval}" for approval in approvals)
-    return t(language, es=f"Cuando se apruebe {ids} sigo con: {phrases}.",
-             en=f"Once {ids} is approved I will go on to {phrases}.")  # fmt: skip
+    return say(language, _("Once %(ids)s is approved I will go on to %(phrases)s."),
+               ids=ids, phrases=phrases)  # fmt: skip
 
 
 def deferred_line(intents: Sequence[str], language: str, specs: IntentSpecs | None = None) -> str:
     """The steps that wait for the operator's answer to the question before they run."""
     phrases = _join([intent_phrase(intent, language, specs) for intent in intents], language)
-    return t(language, es=f"Cuando me contestes sigo con: {phrases}.",
-             en=f"Once you answer I will go on to {phrases}.")  # fmt: skip
+    return say(language, _("Once you answer I will go on to %(phrases)s."), phrases=phrases)
 
 
 def dropped_line(intents: Sequence[str], language: str, specs: IntentSpecs | None = None) -> str:
     phrases = _join([intent_phrase(intent, language, specs) for intent in intents], language)
-    return t(language, es=f"Por eso tampoco voy a {phrases}.",
-             en=f"So I will not {phrases} either.")  # fmt: skip
+    return say(language, _("So I will not %(phrases)s either."), phrases=phrases)
 
 
 def question_dropped(
@@ -334,18 +339,16 @@ def question_dropped(
 ) -> str:
     """ "Olvidalo" to a question (or with none open): a short acknowledgement, nothing done."""
     if not intent:
-        return t(language, es="Dale, no hago nada.", en="OK, I won't do anything.")
+        return say(language, _("OK, I won't do anything."))
     phrase = intent_phrase(intent, language, specs)
-    text = t(language, es=f"Listo, lo dejo: no voy a {phrase}. No hice ningún cambio.",
-             en=f"OK, dropped: I won't {phrase}. I changed nothing.")  # fmt: skip
+    text = say(language, _("OK, dropped: I won't %(phrase)s. I changed nothing."), phrase=phrase)
     return f"{text} {dropped_line(later, language, specs)}" if later else text
 
 
 def question_unanswered(unable: str, later: Sequence[str], language: str) -> str:
     """A reply that does not answer the question ("no sé", garbage): it is dropped, and the
     reply says what was not done and why — never a ticket, never a guess."""
-    again = t(language, es="Cuando tengas el dato, pedímelo de nuevo.",
-              en="When you have it, ask me again.")  # fmt: skip
+    again = say(language, _("When you have it, ask me again."))
     lines = [unable, dropped_line(later, language) if later else "", again]
     return " ".join(line for line in lines if line)
 
@@ -357,37 +360,33 @@ def interrupted(
     quoted = " ".join(asked.split())
     quoted = quoted if len(quoted) <= 80 else quoted[:79] + "…"
     lines = [
-        t(
+        say(
             language,
-            es=f"Se cortó mi respuesta a «{quoted}» (se reinició el servicio).",
-            en=f"My answer to “{quoted}” was cut short (the service restarted).",
+            _("My answer to “%(asked)s” was cut short (the service restarted)."),
+            asked=quoted,
         )
     ]
     if done:
-        lines.append(
-            t(language, es="Alcancé a hacer: ", en="Done before it stopped: ")
-            + "; ".join(done)
-            + "."
-        )
+        lines.append(say(language, _("Done before it stopped: %(done)s."), done="; ".join(done)))
     if held:
-        lines.append(
-            t(language, es="Quedó esperando aprobación: ", en="Waiting for approval: ")
-            + ", ".join(held)
-            + "."
-        )
+        lines.append(say(language, _("Waiting for approval: %(held)s."), held=", ".join(held)))
     if missing:
         lines.append(
-            t(language, es="No llegué a: ", en="Not done: ") + _join(missing, language) + "."
+            say(
+                language,
+                pgettext_lazy("a turn cut short by a restart", "Not done: %(missing)s."),
+                missing=_join(missing, language),
+            )
         )
     elif not done and not held:
-        lines.append(t(language, es="No llegué a hacer nada.", en="Nothing was done yet."))
+        lines.append(say(language, _("Nothing was done yet.")))
     lines.append(
-        t(
+        say(
             language,
-            es="No lo repito por mi cuenta para no hacer nada dos veces: "
-            "si falta algo, pedímelo de nuevo.",
-            en="I won't redo it on my own, so nothing happens twice: "
-            "ask again for whatever is missing.",
+            _(
+                "I won't redo it on my own, so nothing happens twice: "
+                "ask again for whatever is missing."
+            ),
         )
     )
     return "\n".join(lines)
@@ -435,7 +434,7 @@ def briefer(text: str, language: str) -> str:
         out.extend(run[:BRIEF_LIST])
         if len(run) > BRIEF_LIST:
             more = len(run) - BRIEF_LIST
-            out.append(t(language, es=f"(y {more} más)", en=f"(and {more} more)"))
+            out.append(say(language, _("(and %(more)d more)"), more=more))
         run.clear()
 
     for line in text.split("\n"):

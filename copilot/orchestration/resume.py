@@ -13,11 +13,13 @@ import json
 from typing import Any
 
 from django.core.serializers.json import DjangoJSONEncoder
+from django.utils.translation import gettext_lazy as _
 
 from agents.base import Chain, Mutation, Outcome, Runner, Step
 from agents.subjects import job_mutation
 from approvals.models import PendingAction
 from approvals.services import execution_finish, execution_start
+from common.wording import say
 from copilot.orchestration import replies
 from copilot.orchestration.delegate import execute_step, gated, yield_step
 from copilot.orchestration.state import Followup, StepRun, TurnRun, TurnState, Waiting
@@ -115,7 +117,7 @@ def _run_approved(run: TurnRun, chain: Chain, action: PendingAction, language: s
     agent = run.agents.get(action.agent)
     if agent is None:
         execution_finish(action, status=Status.FAILED, error=f"agent {action.agent} is disabled")
-        return replies.t(language, es="su agente está desactivado", en="its agent is disabled")
+        return say(language, _("its agent is disabled"))
     step = Step(index=0, intent=action.intent, agent=action.agent, confidence=1.0, text="",
                 entities=Entities())  # fmt: skip
     runner = Runner(run.ctx, chain, agent, step)
@@ -125,7 +127,7 @@ def _run_approved(run: TurnRun, chain: Chain, action: PendingAction, language: s
         )
     except Exception as exc:  # a bug in the tool: failed, never retried silently
         execution_finish(action, status=Status.FAILED, error=f"{type(exc).__name__}: {exc}")
-        return replies.t(language, es="falló al ejecutarse", en="it failed to run")
+        return say(language, _("it failed to run"))
     if changed:
         execution_finish(
             action, status=Status.STALE, error="; ".join(changed), detail={"changed": changed}
