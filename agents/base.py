@@ -195,9 +195,6 @@ class Runner:
     def today(self) -> datetime.date:
         return self.ctx.today
 
-    def t(self, *, es: str, en: str) -> str:
-        return en if self.chain.language == "en" else es
-
     def say(self, message: str | Promise, /, **values: object) -> str:
         """`message` (a `gettext_lazy` English msgid) in the turn's language, filled with
         `values` (common.wording.say)."""

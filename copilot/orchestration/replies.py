@@ -23,11 +23,6 @@ from nlu.style import to_usted
 from nlu.values import IntentSpecs
 
 
-def t(language: str, *, es: str, en: str) -> str:
-    """The old inline pair (superseded by `common.wording.say`; kept until every caller moved)."""
-    return en if language == "en" else es
-
-
 def intent_phrase(intent: str, language: str, specs: IntentSpecs | None = None) -> str:
     """What the intent does in words, as the registry says it (`IntentSpec.phrase_es/_en`)."""
     return defaults.intent_phrase(intent, language, specs)
