@@ -11,7 +11,9 @@ accepts and sends its first frame; the page polls.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
+import contextlib
 import logging
 import threading
 from collections.abc import Coroutine
@@ -47,6 +49,60 @@ def send_to_group(group: str, message: dict[str, Any]) -> bool:
         logger.warning("live send to %s failed: %s", group, exc)
         return False
     return True
+
+
+def send_to_group_soon(group: str, message: dict[str, Any]) -> bool:
+    """A group send the caller does not wait for: queued on the loop, sent in the order queued
+    (one sender per loop), a failure logged. For what the caller has already stored (a
+    conversation's event log): a turn never waits on the channel layer, nor stalls while Redis
+    is away. False when there is no channel layer."""
+    if get_channel_layer() is None:
+        return False
+    loop = _target_loop()
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if running is loop:
+        raise RuntimeError("publish from a worker thread, not from the event loop itself")
+    loop.call_soon_threadsafe(_queue_send, loop, group, message)
+    return True
+
+
+_queues: dict[asyncio.AbstractEventLoop, asyncio.Queue[tuple[str, dict[str, Any]]]] = {}
+
+
+def _queue_send(loop: asyncio.AbstractEventLoop, group: str, message: dict[str, Any]) -> None:
+    queue = _queues.get(loop)
+    if queue is None:
+        queue = _queues[loop] = asyncio.Queue()
+        loop.create_task(_sender(queue))
+    queue.put_nowait((group, message))
+
+
+async def _sender(queue: asyncio.Queue[tuple[str, dict[str, Any]]]) -> None:
+    """Sends the loop's queued group messages one after another: their order is kept."""
+    while True:
+        group, message = await queue.get()
+        layer = get_channel_layer()
+        try:
+            if layer is not None:
+                await asyncio.wait_for(layer.group_send(group, message), SEND_TIMEOUT_S)
+        except Exception as exc:  # the layer failed: the log still has it
+            logger.warning("live send to %s failed: %s", group, exc)
+        finally:
+            queue.task_done()
+
+
+@atexit.register
+def _flush_at_exit() -> None:
+    """A process that ends (a management command, a worker shutting down) sends what it queued
+    on its own loop first, for at most SEND_TIMEOUT_S."""
+    loop, queue = _private, _queues.get(_private) if _private is not None else None
+    if loop is None or queue is None or loop.is_closed() or not loop.is_running():
+        return
+    with contextlib.suppress(Exception):  # nothing more to do at exit
+        asyncio.run_coroutine_threadsafe(queue.join(), loop).result(timeout=SEND_TIMEOUT_S)
 
 
 def use_loop(loop: asyncio.AbstractEventLoop) -> None:

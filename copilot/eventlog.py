@@ -6,9 +6,10 @@ the conversation's channel-layer group, whose name carries the organisation and 
 Every subscribed socket (any tab, any process) receives it; one that missed some asks the log for
 what followed the last `seq` it saw (`events_after`).
 
-The live send never fails a turn: with the channel layer down the event is still in the log, and
-subscribers catch up from it. Publishing is synchronous and must not run on an event loop's own
-thread (the consumer calls the services through `sync_to_async`).
+The live send never fails nor slows a turn: it is queued on the loop's one sender, which keeps
+the order (common/sockets.py `send_to_group_soon`); with the channel layer down the event is
+still in the log, and subscribers catch up from it. Publishing is synchronous and must not
+run on an event loop's own thread (the consumer calls the services through `sync_to_async`).
 
 On the embedded default the channel layer lives in the web process's memory: events published by
 another process (a Celery worker, a management command) reach its sockets through `tail`, which
@@ -31,7 +32,7 @@ from django.db import connection, transaction
 from agents.events import Event
 
 # The loop bridge every live send uses, this log's and the other organisation groups' alike.
-from common.sockets import send_to_group, use_loop  # noqa: F401 - re-exported: the panel's socket and ASGI set the loop here
+from common.sockets import send_to_group, send_to_group_soon, use_loop  # noqa: F401 - re-exported: the panel's socket and ASGI set the loop here
 from copilot.models import Conversation, ConversationEvent
 
 logger = logging.getLogger(__name__)
@@ -82,9 +83,10 @@ def _next_seq(conversation_id: int) -> int:
 
 
 def broadcast(organisation_id: int, conversation_id: int, event: Event) -> bool:
-    """Send a logged event to the conversation's group; False (logged) when the layer failed."""
+    """Send a logged event to the conversation's group, in order, without waiting for the
+    channel layer (a failure is logged: subscribers catch up from the log)."""
     message = {"type": GROUP_MESSAGE, "event": dict(event)}
-    return send_to_group(group_name(organisation_id, conversation_id), message)
+    return send_to_group_soon(group_name(organisation_id, conversation_id), message)
 
 
 def events_after(conversation_id: int, seq: int, limit: int = REPLAY_LIMIT) -> list[Event]:
