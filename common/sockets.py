@@ -58,13 +58,7 @@ def send_to_group_soon(group: str, message: dict[str, Any]) -> bool:
     is away. False when there is no channel layer."""
     if get_channel_layer() is None:
         return False
-    loop = _target_loop()
-    try:
-        running = asyncio.get_running_loop()
-    except RuntimeError:
-        running = None
-    if running is loop:
-        raise RuntimeError("publish from a worker thread, not from the event loop itself")
+    loop = _loop_off_this_thread()
     loop.call_soon_threadsafe(_queue_send, loop, group, message)
     return True
 
@@ -125,15 +119,25 @@ def _target_loop() -> asyncio.AbstractEventLoop:
         return _private
 
 
-def _run(coroutine: Coroutine[Any, Any, Any]) -> Any:
+def _loop_off_this_thread() -> asyncio.AbstractEventLoop:
+    """The loop sends run on, which must not be the one running this thread (a send waited for
+    there would deadlock; one queued there would run only after the caller returns)."""
     loop = _target_loop()
     try:
         running = asyncio.get_running_loop()
     except RuntimeError:
         running = None
     if running is loop:
-        coroutine.close()
         raise RuntimeError("publish from a worker thread, not from the event loop itself")
+    return loop
+
+
+def _run(coroutine: Coroutine[Any, Any, Any]) -> Any:
+    try:
+        loop = _loop_off_this_thread()
+    except RuntimeError:
+        coroutine.close()
+        raise
     future = asyncio.run_coroutine_threadsafe(coroutine, loop)
     try:
         return future.result(timeout=SEND_TIMEOUT_S)
