@@ -140,8 +140,13 @@ def handoff_line(ticket_id: int | None, language: str) -> str:
             ),
             ticket=ticket_id,
         )
+    # Nobody was told (the escalation agent is off or cannot open tickets): say so.
     return say(
-        language, _("I'm handing this over to a person on the team; they will reply shortly.")
+        language,
+        _(
+            "I couldn't work this out, and I couldn't open a ticket for the team either: please "
+            "tell someone at the office directly."
+        ),
     )
 
 

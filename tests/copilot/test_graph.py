@@ -163,6 +163,22 @@ def test_two_yields_in_a_turn_hand_it_to_a_person(
     assert "Sin hacer: " in state["reply"] and "saludar" in state["reply"]
 
 
+def test_a_hand_off_that_cannot_open_a_ticket_says_so_instead_of_promising_a_person(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    Agent.objects.filter(organisation=cast.org, name="escalation").update(enabled=False)
+    router.script["eso que te dije"] = [
+        task("check_availability", 0.2),
+        task("payment_status", 0.1),
+    ]
+
+    state, _ = turn(cast, conversation, "eso que te dije")
+
+    assert not EscalationTicket.objects.filter(organisation=cast.org).exists()
+    assert "tampoco pude abrir un ticket" in state["reply"]
+    assert "te va a responder" not in state["reply"]
+
+
 def test_a_rerouted_agent_that_yields_too_hands_the_turn_over(
     cast: Cast, conversation: Conversation, router: ScriptedRouter, handlers: dict[str, Any]
 ) -> None:
