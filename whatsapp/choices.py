@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from common.wording import say
 from copilot.models import Conversation, Message
@@ -26,10 +27,19 @@ BODY_LIMIT = 1024
 ID_PREFIX = "opt:"
 
 
-def interactive_body(to: str, text: str, language: str) -> dict[str, Any] | None:
+def interactive_body(
+    to: str, text: str, language: str, *, yes_no: bool = False
+) -> dict[str, Any] | None:
     """The Graph API body of `text` as reply buttons or a list; None when it offers no choices
-    or they do not fit (it then goes as text)."""
+    or they do not fit (it then goes as text). `yes_no`: the question waiting for an answer is a
+    yes-or-no one (copilot/orchestration/clarify.py), offered as "Sí" and "No" buttons."""
     options = option_lines(text)
+    if yes_no and not options and "?" in text and len(text) <= BODY_LIMIT:
+        yes, no = (
+            say(language, pgettext_lazy("answer", "Yes")),
+            say(language, pgettext_lazy("answer", "No")),
+        )
+        return _message(to, "button", text, _buttons([("yes", yes), ("no", no)]))
     if not 2 <= len(options) <= ROWS or len(set(options)) != len(options):
         return None
     body = without_options(text)
@@ -37,22 +47,21 @@ def interactive_body(to: str, text: str, language: str) -> dict[str, Any] | None
     if "?" not in body or len(body) > BODY_LIMIT:
         return None
     if len(options) <= BUTTONS and all(len(option) <= BUTTON_TITLE for option in options):
-        action: dict[str, Any] = {
-            "buttons": [
-                {"type": "reply", "reply": {"id": f"{ID_PREFIX}{n}", "title": option}}
-                for n, option in enumerate(options, 1)
-            ]
-        }
-        kind = "button"
-    else:
-        rows = [_row(n, option) for n, option in enumerate(options, 1)]
-        if any(row is None for row in rows):
-            return None
-        action = {
-            "button": say(language, _("See options"))[:BUTTON_TITLE],
-            "sections": [{"rows": rows}],
-        }
-        kind = "list"
+        numbered = [(f"{ID_PREFIX}{n}", option) for n, option in enumerate(options, 1)]
+        return _message(to, "button", body, _buttons(numbered))
+    rows = [_row(n, option) for n, option in enumerate(options, 1)]
+    if any(row is None for row in rows):
+        return None
+    label = say(language, _("See options"))[:BUTTON_TITLE]
+    return _message(to, "list", body, {"button": label, "sections": [{"rows": rows}]})
+
+
+def _buttons(choices: list[tuple[str, str]]) -> dict[str, Any]:
+    return {"buttons": [{"type": "reply", "reply": {"id": id_, "title": title}}
+                        for id_, title in choices]}  # fmt: skip
+
+
+def _message(to: str, kind: str, body: str, action: dict[str, Any]) -> dict[str, Any]:
     return {
         "messaging_product": "whatsapp", "recipient_type": "individual", "to": to,
         "type": "interactive",

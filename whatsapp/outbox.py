@@ -25,6 +25,7 @@ from django.utils import timezone
 from business.documents import document_filename, document_language, render_document_pdf
 from business.models import Invoice, Quote
 from copilot.models import Conversation, Message
+from copilot.orchestration.clarify import asks_yes_or_no
 from whatsapp import choices, graph
 from whatsapp.models import OutgoingMessage, WhatsAppAccount
 from whatsapp.payload import StatusUpdate
@@ -188,7 +189,13 @@ def _as_choices(outgoing: OutgoingMessage) -> dict[str, Any] | None:
     language = (
         Message.objects.filter(pk=outgoing.message_id).values_list("language", flat=True).first()
     )
-    return choices.interactive_body(outgoing.to, outgoing.text, language or "es")
+    state = (
+        Conversation.objects.filter(pk=outgoing.conversation_id)
+        .values_list("state", flat=True)
+        .first()
+    )
+    yes_no = isinstance(state, dict) and asks_yes_or_no(state)
+    return choices.interactive_body(outgoing.to, outgoing.text, language or "es", yes_no=yes_no)
 
 
 def _upload(outgoing: OutgoingMessage, account: WhatsAppAccount) -> graph.Sent:

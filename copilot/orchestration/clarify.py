@@ -75,6 +75,13 @@ def _kind(slot: str) -> str:
     return _CHOICE if readings_of(slot) else _KINDS.get(slot, "")
 
 
+def asks_yes_or_no(state: dict[str, Any]) -> bool:
+    """The conversation's pending question is answered with yes or no ("¿es el mismo cliente?",
+    "¿lo confirmo?"): a channel may offer the two as buttons."""
+    raw = state.get(PENDING)
+    return isinstance(raw, dict) and _kind(str(raw.get("slot", ""))) == _YES_NO
+
+
 def max_clarifications() -> int:
     return int(getattr(settings, "COPILOT_MAX_CLARIFICATIONS", 2))
 

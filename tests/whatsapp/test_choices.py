@@ -162,3 +162,47 @@ def test_a_malformed_tap_is_refused_and_stores_nothing(cast: Cast, dispatched: l
     assert _post(_delivery(_tap("wamid.5", "list_reply", picked))).status_code == 200
 
     assert not Message.objects.filter(organisation=cast.org, client_id="wamid.5").exists()
+
+
+def test_a_yes_or_no_question_gets_si_and_no_buttons_only_when_one_is_pending() -> None:
+    question = "¿Es la misma Marta Gómez de Mitre 123?"
+    body = interactive_body(CUSTOMER, question, "es", yes_no=True)
+
+    assert body is not None and body["interactive"]["body"]["text"] == question
+    assert [b["reply"] for b in body["interactive"]["action"]["buttons"]] == [
+        {"id": "yes", "title": "Sí"},
+        {"id": "no", "title": "No"},
+    ]
+    english = interactive_body(CUSTOMER, "Shall I book it?", "en", yes_no=True)
+    assert english is not None
+    assert english["interactive"]["action"]["buttons"][0]["reply"]["title"] == "Yes"
+    assert interactive_body(CUSTOMER, question, "es") is None  # no yes-or-no question pending
+    assert interactive_body(CUSTOMER, "Listo, agendado.", "es", yes_no=True) is None
+
+
+def test_a_pending_confirmation_goes_out_as_buttons_and_a_tap_answers_it(
+    cast: Cast, graph: FakeGraph, dispatched: list[Any]
+) -> None:
+    assert _post(_delivery(_text("wamid.1", "quiero cancelar la visita"))).status_code == 200
+    conversation = Conversation.objects.get(organisation=cast.org, contact=CUSTOMER)
+    Turn.objects.filter(conversation=conversation).update(status=Turn.Status.DONE)
+    asked_at = timezone.now().isoformat()
+    conversation.state = {"pending_clarification": {
+        "intent": "cancel_job", "agent": "scheduling", "text": "quiero cancelar la visita",
+        "question": "¿Confirmás que la cancelo?", "slot": "confirm", "count": 1,
+        "asked_at": asked_at,
+    }}  # fmt: skip
+    conversation.save()
+    message_add(
+        conversation=conversation, role=Message.Role.ASSISTANT,
+        text="¿Confirmás que cancelo la visita del jueves?", language="es",
+    )  # fmt: skip
+    row = OutgoingMessage.objects.get(conversation=conversation)
+
+    outbox.deliver(row.pk)
+
+    [request] = graph.requests
+    assert request.body["interactive"]["type"] == "button"
+    tap = _tap("wamid.2", "button_reply", {"id": "yes", "title": "Sí"})
+    assert _post(_delivery(tap)).status_code == 200
+    assert Message.objects.get(conversation=conversation, client_id="wamid.2").text == "Sí"
