@@ -11,7 +11,7 @@ $(VENV)/.installed: requirements.txt
 	@PYTHON_BIN=$$(.ci/find-python) || exit 1; \
 	if [ ! -x $(PY) ]; then echo "Creating $(VENV) with $$PYTHON_BIN"; "$$PYTHON_BIN" -m venv $(VENV); fi
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet --no-compile -r requirements.txt
+	$(PY) -m pip install --quiet -r requirements.txt
 	@touch $@
 
 venv: $(VENV)/.installed
