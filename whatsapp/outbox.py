@@ -186,14 +186,11 @@ def _body(
 
 
 def _as_choices(outgoing: OutgoingMessage) -> dict[str, Any] | None:
-    language = (
-        Message.objects.filter(pk=outgoing.message_id).values_list("language", flat=True).first()
-    )
-    state = (
-        Conversation.objects.filter(pk=outgoing.conversation_id)
-        .values_list("state", flat=True)
+    language, state = (
+        Message.objects.filter(pk=outgoing.message_id)
+        .values_list("language", "conversation__state")
         .first()
-    )
+    ) or ("es", None)  # one read: the reply's language and the question its conversation waits on
     yes_no = isinstance(state, dict) and asks_yes_or_no(state)
     return choices.interactive_body(outgoing.to, outgoing.text, language or "es", yes_no=yes_no)
 

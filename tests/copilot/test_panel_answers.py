@@ -308,13 +308,8 @@ def test_a_gas_leak_is_an_alert_with_its_ticket_and_the_managers_hear_it_live(
     assert turn.result.ok
 
 
-@pytest.mark.django_db
-@pytest.mark.parametrize(("first", "urgency"), [(True, "emergency"), (False, "")])
-def test_a_step_of_an_intent_the_registry_says_opens_the_chain_is_an_alert(
-    cast: Cast, registry: dict[str, Agent], first: bool, urgency: str
-) -> None:
-    """The registry's `first`, not the name "emergency": an intent an admin adds that opens
-    every chain makes its answer an alert, whatever its agent; without the flag it does not."""
+def _gas_cut_started(cast: Cast, registry: dict[str, Agent], *, first: bool) -> Any:
+    """A conversation whose turn t-1 started an admin-added fleet intent `gas_cut`."""
     add_intent(registry["fleet"], name="gas_cut", examples_es="cortá el gas ya", first=first)
     conversation = conversation_create(organisation=cast.org, user=cast.operator, channel="panel")
     start = {"type": "agent_start", "agent": "fleet", "label": "Flota", "intent": "gas_cut"}
@@ -322,6 +317,17 @@ def test_a_step_of_an_intent_the_registry_says_opens_the_chain_is_an_alert(
         organisation=cast.org, conversation=conversation, seq=1, turn_id="t-1",
         type="agent_start", payload=start,
     )  # fmt: skip
+    return conversation
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("first", "urgency"), [(True, "emergency"), (False, "")])
+def test_a_step_of_an_intent_the_registry_says_opens_the_chain_is_an_alert(
+    cast: Cast, registry: dict[str, Agent], first: bool, urgency: str
+) -> None:
+    """The registry's `first`, not the name "emergency": an intent an admin adds that opens
+    every chain makes its answer an alert, whatever its agent; without the flag it does not."""
+    conversation = _gas_cut_started(cast, registry, first=first)
 
     assert steps_for_turn(conversation.pk, "t-1")["urgency"] == urgency
 
@@ -332,13 +338,7 @@ def test_a_turn_that_holds_the_chain_openers_reads_its_steps_in_one_query(
 ) -> None:
     """A message's turn passes the openers its reading already holds: the steps cost the event
     log's query only, and say the same as when the registry is read."""
-    add_intent(registry["fleet"], name="gas_cut", examples_es="cortá el gas ya", first=True)
-    conversation = conversation_create(organisation=cast.org, user=cast.operator, channel="panel")
-    start = {"type": "agent_start", "agent": "fleet", "label": "Flota", "intent": "gas_cut"}
-    ConversationEvent.objects.create(
-        organisation=cast.org, conversation=conversation, seq=1, turn_id="t-1",
-        type="agent_start", payload=start,
-    )  # fmt: skip
+    conversation = _gas_cut_started(cast, registry, first=True)
     read = steps_for_turn(conversation.pk, "t-1")
 
     with django_assert_num_queries(1):
