@@ -45,7 +45,7 @@ worker: venv
 # PYTEST_WORKERS=N spreads the rest of the suite over N pytest-xdist processes (CI does, on
 # PostgreSQL + Redis, where the suite waits more than it computes).
 test: venv
-	$(PY) -m pytest -m "not browser" $(if $(PYTEST_WORKERS),-n $(PYTEST_WORKERS) --dist load) $(PYTEST_ARGS)
+	$(PY) -m pytest -m "not browser" $(if $(PYTEST_WORKERS),-n $(PYTEST_WORKERS) --dist worksteal) $(PYTEST_ARGS)
 	$(PY) -m pytest -m browser $(PYTEST_ARGS); status=$$?; [ $$status -eq 0 ] || [ $$status -eq 5 ]
 
 lint: venv

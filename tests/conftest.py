@@ -125,23 +125,33 @@ def _local_runners_finish_within_the_test() -> Iterator[None]:
 
 
 @pytest.fixture(scope="session")
-def django_db_setup(django_db_setup: None, request: pytest.FixtureRequest) -> Iterator[None]:
-    # pytest-django creates the test database only when a collected test asks for `db`. The demo
-    # e2e modules hold database access themselves (one demo per module), so one of them run
-    # alone would load the demo into — and afterwards flush — the configured database.
+def django_db_setup(
+    request: pytest.FixtureRequest,
+    django_test_environment: None,
+    django_db_blocker: Any,
+    django_db_modify_db_settings: None,
+) -> Iterator[None]:
+    """pytest-django's set-up over a copy of a migrated template (tests/database_template.py).
+
+    The default database is set up even when no collected test asks for `db`: the demo e2e
+    modules hold database access themselves (one demo per module), so one of them run alone
+    would otherwise load the demo into — and afterwards flush — the configured database.
+    """
+    from django.db import connections
     from django.test.utils import setup_databases, teardown_databases
     from pytest_django.fixtures import _get_databases_for_setup
 
-    if "default" in _get_databases_for_setup(request.session.items)[0]:
-        yield
-        return
-    from django.db import connections
+    from tests.database_template import copy_test_database
 
-    blocker = request.getfixturevalue("django_db_blocker")
-    with blocker.unblock():
-        created = setup_databases(verbosity=0, interactive=False, aliases={"default": False})
+    aliases, serialized = _get_databases_for_setup(request.session.items)
+    with django_db_blocker.unblock():
+        copy_test_database()
+        created = setup_databases(
+            verbosity=0, interactive=False, aliases=dict.fromkeys(aliases | {"default"}, False),
+            serialized_aliases=serialized, keepdb=True,
+        )  # fmt: skip
     yield
-    with blocker.unblock():
+    with django_db_blocker.unblock():
         connections.close_all()
         teardown_databases(created, verbosity=0)
 
