@@ -67,11 +67,25 @@
     return thread.querySelector('.msg-pending[data-client-id="' + clientId + '"]');
   }
 
+  // On a wide screen the thread scrolls; on a phone it grows and the page scrolls instead, and
+  // following the conversation means bringing its newest message into the window.
+  function pageScrolls() {
+    return thread.scrollHeight <= thread.clientHeight + 1;
+  }
+
   function nearBottom() {
+    if (pageScrolls()) {
+      return document.documentElement.scrollHeight - window.scrollY - window.innerHeight < 160;
+    }
     return thread.scrollHeight - thread.scrollTop - thread.clientHeight < 80;
   }
 
   function scrollDown() {
+    if (pageScrolls()) {
+      const last = thread.querySelector(":scope > li:last-child");
+      if (last) last.scrollIntoView({ block: "end" });
+      return;
+    }
     thread.scrollTop = thread.scrollHeight;
   }
 

@@ -13,7 +13,7 @@ import pytest
 from approvals.models import PendingAction
 from business.models import Job
 from copilot.models import Conversation
-from copilot.services import conversation_create
+from copilot.services import conversation_create, message_add
 from tests import factories
 from tests.browser.conftest import axe_serious, wait_for
 from tests.conftest import Cast
@@ -158,3 +158,79 @@ def test_a_free_hour_in_the_agenda_opens_the_chat_with_the_booking_prefilled(
     day = f"{moment[8:10]}/{moment[5:7]}/{moment[:4]}"
     assert typed == f"Book a job for Carlos Gómez on {day} at {moment[11:16]}"
     assert "prefill" not in page.url  # a reload does not type it again
+
+
+def _long_conversation(cast: Cast, answers: int) -> Conversation:
+    """A conversation of `answers` exchanges, each answer with its feedback controls."""
+    customer = factories.make_customer(cast.org, "Claudia Bianchi")
+    conversation = _conversation(cast, cast.operator, customer)
+    for number in range(answers):
+        message_add(conversation=conversation, role="user", text=f"pregunta {number}")
+        message_add(
+            conversation=conversation, role="assistant", text=f"Respuesta número {number}.",
+            language="es", agent="scheduling",
+            trace={"consulted": [{"agent": "scheduling", "label": "Agenda", "success": True}]},
+        )  # fmt: skip
+    return conversation
+
+
+TAB_STOPS = """() => Array.from(document.querySelectorAll('#chat-thread > li.msg')).map(
+  (li) => Array.from(li.querySelectorAll('a[href], button, summary, input, [tabindex]'))
+    .filter((n) => n.tabIndex >= 0 && !n.closest('[hidden]')).length)"""
+
+
+def test_by_keyboard_each_answer_is_one_stop_and_arrows_move_inside_it(
+    cast: Cast, open_page: Any
+) -> None:
+    conversation = _long_conversation(cast, answers=10)
+    page = open_page(cast.operator, f"/chat/{conversation.pk}/")
+    page.locator("#chat-thread > li.msg-assistant").nth(9).wait_for()
+    # No Tab press to the message box: it has the focus on load.
+    assert page.evaluate("document.activeElement.id") == "chat-input"
+    stops = page.evaluate(TAB_STOPS)
+    assert len(stops) == 20 and max(stops) == 1, stops
+    # Inside an answer the arrow keys walk its controls, and come back round.
+    answer = page.locator("#chat-thread > li.msg-assistant").first
+    first = answer.locator("[tabindex='0']").first.element_handle()
+    first.focus()
+    count = answer.evaluate(
+        "(li) => Array.from(li.querySelectorAll('a[href], button, summary')).length"
+    )
+    assert count > 1
+    page.keyboard.press("ArrowRight")
+    assert not first.evaluate("(n) => n === document.activeElement")
+    assert answer.evaluate("(li) => li.contains(document.activeElement)")
+    page.keyboard.press("ArrowLeft")
+    assert first.evaluate("(n) => n === document.activeElement")
+    # The skip link leads to the message box; on any other page it is the first Tab stop.
+    page.focus(".skip-link")
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.activeElement.id") == "chat-input"
+    dashboard = open_page(cast.operator, "/")
+    dashboard.keyboard.press("Tab")
+    assert dashboard.evaluate("document.activeElement.className") == "skip-link"
+    dashboard.keyboard.press("Enter")
+    assert dashboard.evaluate("location.hash") == "#content"
+
+
+def test_on_a_phone_a_new_answer_scrolls_into_view_and_is_announced(
+    cast: Cast, open_page: Any
+) -> None:
+    factories.make_technician(cast.org, "Carlos Gómez")
+    conversation = _long_conversation(cast, answers=8)
+    page = open_page(cast.operator, f"/chat/{conversation.pk}/", width=390)
+    page.locator("#chat-thread > li.msg-assistant").nth(7).wait_for()
+    page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
+    _send(page, "agendale un service")
+    reply = page.locator(".msg-assistant", has_text="Agendé el trabajo #")
+    reply.wait_for()
+    page.wait_for_function(
+        "() => { const r = document.querySelector('#chat-thread > li:last-child')"
+        ".getBoundingClientRect(); return r.top < window.innerHeight && r.bottom > 0; }"
+    )
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page.wait_for_function(
+        "() => document.getElementById('chat-announce').textContent.includes('Agendé el trabajo')"
+    )
+    # The focus is back in the message box, ready for the next message.
+    assert page.evaluate("document.activeElement.id") == "chat-input"
