@@ -52,15 +52,17 @@ class AgentRunAdmin(OrgScopedAdmin):
 class TraceSealAdmin(OrgScopedAdmin):
     """The organisation's sealed turns: read-only, and the action that checks the chain."""
 
-    list_display = ("seq", "organisation", "kind", "turn_id", "sealed_at", "digest")
+    list_display = ("organisation", "chain", "seq", "kind", "turn_id", "sealed_at", "digest")
     readonly_fields = (
         "organisation",
+        "chain",
         "seq",
         "turn_id",
         "sealed_at",
         "previous",
         "digest",
         "content",
+        "anchored",
     )
     actions = ("verify",)
 
