@@ -36,6 +36,13 @@ SCHEDULES = (
         every_seconds=10,
     ),
     Schedule(
+        "copilot: anchor the trace chains",
+        "copilot.anchor_trace_chains",
+        "Every minute: each conversation's chain of sealed turns that grew is vouched for by an "
+        "anchor in its organisation's chain (what `verify_trace` holds the seals against).",
+        every_seconds=60,
+    ),
+    Schedule(
         "copilot: WhatsApp outbox",
         "copilot.whatsapp_flush_outbox",
         "Every 30 seconds: outgoing WhatsApp messages due for an attempt that no job holds (the "

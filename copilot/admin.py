@@ -12,7 +12,7 @@ from django.utils.translation import gettext_lazy as _
 
 from business.admin import OrgScopedAdmin
 from business.models import Organisation
-from copilot.ledger import verify_chain
+from copilot.ledger import Break, anchor_chains, verify_chain
 from copilot.models import AgentRun, Conversation, Message, TraceSeal
 
 
@@ -52,15 +52,17 @@ class AgentRunAdmin(OrgScopedAdmin):
 class TraceSealAdmin(OrgScopedAdmin):
     """The organisation's sealed turns: read-only, and the action that checks the chain."""
 
-    list_display = ("seq", "organisation", "kind", "turn_id", "sealed_at", "digest")
+    list_display = ("organisation", "chain", "seq", "kind", "turn_id", "sealed_at", "digest")
     readonly_fields = (
         "organisation",
+        "chain",
         "seq",
         "turn_id",
         "sealed_at",
         "previous",
         "digest",
         "content",
+        "anchored",
     )
     actions = ("verify",)
 
@@ -77,6 +79,7 @@ class TraceSealAdmin(OrgScopedAdmin):
     def verify(self, request: HttpRequest, queryset: QuerySet[TraceSeal]) -> None:
         ids = set(queryset.values_list("organisation_id", flat=True))
         for organisation in Organisation.objects.filter(pk__in=ids).order_by("name"):
+            anchor_chains(organisation.pk)  # the seals written until now, anchored first
             verdict = verify_chain(organisation.pk, first_only=True)
             for redacted in verdict.redacted:
                 self.message_user(
@@ -103,20 +106,7 @@ class TraceSealAdmin(OrgScopedAdmin):
                 )
                 continue
             for item in verdict.breaks:
-                self.message_user(
-                    request,
-                    gettext(
-                        "Organisation %(org)s: the chain breaks at seal #%(seq)d (turn %(turn)s): "
-                        "%(detail)s."
-                    )
-                    % {
-                        "org": organisation.name,
-                        "seq": item.seq,
-                        "turn": item.turn_id,
-                        "detail": item.detail,
-                    },  # fmt: skip
-                    messages.ERROR,
-                )
+                self.message_user(request, _broken(organisation, item), messages.ERROR)
             if verdict.unsealed:
                 self.message_user(
                     request,
@@ -124,3 +114,23 @@ class TraceSealAdmin(OrgScopedAdmin):
                     % {"org": organisation.name, "count": len(verdict.unsealed)},
                     messages.ERROR,
                 )
+
+
+def _broken(organisation: Organisation, item: Break) -> str:
+    values = {"org": organisation.name, "seq": item.seq, "turn": item.turn_id or "—",
+              "detail": item.detail, "chain": item.chain}  # fmt: skip
+    if item.chain is None:
+        return (
+            gettext(
+                "Organisation %(org)s: the chain breaks at seal #%(seq)d (turn %(turn)s): "
+                "%(detail)s."
+            )
+            % values
+        )
+    return (
+        gettext(
+            "Organisation %(org)s: the chain of conversation %(chain)s breaks at seal #%(seq)d "
+            "(turn %(turn)s): %(detail)s."
+        )
+        % values
+    )

@@ -1,26 +1,44 @@
-"""The tamper-evident trace (T1): every ended turn sealed into a hash chain per organisation.
+"""The tamper-evident trace (T1): every ended turn sealed into its conversation's hash chain,
+and the conversations' chains anchored into their organisation's chain.
 
-When a turn ends (answered, paused for a decision, failed or interrupted) `seal_turn` reads back
+When a turn ends (answered, paused for a decision, failed or interrupted) `seal_turn` takes
 what it left in the database — the user's message and the answer with its trace, the sub-agent
 runs, the tool calls, the model calls, the actions it held and the decision it carried out — as
-canonical JSON, and appends a `TraceSeal` whose digest is SHA-256 over the previous seal's digest
-and that JSON. Only what cannot change honestly afterwards goes in: a held action's request, not
-its later status; a turn's identity, not its status (a paused turn is closed by its decision).
+canonical JSON, and appends a `TraceSeal` to its conversation's chain (`chain`, the
+conversation's id) whose digest is SHA-256 over the previous seal's digest and that JSON. Only
+what cannot change honestly afterwards goes in: a held action's request, not its later status;
+a turn's identity, not its status (a paused turn is closed by its decision). The two messages
+come from what the turn holds (it just stored its answer and loaded its question; JSON fields
+pass through their encoder, so they read exactly as stored); the other tables are read back
+inside the turn's own transaction, so what is sealed is exactly what a later read returns.
 
-`verify_chain` walks an organisation's seals in order and reports the first place where
-  - a seal's digest no longer matches its content and the previous digest (the seal was edited),
-  - a seal does not follow the previous one (one was removed or inserted), or
+No row is locked per turn: a conversation's turns run one at a time under its runner's lease,
+and two seals racing for one seq meet at the unique (chain, seq) and retry. Every minute the
+scheduled job (`copilot.anchor_trace_chains`, capataz/schedules.py) — and `verify_trace` or the
+admin's action, before they read — appends one `anchor` entry to the organisation's chain (the
+one place that takes the organisation's row) listing the head (seq, digest) each conversation
+chain reached since its last anchor, and flags the seals it covers as anchored. Seals written
+before the conversation chains are turn seals in the organisation's chain and verify as before.
+
+`verify_chain` walks the organisation's chain, then each conversation's, and reports the first
+place where
+  - a seal's digest no longer matches its content and the previous digest (a seal or an anchor
+    was edited),
+  - a seal does not follow the previous one (one was removed or inserted),
   - the rows the seal vouches for no longer read the same (a trace row was edited, removed or
     back-dated into the turn),
-naming the turn and the row. `manage.py verify_trace` and the admin's action run it.
+  - a conversation seal is not the one its anchor vouched for (a seal forged with its rows and
+    every digest after it recomputed), a chain ends before the head an anchor vouched for (cut
+    after its last anchor), or seals are flagged anchored that no anchor vouches for (the last
+    anchor was removed),
+naming the chain, the seal, the turn and the row. `manage.py verify_trace` and the admin's
+action run it; a tail cut before any anchor shows as a turn that ended without a seal.
 
 Forgetting a customer (capataz/forgetting.py) rewrites sealed content: `redact_seals` appends a
-redaction entry to the chain naming each seal it rewrote (its digest and the new content's
-hash), who and when, and `verify_chain` reports those seals as redacted — not as breaks, and
-not silently. Content that no redaction entry describes is still a break.
-
-Rows are read back from the database inside the turn's own transaction, so what is sealed is
-exactly what a later read returns (JSON fields as stored, times in UTC).
+redaction entry to the organisation's chain naming each seal it rewrote (its turn, digest and
+the new content's hash), who and when, and `verify_chain` reports those seals as redacted — not
+as breaks, and not silently. Content that no redaction entry describes is still a break; the
+digests anchors vouched for never change.
 """
 
 from __future__ import annotations
@@ -28,14 +46,14 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Model, QuerySet
+from django.db.models import F, JSONField, Min, Model, QuerySet
 from django.utils import timezone
 
 from agents.models import ToolCall
@@ -101,13 +119,35 @@ def _row(obj: Model, fields: tuple[str, ...]) -> dict[str, Any]:
     return row
 
 
-def turn_content(turn: Turn, sealed_at: datetime) -> dict[str, Any]:
-    """What the turn left in the database, by table; rows made after the seal are not its own."""
+def _stored(obj: Model, fields: tuple[str, ...]) -> dict[str, Any]:
+    """A row held in memory as a read would return it: JSON fields through their own encoder."""
+    row = _row(obj, fields)
+    for field_ in obj._meta.concrete_fields:
+        if isinstance(field_, JSONField) and field_.name in row:
+            encoded = json.dumps(row[field_.name], cls=field_.encoder)
+            row[field_.name] = json.loads(encoded, cls=field_.decoder)
+    return row
+
+
+def _messages(turn: Turn, held: bool) -> list[dict[str, Any]]:
+    """The turn's question and answer: as the turn holds them when it has both (it has just
+    stored the answer and loaded the question with the turn), else read back."""
+    ids = sorted(pk for pk in (turn.message_id, turn.answer_id) if pk)
+    if held:
+        cached = turn._state.fields_cache
+        kept = [cached[name] for name in ("message", "answer") if name in cached]
+        mine = [m for m in kept if m is not None and m.organisation_id == turn.organisation_id]
+        if sorted(m.pk for m in mine) == ids:
+            return [_stored(m, _MESSAGE_FIELDS) for m in sorted(mine, key=lambda m: m.pk)]
+    rows = Message.objects.filter(organisation_id=turn.organisation_id, pk__in=ids)
+    return _rows(rows, _MESSAGE_FIELDS)
+
+
+def turn_content(turn: Turn, sealed_at: datetime, *, held: bool = False) -> dict[str, Any]:
+    """What the turn left in the database, by table; rows made after the seal are not its own.
+    `held`: its messages may come from what the turn holds (the seal; a check reads them)."""
     org, turn_id = turn.organisation_id, str(turn.pk)
     upto = {"created_at__lte": sealed_at}
-    messages = Message.objects.filter(
-        organisation_id=org, pk__in=[pk for pk in (turn.message_id, turn.answer_id) if pk]
-    )
     content: dict[str, Any] = {
         "turn": {
             "id": turn_id,
@@ -119,7 +159,7 @@ def turn_content(turn: Turn, sealed_at: datetime) -> dict[str, Any]:
             "resumes": str(turn.resumes_id) if turn.resumes_id else None,
             "created_at": _utc(turn.created_at),
         },
-        "messages": _rows(messages, _MESSAGE_FIELDS),
+        "messages": _messages(turn, held),
         "agent_runs": _rows(
             AgentRun.objects.filter(organisation_id=org, turn_id=turn_id, **upto),
             _AGENT_RUN_FIELDS,
@@ -156,39 +196,98 @@ def turn_content(turn: Turn, sealed_at: datetime) -> dict[str, Any]:
 
 
 def seal_turn(turn: Turn) -> TraceSeal | None:
-    """Append the ended turn to its organisation's chain (once: a turn sealed before is left).
+    """Append the ended turn to its conversation's chain (once: a turn sealed before is left).
 
-    Called inside the transaction that ends the turn, so the seal commits with its answer; the
-    organisation's row is locked meanwhile, so two turns ending at once queue for the next seq.
+    Called inside the transaction that ends the turn, so the seal commits with its answer. No
+    row is locked: a conversation's turns run one at a time (its runner's lease), and two seals
+    racing for one seq meet at the unique (chain, seq) — the loser reads the new head again.
     """
     sealed_at = timezone.now()  # a turn sealed before fails the unique turn_id: left as it was
-    text = canonical(turn_content(turn, sealed_at))
-    return _append(turn.organisation_id, str(turn.pk), TraceSeal.Kind.TURN, text, sealed_at)
+    return _append(
+        turn.organisation_id, turn.conversation_id, str(turn.pk), TraceSeal.Kind.TURN,
+        lambda: canonical(turn_content(turn, sealed_at, held=True)), sealed_at,
+    )  # fmt: skip
 
 
 def _append(
-    organisation_id: int, entry_id: str, kind: str, text: str, sealed_at: datetime
-) -> TraceSeal | None:
+    organisation_id: int, chain: int | None, entry_id: str, kind: str,
+    content: Callable[[], str], sealed_at: datetime,
+) -> TraceSeal | None:  # fmt: skip
+    """Link an entry after its chain's head, in a savepoint of its own: the content is built
+    inside it (a failed read rolls back only the seal) and once, however often the seq is taken."""
+    text = ""
     for _attempt in range(SEAL_ATTEMPTS):
         try:
             with transaction.atomic():
-                Organisation.objects.select_for_update().filter(pk=organisation_id).first()
-                last = (
-                    TraceSeal.objects.filter(organisation_id=organisation_id)
-                    .order_by("-seq")
-                    .only("seq", "digest")
-                    .first()
-                )
-                previous, seq = (last.digest, last.seq + 1) if last else ("", 1)
-                return TraceSeal.objects.create(
-                    organisation_id=organisation_id, seq=seq, kind=kind, turn_id=entry_id,
-                    content=text, previous=previous, digest=digest_of(previous, text),
-                    sealed_at=sealed_at,
-                )  # fmt: skip
+                text = text or content()
+                return _link(organisation_id, chain, entry_id, kind, text, sealed_at)
         except IntegrityError:  # another entry took that seq (SQLite takes no row locks)
             if TraceSeal.objects.filter(turn_id=entry_id).exists():
                 return None
     raise RuntimeError(f"could not seal {kind} {entry_id}")
+
+
+def _link(
+    organisation_id: int, chain: int | None, entry_id: str, kind: str, text: str,
+    sealed_at: datetime,
+) -> TraceSeal:  # fmt: skip
+    """The organisation's chain (anchors and redactions: a few entries an hour) is guarded by
+    the organisation's row; a conversation's chain by the unique (chain, seq) alone."""
+    if chain is None:
+        Organisation.objects.select_for_update().filter(pk=organisation_id).first()
+    last = (
+        TraceSeal.objects.filter(organisation_id=organisation_id, chain=chain)
+        .order_by("-seq")
+        .only("seq", "digest")
+        .first()
+    )
+    previous, seq = (last.digest, last.seq + 1) if last else ("", 1)
+    return TraceSeal.objects.create(
+        organisation_id=organisation_id, chain=chain, seq=seq, kind=kind, turn_id=entry_id,
+        content=text, previous=previous, digest=digest_of(previous, text), sealed_at=sealed_at,
+    )  # fmt: skip
+
+
+# --- anchoring the conversations' chains into the organisation's -------------------------------
+
+
+def anchor_chains(organisation_id: int) -> TraceSeal | None:
+    """Vouch for every conversation chain that grew since it was last anchored: one anchor
+    entry in the organisation's chain lists each one's head (conversation, seq, digest), and
+    the seals it covers are flagged anchored in the same transaction. None: nothing new."""
+    with transaction.atomic():
+        Organisation.objects.select_for_update().filter(pk=organisation_id).first()
+        fresh = TraceSeal.objects.filter(
+            organisation_id=organisation_id, chain__isnull=False, anchored=False
+        )
+        pks, heads = _heads(
+            fresh.order_by("chain", "seq").values_list("pk", "chain", "seq", "digest")
+        )
+        if not heads:
+            return None
+        text = canonical({"anchor": {"heads": heads}})
+        entry = _append(organisation_id, None, str(uuid.uuid4()), TraceSeal.Kind.ANCHOR,
+                        lambda: text, timezone.now())  # fmt: skip
+        TraceSeal.objects.filter(pk__in=pks).update(anchored=True)
+    return entry
+
+
+def _heads(
+    rows: Iterable[tuple[int, int | None, int, str]],
+) -> tuple[list[int], list[dict[str, Any]]]:
+    """The seals read and, per conversation, the last of them (rows come in chain, seq order)."""
+    pks, last = [], {}
+    for pk, chain, seq, digest in rows:
+        pks.append(pk)
+        last[chain] = {"conversation": chain, "seq": seq, "digest": digest}
+    return pks, list(last.values())
+
+
+def anchor_all() -> int:
+    """Anchor every organisation's grown chains (the scheduled job); how many anchors written."""
+    waiting = TraceSeal.objects.filter(chain__isnull=False, anchored=False)
+    organisations = waiting.values_list("organisation_id", flat=True).distinct()
+    return sum(anchor_chains(pk) is not None for pk in sorted(set(organisations)))
 
 
 # --- redacting (the right to be forgotten) ----------------------------------------------------
@@ -206,7 +305,7 @@ def redact_seals(
     """
     covered = []
     seals = TraceSeal.objects.filter(organisation_id=organisation_id, kind=TraceSeal.Kind.TURN)
-    for seal in seals.order_by("seq").iterator(chunk_size=500):
+    for seal in seals.order_by("pk").iterator(chunk_size=500):
         before = json.loads(seal.content)
         after = redact(before)
         if after == before:
@@ -220,9 +319,9 @@ def redact_seals(
         )  # fmt: skip
     if not covered:
         return None
-    record = {"redaction": {"by": by, "at": _utc(at), "seals": covered}}
-    return _append(organisation_id, str(uuid.uuid4()), TraceSeal.Kind.REDACTION,
-                   canonical(record), at)  # fmt: skip
+    text = canonical({"redaction": {"by": by, "at": _utc(at), "seals": covered}})
+    return _append(organisation_id, None, str(uuid.uuid4()), TraceSeal.Kind.REDACTION,
+                   lambda: text, at)  # fmt: skip
 
 
 def _sha(text: str) -> str:
@@ -243,10 +342,11 @@ class Redaction:
     content: str  # the hash of the content the redaction left
 
 
-def redactions_of(organisation_id: int) -> dict[int, list[Redaction]]:
-    """Every sealed turn's redactions, by the turn seal's seq. Only entries whose own digest
+def redactions_of(organisation_id: int) -> dict[str, list[Redaction]]:
+    """Every sealed turn's redactions, by the turn's id (a seq names a seal only within its
+    chain; a turn has one seal). Only entries whose own digest
     holds count: an edited entry vouches for nothing (and breaks the chain where it stands)."""
-    found: dict[int, list[Redaction]] = {}
+    found: dict[str, list[Redaction]] = {}
     entries = TraceSeal.objects.filter(
         organisation_id=organisation_id, kind=TraceSeal.Kind.REDACTION
     ).order_by("seq")
@@ -255,7 +355,7 @@ def redactions_of(organisation_id: int) -> dict[int, list[Redaction]]:
             continue
         record = json.loads(entry.content)["redaction"]
         for item in record["seals"]:
-            found.setdefault(item["seq"], []).append(
+            found.setdefault(item["turn"], []).append(
                 Redaction(
                     item["seq"],
                     item["turn"],
@@ -270,11 +370,11 @@ def redactions_of(organisation_id: int) -> dict[int, list[Redaction]]:
     return found
 
 
-def redaction_covering(seal: TraceSeal, redactions: dict[int, list[Redaction]]) -> Redaction | None:
+def redaction_covering(seal: TraceSeal, redactions: dict[str, list[Redaction]]) -> Redaction | None:
     """The redaction that left this seal's content exactly as it now reads, if one did."""
     content = _sha(seal.content)
-    for item in reversed(redactions.get(seal.seq, [])):
-        if item.turn_id == seal.turn_id and item.digest == seal.digest and item.content == content:
+    for item in reversed(redactions.get(seal.turn_id, [])):
+        if item.digest == seal.digest and item.content == content:
             return item
     return None
 
@@ -286,8 +386,9 @@ def redaction_covering(seal: TraceSeal, redactions: dict[int, list[Redaction]]) 
 class Break:
     seq: int
     turn_id: str
-    reason: str  # "digest", "link", "gap", "rows", "missing_turn"
+    reason: str  # "digest", "link", "gap", "rows", "missing_turn", "anchor", "cut"
     detail: str
+    chain: int | None = None  # the conversation whose chain breaks (None: the organisation's)
 
 
 @dataclass(frozen=True)
@@ -307,39 +408,97 @@ ENDED = (Turn.Status.DONE, Turn.Status.WAITING, Turn.Status.FAILED, Turn.Status.
 
 
 def _seals(organisation_id: int) -> Iterator[TraceSeal]:
+    """The organisation's own chain first (its anchors are read before the seals they vouch
+    for), then each conversation's chain, each in seq order."""
     return (
         TraceSeal.objects.filter(organisation_id=organisation_id)
-        .order_by("seq")
+        .order_by(F("chain").asc(nulls_first=True), "seq")
         .iterator(chunk_size=500)
     )
 
 
+@dataclass
+class _Anchors:
+    """What the organisation's anchors vouch for, held against the conversation chains."""
+
+    vouched: dict[tuple[int, int], tuple[int, str]] = field(
+        default_factory=dict
+    )  # → anchor, digest
+    upto: dict[int, tuple[int, int]] = field(default_factory=dict)  # chain → seq, its anchor
+    flagged: dict[int, int] = field(default_factory=dict)  # chain → last seq flagged anchored
+    last: dict[int, int] = field(default_factory=dict)  # chain → its last seq
+
+    def see(self, seal: TraceSeal) -> list[Break]:
+        if seal.chain is not None:
+            return self._check(seal)
+        if seal.kind == TraceSeal.Kind.ANCHOR and _holds(seal):  # an edited one vouches nothing
+            for head in json.loads(seal.content)["anchor"]["heads"]:
+                chain, seq = head["conversation"], head["seq"]
+                self.vouched[(chain, seq)] = (seal.seq, head["digest"])
+                self.upto[chain] = max(self.upto.get(chain, (0, 0)), (seq, seal.seq))
+        return []
+
+    def _check(self, seal: TraceSeal) -> list[Break]:
+        """A conversation seal against the anchor that vouched for it, if one did."""
+        chain = seal.chain
+        assert chain is not None
+        self.last[chain] = seal.seq
+        if seal.anchored:
+            self.flagged[chain] = seal.seq
+        anchor, digest = self.vouched.get((chain, seal.seq), (0, seal.digest))
+        if digest == seal.digest:
+            return []
+        detail = f"not the seal anchor #{anchor} vouched for"
+        return [Break(seal.seq, seal.turn_id, "anchor", detail, chain)]
+
+    def ends(self) -> list[Break]:
+        """Chains cut short of their anchored head, and anchored flags no anchor explains (the
+        anchor that set them was removed)."""
+        found = []
+        for chain in sorted(set(self.upto) | set(self.flagged)):
+            (seq, anchor), last = self.upto.get(chain, (0, 0)), self.last.get(chain, 0)
+            if last < seq:
+                detail = f"the chain ends at seal #{last}; anchor #{anchor} vouched for #{seq}"
+                found.append(Break(seq, "", "cut", detail, chain))
+            elif self.flagged.get(chain, 0) > seq:
+                detail = "anchored, but no anchor vouches for it (an anchor was removed)"
+                found.append(Break(self.flagged[chain], "", "anchor", detail, chain))
+        return found
+
+
+def _holds(seal: TraceSeal) -> bool:
+    return digest_of(seal.previous, seal.content) == seal.digest
+
+
 def verify_chain(organisation_id: int, *, first_only: bool = False) -> Verdict:
-    """Walk the organisation's seals in order; every break found (or only the first)."""
+    """Walk the organisation's chain and then each conversation's, in order, holding each
+    conversation seal against the anchors; every break found (or only the first)."""
     breaks: list[Break] = []
     redacted: list[Redaction] = []
-    previous, expected_seq, count = "", 1, 0
-    turns = Turn.objects.filter(organisation_id=organisation_id)
+    heads: dict[int | None, tuple[str, int]] = {}  # chain → its previous digest, next seq
+    turns, anchors = Turn.objects.filter(organisation_id=organisation_id), _Anchors()
     redactions = redactions_of(organisation_id)
     for seal in _seals(organisation_id):
-        count += 1
-        found = check_seal(seal, previous, expected_seq, turns, redactions)
+        previous, expected_seq = heads.get(seal.chain, ("", 1))
+        found = check_seal(seal, previous, expected_seq, turns, redactions) + anchors.see(seal)
         breaks.extend(found)
         covering = redaction_covering(seal, redactions)
         if covering is not None:
             redacted.append(covering)
         if found and first_only:
             break
-        previous, expected_seq = seal.digest, seal.seq + 1
-    unsealed = _unsealed(organisation_id, turns)
-    return Verdict(organisation_id, count, breaks, unsealed, redacted)
+        heads[seal.chain] = (seal.digest, seal.seq + 1)
+    else:
+        breaks.extend(anchors.ends()[: 1 if first_only and not breaks else None])
+    seals = TraceSeal.objects.filter(organisation_id=organisation_id).count()
+    return Verdict(organisation_id, seals, breaks, _unsealed(organisation_id, turns), redacted)
 
 
 def _unsealed(organisation_id: int, turns: QuerySet[Turn]) -> list[str]:
     """Turns that ended since the organisation's first seal and have none (turns that ended
     before the ledger existed never had one)."""
     seals = TraceSeal.objects.filter(organisation_id=organisation_id)
-    first = seals.order_by("seq").values_list("sealed_at", flat=True).first()
+    first = seals.aggregate(first=Min("sealed_at"))["first"]
     if first is None:
         return []
     sealed = set(seals.filter(kind=TraceSeal.Kind.TURN).values_list("turn_id", flat=True))
@@ -352,7 +511,7 @@ def check_seal(
     previous: str,
     expected_seq: int,
     turns: QuerySet[Turn],
-    redactions: dict[int, list[Redaction]] | None = None,
+    redactions: dict[str, list[Redaction]] | None = None,
 ) -> list[Break]:
     """Where one seal no longer vouches for its turn: its place in the chain (`expected_seq`,
     `previous` digest), its own digest, and the turn's rows read again (`turns` holds it).
@@ -361,17 +520,17 @@ def check_seal(
     found: list[Break] = []
 
     def broken(reason: str, detail: str) -> None:
-        found.append(Break(seal.seq, seal.turn_id, reason, detail))
+        found.append(Break(seal.seq, seal.turn_id, reason, detail, seal.chain))
 
     if seal.seq != expected_seq:
         broken("gap", f"expected seal #{expected_seq}, found #{seal.seq}")
     if seal.previous != previous:
         broken("link", "does not follow the previous seal")
-    if seal.kind == TraceSeal.Kind.REDACTION:
-        if digest_of(seal.previous, seal.content) != seal.digest:
-            broken("digest", "the redaction record was changed")
+    if seal.kind != TraceSeal.Kind.TURN:  # a redaction or an anchor: vouched for by its digest
+        if not _holds(seal):
+            broken("digest", f"the {seal.kind} record was changed")
         return found
-    if digest_of(seal.previous, seal.content) != seal.digest:
+    if not _holds(seal):
         if redactions is None:
             redactions = redactions_of(seal.organisation_id)
         if redaction_covering(seal, redactions) is None:

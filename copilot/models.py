@@ -259,12 +259,16 @@ class AgentRun(models.Model):
 
 
 class TraceSeal(models.Model):
-    """One sealed turn in the organisation's append-only trace ledger (T1).
+    """One entry of the organisation's append-only trace ledger (T1).
 
-    `content` is the canonical JSON of what the turn did when it ended (its messages, sub-agent
-    runs, tool calls, model calls and approvals, copilot/ledger.py); `digest` hashes it together
-    with the previous seal's digest, so each seal vouches for every one before it. Editing a
-    trace row later, or a seal, or removing one, shows in `manage.py verify_trace`.
+    A turn's seal: `content` is the canonical JSON of what the turn did when it ended (its
+    messages, sub-agent runs, tool calls, model calls and approvals, copilot/ledger.py);
+    `digest` hashes it together with the previous seal's digest, so each seal vouches for every
+    one before it. A turn is sealed into its conversation's chain (`chain`, the conversation's
+    id; `seq` counts within it); an `anchor` entry in the organisation's chain (`chain` empty)
+    vouches for the heads those chains reached. Seals written before the conversation chains
+    are turn seals in the organisation's chain. Editing a trace row later, or a seal, or
+    removing one, shows in `manage.py verify_trace`.
 
     A `redaction` entry is the one honest rewrite: forgetting a customer blanks their data in
     the sealed rows and seals, and appends which seals it rewrote, by whom and when."""
@@ -272,21 +276,43 @@ class TraceSeal(models.Model):
     class Kind(models.TextChoices):
         TURN = "turn", _("turn")
         REDACTION = "redaction", _("redaction")
+        ANCHOR = "anchor", _("anchor")
 
     organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
-    seq = models.PositiveBigIntegerField()  # 1, 2, 3… per organisation
+    # The conversation whose chain the seal is in; empty: the organisation's own chain.
+    chain = models.PositiveBigIntegerField(null=True, blank=True)
+    seq = models.PositiveBigIntegerField()  # 1, 2, 3… per chain
     kind = models.CharField(max_length=10, choices=Kind, default=Kind.TURN)
     turn_id = models.CharField(max_length=36, db_index=True)  # a redaction's own id
     content = models.TextField()
     previous = models.CharField(max_length=64)  # the previous seal's digest ("" for the first)
     digest = models.CharField(max_length=64)
     sealed_at = models.DateTimeField(default=timezone.now)
+    # A conversation seal an anchor has vouched for: bookkeeping of the anchoring job, outside
+    # the digest (a flag with no anchor behind it is itself a break: the anchor was removed).
+    anchored = models.BooleanField(default=False)
 
     class Meta:
-        ordering = ["organisation", "seq"]
+        ordering = ["organisation", "chain", "seq"]
         constraints = [
-            models.UniqueConstraint(fields=["organisation", "seq"], name="trace_seal_seq_once"),
+            models.UniqueConstraint(
+                fields=["organisation", "seq"],
+                condition=Q(chain__isnull=True),
+                name="trace_seal_seq_once",
+            ),  # fmt: skip
+            models.UniqueConstraint(
+                fields=["chain", "seq"],
+                condition=Q(chain__isnull=False),
+                name="trace_seal_chain_seq_once",
+            ),  # fmt: skip
             models.UniqueConstraint(fields=["turn_id"], name="trace_seal_turn_once"),
+        ]
+        indexes = [  # what the next anchor takes
+            models.Index(
+                fields=["organisation"],
+                condition=Q(anchored=False, chain__isnull=False),
+                name="trace_seal_unanchored",
+            ),  # fmt: skip
         ]
         verbose_name = _("trace seal")
         verbose_name_plural = _("trace seals")

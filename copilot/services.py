@@ -7,7 +7,6 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
-from django.db import transaction
 from django.utils import timezone
 
 from business.models import Organisation
@@ -109,13 +108,12 @@ def turn_finish(*, turn: Turn, status: str, answer: Message | None = None, error
 
 
 def turn_seal(turn: Turn) -> None:
-    """Seal the ended turn into the organisation's trace chain (copilot/ledger.py).
+    """Seal the ended turn into its conversation's trace chain (copilot/ledger.py).
 
-    A seal that cannot be written never costs the turn its answer: the turn stays unsealed,
-    which `verify_trace` reports."""
+    A seal that cannot be written never costs the turn its answer (the seal is written in a
+    savepoint of its own): the turn stays unsealed, which `verify_trace` reports."""
     try:
-        with transaction.atomic():
-            seal_turn(turn)
+        seal_turn(turn)
     except Exception:
         logger.exception("turn %s: could not be sealed", turn.pk)
 

@@ -21,7 +21,7 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from copilot import memory_tasks, runner
+from copilot import ledger, memory_tasks, runner
 from copilot.models import ConversationEvent, Turn
 from copilot.orchestration import checkpoints
 
@@ -81,6 +81,12 @@ def recover_turns() -> int:
     for organisation_id, conversation_id in stale:
         dispatch(organisation_id, conversation_id)
     return len(stale)
+
+
+@shared_task(name="copilot.anchor_trace_chains", ignore_result=True)
+def anchor_trace_chains() -> int:
+    """Each organisation's conversation chains that grew get an anchor in its own chain."""
+    return ledger.anchor_all()
 
 
 @shared_task(name="copilot.purge_event_log")

@@ -173,7 +173,9 @@ def check_seal(turn: Turn) -> SealCheck:
     if found is None:
         return SealCheck(None)
     before = (
-        TraceSeal.objects.filter(organisation_id=turn.organisation_id, seq=found.seq - 1)
+        TraceSeal.objects.filter(
+            organisation_id=turn.organisation_id, chain=found.chain, seq=found.seq - 1
+        )
         .values_list("digest", flat=True)
         .first()
     )

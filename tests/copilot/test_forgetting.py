@@ -155,7 +155,7 @@ def test_an_edit_after_the_redaction_is_still_a_break(cast: Cast, talked_about: 
     Message.objects.filter(pk=message.pk).update(text=message.text)  # put back
     assert verify_chain(cast.org.pk).intact
 
-    seal = TraceSeal.objects.get(organisation=cast.org, seq=redacted.seq)
+    seal = TraceSeal.objects.get(organisation=cast.org, turn_id=redacted.turn_id)
     restored = seal.content.replace(PLACEHOLDER, NAME)  # the seal as it was: its rows differ
     TraceSeal.objects.filter(pk=seal.pk).update(content=restored)
     assert {b.reason for b in verify_chain(cast.org.pk).breaks} == {"rows"}

@@ -1,20 +1,27 @@
-"""The tamper-evident trace (T1): every ended turn is sealed into its organisation's hash chain,
-and `verify_trace` finds an edited row, an edited or removed seal, or an unsealed turn, at the
-right place. Turns go the way every entry point's do (stored, queued, drained)."""
+"""The tamper-evident trace (T1): every ended turn is sealed into its conversation's hash chain,
+anchored into its organisation's chain, and `verify_trace` finds each kind of tampering (an
+edited, removed or back-dated row; an edited, removed or inserted seal; an edited or removed
+anchor; a chain cut after its anchor) or an unsealed turn, at the right place. Turns go the way
+every entry point's do (stored, queued, drained); seals written before the conversation chains
+(turn seals in the organisation's chain) still verify."""
 
 from __future__ import annotations
 
 import io
+import json
+import uuid
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import Permission
 from django.core.management import call_command
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from agents.models import ToolCall
 from approvals.models import PendingAction
-from copilot import ledger, runner, services
+from copilot import ledger, runner, services, tasks
 from copilot.ledger import verify_chain
 from copilot.models import AgentRun, Conversation, Message, TraceSeal, Turn
 from copilot.services import conversation_create
@@ -58,11 +65,11 @@ def _verify(*args: str) -> tuple[int, str]:
 
 
 def test_every_ended_turn_is_sealed_in_order_and_the_chain_verifies(
-    cast: Cast, approved: PendingAction
+    cast: Cast, conversation: Conversation, approved: PendingAction
 ) -> None:
     seals = list(TraceSeal.objects.filter(organisation=cast.org).order_by("seq"))
     turns = Turn.objects.filter(organisation=cast.org)
-    assert [s.seq for s in seals] == [1, 2]
+    assert [(s.chain, s.seq) for s in seals] == [(conversation.pk, 1), (conversation.pk, 2)]
     assert {s.turn_id for s in seals} == {str(t.pk) for t in turns}
     assert seals[0].previous == "" and seals[1].previous == seals[0].digest
     assert all(len(s.digest) == 64 for s in seals)
@@ -75,8 +82,13 @@ def test_every_ended_turn_is_sealed_in_order_and_the_chain_verifies(
     assert '"decision":{' in decided.content and '"approved":true' in decided.content
     assert '"approved":true' in decided.content and '"tool_calls":[{' in decided.content
     assert verify_chain(cast.org.pk).intact
-    code, out = _verify()
-    assert code == 0 and "clima-sur: intact (2 seals)" in out
+    code, out = _verify()  # anchors the conversation's chain first
+    assert code == 0 and "clima-sur: intact (3 seals)" in out
+    anchor = TraceSeal.objects.get(organisation=cast.org, chain=None)
+    assert (anchor.kind, anchor.seq, anchor.previous) == (TraceSeal.Kind.ANCHOR, 1, "")
+    head = {"conversation": conversation.pk, "seq": 2, "digest": seals[1].digest}
+    assert json.loads(anchor.content) == {"anchor": {"heads": [head]}}
+    assert ledger.anchor_chains(cast.org.pk) is None  # nothing grew since
 
 
 def test_an_edited_tool_call_is_found_at_its_seal_and_row(
@@ -121,14 +133,150 @@ def test_an_edited_or_removed_seal_breaks_the_chain_there(
     first, second = TraceSeal.objects.filter(organisation=cast.org).order_by("seq")
     TraceSeal.objects.filter(pk=first.pk).update(content=first.content.replace("job_cancel", "x"))
     [found] = verify_chain(cast.org.pk, first_only=True).breaks
-    assert (found.seq, found.reason) == (1, "digest")
+    assert (found.chain, found.seq, found.reason) == (first.chain, 1, "digest")
 
     TraceSeal.objects.filter(pk=first.pk).update(content=first.content)  # put back
     assert verify_chain(cast.org.pk).intact
+    TraceSeal.objects.filter(pk=first.pk).update(digest="0" * 64)
+    assert [(b.seq, b.reason) for b in verify_chain(cast.org.pk).breaks] == [
+        (1, "digest"), (2, "link"),
+    ]  # fmt: skip
+    TraceSeal.objects.filter(pk=first.pk).update(digest=first.digest)
     first.delete()
     reasons = {(b.seq, b.reason) for b in verify_chain(cast.org.pk).breaks}
     assert reasons == {(2, "gap"), (2, "link")}
     assert second.turn_id  # the remaining seal is the one that no longer follows
+
+
+def _chain(cast: Cast) -> list[TraceSeal]:
+    return list(
+        TraceSeal.objects.filter(organisation=cast.org, chain__isnull=False).order_by("seq")
+    )
+
+
+def test_a_seal_inserted_into_a_chain_is_found(cast: Cast, approved: PendingAction) -> None:
+    first, second = _chain(cast)
+    TraceSeal.objects.filter(pk=second.pk).update(seq=3)  # room for the forged one
+    forged = TraceSeal.objects.create(
+        organisation=cast.org, chain=first.chain, seq=2, turn_id=str(uuid.uuid4()),
+        content=first.content, previous=first.digest,
+        digest=ledger.digest_of(first.digest, first.content),
+    )  # fmt: skip
+    breaks = [(b.seq, b.turn_id, b.reason) for b in verify_chain(cast.org.pk).breaks]
+    assert breaks == [(2, forged.turn_id, "missing_turn"), (3, second.turn_id, "link")]
+
+
+def test_a_seal_forged_with_its_rows_and_digests_is_caught_by_its_anchor(
+    cast: Cast, approved: PendingAction
+) -> None:
+    ledger.anchor_chains(cast.org.pk)
+    call = ToolCall.objects.get(organisation=cast.org, tool="job_cancel", approved=True)
+    ToolCall.objects.filter(pk=call.pk).update(summary="nada")  # the row, the seal, the chain
+    previous = ""
+    for seal in _chain(cast):
+        turn = Turn.objects.get(pk=seal.turn_id)
+        content = ledger.canonical(ledger.turn_content(turn, seal.sealed_at))
+        digest = ledger.digest_of(previous, content)
+        TraceSeal.objects.filter(pk=seal.pk).update(
+            content=content, previous=previous, digest=digest
+        )
+        previous = digest
+    [found] = verify_chain(cast.org.pk).breaks
+    assert (found.seq, found.reason) == (2, "anchor")
+    assert found.detail == "not the seal anchor #1 vouched for"
+
+
+def test_an_edited_or_removed_anchor_is_found(
+    cast: Cast, conversation: Conversation, approved: PendingAction, router: ScriptedRouter
+) -> None:
+    first = ledger.anchor_chains(cast.org.pk)
+    router.script["hola"] = [task("greeting", 0.9)]
+    assert answer(conversation, cast.operator.pk, "hola").result.ok
+    second = ledger.anchor_chains(cast.org.pk)
+    assert first is not None and second is not None
+    assert (second.seq, second.previous) == (2, first.digest)
+    TraceSeal.objects.filter(pk=first.pk).update(
+        content=first.content.replace('"seq":2', '"seq":1')
+    )
+    [found] = verify_chain(cast.org.pk, first_only=True).breaks
+    assert (found.chain, found.seq, found.reason) == (None, 1, "digest")
+    TraceSeal.objects.filter(pk=first.pk).update(content=first.content)  # put back
+    assert verify_chain(cast.org.pk).intact
+
+    first.delete()
+    assert {(b.chain, b.seq, b.reason) for b in verify_chain(cast.org.pk).breaks} == {
+        (None, 2, "gap"), (None, 2, "link"),
+    }  # fmt: skip
+    second.delete()  # the last anchor: the seals it flagged are left vouched for by none
+    [found] = verify_chain(cast.org.pk).breaks
+    assert (found.chain, found.seq, found.reason) == (conversation.pk, 3, "anchor")
+
+
+def test_a_chain_cut_after_its_last_anchor_is_found(
+    cast: Cast, conversation: Conversation, approved: PendingAction
+) -> None:
+    ledger.anchor_chains(cast.org.pk)
+    last = _chain(cast)[-1]
+    last.delete()
+    verdict = verify_chain(cast.org.pk)
+    assert [(b.chain, b.seq, b.reason) for b in verdict.breaks] == [(conversation.pk, 2, "cut")]
+    assert verdict.unsealed == [last.turn_id]
+    code, out = _verify()
+    assert code == 1 and f"conversation {conversation.pk} seal #2: cut" in out
+
+
+def test_seals_written_before_the_conversation_chains_still_verify(
+    cast: Cast, conversation: Conversation, approved: PendingAction, router: ScriptedRouter
+) -> None:
+    previous = ""  # the organisation's chain as it was written: every turn sealed into it
+    for seq, seal in enumerate(_chain(cast), start=1):
+        digest = ledger.digest_of(previous, seal.content)
+        TraceSeal.objects.filter(pk=seal.pk).update(
+            chain=None, seq=seq, previous=previous, digest=digest
+        )
+        previous = digest
+    router.script["hola"] = [task("greeting", 0.9)]
+    assert answer(conversation, cast.operator.pk, "hola").result.ok  # sealed the new way
+    code, out = _verify()
+    assert code == 0 and "clima-sur: intact (4 seals)" in out
+    anchor = TraceSeal.objects.get(organisation=cast.org, kind=TraceSeal.Kind.ANCHOR)
+    assert (anchor.seq, anchor.previous) == (3, previous)  # after the old seals
+    call = ToolCall.objects.get(organisation=cast.org, tool="job_cancel", approved=True)
+    ToolCall.objects.filter(pk=call.pk).update(ok=False)
+    [found] = verify_chain(cast.org.pk).breaks
+    assert (found.chain, found.turn_id, found.reason) == (None, call.turn_id, "rows")
+
+
+def test_a_seal_locks_no_organisation_row_and_seals_the_messages_the_turn_holds(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    router.script["hola"] = [task("greeting", 0.9)]
+    assert answer(conversation, cast.operator.pk, "hola").result.ok
+    done = answer(conversation, cast.operator.pk, "hola").result
+    turn = Turn.objects.select_related("message", "answer").get(pk=done.turn_id)
+    TraceSeal.objects.filter(turn_id=done.turn_id).delete()  # sealed again, counted
+    with CaptureQueriesContext(connection) as queries:
+        services.turn_seal(turn)
+    tables = " ".join(q["sql"] for q in queries.captured_queries)
+    assert "business_organisation" not in tables and "copilot_message" not in tables
+    assert len(queries.captured_queries) == 8  # savepoint, 4 trace tables, head, insert, release
+    assert TraceSeal.objects.get(turn_id=done.turn_id).seq == 2
+    assert verify_chain(cast.org.pk).intact  # what the turn held is what a read returns
+
+
+def test_the_scheduled_job_anchors_each_organisation_into_its_own_chain(
+    cast: Cast, conversation: Conversation, approved: PendingAction, router: ScriptedRouter
+) -> None:
+    theirs = conversation_create(organisation=cast.other_org, user=cast.outsider, channel="panel")
+    router.script["hola"] = [task("greeting", 0.9)]
+    assert answer(theirs, cast.outsider.pk, "hola").result.ok
+    assert tasks.anchor_trace_chains() == 2
+    for org, chat, seq in ((cast.org, conversation, 2), (cast.other_org, theirs, 1)):
+        anchor = TraceSeal.objects.get(organisation=org, kind=TraceSeal.Kind.ANCHOR)
+        [head] = json.loads(anchor.content)["anchor"]["heads"]
+        assert (head["conversation"], head["seq"]) == (chat.pk, seq)
+    assert not TraceSeal.objects.filter(chain__isnull=False, anchored=False).exists()
+    assert tasks.anchor_trace_chains() == 0
 
 
 def test_seals_are_append_only_through_the_orm(cast: Cast, approved: PendingAction) -> None:

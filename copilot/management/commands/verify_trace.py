@@ -1,5 +1,8 @@
 """`manage.py verify_trace [--organisation SLUG] [--all-breaks]`: is each trace chain intact?
 
+Each organisation's conversation chains are anchored first (what the scheduled job would do
+next), so the check covers every seal written until now.
+
 Exits 1 when any organisation's chain is broken (or an ended turn has no seal), naming the seal,
 the turn and the row where it breaks; 0 when every chain checked is intact.
 """
@@ -12,7 +15,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from business.models import Organisation
-from copilot.ledger import Verdict, verify_chain
+from copilot.ledger import Break, Verdict, anchor_chains, verify_chain
 
 
 class Command(BaseCommand):
@@ -35,6 +38,7 @@ class Command(BaseCommand):
                 raise CommandError(f"no organisation with slug {options['organisation']!r}")
         broken = 0
         for organisation in organisations:
+            anchor_chains(organisation.pk)
             verdict = verify_chain(organisation.pk, first_only=not options["all_breaks"])
             if verdict.intact:
                 self.stdout.write(f"{organisation.slug}: intact ({verdict.seals} seals)")
@@ -44,9 +48,7 @@ class Command(BaseCommand):
             self.stdout.write(f"{organisation.slug}: BROKEN ({verdict.seals} seals)")
             self._redacted(verdict)
             for item in verdict.breaks:
-                self.stdout.write(
-                    f"  seal #{item.seq} turn {item.turn_id}: {item.reason} — {item.detail}"
-                )
+                self.stdout.write(f"  {_where(item)}: {item.reason} — {item.detail}")
             for turn_id in verdict.unsealed[:20]:
                 self.stdout.write(f"  turn {turn_id}: ended without a seal")
             if len(verdict.unsealed) > 20:
@@ -60,3 +62,9 @@ class Command(BaseCommand):
                 f"  seal #{item.seq} turn {item.turn_id}: redacted by {item.by} at {item.at} "
                 f"(redaction #{item.entry}: {'; '.join(item.rows)})"
             )
+
+
+def _where(item: Break) -> str:
+    chain = f"conversation {item.chain} " if item.chain is not None else ""
+    turn = f" turn {item.turn_id}" if item.turn_id else ""
+    return f"{chain}seal #{item.seq}{turn}"
