@@ -28,6 +28,7 @@ from agents.defaults import (
 )
 from agents.models import Agent, AgentIntent, AgentVersion
 from agents.registry import all_tools
+from agents.version_diff import comparable
 from business.models import Organisation
 from nlu.values import ENTITY_NAMES
 
@@ -245,7 +246,8 @@ def agent_save(
     if not creating and not AgentVersion.objects.filter(agent=row).exists():
         _record_version(row, actor, _("State before the first recorded edit"))
     for key, value in changes.items():
-        setattr(row, key, value)
+        if comparable(key, value) != comparable(key, getattr(row, key)):
+            setattr(row, key, value)  # a form's round trip (line ends, tool order) is no change
     agent_validate({key: getattr(row, key) for key in EDITABLE_FIELDS})
     row.full_clean(exclude=["updated_at"])
     row.updated_at = timezone.now()

@@ -3,6 +3,13 @@
 A version's snapshot (agents.services.agent_snapshot) is serialised into stable, line-oriented text
 — one field per line, lists one item per line, each intent a block with one example per line — so
 that `difflib` shows what an admin changed ("+ es: agendame un service") rather than a JSON blob.
+
+Both the diff and the list of changed fields read *comparable* values (`comparable`): text with
+its line ends as "\n" and no trailing blanks (a browser's textarea sends "\r\n"), tool lists as
+sets (the admin's checkboxes send them in the page's order) — so a save that only moved the
+threshold lists "min_confidence", not "prompt, tools" besides; `agents.services.agent_save` keeps
+the stored value of a field whose comparable value did not change.
+
 Plain functions on plain data: the admin view and the A/B test page both render them.
 """
 
@@ -37,6 +44,22 @@ FIELD_ORDER = (
 )
 
 
+# Lists whose order means nothing: the tools an agent may call, the tools that need approval.
+UNORDERED = frozenset({"tools", "requires_approval_for"})
+
+
+def comparable(key: str, value: Any) -> Any:
+    """`value` as it is compared and shown: what a form's round trip changes is taken out."""
+    if isinstance(value, str):
+        return "\n".join(line.rstrip() for line in value.splitlines()).strip("\n")
+    if isinstance(value, dict):
+        return {k: comparable(k, v) for k, v in value.items()}
+    if isinstance(value, list):
+        items = [comparable(key, item) for item in value]
+        return sorted(set(map(str, items))) if key in UNORDERED else items
+    return value
+
+
 def _scalar(value: Any) -> str:
     if value is None:
         return "—"
@@ -47,6 +70,7 @@ def _scalar(value: Any) -> str:
 
 def serialise(snapshot: dict[str, Any]) -> list[str]:
     """The snapshot as lines of text, in a fixed order (two equal snapshots, equal lines)."""
+    snapshot = {key: comparable(key, value) for key, value in snapshot.items()}
     lines: list[str] = []
     keys = [k for k in FIELD_ORDER if k in snapshot]
     keys += sorted(k for k in snapshot if k not in FIELD_ORDER and k not in ("name", "intents"))
@@ -102,7 +126,7 @@ def changed_fields(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """The top-level keys whose values differ ("intents" when any intent or example does)."""
     keys = [k for k in (*FIELD_ORDER, "intents") if k in old or k in new]
     keys += sorted({*old, *new} - {*FIELD_ORDER, "intents", "name"})
-    return [k for k in keys if old.get(k) != new.get(k)]
+    return [k for k in keys if comparable(k, old.get(k)) != comparable(k, new.get(k))]
 
 
 def diff_snapshots(

@@ -407,6 +407,26 @@ def dashboard_summary(organisation: Organisation) -> DashboardSummary:
     )
 
 
+MIN_NAME_PART = 4  # "Ibarra" alone is masked; "Ana" only within "Ana Ruiz"
+
+
+def people_names(organisation: Organisation) -> tuple[str, ...]:
+    """The names of the people in the organisation's records — customers, technicians, members
+    — to mask (evaluation cases): each whole name, and each word of a person's name of four
+    letters or more, since an operator writes "el de Ibarra" as often as "Graciela Ibarra"."""
+    customers = Customer.objects.filter(organisation=organisation).values_list("name", "kind")
+    technicians = Technician.objects.filter(organisation=organisation).values_list(
+        "name", flat=True
+    )
+    members = Membership.objects.filter(organisation=organisation).values_list(
+        "user__first_name", "user__last_name"
+    )
+    people = [*technicians, *(f"{first} {last}" for first, last in members)]
+    people += [name for name, kind in customers if kind == Customer.Kind.PERSON]
+    parts = (word for name in people for word in name.split() if len(word) >= MIN_NAME_PART)
+    return tuple(sorted({*(name for name, _kind in customers), *people, *parts} - {" ", ""}))
+
+
 def technicians_with_absences(
     organisation: Organisation, today: datetime.date
 ) -> QuerySet[Technician]:

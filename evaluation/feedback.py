@@ -4,7 +4,9 @@ An operator marks a copilot answer good or bad and may say which agent should ha
 stored with the answer and its turn (one verdict per person and answer, changed by clicking
 again). A manager's queue turns a verdict — or any message an operator wrote — into a case of a
 dataset in one click: the operator's message with its personal data masked by the privacy
-guard's detectors (phones, emails, CUIT/CUIL, DNI, cards, addresses become `[TEL_1]`…), the
+guard's detectors (phones, emails, CUIT/CUIL, DNI, cards, addresses become `[TEL_1]`…) and the
+names of the people in the organisation's records (`[NOMBRE_1]`, business.selectors.people_names:
+without case or accents), the
 intents the copilot routed when the answer was right, or the intent of the agent it should have
 been (the router's best intent of that agent for the text) when it was not.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 import datetime
 import uuid
 import zoneinfo
+from collections.abc import Callable
 from typing import Any
 
 from django.db import transaction
@@ -22,6 +25,7 @@ from django.utils.translation import gettext as _
 
 from agents.models import Agent, AgentIntent
 from business.models import Organisation
+from business.selectors import people_names
 from copilot.models import Conversation, Message, Turn
 from copilot.router_cache import router_for
 from copilot.selectors import get_conversation_for_user
@@ -35,9 +39,11 @@ class FeedbackError(Exception):
     """The feedback or the case cannot be taken; the message says why."""
 
 
-def mask(text: str) -> str:
-    """The text with every kind of personal data the guard knows replaced by placeholders."""
-    return Vault(categories=CATEGORIES).mask(text)
+def masking(organisation: Organisation) -> Callable[[str], str]:
+    """A mask for the organisation's texts: every kind of personal data the guard knows and the
+    names of its people replaced by placeholders (the names read once, for a whole page)."""
+    names = people_names(organisation)
+    return lambda text: Vault(categories=CATEGORIES, names=names).mask(text)
 
 
 def answer_for_user(user: Any, message_id: int) -> Message:
@@ -160,7 +166,7 @@ def _case_data(
     agent: str,
     tag: str,
 ) -> dict[str, Any]:
-    text = mask(question.text)
+    text = masking(organisation)(question.text)
     if agent:
         steps = [(agent, best_intent(organisation, agent, text))]
     if not steps:

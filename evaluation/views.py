@@ -48,7 +48,7 @@ from evaluation.feedback import (
     feedback_dismiss,
     feedback_record,
     feedback_to_case,
-    mask,
+    masking,
     message_to_case,
     question_of,
     routed,
@@ -427,6 +427,7 @@ def _agents(request: HttpRequest) -> list[tuple[str, str]]:
 @permission_required("view_metrics")
 def feedback_queue(request: HttpRequest) -> HttpResponse:
     organisation = _org(request)
+    mask = masking(organisation)
     state = request.GET.get("state", Feedback.State.NEW)
     if state not in Feedback.State.values:
         state = Feedback.State.NEW

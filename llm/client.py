@@ -436,6 +436,9 @@ class ChatClient:
         self.token_budget = token_budget
         self.opened = time.monotonic()
         self.tokens_spent = 0
+        # What actually left for a model, (purpose, agent) once each: the turn's privacy
+        # receipt says this, not whether a client was opened (hybrid opens one and may not call).
+        self.sent: list[tuple[str, str]] = []
         self._sdk = sdk_client(provider)
         self._pending: list[dict[str, Any]] = []
         self._pending_lock = threading.Lock()
@@ -498,6 +501,7 @@ class ChatClient:
         except ModelFailure as refused:  # nothing sent: the row says why
             self._record(_Attempt(model=model), purpose, agent, started, 0, refused)
             raise
+        self._sending(purpose, agent)
         while True:
             progress = _Attempt(model=model)
             try:
@@ -559,6 +563,11 @@ class ChatClient:
             cap = min(cap, left)
         return _Allowance(max_tokens=cap, deadline_s=deadline_s, deadline_kind=kind,
                           prompt_estimate=prompt)  # fmt: skip
+
+    def _sending(self, purpose: str, agent: str) -> None:
+        with self._pending_lock:
+            if (purpose, agent) not in self.sent:
+                self.sent.append((purpose, agent))
 
     def _spend(self, progress: _Attempt) -> None:
         with self._pending_lock:

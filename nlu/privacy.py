@@ -7,6 +7,11 @@ placeholder within one vault (one turn), so a model can still tell "the same pho
 its tool arguments), so the records it acts on are the real ones. `receipt()` says what was
 masked: per category, how many distinct values and how many times.
 
+Names are a category too when the caller knows them: `Vault(names=...)` masks each given name
+(`[NOMBRE_1]`) wherever it stands as whole words, matched without case or accents ("graciela
+ibarra" is "Graciela Ibarra"), the longest first. The NLU knows no records: the names come from
+whoever holds them (evaluation.feedback reads the organisation's customers, technicians and users).
+
 Plain Python and regular expressions: no model, nothing downloaded, cheap on every call.
 """
 
@@ -17,14 +22,18 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
+from common.text import fold, fold_keep_length
 from nlu.addresses import find_addresses
 from nlu.cuit import CUIT_IN_TEXT
 
 PHONE, EMAIL, CUIT, DNI, CARD, ADDRESS = "phone", "email", "cuit", "dni", "card", "address"
+NAME = "name"  # only with the names a caller gives (Vault(names=...)), looked for last
 CATEGORIES = (EMAIL, CARD, CUIT, DNI, PHONE, ADDRESS)  # the order they are looked for
-_TAGS = {PHONE: "TEL", EMAIL: "EMAIL", CUIT: "CUIT", DNI: "DNI", CARD: "TARJETA", ADDRESS: "DIR"}
-PLACEHOLDER = re.compile(r"\[(TEL|EMAIL|CUIT|DNI|TARJETA|DIR)_(\d{1,4})\]")
+_TAGS = {PHONE: "TEL", EMAIL: "EMAIL", CUIT: "CUIT", DNI: "DNI", CARD: "TARJETA", ADDRESS: "DIR",
+         NAME: "NOMBRE"}  # fmt: skip
+PLACEHOLDER = re.compile(r"\[(TEL|EMAIL|CUIT|DNI|TARJETA|DIR|NOMBRE)_(\d{1,4})\]")
 
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63})+(?![\w-])")
 # 13–19 digits in groups (a card): checked with Luhn before it counts.
@@ -71,11 +80,31 @@ _FINDERS: dict[str, Callable[[str], list[tuple[int, int]]]] = {
 }
 
 
-def find(text: str, categories: tuple[str, ...] = CATEGORIES) -> list[tuple[int, int, str]]:
-    """(start, end, category) of each piece of personal data, without overlaps, in order."""
+@lru_cache(maxsize=64)
+def _names_pattern(names: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One pattern for all the names, folded, longest first, spaces matching any run of them."""
+    folded = {" ".join(fold_keep_length(name).split()) for name in names}
+    alternatives = [
+        r"\s+".join(map(re.escape, name.split()))
+        for name in sorted(folded - {""}, key=len, reverse=True)
+    ]
+    return re.compile(rf"(?<!\w)(?:{'|'.join(alternatives)})(?!\w)") if alternatives else None
+
+
+def _name_spans(text: str, names: tuple[str, ...]) -> list[tuple[int, int]]:
+    pattern = _names_pattern(names)
+    return [m.span() for m in pattern.finditer(fold_keep_length(text))] if pattern else []
+
+
+def find(
+    text: str, categories: tuple[str, ...] = CATEGORIES, names: tuple[str, ...] = ()
+) -> list[tuple[int, int, str]]:
+    """(start, end, category) of each piece of personal data, without overlaps, in order; the
+    given names last (an email or an address that holds a name is masked whole)."""
     taken: list[tuple[int, int, str]] = []
-    for category in categories:
-        for start, end in _FINDERS[category](text):
+    found = [(category, _FINDERS[category](text)) for category in categories]
+    for category, spans in [*found, (NAME, _name_spans(text, names))]:
+        for start, end in spans:
             if not any(start < e and s < end for s, e, _c in taken):
                 taken.append((start, end, category))
     return sorted(taken)
@@ -106,6 +135,7 @@ class Vault:
     """One turn's placeholders: value → placeholder and back, and what was masked."""
 
     categories: tuple[str, ...] = tuple(c for c in CATEGORIES if c != ADDRESS)
+    names: tuple[str, ...] = ()  # people's names to mask as well (module docstring)
     _by_value: dict[tuple[str, str], str] = field(default_factory=dict)
     _by_placeholder: dict[str, str] = field(default_factory=dict)
     _seen: Counter[str] = field(default_factory=Counter)
@@ -121,7 +151,7 @@ class Vault:
             done = self._masked.get(text)
         if done is not None:
             return done
-        spans = find(text, self.categories)
+        spans = find(text, self.categories, self.names)
         out, cursor = [], 0
         with self._lock:
             if (done := self._masked.get(text)) is not None:  # another thread did it meanwhile
@@ -137,7 +167,7 @@ class Vault:
         return masked
 
     def _placeholder(self, category: str, value: str) -> str:
-        key = (category, re.sub(r"[\s().-]", "", value).casefold())
+        key = (category, fold(re.sub(r"[\s().-]", "", value)))
         found = self._by_value.get(key)
         if found is None:
             number = sum(1 for c, _v in self._by_value if c == category) + 1
@@ -161,6 +191,6 @@ class Vault:
             distinct = Counter(category for category, _value in self._by_value)
             return {
                 category: {"values": distinct[category], "times": self._seen[category]}
-                for category in CATEGORIES
+                for category in (*CATEGORIES, NAME)
                 if self._seen[category]
             }

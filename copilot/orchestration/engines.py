@@ -77,14 +77,20 @@ def privacy_vault() -> Vault | None:
     return Vault(categories=categories)
 
 
-def privacy_receipt(client: ChatClient | None) -> dict[str, Any]:
-    """What the turn masked in what it sent to a model (T4): per category, distinct values and
-    times; an embedded turn sent nothing anywhere."""
-    if client is None:
+def privacy_receipt(client: ChatClient | None, labels: dict[str, str]) -> dict[str, Any]:
+    """What the turn sent to a model and masked in it (T4): each part that went (the reading of
+    the message, an agent's step — `labels` names the agents), and per category distinct values
+    and times. A turn that called no model — embedded, or hybrid above every gate — sent nothing
+    anywhere, whether or not a client was open."""
+    if client is None or not client.sent:
         return {"sent_to_model": False, "masked": {}}
     vault = client.redactor
     masked = vault.receipt() if isinstance(vault, Vault) else {}
-    return {"sent_to_model": True, "guard": vault is not None, "masked": masked}
+    parts = [
+        {"purpose": purpose, "agent": agent, "label": labels.get(agent, agent)}
+        for purpose, agent in client.sent
+    ]
+    return {"sent_to_model": True, "guard": vault is not None, "masked": masked, "parts": parts}
 
 
 def history_for(ctx: TurnContext, *, summarised: bool = False) -> list[dict[str, str]]:

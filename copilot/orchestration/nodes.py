@@ -949,7 +949,7 @@ def compose(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
         if (row["agent"], row["intent"]) in asked:
             row["clarifying"] = True
     trace = build_trace(run, state, consulted)
-    trace["privacy"] = {**engines.privacy_receipt(run.llm), "shown": dict(shown)}  # T4
+    trace["privacy"] = {**engines.privacy_receipt(run.llm, labels), "shown": dict(shown)}  # T4
     if reading.obligations:
         trace["obligations"] = [
             {**o.as_trace(), "met": o not in missed} for o in reading.obligations

@@ -35,23 +35,49 @@ def _category(category: str, count: int) -> str:
     return names.get(category, f"%(counter)s {category}") % {"counter": count}
 
 
+def _sent_part(part: Any) -> str:
+    """One part of a turn that went to a model, as the office says it."""
+    purpose = part.get("purpose", "") if isinstance(part, dict) else ""
+    if purpose == "orchestrator":
+        return pgettext("privacy receipt", "the reading of the message")
+    if purpose == "failsafe":
+        return pgettext("privacy receipt", "a second reading of the message")
+    agent = str(part.get("label") or part.get("agent") or "") if isinstance(part, dict) else ""
+    if purpose == "agent" and agent:
+        return pgettext("privacy receipt", "the step of %(agent)s") % {"agent": agent}
+    return pgettext("privacy receipt", "a request of the turn")
+
+
+def _sent_parts(parts: Any) -> str:
+    """What went, once each; a receipt stored before the parts were kept says "the turn"."""
+    if not isinstance(parts, list) or not parts:
+        return pgettext("privacy receipt", "this turn's requests")
+    return ", ".join(dict.fromkeys(_sent_part(part) for part in parts))
+
+
 @register.filter
 def privacy_receipt(receipt: Any) -> str:
-    """The turn's privacy receipt (T4) in words: what was masked before it went to a model."""
+    """The turn's privacy receipt (T4) in one statement: nothing went to a model, or which parts
+    of the turn went and what was masked in them (or that the guard was off)."""
     if not isinstance(receipt, dict):
         return ""
     if not receipt.get("sent_to_model"):
-        return gettext("Nothing left the system: no model was called (embedded engine).")
+        return gettext("Nothing left the system: no model was called in this turn.")
+    sent = {"parts": _sent_parts(receipt.get("parts"))}
     if not receipt.get("guard"):
-        return gettext("Sent to the model without the privacy guard (it is turned off).")
+        return (
+            gettext("Sent to a model without the privacy guard (it is turned off): %(parts)s.")
+            % sent
+        )
     masked = receipt.get("masked") or {}
     if not masked:
-        return gettext("Sent to the model: no personal data found to mask.")
-    parts = [
+        return gettext("Sent to a model: %(parts)s. No personal data found to mask.") % sent
+    what = ", ".join(
         _category(category, int(counts.get("values", 0)))
         for category, counts in masked.items()
         if isinstance(counts, dict)
-    ]
-    return pgettext("privacy receipt", "Masked before it went to the model: %(what)s.") % {
-        "what": ", ".join(parts)
-    }
+    )
+    return pgettext(
+        "privacy receipt",
+        "Sent to a model: %(parts)s. Masked first, as placeholders like [TEL_1]: %(what)s.",
+    ) % {**sent, "what": what}

@@ -150,6 +150,37 @@ def test_saving_in_the_admin_records_a_version_with_the_saved_intents(
     assert removed not in {i["name"] for i in version.snapshot["intents"]}
 
 
+@pytest.mark.parametrize("language", ["es-ar", "en"])
+def test_a_threshold_edit_lists_only_the_threshold_as_changed(
+    client: Client, staff_admin: Any, agent: Agent, tool_names: list[str], language: str
+) -> None:
+    # Stored as seeded: a prompt of several lines, tools in an order the checkboxes do not keep.
+    Agent.objects.filter(pk=agent.pk).update(
+        prompt="Sos el agente de agenda.\nRespondé corto. ", tools=tool_names[1::-1]
+    )
+    AgentVersion.objects.filter(agent=agent).delete()
+    agent_save(agent=Agent.objects.get(pk=agent.pk), changes={})
+    client.force_login(staff_admin)
+    data = _form_data(client.get(_change_url(agent)).content.decode())
+    data["prompt"] = data["prompt"].replace("\n", "\r\n")  # what a browser's textarea sends
+    data["min_confidence"] = "0.6"
+
+    assert client.post(_change_url(agent), data).status_code == 302
+    page = client.get(_change_url(agent), HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    diff = client.get(
+        reverse("admin:agents_agent_version_diff", args=[agent.pk, 2]),
+        HTTP_ACCEPT_LANGUAGE=language,
+    )
+
+    assert diff.context["diff"].changed_fields == ["min_confidence"]
+    assert [line.text for line in diff.context["diff"].lines if line.kind != "context"][1:] == [
+        "min_confidence: 0.35", "min_confidence: 0.6"
+    ]  # fmt: skip
+    assert "min_confidence ·" in page and "prompt, " not in page and "tools ·" not in page
+    agent.refresh_from_db()
+    assert agent.tools == tool_names[1::-1] and agent.prompt.endswith("corto. ")
+
+
 def test_the_admin_shows_validation_errors_and_saves_nothing(
     client: Client, staff_admin: Any, agent: Agent, tool_names: list[str]
 ) -> None:

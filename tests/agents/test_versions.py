@@ -82,6 +82,22 @@ def test_diff_names_exactly_what_changed() -> None:
     assert not diff_snapshots(old, old, old_label="a", new_label="b").lines
 
 
+def test_versions_saved_through_a_form_differ_only_where_a_value_did() -> None:
+    # Versions recorded before the admin kept stored values: "\r\n" from a textarea, the tools
+    # in the checkboxes' order. Only the threshold really changed.
+    old = {"prompt": "Sé breve.\nUsá voseo.", "min_confidence": 0.35, "tools": ["b", "a"],
+           "intents": [{"name": "book", "examples_es": "uno\ndos"}]}  # fmt: skip
+    new = {"prompt": "Sé breve.\r\nUsá voseo.\r\n", "min_confidence": 0.5, "tools": ["a", "b"],
+           "intents": [{"name": "book", "examples_es": "uno\r\ndos"}]}  # fmt: skip
+
+    diff = diff_snapshots(old, new, old_label="v1", new_label="v2")
+
+    assert diff.changed_fields == ["min_confidence"]
+    assert [(line.kind, line.text) for line in diff.lines if line.kind in ("add", "remove")] == [
+        ("remove", "min_confidence: 0.35"), ("add", "min_confidence: 0.5")
+    ]  # fmt: skip
+
+
 def test_diff_of_two_saved_versions(agent: Agent) -> None:
     agent_save(agent=agent, changes={"min_confidence": 0.61, "prompt": "Sé breve."})
     v1, v2 = AgentVersion.objects.filter(agent=agent).order_by("number")[:2]

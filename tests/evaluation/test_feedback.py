@@ -15,6 +15,7 @@ from agents.models import AgentIntent
 from agents.services import agents_install_defaults
 from copilot.models import Conversation, Message, Turn
 from evaluation.models import Case, Dataset, Feedback
+from tests import factories
 from tests.conftest import Cast
 
 pytestmark = pytest.mark.django_db
@@ -117,6 +118,7 @@ def test_nobody_rates_an_answer_they_may_not_read(client: Client, registry: Cast
 def test_a_bad_answer_becomes_a_case_with_its_personal_data_masked(
     client: Client, registry: Cast
 ) -> None:
+    factories.make_customer(registry.org, "Juan Pérez")  # in the records: his name is masked
     answer = _exchange(registry.org, registry.operator, routed="hours")  # misrouted
     dataset = _dataset(registry.org)
     client.force_login(registry.operator)
@@ -126,16 +128,17 @@ def test_a_bad_answer_becomes_a_case_with_its_personal_data_masked(
     client.force_login(registry.manager)
     queue = client.get(reverse("evaluation:feedback")).content.decode()
     assert f'data-feedback="{feedback.pk}"' in queue
-    assert "5555-1234" not in queue.split('data-testid="feedback-rows"')[1]  # shown masked
+    shown = queue.split('data-testid="feedback-rows"')[1]
+    assert "5555-1234" not in shown and "[NOMBRE_1]" in shown  # shown masked
     response = client.post(
         reverse("evaluation:feedback_case", args=[feedback.pk]), {"dataset": dataset.pk}
     )
     assert response.status_code == 302
     case = Case.objects.get(dataset=dataset)
-    for secret in ("5555", "juan.perez@example.com", "20-12345678-6"):
+    for secret in ("5555", "juan.perez@example.com", "20-12345678-6", "Juan", "Pérez"):
         assert secret not in case.input
     assert "[TEL_1]" in case.input and "[EMAIL_1]" in case.input and "[CUIT_1]" in case.input
-    assert case.input.startswith("agendame una visita para Juan Pérez el lunes")
+    assert case.input.startswith("agendame una visita para [NOMBRE_1] el lunes")
     assert case.expected_agents == ["scheduling"]
     scheduling_intents = set(
         AgentIntent.objects.filter(
@@ -148,6 +151,38 @@ def test_a_bad_answer_becomes_a_case_with_its_personal_data_masked(
     assert case.source == Case.Source.FEEDBACK and case.tags == ["feedback"]
     feedback.refresh_from_db()
     assert feedback.state == Feedback.State.CONVERTED and feedback.case == case
+
+
+@pytest.mark.parametrize("language", ["es-ar", "en"])
+def test_a_case_masks_the_names_of_the_organisation_s_people_without_case_or_accents(
+    client: Client, registry: Cast, language: str
+) -> None:
+    org = registry.org
+    factories.make_customer(org, "Graciela Ibarra")
+    factories.make_customer(org, "Clima Norte SA", kind="company")
+    factories.make_technician(org, "Martín Gómez")
+    registry.operator.first_name, registry.operator.last_name = "Sofía", "Acuña"
+    registry.operator.save()
+    factories.make_customer(registry.other_org, "Lucía Benítez")  # another organisation's
+    text = (
+        "que MARTIN GOMEZ vaya a lo de graciela ibarra, el de Clima Norte SA, y que sofia "
+        "acuna le avise a Ibarra; Lucía Benítez no"
+    )
+    answer = _exchange(org, registry.operator, text=text, routed="hours")
+    client.force_login(registry.operator)
+    client.post(_feedback_url(answer), {"rating": "down", "should_be": "scheduling"})
+    feedback = Feedback.objects.get(message=answer)
+    client.force_login(registry.manager)
+
+    queue = client.get(reverse("evaluation:feedback"), HTTP_ACCEPT_LANGUAGE=language)
+    client.post(reverse("evaluation:feedback_case", args=[feedback.pk]),
+                {"dataset": _dataset(org).pk})  # fmt: skip
+
+    assert Case.objects.get().input == (
+        "que [NOMBRE_1] vaya a lo de [NOMBRE_2], el de [NOMBRE_3], y que [NOMBRE_4] "
+        "le avise a [NOMBRE_5]; Lucía Benítez no"
+    )
+    assert "[NOMBRE_2]" in queue.content.decode() and "graciela" not in queue.content.decode()
 
 
 def test_a_good_answer_keeps_what_was_routed_and_a_bad_one_needs_its_agent(

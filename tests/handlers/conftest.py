@@ -14,7 +14,7 @@ import datetime
 import uuid
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -28,6 +28,9 @@ from business.models import Customer, Job, PriceItem, Technician
 from nlu.values import Entities
 from tests import factories
 from tests.conftest import Cast
+
+if TYPE_CHECKING:
+    from tests.handlers.office import Office
 
 BA = ZoneInfo("America/Argentina/Buenos_Aires")
 NOW = datetime.datetime(2026, 11, 23, 7, 0, tzinfo=BA)
@@ -192,3 +195,23 @@ def desk(cast: Cast, agents: dict[str, Agent]) -> Desk:
 def assert_no_foreign_data(text: str) -> None:
     for mark in FOREIGN_MARKS:
         assert mark not in text, f"the other organisation's {mark!r} leaked into: {text}"
+
+
+# --- the office (tests/handlers/office.py: imported here late, it builds on Desk above) ---------
+
+
+@pytest.fixture
+def office(cast: Cast) -> Office:
+    """The fleet, escalation, proactive and general agents at the desk's Monday 07:00."""
+    from tests.handlers.office import Office, install_office_agents
+
+    return Office(cast=cast, agents=install_office_agents(cast.org))
+
+
+@pytest.fixture
+def office_at_work(cast: Cast) -> Office:
+    """The same office at 10:00 on Monday: the crew is at work, so "the nearest free technician"
+    (an emergency, a dispatch) has an answer."""
+    from tests.handlers.office import Office, install_office_agents
+
+    return Office(cast=cast, agents=install_office_agents(cast.org), now=at(MONDAY, 10))

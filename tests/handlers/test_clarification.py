@@ -46,14 +46,9 @@ from tests.handlers.conftest import (
     assert_no_foreign_data,
     at,
 )
-from tests.handlers.office import Office, install_office_agents
+from tests.handlers.office import Office
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def office(cast: Cast) -> Office:
-    return Office(cast=cast, agents=install_office_agents(cast.org))
 
 
 def _asks(turn: Turn, slot: str) -> None:

@@ -22,12 +22,6 @@ from tests.handlers.office import OFFICE_TOOLS, SHIPPED_TOOLS, Office, install_o
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def office(cast: Cast) -> Office:
-    # 10:00 on Monday: the crew is at work, so "the nearest free technician" has an answer.
-    return Office(cast=cast, agents=install_office_agents(cast.org), now=at(MONDAY, 10))
-
-
 def _tickets(cast: Cast) -> list[EscalationTicket]:
     return list(EscalationTicket.objects.filter(organisation=cast.org).order_by("pk"))
 
@@ -58,9 +52,9 @@ def test_the_danger_decides_the_safety_instruction(text: str, kind: str) -> None
 
 
 def test_a_gas_emergency_opens_an_urgent_ticket_and_proposes_the_nearest_gas_technician(
-    office: Office, shop: Shop, cast: Cast
+    office_at_work: Office, shop: Shop, cast: Cast
 ) -> None:
-    turn = office.run(
+    turn = office_at_work.run(
         emergency, "emergency", "escalation", text="Juan Pérez dice que hay olor a gas",
         customer="Juan Pérez",
     )  # fmt: skip
@@ -86,9 +80,9 @@ def test_a_gas_emergency_opens_an_urgent_ticket_and_proposes_the_nearest_gas_tec
 
 
 def test_an_emergency_without_a_customer_still_opens_the_ticket_and_asks_for_the_address(
-    office: Office, shop: Shop, cast: Cast
+    office_at_work: Office, shop: Shop, cast: Cast
 ) -> None:
-    turn = office.run(
+    turn = office_at_work.run(
         emergency, "emergency", "escalation", text="flooding in the kitchen!", language="en"
     )
     [ticket] = _tickets(cast)
@@ -100,10 +94,10 @@ def test_an_emergency_without_a_customer_still_opens_the_ticket_and_asks_for_the
 
 
 def test_an_emergency_for_an_ambiguous_name_is_not_delayed(
-    office: Office, shop: Shop, cast: Cast
+    office_at_work: Office, shop: Shop, cast: Cast
 ) -> None:
     factories.make_customer(cast.org, "Juan Pérez Hijo", zone="CABA")
-    turn = office.run(
+    turn = office_at_work.run(
         emergency, "emergency", "escalation", text="chispas en lo de Juan", customer="Juan"
     )
     [ticket] = _tickets(cast)
@@ -130,11 +124,11 @@ def test_an_emergency_with_the_shipped_tools_finds_the_customer_by_search(
 
 
 def test_an_emergency_within_a_one_call_budget_still_opens_the_ticket(
-    office: Office, shop: Shop, cast: Cast
+    office_at_work: Office, shop: Shop, cast: Cast
 ) -> None:
-    agent = office.agents["escalation"]
+    agent = office_at_work.agents["escalation"]
     agent.max_plan_steps = 1
-    turn = office.run(
+    turn = office_at_work.run(
         emergency, "emergency", "escalation", text="olor a gas", customer="Juan Pérez"
     )
     [ticket] = _tickets(cast)
@@ -147,7 +141,7 @@ def test_an_emergency_within_a_one_call_budget_still_opens_the_ticket(
 
 
 def test_an_angry_complaint_is_high_priority_and_linked_to_the_latest_job(
-    office: Office, shop: Shop, cast: Cast
+    office_at_work: Office, shop: Shop, cast: Cast
 ) -> None:
     org = cast.org
     factories.make_job(org, shop.juan, at(MONDAY, 8), technician=shop.carlos, status="done")
@@ -157,7 +151,7 @@ def test_an_angry_complaint_is_high_priority_and_linked_to_the_latest_job(
         org, shop.juan, at(MONDAY, 9), technician=shop.carlos, status="done",
         service="Reparación de split",
     )  # fmt: skip
-    turn = office.run(
+    turn = office_at_work.run(
         complaint, "complaint", "escalation",
         text="EL TÉCNICO DEJÓ TODO SUCIO Y EL AIRE SIGUE SIN ANDAR!!!", customer="Juan Pérez",
     )  # fmt: skip
@@ -177,10 +171,10 @@ def test_an_angry_complaint_is_high_priority_and_linked_to_the_latest_job(
 
 
 def test_a_calm_complaint_about_the_job_under_discussion_is_normal_priority(
-    office: Office, shop: Shop, cast: Cast
+    office_at_work: Office, shop: Shop, cast: Cast
 ) -> None:
     job = factories.make_job(cast.org, shop.maria, at(MONDAY, 8), technician=shop.lucia)
-    turn = office.run(
+    turn = office_at_work.run(
         complaint, "complaint", "escalation", text="the customer says the invoice was wrong",
         language="en", state={"job_id": job.pk, "customer_id": shop.maria.pk},
     )  # fmt: skip
@@ -199,9 +193,9 @@ def test_a_calm_complaint_about_the_job_under_discussion_is_normal_priority(
     ],
 )
 def test_anger_said_in_words_makes_a_complaint_high_priority(
-    office: Office, shop: Shop, cast: Cast, language: str, text: str
+    office_at_work: Office, shop: Shop, cast: Cast, language: str, text: str
 ) -> None:
-    turn = office.run(
+    turn = office_at_work.run(
         complaint, "complaint", "escalation", text=text, customer="Juan Pérez", language=language
     )
     [ticket] = _tickets(cast)
@@ -211,10 +205,12 @@ def test_anger_said_in_words_makes_a_complaint_high_priority(
 
 
 def test_a_complaint_for_an_ambiguous_customer_asks_which_and_files_nothing(
-    office: Office, shop: Shop, cast: Cast
+    office_at_work: Office, shop: Shop, cast: Cast
 ) -> None:
     factories.make_customer(cast.org, "Juan Pérez Hijo", zone="CABA")
-    turn = office.run(complaint, "complaint", "escalation", text="Juan se queja", customer="Juan")
+    turn = office_at_work.run(
+        complaint, "complaint", "escalation", text="Juan se queja", customer="Juan"
+    )
     assert not turn.outcome.success
     assert "Hay varios clientes que coinciden con «Juan»" in turn.text
     assert _tickets(cast) == []
@@ -222,9 +218,9 @@ def test_a_complaint_for_an_ambiguous_customer_asks_which_and_files_nothing(
 
 
 def test_a_complaint_from_an_unknown_customer_is_recorded_unlinked(
-    office: Office, shop: Shop, cast: Cast
+    office_at_work: Office, shop: Shop, cast: Cast
 ) -> None:
-    turn = office.run(
+    turn = office_at_work.run(
         complaint, "complaint", "escalation", text="Rita Gómez reclama por la demora",
         customer="Rita Gómez",
     )  # fmt: skip
@@ -237,9 +233,9 @@ def test_a_complaint_from_an_unknown_customer_is_recorded_unlinked(
 
 
 def test_escalate_opens_a_ticket_and_says_a_person_takes_over(
-    office: Office, shop: Shop, cast: Cast
+    office_at_work: Office, shop: Shop, cast: Cast
 ) -> None:
-    turn = office.run(
+    turn = office_at_work.run(
         escalate, "escalate", "escalation", text="quiero hablar con un supervisor",
         state={"customer_id": shop.juan.pk, "customer_label": "Juan Pérez"},
     )  # fmt: skip
@@ -255,9 +251,9 @@ def test_escalate_opens_a_ticket_and_says_a_person_takes_over(
 
 
 def test_frustration_gets_a_high_priority_ticket_and_a_calm_reply(
-    office: Office, shop: Shop, cast: Cast
+    office_at_work: Office, shop: Shop, cast: Cast
 ) -> None:
-    turn = office.run(
+    turn = office_at_work.run(
         frustration_detected, "frustration_detected", "escalation",
         text="ES LA TERCERA VEZ QUE ESCRIBO!!! NADIE RESPONDE",
     )  # fmt: skip
@@ -269,10 +265,10 @@ def test_frustration_gets_a_high_priority_ticket_and_a_calm_reply(
 
 
 def test_a_ticket_the_tool_refuses_is_a_clear_failure(
-    office: Office, shop: Shop, cast: Cast
+    office_at_work: Office, shop: Shop, cast: Cast
 ) -> None:
     # A job id of the other organisation reads like a missing one.
-    turn = office.run(
+    turn = office_at_work.run(
         escalate, "escalate", "escalation", text="pasame con alguien",
         state={"job_id": shop.foreign_job.pk},
     )  # fmt: skip

@@ -29,11 +29,6 @@ from tests.handlers.office import OFFICE_TOOLS, SHIPPED_TOOLS, Office, install_o
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def office(cast: Cast) -> Office:
-    return Office(cast=cast, agents=install_office_agents(cast.org))
-
-
 def _pending(cast: Cast) -> list[PendingAction]:
     return list(PendingAction.objects.filter(organisation=cast.org).order_by("pk"))
 

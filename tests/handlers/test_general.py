@@ -14,15 +14,10 @@ from agents.models import Agent
 from business.models import PriceItem
 from tests.conftest import Cast
 from tests.handlers.conftest import BA, MONDAY, Shop, assert_no_foreign_data, at
-from tests.handlers.office import Office, install_office_agents
+from tests.handlers.office import Office
 
 pytestmark = pytest.mark.django_db
 SUNDAY = MONDAY - datetime.timedelta(days=1)
-
-
-@pytest.fixture
-def office(cast: Cast) -> Office:
-    return Office(cast=cast, agents=install_office_agents(cast.org))
 
 
 def test_every_general_intent_has_a_handler() -> None:

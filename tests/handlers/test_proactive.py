@@ -15,14 +15,9 @@ from business.models import Job
 from tests import factories
 from tests.conftest import Cast
 from tests.handlers.conftest import BA, NOW, THURSDAY, Shop, assert_no_foreign_data, at
-from tests.handlers.office import Office, install_office_agents
+from tests.handlers.office import Office
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def office(cast: Cast) -> Office:
-    return Office(cast=cast, agents=install_office_agents(cast.org))
 
 
 @pytest.fixture

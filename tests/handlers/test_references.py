@@ -16,8 +16,8 @@ from business import services
 from business.models import EscalationTicket, Invoice, Quote
 from tests import factories
 from tests.conftest import Cast
-from tests.handlers.conftest import MONDAY, Desk, Shop, Turn, assert_no_foreign_data, at
-from tests.handlers.office import Office, install_office_agents
+from tests.handlers.conftest import Desk, Shop, Turn, assert_no_foreign_data
+from tests.handlers.office import Office
 
 pytestmark = pytest.mark.django_db
 
@@ -198,17 +198,12 @@ def test_an_invoice_number_wins_over_the_customer_under_discussion(
 # --- tickets ----------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def office(cast: Cast) -> Office:
-    return Office(cast=cast, agents=install_office_agents(cast.org), now=at(MONDAY, 10))
-
-
-def test_the_status_of_a_ticket_by_number(office: Office, shop: Shop, cast: Cast) -> None:
+def test_the_status_of_a_ticket_by_number(office_at_work: Office, shop: Shop, cast: Cast) -> None:
     ticket = services.ticket_create(
         organisation=cast.org, reason="complaint", summary="El split gotea", priority="high",
         customer=shop.juan,
     )  # fmt: skip
-    turn = office.run(
+    turn = office_at_work.run(
         complaint, "complaint", "escalation", language="en",
         text=f"what's the status of ticket {ticket.pk}", ticket_id=ticket.pk,
     )  # fmt: skip
@@ -220,11 +215,13 @@ def test_the_status_of_a_ticket_by_number(office: Office, shop: Shop, cast: Cast
     assert EscalationTicket.objects.count() == 1  # no new ticket
 
 
-def test_a_missing_ticket_number_opens_nothing(office: Office, shop: Shop, cast: Cast) -> None:
+def test_a_missing_ticket_number_opens_nothing(
+    office_at_work: Office, shop: Shop, cast: Cast
+) -> None:
     foreign = services.ticket_create(
         organisation=cast.other_org, reason="complaint", summary="ajeno", priority="high"
     )
-    turn = office.run(
+    turn = office_at_work.run(
         escalate, "escalate", "escalation",
         text=f"el reclamo {foreign.pk} sigue sin resolverse", ticket_id=foreign.pk,
     )  # fmt: skip

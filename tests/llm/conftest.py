@@ -21,6 +21,20 @@ def scripted_server() -> Iterator[ScriptedServer]:
 
 
 @pytest.fixture
+def server(scripted_server: ScriptedServer, settings: Any) -> ScriptedServer:
+    """The scripted server as the environment's model (OPENAI_*), failing fast: 0.5 s, no
+    retries. test_engine_e2e and test_orchestrator define their own (a loaded machine's headroom,
+    one retry)."""
+    settings.OPENAI_API_KEY = "test-key"
+    settings.OPENAI_BASE_URL = scripted_server.base_url
+    settings.OPENAI_MODEL = "scripted-model"
+    settings.OPENAI_TIMEOUT = 0.5
+    settings.OPENAI_MAX_RETRIES = 0
+    settings.OPENAI_RETRY_BUDGET = 0.2
+    return scripted_server
+
+
+@pytest.fixture
 def provider(scripted_server: ScriptedServer) -> Provider:
     return Provider(
         base_url=scripted_server.base_url,

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from django.urls import reverse
 from django.utils import timezone
 
 from agents.models import Agent
@@ -431,20 +432,39 @@ def test_at_the_limit_a_reply_that_does_not_answer_never_reaches_the_agent(
 # --- hybrid and the engine choice -------------------------------------------------------------
 
 
-def test_hybrid_asks_the_model_only_below_the_agents_threshold(
+def test_hybrid_asks_the_model_only_below_the_gate_and_its_receipt_says_so_once(
     cast: Cast, conversation: Conversation, org: Organisation, server: ScriptedServer
 ) -> None:
     org.engine = Organisation.Engine.HYBRID
     org.save(update_fields=["engine"])
     server.add(scripted.text("Decime un poco más, ¿qué necesitás?"), when=ORCHESTRATOR)
+    manager = _client(cast.manager)
 
     confident = ask(cast, conversation, "¿en qué horario atienden?")
     assert server.requests == []
     assert confident.trace()["routed_by"] == "embedded"
+    # The receipt (chat and trace, es-AR) says what happened: no model, once — a client was open.
+    chat = _page(cast, conversation)
+    trace = manager.get(_trace_url(confident), HTTP_ACCEPT_LANGUAGE="es-ar").content.decode()
+    assert confident.trace()["privacy"]["sent_to_model"] is False
+    assert "Nada salió del sistema: en este turno no se llamó a ningún modelo." in chat
+    assert "En este turno no se llamó a ningún modelo." in trace
+    assert "Se envió" not in chat + trace
 
     vague = ask(cast, conversation, "qwerty asdf zxcv")
     assert len(agent_requests(server, ORCHESTRATOR)) == 1
     assert vague.trace()["routed_by"] == "model"
+    # The model read it, then the escalation agent's model was asked (and answered 500).
+    trace = manager.get(_trace_url(vague), HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert [p["purpose"] for p in vague.trace()["privacy"]["parts"]] == ["orchestrator", "agent"]
+    assert "Sent to a model: the reading of the message, the step of " in trace
+    assert trace.count("Sent to a model") == 1 and "No personal data found to mask." in trace
+    assert "no model was called" not in trace.lower()
+    assert _client(cast.outsider).get(_trace_url(vague)).status_code == 404
+
+
+def _trace_url(turn: Turn) -> str:
+    return reverse("trace_turn", args=[turn.result.turn_id])
 
 
 def test_without_a_key_an_llm_organisation_runs_embedded(
@@ -701,15 +721,26 @@ def test_no_phone_or_email_reaches_the_model_and_the_turn_carries_a_receipt(
     assert receipt["sent_to_model"] is True and receipt["guard"] is True
     assert receipt["masked"]["phone"]["values"] == 1 and receipt["masked"]["email"]["values"] == 1
     page = _page(cast, conversation)
-    assert "Masked before it went to the model" in page or "Enmascarado antes" in page
+    assert [(p["purpose"], p["agent"]) for p in receipt["parts"]] == [
+        ("orchestrator", ""), ("agent", "scheduling")
+    ]  # fmt: skip
+    receipt_line = next(line for line in page.splitlines() if "Se envió a un modelo" in line)
+    assert receipt_line.endswith(
+        "Se envió a un modelo: la lectura del mensaje, el paso de Agenda. "
+        "Antes se enmascaró, con marcadores como [TEL_1]: 1 email, 1 teléfono."
+    ), receipt_line
+
+
+def _client(user: Any) -> Any:
+    from django.test import Client
+
+    client = Client(HTTP_ACCEPT_LANGUAGE="es-ar")
+    client.force_login(user)
+    return client
 
 
 def _page(cast: Cast, conversation: Conversation) -> str:
-    from django.test import Client
-
-    client = Client()
-    client.force_login(cast.operator)
-    return client.get(f"/chat/{conversation.pk}/").content.decode()
+    return _client(cast.operator).get(f"/chat/{conversation.pk}/").content.decode()
 
 
 # --- the direct line on the llm engine (T2) ---------------------------------------------------

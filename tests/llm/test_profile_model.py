@@ -3,7 +3,6 @@ call, checked like untrusted input, bounded; any fault leaves the deterministic 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,18 +17,6 @@ from tests import factories
 from tests.conftest import Cast
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def server(settings: Any) -> Iterator[ScriptedServer]:
-    with ScriptedServer() as running:
-        settings.OPENAI_API_KEY = "test-key"
-        settings.OPENAI_BASE_URL = running.base_url
-        settings.OPENAI_MODEL = "scripted-model"
-        settings.OPENAI_TIMEOUT = 0.5
-        settings.OPENAI_MAX_RETRIES = 0
-        settings.OPENAI_RETRY_BUDGET = 0.2
-        yield running
 
 
 @pytest.fixture

@@ -3,9 +3,6 @@ bounded, and never required — any model fault leaves the extractive summary st
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
-
 import pytest
 
 from business.models import Organisation
@@ -21,18 +18,6 @@ from tests.conftest import Cast
 pytestmark = pytest.mark.django_db(transaction=True)
 
 FACTS = "customer: Ana Ríos (#4)\ndone: book_job job #12 Service 2026-11-24T09:00\nasked: agendá"
-
-
-@pytest.fixture
-def server(settings: Any) -> Iterator[ScriptedServer]:
-    with ScriptedServer() as running:
-        settings.OPENAI_API_KEY = "test-key"
-        settings.OPENAI_BASE_URL = running.base_url
-        settings.OPENAI_MODEL = "scripted-model"
-        settings.OPENAI_TIMEOUT = 0.5
-        settings.OPENAI_MAX_RETRIES = 0
-        settings.OPENAI_RETRY_BUDGET = 0.2
-        yield running
 
 
 @pytest.fixture

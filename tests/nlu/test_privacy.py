@@ -43,6 +43,17 @@ def test_a_number_that_fails_luhn_is_not_a_card() -> None:
     assert "card" not in {c for _s, _e, c in find("4111 1111 1111 1112")}
 
 
+def test_given_names_are_masked_as_whole_words_without_case_or_accents() -> None:
+    vault = Vault(names=("Graciela Ibarra", "Ibarra", "Ana"))
+
+    masked = vault.mask("GRACIELA IBARRA y la sra. ibarra; Anabel no, ana sí: ana@x.com")
+
+    assert masked == "[NOMBRE_1] y la sra. [NOMBRE_2]; Anabel no, [NOMBRE_3] sí: [EMAIL_1]"
+    assert vault.unmask("[NOMBRE_2]") == "ibarra"
+    assert vault.receipt()["name"] == {"values": 3, "times": 3}
+    assert Vault().mask("Graciela Ibarra") == "Graciela Ibarra"  # no names given, none masked
+
+
 def test_a_value_keeps_its_placeholder_and_comes_back() -> None:
     vault = Vault()
     first = vault.mask("Juana: 11 5555-1234, juana@example.com")
