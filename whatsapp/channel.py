@@ -7,8 +7,10 @@
   customer is told in one line and the panels are alerted; no step runs, no ticket is opened
   (the conversation itself is what a person picks up).
 - A member who took the conversation over answers it: the copilot does not (whatsapp/humans.py).
-- The customer reads the reply: other people's data hidden, the PDFs they asked for sent as
-  documents after it; every assistant message goes out through the outbox (whatsapp/outbox.py).
+- The customer reads the reply written to them (whatsapp/voice.py): what each step did in
+  their words, never the office's phrasing or a failure; other people's data hidden, the PDFs
+  they asked for sent as documents after it; every assistant message goes out through the
+  outbox (whatsapp/outbox.py).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from copilot.orchestration.state import TurnRun, TurnState
 from copilot.router_cache import router_for, vocabulary_for
 from copilot.services import conversation_state_update
 from nlu import Context
-from whatsapp import customers, humans, routing
+from whatsapp import customers, humans, routing, voice
 from whatsapp.outbox import outbox_add
 
 logger = logging.getLogger(__name__)
@@ -69,8 +71,12 @@ class WhatsApp(Channel):
         customer asked for)."""
         if run.ctx.customer_id is None:
             return []
-        customer = asked.conversation.customer
+        conversation = asked.conversation
+        customer = conversation.customer
         language = state["reading"].language or asked.language or "es"
+        if customer is not None and (mine := voice.customer_reply(state, run.ctx, customer,
+                                                                  language)):  # fmt: skip
+            state["reply"], state["parts"] = styled(conversation, mine, language), []
         reply, linked, hidden = customers.for_customer(state["reply"], customer, language)
         state["reply"] = reply
         if state.get("parts"):
@@ -87,7 +93,9 @@ class WhatsApp(Channel):
             chosen = [latest]
         if chosen:  # what the office would have done instead is not the customer's concern
             state["reply"] = customers.sending_documents(state["reply"], language)
-            state["parts"] = []
+        else:
+            state["reply"] = styled(conversation, voice.no_documents(wanted, language), language)
+        state["parts"] = []
         return chosen
 
     def reply_stored(self, conversation: Conversation, answer: Message, extra: Any) -> Message:
