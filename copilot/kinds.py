@@ -75,11 +75,11 @@ def _graph_answer(turn: Turn, run: TurnRun | None, opening: str) -> Produced:
     asked, conversation = turn.message, turn.conversation
     started, cpu_started = time.perf_counter(), time.thread_time()
     state = run_graph(run)
+    channel = channel_of(conversation)
+    extra = channel.reply_for_reader(run, state, asked)  # a customer reads it: their view
     if opening:
         state["reply"] = f"{opening}\n\n{state['reply']}"
         state["parts"] = []
-    channel = channel_of(conversation)
-    extra = channel.reply_for_reader(run, state, asked)  # a customer reads it: their view
     language = state["reading"].language or asked.language or "es"
     # Wall time per node and for the graph, and the graph's CPU time in this thread (what the
     # turn costs when the machine is not busy with anything else).

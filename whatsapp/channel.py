@@ -2,9 +2,15 @@
 
 - An unknown number registers first, one step a turn (whatsapp/customers.py); once registered,
   the conversation is pinned to that customer's records and their first request is answered.
+- A request for a person, however it is phrased, is read by the organisation's router (the
+  registry's `escalate` intent and its examples): the conversation goes to human mode, the
+  customer is told in one line and the panels are alerted; no step runs, no ticket is opened
+  (the conversation itself is what a person picks up).
 - A member who took the conversation over answers it: the copilot does not (whatsapp/humans.py).
-- The customer reads the reply: other people's data hidden, the PDFs they asked for sent as
-  documents after it; every assistant message goes out through the outbox (whatsapp/outbox.py).
+- The customer reads the reply written to them (whatsapp/voice.py): what each step did in
+  their words, never the office's phrasing or a failure; other people's data hidden, the PDFs
+  they asked for sent as documents after it; every assistant message goes out through the
+  outbox (whatsapp/outbox.py).
 """
 
 from __future__ import annotations
@@ -12,16 +18,25 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from agents.context import TurnContext
+from business.profiles import customer_profile_fields
 from copilot.answering import Produced, TurnResult, answer_turn, fail_turn, open_run
 from copilot.channels import Channel, Emit
 from copilot.kinds import answer_with_graph
 from copilot.models import Conversation, Message, Turn
+from copilot.orchestration.replies import in_customer_style
 from copilot.orchestration.state import TurnRun, TurnState
+from copilot.router_cache import router_for, vocabulary_for
 from copilot.services import conversation_state_update
-from whatsapp import customers, routing
+from nlu import Context
+from whatsapp import customers, humans, routing, voice
 from whatsapp.outbox import outbox_add
 
 logger = logging.getLogger(__name__)
+
+# The registry's intent for "a person, please" (agents/escalation/agent.py `escalate`): on
+# WhatsApp it is the hand-over itself.
+ASKS_FOR_A_PERSON = "escalate"
 
 
 class WhatsApp(Channel):
@@ -39,6 +54,8 @@ class WhatsApp(Channel):
 
     def before_graph(self, turn: Turn, emit: Emit) -> TurnResult | None:
         conversation = turn.conversation
+        if asks_for_a_person(turn):
+            return _hand_over(turn, emit)
         if conversation.customer_id is None and not customers.link_by_phone(conversation):
             return _registration_step(turn, emit)
         customers.pin_subject(conversation)
@@ -54,8 +71,12 @@ class WhatsApp(Channel):
         customer asked for)."""
         if run.ctx.customer_id is None:
             return []
-        customer = asked.conversation.customer
+        conversation = asked.conversation
+        customer = conversation.customer
         language = state["reading"].language or asked.language or "es"
+        if customer is not None and (mine := voice.customer_reply(state, run.ctx, customer,
+                                                                  language)):  # fmt: skip
+            state["reply"], state["parts"] = styled(conversation, mine, language), []
         reply, linked, hidden = customers.for_customer(state["reply"], customer, language)
         state["reply"] = reply
         if state.get("parts"):
@@ -72,7 +93,9 @@ class WhatsApp(Channel):
             chosen = [latest]
         if chosen:  # what the office would have done instead is not the customer's concern
             state["reply"] = customers.sending_documents(state["reply"], language)
-            state["parts"] = []
+        else:
+            state["reply"] = styled(conversation, voice.no_documents(wanted, language), language)
+        state["parts"] = []
         return chosen
 
     def reply_stored(self, conversation: Conversation, answer: Message, extra: Any) -> Message:
@@ -82,6 +105,38 @@ class WhatsApp(Channel):
 
     def message_stored(self, conversation: Conversation, message: Message) -> None:
         outbox_add(message, conversation)  # sent once the storing transaction commits
+
+
+def asks_for_a_person(turn: Turn) -> bool:
+    """The organisation's router reads the message as a request for a person (alone or among
+    other requests: a person handles all of it then)."""
+    organisation = turn.conversation.organisation
+    ctx = TurnContext.build(organisation)
+    context = Context(today=ctx.today, now=ctx.local_now, tz=organisation.timezone,
+                      vocabulary=vocabulary_for(organisation))  # fmt: skip
+    reading = router_for(organisation).understand(turn.message.text, context)
+    return any(task.intent == ASKS_FOR_A_PERSON for task in reading.tasks)
+
+
+def _hand_over(turn: Turn, emit: Emit) -> TurnResult:
+    """Human mode, the customer told in one line (in their register), the panels alerted."""
+    conversation, asked = turn.conversation, turn.message
+    language = asked.language or "es"
+
+    def produce(run: TurnRun | None) -> Produced:
+        humans.hand_over(conversation, asked.text)
+        return Produced(styled(conversation, humans.handing_over(language), language),
+                        {"human_requested": True})  # fmt: skip
+
+    return answer_turn(turn, emit, produce, language=language, opens_run=False)
+
+
+def styled(conversation: Conversation, text: str, language: str) -> str:
+    """A line written here (not by a step) in the customer's register (P4)."""
+    if conversation.customer_id is None:
+        return text
+    profile = customer_profile_fields(conversation.organisation_id, conversation.customer_id)
+    return in_customer_style(text, profile, language)
 
 
 def _registration_step(turn: Turn, emit: Emit) -> TurnResult:

@@ -38,6 +38,7 @@ from copilot.orchestration.state import TurnRun
 from copilot.services import conversation_state_update, message_add
 from nlu import privacy
 from nlu.values import Entities
+from whatsapp import voice
 
 logger = logging.getLogger(__name__)
 
@@ -261,7 +262,7 @@ def for_customer(
         for kind, pk in _PDF_LINK.findall(text)
     ]
     text = _PDF_LINK.sub("", text)
-    text = _without_office_work(text, language)
+    text = voice.without_office_references(_without_office_work(text, language), customer)
     own = _own_values(customer)
     hidden = 0
     out, cursor = [], 0
@@ -298,9 +299,9 @@ def _without_office_work(text: str, language: str) -> str:
 def sending_documents(reply: str, language: str) -> str:
     """The reply when the documents asked for are sent: the office-work notice gives way to
     "here it is"."""
-    office = _without_office_work(NOT_FOR_CUSTOMERS, language)
+    office = {_without_office_work(NOT_FOR_CUSTOMERS, language), voice.offer_a_person(language)}
     here = say(language, _("Here is the PDF."))
-    kept = [p for p in reply.split("\n\n") if p.strip() and p != office]
+    kept = [p for p in reply.split("\n\n") if p.strip() and p not in office]
     return "\n\n".join([*kept, here]) if kept else here
 
 

@@ -1,9 +1,13 @@
 """A person takes a WhatsApp conversation over ("humano" mode) and hands it back (issue 14.3).
 
-- The customer writes "humano" / "human" (`customers.asks_for_human`): the conversation turns to
-  human mode, the customer is told a person will answer, and every member of the organisation
-  hears it live (group `whatsapp.o<org>`, the socket in copilot/consumers.py
-  `WhatsAppConsumer`, the banner in static/js/whatsapp.js).
+- The customer asks for a person (`hand_over`): the conversation turns to human mode, the
+  customer is told in one line that a person will answer, and every member of the organisation
+  hears it live (group `whatsapp.o<org>`, the socket in whatsapp/consumers.py
+  `WhatsAppConsumer`, the banner in static/js/whatsapp.js). The one word "humano" / "human" is
+  caught by the webhook before any turn (`customers.asks_for_human`, `human_requested`); any
+  other phrasing ("¿me pasás con alguien de la oficina?", "put me through to someone") is read
+  by the understanding layer as the registry's escalation intent, and the turn hands over
+  instead of running it (whatsapp/channel.py).
 - A member takes it over from the chat page (`take_over`): the copilot stops answering — what
   the customer writes is stored and shown live (`incoming_store`), no turn runs — and the member
   replies as themselves (`operator_reply`: an assistant message signed by them, sent through the
@@ -88,21 +92,33 @@ def incoming_store(
 def human_requested(
     conversation: Conversation, text: str, client_id: str, meta: dict[str, Any], language: str
 ) -> Message | None:
-    """The customer asked for a person: human mode, their message stored, a short answer sent,
-    and the members told. None when the message was stored before."""
+    """The customer asked for a person in one word ("humano"): human mode, their message stored,
+    a short answer sent, and the members told. None when the message was stored before."""
     with transaction.atomic():
-        Conversation.objects.filter(pk=conversation.pk).update(mode=Conversation.Mode.HUMAN)
-        conversation.mode = Conversation.Mode.HUMAN
         message = incoming_store(conversation, text, client_id, meta, notify=False)
         if message is None:
             return None
-        reply = say(
-            language,
-            _("I'm passing you to a person from the team: they will answer you here shortly."),
-        )
-        _say(conversation, reply, language, {"human_requested": True})
-        tell(conversation, "human_requested", text=text[:200])
+        hand_over(conversation, text)
+        _say(conversation, handing_over(language), language, {"human_requested": True})
     return message
+
+
+def hand_over(conversation: Conversation, text: str) -> None:
+    """Human mode: the copilot stops answering, and every member of the organisation hears, live,
+    which conversation wants a person (the customer's words with it)."""
+    Conversation.objects.filter(pk=conversation.pk).update(
+        mode=Conversation.Mode.HUMAN, updated_at=timezone.now()
+    )
+    conversation.mode = Conversation.Mode.HUMAN
+    tell(conversation, "human_requested", text=text[:200])
+
+
+def handing_over(language: str) -> str:
+    """The one line the customer reads when a person takes over."""
+    return say(
+        language,
+        _("I'm passing you to a person from the team: they will answer you here shortly."),
+    )
 
 
 def take_over(conversation: Conversation, user: AbstractBaseUser) -> None:

@@ -19,6 +19,7 @@ from tests.copilot.conftest import (  # noqa: F401
     registry,
     router,
 )
+from whatsapp import humans
 from whatsapp.models import WhatsAppAccount
 
 # Two organisations' numbers and a fake Graph API (tests/whatsapp/test_whatsapp.py and
@@ -69,3 +70,11 @@ def accounts(cast: Cast) -> tuple[WhatsAppAccount, WhatsAppAccount]:
 def agents(cast: Cast) -> dict[str, Agent]:
     agents_install_defaults(organisation=cast.org)
     return {agent.name: agent for agent in Agent.objects.filter(organisation=cast.org)}
+
+
+@pytest.fixture
+def told(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict[str, Any]]]:
+    """What the organisation's panels hear (group `whatsapp.o<org>`), in order."""
+    sent: list[tuple[str, dict[str, Any]]] = []
+    monkeypatch.setattr(humans, "send_to_group", lambda group, m: sent.append((group, m)) or True)
+    return sent

@@ -37,13 +37,6 @@ SENDER = "5491155550000"  # as WhatsApp writes an Argentine mobile: 54 9 11 …
 STORED = "+541155550000"  # as the office typed it: "11 5555-0000", normalised (no 9)
 
 
-@pytest.fixture
-def told(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict[str, Any]]]:
-    sent: list[tuple[str, dict[str, Any]]] = []
-    monkeypatch.setattr(humans, "send_to_group", lambda group, m: sent.append((group, m)) or True)
-    return sent
-
-
 _ids = iter(range(1, 10_000))
 
 

@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from agents.defaults import default_specs
 from agents.models import Agent, AgentIntent
-from agents.phrasing import when
+from agents.phrasing import day
 from agents.services import agents_install_defaults
 from business.models import Customer, Job
 from copilot.models import Conversation
@@ -193,10 +193,11 @@ def test_a_customer_asking_for_their_jobs_gets_their_upcoming_visit_and_no_one_e
     reply = _turn(cast, text, django_capture_on_commit_callbacks)
     assert Conversation.objects.get(contact=SENDER).customer == marta
     start = timezone.localtime(mine.scheduled_start, zoneinfo.ZoneInfo(cast.org.timezone))
-    assert f"#{mine.pk} Service de split" in reply, reply
-    assert when(start, language) in reply, reply  # the day and the time
-    assert "10:00" in reply
+    # Written to her (issue 27.3): the visit, its day and time window, and no record numbers.
+    assert "(service de split)" in reply and "#" not in reply, reply
+    assert day(start.date(), language) in reply, reply
+    assert "10:00" in reply and "12:00" in reply
     for secret in (f"#{theirs.pk} ", "Caldera", "Bianchi", "4444-3333"):
         assert secret not in reply, (secret, reply)
     sent = " ".join(json.dumps(request.body) for request in graph.requests)
-    assert "Service de split" in sent and "Bianchi" not in sent and "Caldera" not in sent
+    assert "service de split" in sent and "Bianchi" not in sent and "Caldera" not in sent
