@@ -5,10 +5,12 @@ through `TurnContext.emit` (this is the lowest floor that emits, so it lives her
 service and the graph the rest; the consumer, the panel's script and the tests read the same
 names. Each event is a JSON object with a `type`; events of one turn share its `turn_id`.
 
-Every event is published to the conversation's channel-layer group and appended to its event log
-(copilot/models.py `ConversationEvent`) with a per-conversation sequence number, `seq`, which the
-subscriber adds to the frame it sends: a client that reconnects says the last `seq` it saw and
-gets exactly what followed (S4).
+Every event is appended to the conversation's event log (copilot/models.py `ConversationEvent`)
+with a per-conversation sequence number, `seq`, and published to its channel-layer group once
+logged: a client that reconnects says the last `seq` it saw and gets exactly what followed (S4).
+A turn logs its events a step at a time (copilot/turnlog.py), folding the start/result/end of a
+call and the start/end of a step into one event each; `thinking`, `text` and `retract` also go
+out live at once, without a `seq` (the logged copy follows at the step's end).
 
 Order for one message: `accepted` as soon as it is stored (every tab shows it), then — when its
 turn runs — `thinking` (S3), for each sub-agent step `agent_start`, its
@@ -67,6 +69,11 @@ class AgentStartEvent(Sequenced):
     label: str
     intent: str
     confidence: float
+    # As logged, a step's start usually carries its end (copilot/turnlog.py folds the pair).
+    success: NotRequired[bool]
+    yielded: NotRequired[bool]
+    latency_ms: NotRequired[float]
+    clarifying: NotRequired[bool]
 
 
 class AgentEndEvent(Sequenced):
@@ -108,6 +115,9 @@ class ToolResultEvent(Sequenced):
     # records its result names (the answer's chips); both from the structured result.
     line: NotRequired[str]
     records: NotRequired[list[RecordRef]]
+    # As logged, the call's start and end folded in (copilot/turnlog.py).
+    arguments: NotRequired[dict[str, object]]
+    latency_ms: NotRequired[float]
 
 
 class ToolEndEvent(Sequenced):
@@ -123,6 +133,7 @@ class TextEvent(Sequenced):
     turn_id: str
     text: str
     agent: NotRequired[str]
+    at: NotRequired[int]  # its offset in the turn's streamed text (set by the turn's log)
 
 
 class RetractEvent(Sequenced):
@@ -135,6 +146,7 @@ class RetractEvent(Sequenced):
     turn_id: str
     agent: str
     reason: str
+    at: NotRequired[int]  # how much text the turn had streamed when it retracted
 
 
 class DirectLineEvent(Sequenced):

@@ -9,7 +9,7 @@ import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from django.db import transaction
 from django.utils import timezone
@@ -20,13 +20,11 @@ from agents.events import (
     CompletedEvent,
     ConsultedEvent,
     ErrorEvent,
-    Event,
     ThinkingEvent,
     UsageEvent,
 )
 from agents.selectors import agents_for_org
-from copilot import eventlog
-from copilot.answers import steps_for_turn
+from copilot.answers import Steps, steps_for_turn, steps_of
 from copilot.channels import channel_of
 from copilot.models import Conversation, Message, Turn
 from copilot.orchestration import engines, replies
@@ -36,6 +34,7 @@ from copilot.services import (
     message_add,
     turn_finish,
 )
+from copilot.turnlog import TurnLog
 from llm.selectors import turn_usage
 
 logger = logging.getLogger(__name__)
@@ -88,7 +87,7 @@ def answer_turn(
         with transaction.atomic():
             trace = {**done.trace, "turn_id": turn_id}
             if done.steps:
-                trace["did"] = steps_for_turn(conversation.pk, turn_id, done.first)
+                trace["did"] = _steps(emit, conversation.pk, turn_id, done.first)
             language = done.language or language or asked.language or "es"
             answer = (done.store or _one_message(conversation, done.reply, language))(trace)
             if done.after is not None:
@@ -132,13 +131,20 @@ def _finish_events(
     emit(completed_event(turn_id, answer_id, reply))
 
 
-def emitter(turn: Turn) -> Any:
-    organisation_id, conversation_id = turn.organisation_id, turn.conversation_id
+def _steps(emit: Any, conversation_id: int, turn_id: str, first: frozenset[str] | None) -> Steps:
+    """The turn's "what I did" from the events it holds (no re-read of what it just logged)."""
+    if isinstance(emit, TurnLog):
+        return steps_of(emit.events(), emit.organisation_id, first)
+    return steps_for_turn(conversation_id, turn_id, first)
 
-    def emit(event: Event) -> None:
-        eventlog.publish(organisation_id, conversation_id, event)
 
-    return emit
+def emitter(turn: Turn) -> TurnLog:
+    """The turn's event sink: one buffered log per turn (copilot/turnlog.py), kept on the turn
+    so that every part of it, and the runner once it ends, share it."""
+    log = turn.__dict__.get("_event_log")
+    if log is None:
+        log = turn.__dict__["_event_log"] = TurnLog(turn.organisation_id, turn.conversation_id)
+    return cast(TurnLog, log)
 
 
 def thinking(turn: Turn) -> Any:
@@ -180,14 +186,14 @@ def fail_turn(turn: Turn, emit: Any, exc: Exception) -> TurnResult:
     answer_id: int | None = None
     try:
         emit(error_event(turn_id, "turn_failed", text))
-        with transaction.atomic():
+        with transaction.atomic():  # the failure and its closing events commit together
             answer = message_add(
                 conversation=turn.conversation, role=Message.Role.ASSISTANT, text=text,
                 language=language, trace={"turn_id": turn_id, "error": error},
             )  # fmt: skip
             turn_finish(turn=turn, status=Turn.Status.FAILED, answer=answer, error=error)
+            emit(completed_event(turn_id, answer.pk, text))
         answer_id = answer.pk
-        emit(completed_event(turn_id, answer_id, text))
     except Exception:
         logger.exception("turn %s: could not store the failure", turn_id)
     return TurnResult(

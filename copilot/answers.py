@@ -186,29 +186,45 @@ def build_steps(events: list[dict[str, Any]], first: Collection[str] = ()) -> St
         kind = event.get("type")
         if kind == "agent_start":
             agents.append(_agent_step(event))
+            if "success" in event:  # folded with its end (copilot/turnlog.py)
+                _ended(agents[-1], event)
         elif kind == "agent_end":
-            step = _owner(agents, event)
-            step["status"], step["ms"] = _status(event), event.get("latency_ms")
+            _ended(_owner(agents, event), event)
         elif kind == "tool_start":
-            tool = str(event.get("tool", ""))
-            _owner(agents, event)["tools"].append(
-                {"tool": tool, "line": "", "ok": None, "ms": None, "records": []}
-            )
+            _owner(agents, event)["tools"].append(_tool_step(event))
         elif kind in ("tool_result", "tool_end"):
-            found = _last_tool(_owner(agents, event), str(event.get("tool", "")))
-            if found is None:
-                continue
-            if kind == "tool_end":
-                found["ms"] = event.get("latency_ms")
-                continue
-            found["ok"] = bool(event.get("ok"))
-            found["line"] = str(event.get("line") or "")
-            found["records"] = [r for r in event.get("records") or [] if _is_ref(r)]
+            _tool_outcome(_owner(agents, event), event)
         elif kind == "approval_requested":
             _owner(agents, event)["approvals"].append(
                 {"id": event.get("approval_id"), "summary": str(event.get("summary", ""))}
             )
     return {"agents": agents, "records": _records(agents), "urgency": _urgency(agents, first)}
+
+
+def _ended(step: AgentStep, event: dict[str, Any]) -> None:
+    step["status"], step["ms"] = _status(event), event.get("latency_ms")
+
+
+def _tool_step(event: dict[str, Any]) -> ToolStep:
+    return {"tool": str(event.get("tool", "")), "line": "", "ok": None, "ms": None, "records": []}
+
+
+def _tool_outcome(step: AgentStep, event: dict[str, Any]) -> None:
+    """A call's result and duration, on its start's row; a folded `tool_result` (no start
+    before it) is a row of its own."""
+    tool = str(event.get("tool", ""))
+    found = _last_tool(step, tool)
+    if event["type"] == "tool_result" and (found is None or found["ok"] is not None):
+        found = _tool_step(event)
+        step["tools"].append(found)
+    if found is None:
+        return
+    if "latency_ms" in event:
+        found["ms"] = event.get("latency_ms")
+    if event["type"] == "tool_result":
+        found["ok"] = bool(event.get("ok"))
+        found["line"] = str(event.get("line") or "")
+        found["records"] = [r for r in event.get("records") or [] if _is_ref(r)]
 
 
 def _is_ref(value: object) -> bool:
@@ -259,9 +275,18 @@ def steps_for_turn(
         .order_by("seq")
         .values("payload", "organisation_id")
     )
+    organisation_id = rows[0]["organisation_id"] if rows else 0
+    return steps_of([row["payload"] for row in rows], organisation_id, first)
+
+
+def steps_of(
+    events: Iterable[dict[str, Any]], organisation_id: int, first: Collection[str] | None = None
+) -> Steps:
+    """The steps of a turn's events as a turn holds them (copilot/turnlog.py `events`)."""
+    steps = [event for event in events if event.get("type") in STEP_EVENTS]
     if first is None:
-        first = chain_openers(rows[0]["organisation_id"]) if rows else frozenset()
-    return build_steps([row["payload"] for row in rows], first)
+        first = chain_openers(organisation_id) if steps else frozenset()
+    return build_steps(steps, first)
 
 
 # --- chips ---------------------------------------------------------------------------------

@@ -50,36 +50,57 @@ def group_name(organisation_id: int, conversation_id: int) -> str:
 
 
 def publish(organisation_id: int, conversation_id: int, event: Event) -> Event:
-    """Log the event with the conversation's next sequence number, then send it live.
+    """Log one event with the conversation's next sequence number, then send it live.
 
     Inside a caller's transaction the live send waits for its commit (a subscriber must never
-    see an event the log does not have). Returns the event with its `seq`.
-    """
-    with transaction.atomic():
-        seq = _next_seq(conversation_id)
-        sequenced = cast(Event, {**event, "seq": seq})
-        ConversationEvent.objects.create(
-            organisation_id=organisation_id, conversation_id=conversation_id, seq=seq,
-            turn_id=str(event.get("turn_id", "")), type=event["type"], payload=dict(event),
-            origin=PROCESS,
-        )  # fmt: skip
-    transaction.on_commit(lambda: broadcast(organisation_id, conversation_id, sequenced))
+    see an event the log does not have). Returns the event with its `seq`."""
+    [sequenced] = write(organisation_id, conversation_id, [event])
     return sequenced
 
 
-def _next_seq(conversation_id: int) -> int:
-    """Allocate the next sequence number; the row stays locked until the caller commits."""
+def write(organisation_id: int, conversation_id: int, events: list[Event]) -> list[Event]:
+    """Log events, in order, in one transaction — one `UPDATE … RETURNING` allocates their
+    sequence numbers, one `INSERT` stores them — and send them live once it commits."""
+    if not events:
+        return []
+    with transaction.atomic():
+        first = _next_seq(conversation_id, len(events)) - len(events) + 1
+        sequenced = [cast(Event, {**event, "seq": first + i}) for i, event in enumerate(events)]
+        ConversationEvent.objects.bulk_create(
+            [_row(organisation_id, conversation_id, event) for event in sequenced]
+        )
+    transaction.on_commit(lambda: _broadcast_all(organisation_id, conversation_id, sequenced))
+    return sequenced
+
+
+def _row(organisation_id: int, conversation_id: int, event: Event) -> ConversationEvent:
+    payload = {key: value for key, value in event.items() if key != "seq"}
+    return ConversationEvent(
+        organisation_id=organisation_id, conversation_id=conversation_id, seq=event["seq"],
+        turn_id=str(event.get("turn_id", "")), type=event["type"], payload=payload,
+        origin=PROCESS,
+    )  # fmt: skip
+
+
+def _next_seq(conversation_id: int, count: int = 1) -> int:
+    """Allocate the next `count` sequence numbers and return the last; the row stays locked
+    until the caller commits."""
     table = connection.ops.quote_name(Conversation._meta.db_table)
     column = connection.ops.quote_name("event_seq")
     with connection.cursor() as cursor:
         cursor.execute(
-            f"UPDATE {table} SET {column} = {column} + 1 WHERE id = %s RETURNING {column}",  # noqa: S608
-            [conversation_id],
+            f"UPDATE {table} SET {column} = {column} + %s WHERE id = %s RETURNING {column}",  # noqa: S608
+            [count, conversation_id],
         )
         row = cursor.fetchone()
     if row is None:
         raise Conversation.DoesNotExist(conversation_id)
     return int(row[0])
+
+
+def _broadcast_all(organisation_id: int, conversation_id: int, events: list[Event]) -> None:
+    for event in events:
+        broadcast(organisation_id, conversation_id, event)
 
 
 def broadcast(organisation_id: int, conversation_id: int, event: Event) -> bool:

@@ -63,8 +63,15 @@ logger = logging.getLogger(__name__)
 def run_turn(turn: Turn) -> TurnResult:
     """Answer a turn the runner has claimed (read with its conversation, organisation, message
     and user); every event goes to the conversation's log and group. Never raises: a failure is
-    stored and published as the turn's answer."""
-    return _run(turn)
+    stored and published as the turn's answer. Whatever the turn emitted after its last commit
+    point is logged as it ends (copilot/turnlog.py), however it ended."""
+    try:
+        return _run(turn)
+    finally:
+        try:
+            emitter(turn).flush()
+        except Exception:  # the database is gone: the failure is already the turn's
+            logger.exception("turn %s: could not log its last events", turn.pk)
 
 
 def _run(turn: Turn) -> TurnResult:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import InterfaceError, OperationalError
+from django.db import InterfaceError, OperationalError, transaction
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
@@ -222,8 +222,7 @@ def ask_readings(
     _emit_start(run, step, label)
     outcome = write_gate.ask(readings, language)
     result = StepRun(step=step, outcome=outcome, label=label, source=ASKED)
-    _record(run, result)
-    _emit_end(run, result)
+    _close(run, result)
     return result
 
 
@@ -350,9 +349,17 @@ def _emit_end(run: TurnRun, result: StepRun) -> None:
     run.ctx.emit(event)
 
 
-def _record(
+def _close(
     run: TurnRun, result: StepRun, *, permanent: bool = False, tokens: tuple[int, int] = (0, 0)
 ) -> None:
+    """The step's run row and `agent_end` in one transaction: the turn's event log writes the
+    step's events at `agent_end` (copilot/turnlog.py), so they commit with the row."""
+    with transaction.atomic():
+        _record(run, result, permanent=permanent, tokens=tokens)
+        _emit_end(run, result)
+
+
+def _record(run: TurnRun, result: StepRun, *, permanent: bool, tokens: tuple[int, int]) -> None:
     ctx = run.ctx
     agent_run_record(
         organisation=ctx.organisation,
@@ -435,8 +442,7 @@ def execute_step(
         plan_steps=runner.plan_steps, source=source, plan_limited=limited, streamed=streamed,
         fallback=fallback,
     )  # fmt: skip
-    _record(run, result, permanent=permanent, tokens=(runner.tokens_in, runner.tokens_out))
-    _emit_end(run, result)
+    _close(run, result, permanent=permanent, tokens=(runner.tokens_in, runner.tokens_out))
     return result
 
 
@@ -540,8 +546,7 @@ def yield_step(run: TurnRun, language: str, agent: Agent, step: Step, source: st
         step=step, outcome=Outcome(text="", success=False, yielded=True, error=error),
         label=label, source=source, ran=False,
     )  # fmt: skip
-    _record(run, result)
-    _emit_end(run, result)
+    _close(run, result)
     return result
 
 

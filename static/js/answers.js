@@ -88,34 +88,45 @@
     return null;
   }
 
+  function ended(entry, ev) {
+    entry.item.classList.remove("step-running");
+    entry.item.classList.add(STATUS(ev));
+  }
+
+  function toolRow(entry, ev) {
+    const row = el("li", "step-tool tool-running");
+    row.dataset.tool = ev.tool;
+    row.append(el("span", "step-icon"), el("span", "step-line", " " + t("Working")));
+    entry.tools.append(row);
+    entry.rows.push(row);
+    return row;
+  }
+
   const STATUS = (ev) => ev.clarifying ? "step-ask" : ev.yielded ? "step-muted" : ev.success ? "step-ok" : "step-bad";
 
   const live = {
+    // A step's start usually carries its end (the log folds the pair): then it is drawn done.
     agent_start(ev) {
       const view = liveBlock(ev.turn_id);
-      if (view) addAgent(view, ev);
+      if (!view) return;
+      const entry = addAgent(view, ev);
+      if ("success" in ev) ended(entry, ev);
     },
     agent_end(ev) {
       const view = liveBlock(ev.turn_id);
-      if (!view) return;
-      const entry = agentItem(view, ev);
-      entry.item.classList.remove("step-running");
-      entry.item.classList.add(STATUS(ev));
+      if (view) ended(agentItem(view, ev), ev);
     },
     tool_start(ev) {
       const view = liveBlock(ev.turn_id);
-      if (!view) return;
-      const entry = agentItem(view, ev);
-      const row = el("li", "step-tool tool-running");
-      row.dataset.tool = ev.tool;
-      row.append(el("span", "step-icon"), el("span", "step-line", " " + t("Working")));
-      entry.tools.append(row);
-      entry.rows.push(row);
+      if (view) toolRow(agentItem(view, ev), ev);
     },
+    // Usually the call's only event (its start and end folded in): a row of its own then.
     tool_result(ev) {
       const view = liveBlock(ev.turn_id);
-      const row = view && lastRow(agentItem(view, ev), ev.tool);
-      if (!row) return;
+      if (!view) return;
+      const entry = agentItem(view, ev);
+      const running = lastRow(entry, ev.tool);
+      const row = running && running.classList.contains("tool-running") ? running : toolRow(entry, ev);
       row.classList.remove("tool-running");
       row.classList.add(ev.ok ? "tool-ok" : "tool-bad");
       const line = row.querySelector(".step-line");

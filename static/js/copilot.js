@@ -240,7 +240,7 @@
     const thinking = el("div", "msg-thinking", t("Thinking"));
     li.append(thinking, text);
     place(li);
-    view = { li, text, thinking, problem: null, seg: null, afterNote: false };
+    view = { li, text, thinking, problem: null, seg: null, afterNote: false, streamed: 0, retracted: new Set() };
     turns.set(turnId, view);
     return view;
   }
@@ -307,10 +307,18 @@
     tool_start(ev) { turnView(ev.turn_id); },
     tool_result(ev) { turnView(ev.turn_id); },
     tool_end(ev) { turnView(ev.turn_id); },
+    // A chunk comes twice: live at once (no seq) and logged at its step's end (seq, consecutive
+    // chunks folded). `at` is its offset in the turn's text: only what goes past what this view
+    // shows is appended; a live chunk past a gap waits for the logged copy.
     text(ev) {
       const view = turnView(ev.turn_id);
       view.thinking.remove();
       let chunk = ev.text;
+      if (typeof ev.at === "number") {
+        if (ev.at > view.streamed || ev.at + chunk.length <= view.streamed) return;
+        chunk = chunk.slice(view.streamed - ev.at);
+        view.streamed += chunk.length;
+      }
       if (view.afterNote) {  // the note ends its line: no blank lines before what replaces it
         chunk = chunk.replace(/^\n+/, "");
         view.afterNote = !chunk;
@@ -322,6 +330,11 @@
       const view = turns.get(ev.turn_id);
       if (!view) return;
       const agent = ev.agent || "";
+      if (typeof ev.at === "number") {  // live, then logged: once
+        const key = agent + "@" + ev.at;
+        if (view.retracted.has(key)) return;
+        view.retracted.add(key);
+      }
       const replaced = liveSegments(view).filter((seg) => seg.dataset.agent === agent);
       if (!replaced.length) return;
       replaced.forEach((seg) => seg.classList.add("msg-retracted"));

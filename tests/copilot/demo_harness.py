@@ -510,13 +510,13 @@ def assert_event_order(turn: Turn) -> None:
     assert types[-1] == "completed"
     assert types[-2] == "consulted"
     assert {event["turn_id"] for event in turn.events} == {turn.result.turn_id}
+    # One agent at a time: each step is logged as one `agent_start` carrying its end (the log
+    # folds the pair), before the next agent starts.
     starts = [i for i, kind in enumerate(types) if kind == "agent_start"]
-    ends = [i for i, kind in enumerate(types) if kind == "agent_end"]
-    assert len(starts) == len(ends) == len(turn.runs) >= 1
-    # One agent at a time: each start is closed by its end before the next agent starts.
-    for start, end, following in zip(starts, ends, [*starts[1:], len(types)], strict=True):
-        assert start < end < following
-    assert ends[-1] < types.index("consulted")
+    assert len(starts) == len(turn.runs) >= 1
+    assert "agent_end" not in types
+    assert all("success" in turn.events[i] for i in starts)
+    assert starts[-1] < types.index("consulted")
     streamed = "".join(event["text"] for event in turn.events if event["type"] == "text")
     assert streamed.strip() == turn.events[-1]["text"].strip() == turn.reply.strip()
     # The footer lists the agents that acted, from the execution rows.

@@ -55,7 +55,8 @@ def _statuses(jobs: list[Job]) -> dict[int, str]:
 
 
 def _ended(turn: Turn) -> dict[str, Any]:
-    return next(e for e in turn.events if e["type"] == "agent_end")
+    """The step's outcome: the log folds a step's end into its start (copilot/turnlog.py)."""
+    return next(e for e in turn.events if e["type"] == "agent_start" and "success" in e)
 
 
 def test_the_answer_resumes_the_pending_intent_without_reclassifying(demo: Demo) -> None:

@@ -48,10 +48,14 @@ def test_a_turn_streams_thinking_first_and_completed_last(
     turn = answer(conversation, cast.operator.pk, "buscá a Juan")
     result, events = turn.result, turn.events
 
+    # The step's start and end, and the call's start, result and end, are logged folded.
     assert turn.types() == [
-        "thinking", "agent_start", "tool_start", "tool_result", "tool_end", "agent_end",
-        "text", "consulted", "completed",
+        "thinking", "agent_start", "tool_result", "text", "consulted", "completed",
     ]  # fmt: skip
+    step, call = events[1], events[2]
+    assert step["agent"] == "customer" and step["success"] is True and step["latency_ms"] >= 0
+    assert call["tool"] == "customers_find" and call["ok"] is True and call["latency_ms"] >= 0
+    assert "arguments" in call
     assert set(turn.types()) <= EVENT_TYPES
     assert {e["turn_id"] for e in events} == {result.turn_id}
     user, reply = list(Message.objects.filter(conversation=conversation).order_by("pk"))
@@ -141,14 +145,23 @@ async def test_events_reach_a_subscriber_while_the_turn_is_still_running(
             conversation, cast.operator.pk, "buscá a Juan"
         )
     )
-    seen: list[str] = []
-    while "agent_start" not in seen:
-        message = await asyncio.wait_for(layer.receive(channel), 10)
-        seen.append(message["event"]["type"])
+    first = await asyncio.wait_for(layer.receive(channel), 10)
+    live = await asyncio.wait_for(layer.receive(channel), 10)
+    still_running = not running.done()  # the step is held until `release`
     release.set()
     await running
+    rest = []
+    while not rest or rest[-1]["type"] != "completed":
+        rest.append((await asyncio.wait_for(layer.receive(channel), 10))["event"])
 
-    assert seen == ["accepted", "thinking", "agent_start"]
+    assert first["event"]["type"] == "accepted" and "seq" in first["event"]
+    # `thinking` goes out live at once, unsequenced; its logged copy comes with the step.
+    assert live["event"]["type"] == "thinking" and "seq" not in live["event"] and still_running
+    logged = [event for event in rest if "seq" in event]
+    assert [event["type"] for event in logged][:2] == ["thinking", "agent_start"]
+    assert [event["seq"] for event in logged] == list(
+        range(first["event"]["seq"] + 1, first["event"]["seq"] + 1 + len(logged))
+    )
     assert running.result().result.ok
 
 

@@ -34,8 +34,8 @@ def defaults(cast: Cast) -> None:
     agents_install_defaults(organisation=cast.org)
 
 
-READ_ONLY = {"statements": 85, "transactions": 20, "connects": 0}
-BOOKING = {"statements": 82, "transactions": 17, "connects": 0}
+READ_ONLY = {"statements": 56, "transactions": 9, "connects": 0}
+BOOKING = {"statements": 59, "transactions": 8, "connects": 0}
 
 
 @dataclass

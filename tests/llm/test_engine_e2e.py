@@ -372,8 +372,8 @@ def test_a_clarification_reply_resumes_the_agent_without_the_orchestrator(
     second = ask(cast, conversation, "para Marta Quiroga")
 
     assert "¿Para qué cliente?" in first.reply
-    agent_end = [e for e in first.events if e["type"] == "agent_end"][0]
-    assert agent_end.get("clarifying") is True
+    step = [e for e in first.events if e["type"] == "agent_start"][0]  # its end folded in
+    assert step.get("clarifying") is True
     assert len(agent_requests(server, ORCHESTRATOR)) == 1  # the reply did not go to the model
     resumed = agent_requests(server, SCHEDULING)[-1]
     assert "agendá un service de split" in all_text(resumed)
