@@ -13,6 +13,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from business.models import Customer, Equipment, Job, Organisation
 from common.secrets import EncryptedText, digest
@@ -230,17 +231,19 @@ class WhatsAppTemplate(models.Model):
     approved one goes out, outside the 24-hour window, its variables filled from the reply."""
 
     class Status(models.TextChoices):  # Meta's words
-        PENDING = "PENDING", _("Pending review")
-        APPROVED = "APPROVED", _("Approved")
-        REJECTED = "REJECTED", _("Rejected")
-        PAUSED = "PAUSED", _("Paused")
-        DISABLED = "DISABLED", _("Disabled")
-        FLAGGED = "FLAGGED", _("Flagged")
-        IN_APPEAL = "IN_APPEAL", _("In appeal")
-        ARCHIVED = "ARCHIVED", _("Archived")
-        PENDING_DELETION = "PENDING_DELETION", _("Pending deletion")
-        DELETED = "DELETED", _("Deleted")
-        LOCKED = "LOCKED", _("Locked")
+        PENDING = "PENDING", pgettext_lazy("whatsapp template", "Pending review")
+        APPROVED = "APPROVED", pgettext_lazy("whatsapp template", "Approved")
+        REJECTED = "REJECTED", pgettext_lazy("whatsapp template", "Rejected")
+        PAUSED = "PAUSED", pgettext_lazy("whatsapp template", "Paused")
+        DISABLED = "DISABLED", pgettext_lazy("whatsapp template", "Disabled")
+        FLAGGED = "FLAGGED", pgettext_lazy("whatsapp template", "Flagged")
+        IN_APPEAL = "IN_APPEAL", pgettext_lazy("whatsapp template", "In appeal")
+        ARCHIVED = "ARCHIVED", pgettext_lazy("whatsapp template", "Archived")
+        PENDING_DELETION = (
+            "PENDING_DELETION", pgettext_lazy("whatsapp template", "Pending deletion")
+        )  # fmt: skip
+        DELETED = "DELETED", pgettext_lazy("whatsapp template", "Deleted")
+        LOCKED = "LOCKED", pgettext_lazy("whatsapp template", "Locked")
 
     class Category(models.TextChoices):
         UTILITY = "UTILITY", _("Utility")

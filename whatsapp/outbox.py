@@ -360,8 +360,8 @@ def outgoing_resend(*, organisation_id: int, ids: list[int]) -> int:
 
 def _as_template_again(organisation_id: int, update: StatusUpdate) -> bool:
     """A text the Cloud API accepted, then failed with 131047 (the window had closed; it never
-    reached the customer): queued again to go as the template. Its provider id is cleared, so a redelivered callback of the
-    failed text finds nothing."""
+    reached the customer): queued again to go as the template. Its provider id is cleared, so
+    a redelivered callback of the failed text finds nothing."""
     rows = OutgoingMessage.objects.filter(
         organisation_id=organisation_id, provider_message_id=update.message_id,
         as_template=False, template="", status=OutgoingMessage.Status.SENT,
@@ -419,9 +419,12 @@ def status_apply(organisation_id: int, update: StatusUpdate) -> bool:
     """A status callback on one of this organisation's outgoing messages."""
     if update.status not in _RANK:
         return False
-    if update.status == "failed" and update.code == REENGAGEMENT:
-        if _as_template_again(organisation_id, update):
-            return True
+    if (
+        update.status == "failed"
+        and update.code == REENGAGEMENT
+        and _as_template_again(organisation_id, update)
+    ):
+        return True
     earlier = [name for name, rank in _RANK.items() if rank < _RANK[update.status]]
     fields: dict[str, Any] = {"status": update.status, "updated_at": timezone.now()}
     if update.error:
