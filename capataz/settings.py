@@ -239,6 +239,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "business.context_processors.organisation",
                 "approvals.context_processors.approvals",
+                "whatsapp.context_processors.alerts",
             ],
         },
     },

@@ -1,10 +1,15 @@
 """A fake Graph API for tests and the demo: a real HTTP server on localhost that answers the
 messages endpoint and the media upload (multipart: answered with a media id) as told (200 with
-a message id, 500, 429 with Retry-After) and records every request. Modelled on
-testing/scripted.py's `ScriptedServer`.
+a message id, 500, 429 with Retry-After, 400 with Meta's error code and `error_data.details`)
+and records every request. Modelled on testing/scripted.py's `ScriptedServer`.
 
     with FakeGraph() as graph:
         graph.add(500); graph.add(429, retry_after=3)   # then 200s
+        graph.add(400, code=131047)                     # "more than 24 hours", with its details
+
+Marking a message read (`{"status": "read", ...}`) is answered `{"success": true}` and recorded
+apart, in `receipts`, so `requests` is what reached the customer; `fail_receipts(500)` makes
+the next ones fail.
         graph.add_media("media-1", b"...", "image/jpeg", token="token-1100")
         settings.WHATSAPP_GRAPH_URL = graph.base_url
 
@@ -33,11 +38,19 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Self
 
+# Meta's details of the errors tests inject (error_data.details).
+DETAILS = {
+    131047: "Message failed to send because more than 24 hours have passed since the customer "
+    "last replied to this number.",
+    131026: "Message undeliverable.",
+}
+
 
 @dataclass(frozen=True)
 class Answer:
     status: int = 200
     retry_after: int | None = None
+    code: int | None = None  # Meta's error code (the HTTP status when None)
 
 
 @dataclass(frozen=True)
@@ -79,6 +92,15 @@ class Media:
     redirect: str = ""  # the download answers 302 to this
 
 
+def _error(answer: Answer) -> dict[str, Any]:
+    """Meta's error body: its message, code and, for a code it documents, `error_data.details`."""
+    code = answer.code if answer.code is not None else answer.status
+    error: dict[str, Any] = {"message": f"fake {code}", "type": "OAuthException", "code": code}
+    if code in DETAILS:
+        error["error_data"] = {"messaging_product": "whatsapp", "details": DETAILS[code]}
+    return {"error": error}
+
+
 def media_id_of(name: str) -> str:
     """The demo's media id of a file name: digits, like the Graph API's ids."""
     return str(int(hashlib.sha256(name.encode()).hexdigest()[:12], 16))
@@ -94,6 +116,8 @@ class FakeGraph:
         self._lock = threading.Lock()
         self._answers: list[Answer] = []
         self._requests: list[Request] = []
+        self._receipts: list[Request] = []
+        self._receipt_failures: list[Answer] = []
         self._media: dict[str, Media] = {}
         self._media_requests: list[Request] = []
         self._media_failures: list[int] = []
@@ -131,11 +155,15 @@ class FakeGraph:
                         body = json.loads(raw or b"{}")
                     except ValueError:
                         body = {}
-                answer = fake._record(
-                    Request(self.path, self.headers.get("Authorization", ""), body, upload)
-                )
-                if answer.status == 200 and self.path.endswith("/media"):
-                    payload: dict[str, Any] = (
+                request = Request(self.path, self.headers.get("Authorization", ""), body, upload)
+                if body.get("status") == "read":  # mark as read (and typing): not a message
+                    answer = fake._receipt(request)
+                else:
+                    answer = fake._record(request)
+                if answer.status == 200 and body.get("status") == "read":
+                    payload: dict[str, Any] = {"success": True}
+                elif answer.status == 200 and self.path.endswith("/media"):
+                    payload = (
                         {"id": f"media-fake-{uuid.uuid4().hex}"}
                         if upload is not None
                         else {"error": {"message": "no file", "code": 100}}
@@ -147,7 +175,7 @@ class FakeGraph:
                         "messages": [{"id": f"wamid.fake-{uuid.uuid4().hex}"}],
                     }
                 else:
-                    payload = {"error": {"message": f"fake {answer.status}", "code": answer.status}}
+                    payload = _error(answer)
                 data = json.dumps(payload).encode()
                 status = 400 if "error" in payload and answer.status == 200 else answer.status
                 self.send_response(status)
@@ -181,11 +209,32 @@ class FakeGraph:
         assert self._server is not None
         return f"http://{self._host}:{self._server.server_address[1]}"
 
-    def add(self, status: int, *, retry_after: int | None = None, times: int = 1) -> Self:
-        """Answer the next requests with `status` (after the ones added before); then 200."""
+    def add(
+        self, status: int, *, retry_after: int | None = None, times: int = 1,
+        code: int | None = None,
+    ) -> Self:  # fmt: skip
+        """Answer the next requests with `status` (after the ones added before); then 200.
+        `code`: Meta's error code in the body (131047, ...), with its details."""
         with self._lock:
-            self._answers += [Answer(status, retry_after)] * times
+            self._answers += [Answer(status, retry_after, code)] * times
         return self
+
+    def fail_receipts(self, status: int, *, times: int = 1) -> Self:
+        """Answer the next mark-as-read requests with `status`."""
+        with self._lock:
+            self._receipt_failures += [Answer(status)] * times
+        return self
+
+    @property
+    def receipts(self) -> list[Request]:
+        """The mark-as-read (and typing indicator) requests."""
+        with self._lock:
+            return list(self._receipts)
+
+    def _receipt(self, request: Request) -> Answer:
+        with self._lock:
+            self._receipts.append(request)
+            return self._receipt_failures.pop(0) if self._receipt_failures else Answer()
 
     def add_media(
         self, media_id: str, data: bytes, mime_type: str, *, token: str = "",

@@ -1,5 +1,6 @@
-"""Admin for the WhatsApp channel: the organisation's account (secrets write-only), the outbox
-(send again), received media, and refused webhook messages."""
+"""Admin for the WhatsApp channel: the organisation's account (secrets write-only), its message
+templates (status from Meta's webhooks; the variables an admin says), its alerts (mark seen), the
+outbox (send again), received media, and refused webhook messages."""
 
 from __future__ import annotations
 
@@ -10,12 +11,20 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from business.admin import OrgAdminAccess, OrgScopedAdmin, TenantModelForm
-from whatsapp.models import IncomingMedia, OutgoingMessage, WhatsAppAccount, WhatsAppRejection
+from whatsapp.models import (
+    IncomingMedia,
+    OutgoingMessage,
+    WhatsAppAccount,
+    WhatsAppAlert,
+    WhatsAppRejection,
+    WhatsAppTemplate,
+)
 from whatsapp.outbox import outgoing_resend
 
 _SECRETS = {
@@ -23,6 +32,7 @@ _SECRETS = {
     "app_secret": _("App secret"),
     "verify_token": _("Webhook verify token"),
     "access_token": _("Access token"),
+    "business_account_id": _("WhatsApp Business Account id"),
 }
 
 
@@ -41,6 +51,7 @@ class WhatsAppAccountForm(TenantModelForm):
     app_secret = _secret_field(_SECRETS["app_secret"])
     verify_token = _secret_field(_SECRETS["verify_token"])
     access_token = _secret_field(_SECRETS["access_token"])
+    business_account_id = _secret_field(_SECRETS["business_account_id"])
 
     class Meta:
         model = WhatsAppAccount
@@ -80,7 +91,9 @@ def _set(value: str) -> str:
 class WhatsAppAccountAdmin(OrgAdminAccess, OrgScopedAdmin):
     form = WhatsAppAccountForm
     list_display = ("organisation", "active", "number_status", "secret_status", "template_name")
-    readonly_fields = ("number_status", "secret_status", "token_status", "access_status")
+    readonly_fields = (
+        "number_status", "secret_status", "token_status", "access_status", "business_status",
+    )  # fmt: skip
 
     @admin.display(description=_("Phone-number id"))
     def number_status(self, obj: WhatsAppAccount) -> str:
@@ -98,14 +111,52 @@ class WhatsAppAccountAdmin(OrgAdminAccess, OrgScopedAdmin):
     def access_status(self, obj: WhatsAppAccount) -> str:
         return _set(obj.access_token_encrypted)
 
+    @admin.display(description=_("WhatsApp Business Account id"))
+    def business_status(self, obj: WhatsAppAccount) -> str:
+        return _set(obj.business_account_id_encrypted)
+
+
+@admin.register(WhatsAppTemplate)
+class WhatsAppTemplateAdmin(OrgScopedAdmin):
+    """The organisation's templates: name, language, category and variables as registered with
+    Meta; the status, quality and reason follow Meta's webhooks (read-only here)."""
+
+    list_display = ("name", "language", "organisation", "category", "status", "quality",
+                    "variables", "updated_at")  # fmt: skip
+    list_filter = ("organisation", "status", "category", "language")
+    search_fields = ("name",)
+    readonly_fields = ("status", "quality", "reason", "template_id", "updated_at")
+    fields = ("organisation", "name", "language", "category", "variables", "named",
+              *readonly_fields)  # fmt: skip
+
+
+@admin.register(WhatsAppAlert)
+class WhatsAppAlertAdmin(OrgScopedAdmin):
+    """What Meta said about the account or a template that needs the admins: a restriction, a
+    ban, a template paused. Read-only; marked seen once dealt with."""
+
+    list_display = ("received_at", "organisation", "kind", "event", "subject", "detail", "seen_at")
+    list_filter = ("organisation", "kind", "event")
+    readonly_fields = ("organisation", "kind", "event", "subject", "detail", "received_at",
+                       "seen_at")  # fmt: skip
+    fields = readonly_fields
+    actions = ("mark_seen",)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    @admin.action(description=_("Mark as seen"))
+    def mark_seen(self, request: HttpRequest, queryset: QuerySet[WhatsAppAlert]) -> None:
+        queryset.filter(seen_at__isnull=True).update(seen_at=timezone.now())
+
 
 @admin.register(OutgoingMessage)
 class OutgoingMessageAdmin(OrgScopedAdmin):
     """The outbox as operators see it: what was sent, what is waiting, what failed and why."""
 
     list_display = (
-        "id", "organisation", "conversation", "to", "status", "attempts", "next_attempt_at",
-        "last_error", "updated_at",
+        "id", "organisation", "conversation", "to", "status", "template", "attempts",
+        "next_attempt_at", "last_error", "updated_at",
     )  # fmt: skip
     list_filter = ("organisation", "status")
     search_fields = ("to", "provider_message_id", "text")

@@ -31,7 +31,8 @@ class Sent:
     provider_id: str = ""
     retryable: bool = False
     retry_after: float | None = None  # the server's Retry-After, in seconds
-    error: str = ""
+    error: str = ""  # the status, Meta's message and its `error_data.details`
+    code: int = 0  # Meta's error code (131047: the 24-hour window is closed)
 
 
 def text_body(to: str, text: str) -> dict[str, Any]:
@@ -41,11 +42,14 @@ def text_body(to: str, text: str) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def template_body(to: str, name: str, language: str) -> dict[str, Any]:
-    return {
-        "messaging_product": "whatsapp", "to": to, "type": "template",
-        "template": {"name": name, "language": {"code": language}},
-    }  # fmt: skip
+def read_body(message_id: str, typing: bool) -> dict[str, Any]:
+    """The customer's message marked read (two blue ticks), with the typing indicator (shown
+    until the reply, 25 seconds at most) when one is coming."""
+    body: dict[str, Any] = {"messaging_product": "whatsapp", "status": "read",
+                            "message_id": message_id}  # fmt: skip
+    if typing:
+        body["typing_indicator"] = {"type": "text"}
+    return body
 
 
 def document_body(to: str, media_id: str, filename: str, caption: str) -> dict[str, Any]:
@@ -98,6 +102,7 @@ def send(*, phone_number_id: str, access_token: str, body: dict[str, Any]) -> Se
     return Sent(
         ok=False, retryable=retryable, retry_after=_retry_after(response),
         error=f"HTTP {response.status_code}: {_error_text(response)}"[:500],
+        code=_error_code(response),
     )  # fmt: skip
 
 
@@ -110,10 +115,20 @@ def _json(response: httpx.Response) -> dict[str, Any]:
 
 
 def _error_text(response: httpx.Response) -> str:
+    """Meta's message and, when it gives them, the details that say what to do."""
     error = _json(response).get("error")
     if isinstance(error, dict):
-        return str(error.get("message") or error)
+        data = error.get("error_data")
+        details = data.get("details") if isinstance(data, dict) else None
+        message = str(error.get("message") or error)
+        return f"{message}: {details}" if details else message
     return response.text[:200]
+
+
+def _error_code(response: httpx.Response) -> int:
+    error = _json(response).get("error")
+    code = error.get("code") if isinstance(error, dict) else None
+    return code if isinstance(code, int) and not isinstance(code, bool) else 0
 
 
 def _retry_after(response: httpx.Response) -> float | None:

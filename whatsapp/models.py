@@ -1,5 +1,6 @@
-"""The WhatsApp channel's records: an organisation's account (number and secrets), the outbox,
-the photos, voice notes and documents customers send, and webhook messages that were refused.
+"""The WhatsApp channel's records: an organisation's account (number and secrets), its message
+templates and the account's alerts, the outbox, the photos, voice notes and documents customers
+send, and webhook messages that were refused.
 
 The tables keep the names they had when they lived in the copilot app (copilot_*): moving the
 models here changed Django's bookkeeping only (migration whatsapp 0001, copilot 0025)."""
@@ -12,6 +13,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from business.models import Customer, Equipment, Job, Organisation
 from common.secrets import EncryptedText, digest
@@ -37,7 +39,15 @@ class WhatsAppAccount(models.Model):
     app_secret = EncryptedText("app_secret_encrypted")
     verify_token = EncryptedText("verify_token_encrypted")
     access_token = EncryptedText("access_token_encrypted")
-    # The approved template sent when the customer last wrote more than 24 hours ago.
+    # The WhatsApp Business Account's id: template and account webhooks name it, not the number.
+    business_account_id_encrypted = models.TextField(blank=True, editable=False)
+    business_account_digest = models.CharField(max_length=64, blank=True, editable=False)
+    business_account_id = EncryptedText(
+        "business_account_id_encrypted", digest_column="business_account_digest"
+    )
+    # The approved template preferred when the customer last wrote more than 24 hours ago (the
+    # organisation's other approved templates are used when it is not approved, or not in the
+    # customer's language: whatsapp/approved.py).
     template_name = models.CharField(_("template outside the 24-hour window"), max_length=120,
                                      blank=True)  # fmt: skip
     template_language = models.CharField(_("template language"), max_length=10, default="es_AR")
@@ -52,7 +62,12 @@ class WhatsAppAccount(models.Model):
                 fields=["phone_number_digest"],
                 condition=~Q(phone_number_digest=""),
                 name="whatsapp_phone_number_once",
-            )
+            ),
+            models.UniqueConstraint(
+                fields=["business_account_digest"],
+                condition=~Q(business_account_digest=""),
+                name="whatsapp_business_account_once",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -91,6 +106,8 @@ class OutgoingMessage(models.Model):
     next_attempt_at = models.DateTimeField(default=timezone.now)
     last_error = models.TextField(blank=True)
     provider_message_id = models.CharField(max_length=128, blank=True, db_index=True)
+    # The Cloud API refused it as text (131047, the window closed): it goes as a template.
+    as_template = models.BooleanField(default=False)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
 
@@ -206,3 +223,90 @@ class WhatsAppRejection(models.Model):
 
     def __str__(self) -> str:
         return f"{self.field}: {self.reason}"
+
+
+class WhatsAppTemplate(models.Model):
+    """One of the organisation's message templates (a name in one language), as Meta knows it:
+    its category and status kept in sync by the template webhooks (whatsapp/approved.py). Only an
+    approved one goes out, outside the 24-hour window, its variables filled from the reply."""
+
+    class Status(models.TextChoices):  # Meta's words
+        PENDING = "PENDING", pgettext_lazy("whatsapp template", "Pending review")
+        APPROVED = "APPROVED", pgettext_lazy("whatsapp template", "Approved")
+        REJECTED = "REJECTED", pgettext_lazy("whatsapp template", "Rejected")
+        PAUSED = "PAUSED", pgettext_lazy("whatsapp template", "Paused")
+        DISABLED = "DISABLED", pgettext_lazy("whatsapp template", "Disabled")
+        FLAGGED = "FLAGGED", pgettext_lazy("whatsapp template", "Flagged")
+        IN_APPEAL = "IN_APPEAL", pgettext_lazy("whatsapp template", "In appeal")
+        ARCHIVED = "ARCHIVED", pgettext_lazy("whatsapp template", "Archived")
+        PENDING_DELETION = (
+            "PENDING_DELETION", pgettext_lazy("whatsapp template", "Pending deletion")
+        )  # fmt: skip
+        DELETED = "DELETED", pgettext_lazy("whatsapp template", "Deleted")
+        LOCKED = "LOCKED", pgettext_lazy("whatsapp template", "Locked")
+
+    class Category(models.TextChoices):
+        UTILITY = "UTILITY", _("Utility")
+        MARKETING = "MARKETING", _("Marketing")
+        AUTHENTICATION = "AUTHENTICATION", _("Authentication")
+
+    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
+    name = models.CharField(_("name"), max_length=512)
+    language = models.CharField(_("language"), max_length=15, default="es_AR")
+    category = models.CharField(_("category"), max_length=16, choices=Category.choices,
+                                default=Category.UTILITY)  # fmt: skip
+    # What fills each body variable, in order: "text" (the reply's essentials) or "name" (the
+    # customer's first name). Sent as named parameters when `named` (Meta's NAMED format).
+    variables = models.JSONField(_("variables"), default=list, blank=True)
+    named = models.BooleanField(_("named parameters"), default=False)
+    status = models.CharField(_("status"), max_length=20, choices=Status.choices,
+                              default=Status.PENDING)  # fmt: skip
+    quality = models.CharField(_("quality"), max_length=16, blank=True)  # GREEN, YELLOW, RED
+    reason = models.TextField(_("reason"), blank=True)  # Meta's, for a rejection or a pause
+    template_id = models.CharField(max_length=32, blank=True)  # Meta's id
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "whatsapp_template"
+        ordering = ["organisation", "name", "language"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organisation", "name", "language"], name="whatsapp_template_once"
+            )
+        ]
+        verbose_name = _("WhatsApp template")
+        verbose_name_plural = _("WhatsApp templates")
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.language}, {self.status})"
+
+
+class WhatsAppAlert(models.Model):
+    """Something Meta said about the organisation's account or one of its templates that its
+    admins must act on: a restriction, a ban, a template paused or disabled. Recorded once per
+    event (`key`, a redelivery is the same), shown to the admins in the panel until seen."""
+
+    class Kind(models.TextChoices):
+        ACCOUNT = "account", _("Account")
+        TEMPLATE = "template", _("Template")
+
+    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
+    kind = models.CharField(_("kind"), max_length=10, choices=Kind.choices)
+    event = models.CharField(_("event"), max_length=60)  # Meta's: ACCOUNT_RESTRICTION, PAUSED...
+    subject = models.CharField(_("about"), max_length=200, blank=True)  # a template's name
+    detail = models.TextField(_("detail"), blank=True)  # escaped, cut
+    key = models.CharField(max_length=64)
+    received_at = models.DateTimeField(_("received at"), default=timezone.now)
+    seen_at = models.DateTimeField(_("seen at"), null=True, blank=True)
+
+    class Meta:
+        db_table = "whatsapp_alert"
+        ordering = ["-received_at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["organisation", "key"], name="whatsapp_alert_once")
+        ]
+        verbose_name = _("WhatsApp alert")
+        verbose_name_plural = _("WhatsApp alerts")
+
+    def __str__(self) -> str:
+        return f"{self.event} {self.subject}".strip()

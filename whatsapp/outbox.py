@@ -3,14 +3,24 @@ transaction (`outbox_add`, called by copilot/services.py `message_add`), a job s
 commits (`deliver`), retrying with exponential back-off on 429, 5xx and connection errors (the
 server's Retry-After wins) and giving up after `WHATSAPP_MAX_ATTEMPTS` as *failed*.
 
-The 24-hour customer-service window: when the customer last wrote more than 24 hours ago, only
-the organisation's approved template may be sent; without one the row fails, saying so.
+The 24-hour customer-service window, counted from the WhatsApp `timestamp` of the customer's
+latest message (a redelivery that arrives 30 hours late does not reopen it): once closed, only an
+approved template may be sent (whatsapp/approved.py), its parameters the reply's essentials;
+without one the row fails, saying so. A row the Cloud API refuses as text with 131047 (the window
+closed before we knew: at once, or later in a failed status callback) goes as the template too.
+One template per conversation at a time: the later rows waiting behind it (a resend of several
+failed ones) go in it, their texts joined, and settle with it.
+
+Incoming messages are marked read (with the typing indicator when a turn will answer) by
+`mark_read`, one attempt through the same Graph client: a failure is logged, never retried, and
+never holds the turn.
 
 Rows of one conversation go out in order: a row waits while an earlier one is unsettled, and
 each row that settles (sent or failed) hands the next one to a job."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import functools
 import logging
@@ -26,7 +36,7 @@ from business.documents import document_filename, document_language, render_docu
 from business.models import Invoice, Quote
 from copilot.models import Conversation, Message
 from copilot.orchestration.clarify import asks_yes_or_no
-from whatsapp import choices, graph
+from whatsapp import approved, choices, graph
 from whatsapp.models import OutgoingMessage, WhatsAppAccount
 from whatsapp.payload import StatusUpdate
 
@@ -34,6 +44,8 @@ logger = logging.getLogger(__name__)
 
 WINDOW = datetime.timedelta(hours=24)
 OUTSIDE_WINDOW = "outside the 24-hour window"
+NO_TEMPLATE = "no approved template in the conversation's language"
+REENGAGEMENT = 131047  # Meta: more than 24 hours since the customer last wrote
 STUCK_SECONDS = 120  # far more than one attempt's timeout
 # Callbacks may arrive out of order: a status never goes back to an earlier one.
 _RANK = {"queued": 0, "sending": 1, "sent": 2, "delivered": 3, "read": 4, "failed": 5}
@@ -120,13 +132,14 @@ def deliver(outgoing_id: int, *, now: datetime.datetime | None = None) -> float 
 
 def _attempt(outgoing: OutgoingMessage, now: datetime.datetime) -> float | None:
     """One claimed row, sent: settled (None) or the seconds until it is tried again."""
-    outgoing_id = outgoing.pk
     account = WhatsAppAccount.objects.filter(organisation_id=outgoing.organisation_id).first()
     if account is None or not account.active:
         return _fail(outgoing, "no active WhatsApp account", now)
-    body = _body(outgoing, account, now)
-    if body is None:
-        return _fail(outgoing, OUTSIDE_WINDOW, now)
+    prepared = _body(outgoing, account, now)
+    if isinstance(prepared, str):  # after a 131047, its error says why the template was needed
+        earlier = outgoing.last_error if outgoing.as_template else ""
+        return _fail(outgoing, f"{earlier} ({prepared})" if earlier else prepared, now)
+    body, joined = prepared
     if outgoing.document and body.get("type") == "text":  # a PDF: uploaded, then sent
         uploaded = _upload(outgoing, account)
         if not uploaded.ok:
@@ -137,19 +150,44 @@ def _attempt(outgoing: OutgoingMessage, now: datetime.datetime) -> float | None:
             outgoing.to, uploaded.provider_id, str(outgoing.document.get("filename") or ""),
             outgoing.text,
         )  # fmt: skip
-    sent = graph.send(
-        phone_number_id=account.phone_number_id, access_token=account.access_token, body=body
-    )
+    sent, joined = _send(outgoing, account, body, joined)
     if sent.ok:
-        OutgoingMessage.objects.filter(pk=outgoing_id).update(
-            status=OutgoingMessage.Status.SENT, provider_message_id=sent.provider_id,
-            template=outgoing.template, last_error="", updated_at=timezone.now(),
-        )  # fmt: skip
-        _next(outgoing)
+        _sent(outgoing, sent, joined)
         return None
     if not sent.retryable:
         return _fail(outgoing, sent.error, now)
     return _retry_or_fail(outgoing, sent.error, sent.retry_after, now)
+
+
+def _send(
+    outgoing: OutgoingMessage, account: WhatsAppAccount, body: dict[str, Any], joined: list[int]
+) -> tuple[graph.Sent, list[int]]:
+    """The body sent; refused as text with 131047 (the window closed), the template instead."""
+    sent = graph.send(
+        phone_number_id=account.phone_number_id, access_token=account.access_token, body=body
+    )
+    if sent.ok or sent.code != REENGAGEMENT or body.get("type") == "template":
+        return sent, joined
+    outgoing.as_template = True
+    fallback = _template_body(outgoing, account)
+    if isinstance(fallback, str):
+        return dataclasses.replace(sent, error=f"{sent.error} ({fallback})"), []
+    return _send(outgoing, account, *fallback)
+
+
+def _sent(outgoing: OutgoingMessage, sent: graph.Sent, joined: list[int]) -> None:
+    """The row (and the rows its template carried) sent; the conversation's next one goes."""
+    fields = {
+        "status": OutgoingMessage.Status.SENT, "provider_message_id": sent.provider_id,
+        "template": outgoing.template, "last_error": "", "updated_at": timezone.now(),
+    }  # fmt: skip
+    OutgoingMessage.objects.filter(pk=outgoing.pk).update(
+        **fields, as_template=outgoing.as_template
+    )
+    OutgoingMessage.objects.filter(pk__in=joined, status=OutgoingMessage.Status.QUEUED).update(
+        **fields
+    )
+    _next(outgoing)
 
 
 def _retry_or_fail(
@@ -168,21 +206,77 @@ def _retry_or_fail(
 
 def _body(
     outgoing: OutgoingMessage, account: WhatsAppAccount, now: datetime.datetime
-) -> dict[str, Any] | None:
-    last_incoming = (
-        Message.objects.filter(conversation_id=outgoing.conversation_id, role=Message.Role.USER)
-        .order_by("-created_at")
-        .values_list("created_at", flat=True)
-        .first()
-    )
-    if last_incoming is not None and now - last_incoming <= WINDOW:
+) -> tuple[dict[str, Any], list[int]] | str:
+    """What to send (and the later rows it carries), or why nothing can be."""
+    wrote = customer_wrote_at(outgoing.conversation_id)
+    if not outgoing.as_template and wrote is not None and now - wrote <= WINDOW:
         # Options the reply offers go out as buttons or a list (a document goes as itself).
         offered = None if outgoing.document else _as_choices(outgoing)
-        return offered or graph.text_body(outgoing.to, outgoing.text)
-    if not account.template_name:
+        return offered or graph.text_body(outgoing.to, outgoing.text), []
+    return _template_body(outgoing, account)
+
+
+def customer_wrote_at(conversation_id: int) -> datetime.datetime | None:
+    """When the customer last wrote: the latest WhatsApp `timestamp` of their messages (never
+    later than it reached us: a sender's clock may be ahead), our arrival time for one without."""
+    rows = (
+        Message.objects.filter(conversation_id=conversation_id, role=Message.Role.USER)
+        .order_by("-created_at")
+        .values_list("created_at", "trace")[:50]
+    )
+    return max((min(_written_at(trace) or arrived, arrived) for arrived, trace in rows),
+               default=None)  # fmt: skip
+
+
+def _written_at(trace: Any) -> datetime.datetime | None:
+    whatsapp = trace.get("whatsapp") if isinstance(trace, dict) else None
+    raw = whatsapp.get("timestamp") if isinstance(whatsapp, dict) else None
+    try:
+        return datetime.datetime.fromisoformat(raw) if isinstance(raw, str) else None
+    except ValueError:
         return None
-    outgoing.template = account.template_name
-    return graph.template_body(outgoing.to, account.template_name, account.template_language)
+
+
+def _template_body(
+    outgoing: OutgoingMessage, account: WhatsAppAccount
+) -> tuple[dict[str, Any], list[int]] | str:
+    """The approved template in the reply's language, carrying this row's text and those of
+    the conversation's later rows waiting behind it (up to the first document)."""
+    language = Message.objects.filter(pk=outgoing.message_id).values_list("language", flat=True)
+    template = approved.template_for(
+        outgoing.organisation_id, language.first() or "es", account.template_name
+    )
+    if template is None:
+        return f"{OUTSIDE_WINDOW}: {NO_TEMPLATE}"
+    later = OutgoingMessage.objects.filter(
+        conversation_id=outgoing.conversation_id, pk__gt=outgoing.pk,
+        status=OutgoingMessage.Status.QUEUED,
+    ).values_list("pk", "text", "document")  # fmt: skip
+    joined, texts = [], [outgoing.text]
+    for pk, text, document in later:
+        if document:
+            break
+        joined.append(pk)
+        texts.append(text)
+    outgoing.template = template.name
+    name = _first_name(outgoing.conversation)
+    return approved.template_body(outgoing.to, template, " ".join(texts), name), joined
+
+
+def _first_name(conversation: Conversation) -> str:
+    """The customer's first name for a template's "name" variable: their record's, else the
+    WhatsApp profile's."""
+    customer = conversation.customer
+    if customer is not None and customer.name.strip():
+        return customer.name.split()[0]
+    latest = (
+        conversation.messages.filter(role=Message.Role.USER, trace__has_key="whatsapp")
+        .order_by("-created_at")
+        .values_list("trace", flat=True)
+        .first()
+    )
+    name = str(((latest or {}).get("whatsapp") or {}).get("name") or "").split()
+    return name[0] if name else ""
 
 
 def _as_choices(outgoing: OutgoingMessage) -> dict[str, Any] | None:
@@ -226,7 +320,7 @@ def _backoff(attempts: int, retry_after: float | None) -> float:
 def _fail(outgoing: OutgoingMessage, error: str, now: datetime.datetime) -> float | None:
     OutgoingMessage.objects.filter(pk=outgoing.pk).update(
         status=OutgoingMessage.Status.FAILED, last_error=error[:500], updated_at=now,
-        template=outgoing.template,
+        template=outgoing.template, as_template=outgoing.as_template,
     )  # fmt: skip
     logger.warning("outgoing WhatsApp message %s failed: %s", outgoing.pk, error)
     _next(outgoing)
@@ -264,6 +358,48 @@ def outgoing_resend(*, organisation_id: int, ids: list[int]) -> int:
     return len(again)
 
 
+def _as_template_again(organisation_id: int, update: StatusUpdate) -> bool:
+    """A text the Cloud API accepted, then failed with 131047 (the window had closed; it never
+    reached the customer): queued again to go as the template. Its provider id is cleared, so
+    a redelivered callback of the failed text finds nothing."""
+    rows = OutgoingMessage.objects.filter(
+        organisation_id=organisation_id, provider_message_id=update.message_id,
+        as_template=False, template="", status=OutgoingMessage.Status.SENT,
+    )  # fmt: skip
+    again = list(rows.values_list("pk", flat=True))
+    now = timezone.now()
+    OutgoingMessage.objects.filter(pk__in=again).update(
+        status=OutgoingMessage.Status.QUEUED, as_template=True, provider_message_id="",
+        attempts=0, next_attempt_at=now, updated_at=now, last_error=update.error[:500],
+    )  # fmt: skip
+    for outgoing_id in again:
+        transaction.on_commit(functools.partial(enqueue, outgoing_id))
+    return bool(again)
+
+
+def mark_read_enqueue(organisation_id: int, message_id: str, *, typing: bool) -> None:
+    try:
+        mark_read.delay(organisation_id, message_id, typing)
+    except Exception as exc:  # the broker is down: a read receipt is not worth waiting for
+        logger.warning("WhatsApp message %s not marked read: %s", message_id, exc)
+
+
+@shared_task(name="whatsapp.mark_read", ignore_result=True)
+def mark_read(organisation_id: int, message_id: str, typing: bool) -> bool:
+    """The customer's message marked read (and the typing indicator shown): one attempt, its
+    failure only logged — late blue ticks are worth nothing, and the reply goes regardless."""
+    account = WhatsAppAccount.objects.filter(organisation_id=organisation_id, active=True).first()
+    if account is None:
+        return False
+    sent = graph.send(
+        phone_number_id=account.phone_number_id, access_token=account.access_token,
+        body=graph.read_body(message_id, typing),
+    )  # fmt: skip
+    if not sent.ok:
+        logger.info("WhatsApp message %s not marked read: %s", message_id, sent.error)
+    return sent.ok
+
+
 def _next(outgoing: OutgoingMessage) -> None:
     """A settled row hands the conversation's next waiting one to a job."""
     following = (
@@ -283,6 +419,12 @@ def status_apply(organisation_id: int, update: StatusUpdate) -> bool:
     """A status callback on one of this organisation's outgoing messages."""
     if update.status not in _RANK:
         return False
+    if (
+        update.status == "failed"
+        and update.code == REENGAGEMENT
+        and _as_template_again(organisation_id, update)
+    ):
+        return True
     earlier = [name for name, rank in _RANK.items() if rank < _RANK[update.status]]
     fields: dict[str, Any] = {"status": update.status, "updated_at": timezone.now()}
     if update.error:

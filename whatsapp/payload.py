@@ -72,6 +72,8 @@ class Incoming:
     # the id we gave the option (whatsapp/choices.py); `text` is the title the customer saw.
     choice_id: str = ""
     address: str = ""  # a shared location's address, as WhatsApp gives it
+    # A `contacts` message: each shared contact's name and phone (its wa_id when it has one).
+    shared: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,31 @@ class StatusUpdate:
     phone_number_id: str
     message_id: str  # the provider's id of our outgoing message
     status: str  # sent, delivered, read, failed
-    error: str = ""
+    error: str = ""  # each error's code, title and `error_data.details`
+    code: int = 0  # the first error's code (131047: the 24-hour window had closed)
+
+
+# Changes about the WhatsApp Business Account rather than one number: named by the entry's id.
+ACCOUNT_FIELDS = (
+    "message_template_status_update", "message_template_quality_update",
+    "template_category_update", "account_update",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class AccountEvent:
+    """A template's status, quality or category changed, or the account itself (a restriction,
+    a ban): what Meta's `value` says, every text escaped and cut."""
+
+    business_account_id: str
+    field: str  # one of ACCOUNT_FIELDS
+    event: str  # APPROVED, PAUSED, ACCOUNT_RESTRICTION, ... (a quality update: the new score)
+    key: str  # the change's digest: a redelivery is the same event
+    template_name: str = ""
+    template_language: str = ""
+    template_id: str = ""
+    category: str = ""  # a template's (new) category
+    detail: str = ""  # the reason, restrictions, ban state or Meta's explanation
 
 
 @dataclass
@@ -98,6 +124,7 @@ class Delivery:
     messages: list[Incoming] = field(default_factory=list)
     statuses: list[StatusUpdate] = field(default_factory=list)
     rejected: list[Rejected] = field(default_factory=list)
+    account_events: list[AccountEvent] = field(default_factory=list)
 
     def phone_number_ids(self) -> set[str]:
         return (
@@ -105,6 +132,9 @@ class Delivery:
             | {s.phone_number_id for s in self.statuses}
             | {r.phone_number_id for r in self.rejected}
         )
+
+    def business_account_ids(self) -> set[str]:
+        return {e.business_account_id for e in self.account_events}
 
 
 def signature_valid(secret: str, body: bytes, header: str) -> bool:
@@ -137,8 +167,12 @@ def parse(body: bytes, now: float | None = None) -> Delivery:
         for change in _list(_dict(entry).get("changes")):
             value = _dict(_dict(change).get("value"))
             raw_number = _dict(value.get("metadata")).get("phone_number_id")
-            if raw_number is None or raw_number == "":
-                continue  # not a messages change (a template's status, an account update)
+            if raw_number is None or raw_number == "":  # a template's status, an account update
+                kind = _dict(change).get("field")
+                if kind in ACCOUNT_FIELDS:
+                    business = _graph_id(_dict(entry).get("id"))
+                    delivery.account_events.append(account_event(business, str(kind), value))
+                continue
             number = _graph_id(raw_number)
             names = _names(value)
             for raw in _list(value.get("messages")):
@@ -282,7 +316,24 @@ def _fields(
         filename=_text(media.get("filename"), "filename", 200),
         voice=media.get("voice") is True,
     )  # fmt: skip
+    if kind == "contacts":
+        return replace(incoming, shared=_shared(raw.get("contacts")))
     return replace(incoming, **_event_fields(kind, media))
+
+
+def _shared(contacts: object) -> tuple[tuple[str, str], ...]:
+    """The first few shared contacts with a name or a phone: (formatted name, phone)."""
+    found = []
+    for raw in _list(contacts)[:5]:
+        contact = _dict(raw)
+        name = _text(_dict(contact.get("name")).get("formatted_name"), "contact.name", 120)
+        phone = _dict((_list(contact.get("phones")) or [{}])[0])
+        wa_id = phone.get("wa_id")
+        number = wa_id if isinstance(wa_id, str) and SENDER.fullmatch(wa_id) else ""
+        number = number or _text(phone.get("phone"), "contact.phone", 32)
+        if name.strip() or number.strip():
+            found.append((name.strip(), number.strip()))
+    return tuple(found)
 
 
 def _event_fields(kind: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -338,6 +389,37 @@ def _kind(value: object) -> str:
     return word if KIND.fullmatch(word) else ""
 
 
+def account_event(business: str, kind: str, value: dict[str, Any]) -> AccountEvent:
+    """Meta's template and account webhooks, as their references shape them (free text escaped:
+    it is shown to the organisation's admins)."""
+    key = hashlib.sha256(json.dumps([business, kind, value], sort_keys=True).encode()).hexdigest()
+    event = value.get("event") or value.get("new_quality_score") or value.get("new_category")
+    category = value.get("new_category") or value.get("message_template_category")
+    return AccountEvent(
+        business_account_id=business, field=kind, event=excerpt(_plain(event), 60).upper(),
+        key=key, template_name=excerpt(_plain(value.get("message_template_name")), 200),
+        template_language=excerpt(_plain(value.get("message_template_language")), 15),
+        template_id=excerpt(_plain(value.get("message_template_id")), 32),
+        category=excerpt(_plain(category), 16).upper(),
+        detail=excerpt(_account_detail(value), 1000),
+    )  # fmt: skip
+
+
+def _account_detail(value: dict[str, Any]) -> str:
+    """What an admin needs to read: the reason, Meta's explanation, restrictions, the ban."""
+    info = _dict(value.get("other_info"))
+    ban = _dict(value.get("ban_info"))
+    parts = [
+        _plain(value.get("reason")) if value.get("reason") not in (None, "NONE") else "",
+        _plain(info.get("title")), _plain(info.get("description")),
+        _plain(_dict(value.get("violation_info")).get("violation_type")),
+        " ".join(_plain(ban.get(k)) for k in ("waba_ban_state", "waba_ban_date") if ban.get(k)),
+        *(f"{_plain(_dict(r).get('restriction_type'))} {_plain(_dict(r).get('expiration'))}".strip()
+          for r in _list(value.get("restriction_info"))),
+    ]  # fmt: skip
+    return "; ".join(part for part in parts if part)
+
+
 def _status(number: str, raw: object) -> StatusUpdate | Rejected:
     status = _dict(raw)
     message_id = ""
@@ -347,13 +429,20 @@ def _status(number: str, raw: object) -> StatusUpdate | Rejected:
     except Invalid as bad:
         return Rejected(number, f"status.{bad.field}", bad.reason, bad.excerpt, message_id)
     errors = [_dict(e) for e in _list(status.get("errors"))]
-    error = "; ".join(
-        excerpt(
-            f"{_plain(e.get('code'))} {_plain(e.get('title') or e.get('message'))}".strip(), 500
-        )
-        for e in errors
-    )
-    return StatusUpdate(phone_number_id=number, message_id=message_id, status=state, error=error)
+    error = "; ".join(excerpt(_error_line(e), 500) for e in errors)
+    code = errors[0].get("code") if errors else 0
+    return StatusUpdate(
+        phone_number_id=number, message_id=message_id, status=state, error=error,
+        code=code if isinstance(code, int) and not isinstance(code, bool) else 0,
+    )  # fmt: skip
+
+
+def _error_line(error: dict[str, Any]) -> str:
+    """ "131047 Re-engagement message: Message failed to send because more than 24 hours…" —
+    the code, the title and `error_data.details`, which says what to do."""
+    line = f"{_plain(error.get('code'))} {_plain(error.get('title') or error.get('message'))}"
+    details = _plain(_dict(error.get("error_data")).get("details"))
+    return f"{line.strip()}: {details}" if details else line.strip()
 
 
 def _plain(value: object) -> str:

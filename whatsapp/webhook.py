@@ -2,7 +2,10 @@
 stored and answered through the one path every entry point takes (copilot/turn.py
 `accept_message`, then copilot/tasks.py `dispatch` once it commits), idempotent per WhatsApp
 message id; photos, voice notes and documents handed to whatsapp/media.py; status
-callbacks applied to the outbox (whatsapp/outbox.py).
+callbacks applied to the outbox (whatsapp/outbox.py); template and account changes, which name
+the WhatsApp Business Account rather than a number, applied to the organisation's templates
+(whatsapp/approved.py) and alerts (whatsapp/alerts.py). Each message stored is marked read, with
+the typing indicator when the copilot will answer it (`outbox.mark_read`, after the commit).
 
 A delivery is read, then its signature checked against the app secret of the organisation that
 owns each phone-number id it names; a forged or missing signature stores nothing. A correctly
@@ -30,7 +33,9 @@ from copilot.intake import MessageRefused, accept_message
 from copilot.models import Conversation, Message
 from copilot.services import conversation_create, message_add
 from nlu.language import detect_language
+from whatsapp import alerts, approved, outbox
 from whatsapp import choices as choices
+from whatsapp import contacts as contacts
 from whatsapp import customers as customers
 from whatsapp import events as events
 from whatsapp import humans as humans
@@ -60,14 +65,15 @@ def webhook(request: HttpRequest) -> HttpResponse:
         delivery = parse(request.body)
     except BadPayload as exc:
         return JsonResponse({"error": "bad payload", "reason": str(exc)}, status=400)
-    accounts = accounts_for(delivery)
-    if accounts is None or not all(
+    accounts, businesses = accounts_for(delivery), business_accounts_for(delivery)
+    if accounts is None or businesses is None or not all(
         signature_valid(account.app_secret, request.body,
                         request.headers.get("X-Hub-Signature-256", ""))
-        for account in accounts.values()
+        for account in [*accounts.values(), *businesses.values()]
     ):  # fmt: skip
         return JsonResponse({"error": "forbidden"}, status=403)
     webhook_receive(delivery, accounts)
+    account_events_apply(delivery, businesses)
     return JsonResponse({"ok": True})
 
 
@@ -93,6 +99,26 @@ def accounts_for(delivery: Delivery) -> dict[str, WhatsAppAccount] | None:
     found = WhatsAppAccount.objects.filter(phone_number_digest__in=digests, active=True)
     accounts = {digests[a.phone_number_digest]: a for a in found}
     return accounts if len(accounts) == len(numbers) else None
+
+
+def business_accounts_for(delivery: Delivery) -> dict[str, WhatsAppAccount] | None:
+    """The active account of each WhatsApp Business Account id the delivery's template and
+    account changes name; None when one is unknown."""
+    ids = delivery.business_account_ids()
+    digests = {WhatsAppAccount.digest_of(waba): waba for waba in ids}
+    found = WhatsAppAccount.objects.filter(business_account_digest__in=digests, active=True)
+    accounts = {digests[a.business_account_digest]: a for a in found}
+    return accounts if len(accounts) == len(ids) else None
+
+
+def account_events_apply(delivery: Delivery, businesses: dict[str, WhatsAppAccount]) -> None:
+    for event in delivery.account_events:
+        organisation_id = businesses[event.business_account_id].organisation_id
+        with transaction.atomic():
+            if event.field == "account_update":
+                alerts.account_event(organisation_id, event)
+            else:
+                approved.template_event(organisation_id, event)
 
 
 def webhook_receive(delivery: Delivery, accounts: dict[str, WhatsAppAccount]) -> int:
@@ -129,35 +155,53 @@ def _receive_one(incoming: Incoming, account: WhatsAppAccount) -> bool:
         with transaction.atomic():
             if events.is_event(incoming):  # a reaction, an edit, a number change, ...
                 return events.event_apply(account.organisation_id, incoming)
-            conversation = conversation_for(account.organisation_id, incoming)
-            if conversation.customer_id is None:  # who is writing: a customer with this number?
-                customers.link_by_phone(conversation)
-            if text := _written(conversation, incoming):
-                # The panel refuses longer text; a customer's message is kept, cut at the limit.
-                text = text[: settings.COPILOT_MAX_MESSAGE_CHARS]
-                if text_problem(text) is None and (
-                    conversation.mode == Conversation.Mode.HUMAN or customers.asks_for_human(text)
-                ):
-                    return _to_a_person(conversation, incoming, text)
-                accepted = accept_message(
-                    conversation=conversation, user_id=None, text=text,
-                    client_id=incoming.message_id, meta={"whatsapp": _meta(incoming)},
-                )  # fmt: skip
-                if accepted.duplicate:
-                    return False
-                org_id, conversation_id = conversation.organisation_id, conversation.pk
-                transaction.on_commit(lambda: tasks.dispatch(org_id, conversation_id))
-                return True
-            if incoming.type in whatsapp_media.KINDS and incoming.media_id:
-                # Fetched and read by a job once this commits (whatsapp/media.py).
-                meta = _meta(incoming)
-                return whatsapp_media.media_accept(conversation, incoming, meta) is not None
-            return _acknowledge_other(conversation, incoming)  # no turn: nothing to dispatch
+            return _store(incoming, account)
     except MessageRefused as exc:
         logger.warning("WhatsApp message %s refused: %s", incoming.message_id, exc.code)
         return False
     except IntegrityError:  # the same message from a concurrent delivery: stored there
         return False
+
+
+def _store(incoming: Incoming, account: WhatsAppAccount) -> bool:
+    """The message stored (False: it was before) and marked read — with the typing indicator
+    when a turn will answer it, asked for before the turn is."""
+    conversation = conversation_for(account.organisation_id, incoming)
+    if conversation.customer_id is None:  # who is writing: a customer with this number?
+        customers.link_by_phone(conversation)
+    if text := _written(conversation, incoming):
+        # The panel refuses longer text; a customer's message is kept, cut at the limit.
+        text = text[: settings.COPILOT_MAX_MESSAGE_CHARS]
+        if text_problem(text) is None and (
+            conversation.mode == Conversation.Mode.HUMAN or customers.asks_for_human(text)
+        ):
+            return _read(incoming, account, _to_a_person(conversation, incoming, text))
+        accepted = accept_message(
+            conversation=conversation, user_id=None, text=text,
+            client_id=incoming.message_id, meta={"whatsapp": _meta(incoming)},
+        )  # fmt: skip
+        if accepted.duplicate:
+            return False
+        _read(incoming, account, True, typing=True)
+        org_id, conversation_id = conversation.organisation_id, conversation.pk
+        transaction.on_commit(lambda: tasks.dispatch(org_id, conversation_id))
+        return True
+    if incoming.type in whatsapp_media.KINDS and incoming.media_id:
+        # Fetched and read by a job once this commits (whatsapp/media.py).
+        stored = whatsapp_media.media_accept(conversation, incoming, _meta(incoming))
+        return _read(incoming, account, stored is not None)
+    if incoming.type == "contacts":  # offered to the office as a new customer's data
+        return _read(incoming, account, contacts.contacts_offer(conversation, incoming,
+                                                                _meta(incoming)))  # fmt: skip
+    return _read(incoming, account, _acknowledge_other(conversation, incoming))  # no turn
+
+
+def _read(incoming: Incoming, account: WhatsAppAccount, stored: bool, typing: bool = False) -> bool:
+    """A message newly stored is marked read once this commits (whatsapp/outbox.py)."""
+    if stored:
+        org_id, message_id = account.organisation_id, incoming.message_id
+        transaction.on_commit(lambda: outbox.mark_read_enqueue(org_id, message_id, typing=typing))
+    return stored
 
 
 def _written(conversation: Conversation, incoming: Incoming) -> str:
@@ -172,6 +216,8 @@ def _written(conversation: Conversation, incoming: Incoming) -> str:
         return choices.chosen(conversation, incoming.choice_id, incoming.text).strip()
     if incoming.type == "location" and customers.asks_for_address(conversation):
         return incoming.address.strip()
+    if incoming.type == "contacts" and contacts.registering_name(conversation):
+        return contacts.first_name_of(incoming)  # the registration asks for a name: theirs
     return ""
 
 
