@@ -21,6 +21,7 @@ from agents.registry import (
     ToolError,
     ToolResult,
     failure,
+    get_scoped,
     previews,
     success,
     tool,
@@ -296,3 +297,32 @@ def customer_update(
         before=before,
         changed=sorted(fields),
     )
+
+
+@tool(
+    category=Category.SUGGEST,
+    description=(
+        "The customer's equipment a photo or their words describe: their one of that brand and "
+        "model (a blank brand or model filled in), else a new one when a brand or a model is "
+        "given; none when it cannot tell which (nothing is invented)."
+    ),
+    param_docs={
+        "customer_id": "The customer whose equipment it is.",
+        "kind": "What it is (split, boiler…).",
+        "brand": "The brand.",
+        "model": "The model.",
+        "capacity": "Its capacity (3000 frigorías…).",
+    },
+)
+def equipment_record(
+    ctx: TurnContext, *, customer_id: int, kind: str | None = None, brand: str | None = None,
+    model: str | None = None, capacity: str | None = None,
+) -> ToolResult:  # fmt: skip
+    customer = get_scoped(Customer, ctx, customer_id, "customer")
+    equipment = services.equipment_from_reading(
+        organisation=ctx.organisation, customer=customer, kind=kind or "", brand=brand or "",
+        model=model or "", capacity=capacity or "",
+    )  # fmt: skip
+    if equipment is None:
+        return success(f"no equipment of customer #{customer.pk} told apart", equipment=None)
+    return success(f"equipment #{equipment.pk}", equipment=equipment_data(equipment))

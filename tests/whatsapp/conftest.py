@@ -69,3 +69,14 @@ def accounts(cast: Cast) -> tuple[WhatsAppAccount, WhatsAppAccount]:
 def agents(cast: Cast) -> dict[str, Agent]:
     agents_install_defaults(organisation=cast.org)
     return {agent.name: agent for agent in Agent.objects.filter(organisation=cast.org)}
+
+
+@pytest.fixture
+def photo_tools(registry: dict[str, Agent]) -> dict[str, Agent]:  # noqa: F811 - the fixture
+    """The registry with the tools a photo's records are written with, enabled as the shipped
+    defaults enable them (whatsapp/photo_records.py)."""
+    for name, tool in (("customer", "equipment_record"), ("scheduling", "job_note_add")):
+        agent = registry[name]
+        agent.tools = [*agent.tools, tool]
+        agent.save(update_fields=["tools"])
+    return registry
