@@ -37,6 +37,9 @@ from django.db.models import Q
 from django.utils import timezone
 
 from agents.base import JOB_ID
+from agents.customer.tools import EquipmentSeen
+from agents.payloads import EquipmentRow
+from agents.scheduling.tools import JobNote
 from business.models import Customer, Job
 from copilot import tasks
 from copilot.intake import MessageRefused, accept_message
@@ -50,7 +53,7 @@ from whatsapp import graph
 from whatsapp import replies as wa_replies
 from whatsapp.models import IncomingMedia, WhatsAppAccount
 from whatsapp.payload import Incoming
-from whatsapp.photo_records import PhotoSteps, done
+from whatsapp.photo_records import PhotoSteps
 
 logger = logging.getLogger(__name__)
 
@@ -295,17 +298,16 @@ def _photo_read(media: IncomingMedia, reading: Reading, language: str) -> None:
         seen = _equipment_seen(steps, customer, reading)
         if job is not None:
             note = "; ".join(f"{k}: {v}" for k, v in reading.as_dict().items() if v)
-            noted = done(steps.call("job_note_add", job_id=job.pk, media_id=media.pk,
-                                    note=f"WhatsApp photo — {note}"))  # fmt: skip
-            job = job if noted is not None else None
+            noted = steps.call("job_note_add", job_id=job.pk, media_id=media.pk,
+                               note=f"WhatsApp photo — {note}")  # fmt: skip
+            job = job if noted is not None and JobNote.of(noted) is not None else None
         media.extraction = reading.as_dict()
         media.customer, media.job = customer, job
-        media.equipment_id = seen["id"] if seen else None
-        label = " ".join(p for p in (seen["kind"], seen["brand"], seen["model"]) if p) \
-            if seen else ""  # fmt: skip
+        media.equipment_id = seen.id if seen else None
         reply = wa_replies.photo_read(
-            reading.as_dict(), language, equipment=label, job=job.pk if job else None
-        )
+            reading.as_dict(), language, equipment=seen.label if seen else "",
+            job=job.pk if job else None,
+        )  # fmt: skip
         answer = _settle(media, IncomingMedia.Status.READ, "", reply, language,
                          extra=("extraction", "customer", "equipment", "job"))  # fmt: skip
         steps.close(answer)
@@ -313,7 +315,7 @@ def _photo_read(media: IncomingMedia, reading: Reading, language: str) -> None:
 
 def _equipment_seen(
     steps: PhotoSteps, customer: Customer | None, reading: Reading
-) -> dict[str, Any] | None:
+) -> EquipmentRow | None:
     """The sender's equipment the photo shows, matched or recorded by the customer agent."""
     if customer is None:
         return None
@@ -321,8 +323,8 @@ def _equipment_seen(
         "equipment_record", customer_id=customer.pk, kind=reading.kind, brand=reading.brand,
         model=reading.model, capacity=reading.capacity,
     )  # fmt: skip
-    recorded = done(result)
-    return recorded.get("equipment") if recorded else None
+    seen = EquipmentSeen.of(result) if result is not None else None  # None: refused, failed, held
+    return seen.equipment if seen is not None else None
 
 
 def _voice_heard(media: IncomingMedia, words: str, language: str) -> None:

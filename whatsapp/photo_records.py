@@ -71,10 +71,3 @@ class PhotoSteps:
 
     def _publish(self, event: Event) -> None:
         eventlog.publish(self.media.organisation_id, self.media.conversation_id, event)
-
-
-def done(result: ToolResult | None) -> dict[str, Any] | None:
-    """The data of a call that ran and did its work (not refused, failed or held)."""
-    if result is None or not result.ok or result.data.get("held"):
-        return None
-    return result.data

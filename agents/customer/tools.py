@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from django.utils.translation import gettext_lazy as _
@@ -9,9 +10,11 @@ from django.utils.translation import gettext_lazy as _
 from agents.context import TurnContext
 from agents.lookups import resolve_customer
 from agents.payloads import (
+    EquipmentRow,
     customer_data,
     decimal_str,
     equipment_data,
+    equipment_row,
     invoice_data,
     job_data,
 )
@@ -20,12 +23,14 @@ from agents.registry import (
     Preview,
     ToolError,
     ToolResult,
+    done,
     failure,
     get_scoped,
     previews,
     success,
     tool,
 )
+from agents.results import Result
 from business import services
 from business.cuit import cuit_digits, cuit_problem, expected_check_digit, format_cuit
 from business.duplicates import customer_duplicates
@@ -299,6 +304,14 @@ def customer_update(
     )
 
 
+@dataclass(frozen=True)
+class EquipmentSeen(Result):
+    """`equipment_record`: the customer's equipment matched or recorded, None when it cannot
+    tell which."""
+
+    equipment: EquipmentRow | None
+
+
 @tool(
     category=Category.SUGGEST,
     description=(
@@ -324,5 +337,5 @@ def equipment_record(
         model=model or "", capacity=capacity or "",
     )  # fmt: skip
     if equipment is None:
-        return success(f"no equipment of customer #{customer.pk} told apart", equipment=None)
-    return success(f"equipment #{equipment.pk}", equipment=equipment_data(equipment))
+        return done(f"no equipment of customer #{customer.pk} told apart", EquipmentSeen(None))
+    return done(f"equipment #{equipment.pk}", EquipmentSeen(equipment_row(equipment)))
