@@ -376,7 +376,7 @@ def _repeat(first: ToolResult) -> ToolResult:
     return ToolResult(
         ok=first.ok, data={**first.data, "repeated": True},
         summary=f"already done earlier in this turn, not repeated: {first.summary}",
-        error=first.error,
+        error=first.error, value=first.value,
     )  # fmt: skip
 
 

@@ -10,7 +10,8 @@ all pass through them):
   the customer's own id (a name in the message — "los trabajos de Bianchi" — is ignored); a job
   named by id must be theirs, else it reads as not found;
 - `screen` after it: any record of another customer in the result (a job, an invoice, a quote,
-  a customer) is dropped from a list, and a result that is about one is refused as not found.
+  a customer) is dropped from a list, and a result that is about one is refused as not found;
+  a typed result (agents/results.py) that lost a record loses its typed value too.
 """
 
 from __future__ import annotations
@@ -82,7 +83,10 @@ def screen(ctx: TurnContext, result: ToolResult) -> ToolResult:
     data, foreign = _clean(result.data, own, key="")
     if foreign:
         return failure("not found")
-    return ToolResult(ok=result.ok, data=data, summary=result.summary, error=result.error)
+    # A typed value stays only when nothing was dropped (else it would still show the rest).
+    value = result.value if data == result.data else None
+    return ToolResult(ok=result.ok, data=data, summary=result.summary, error=result.error,
+                      value=value)  # fmt: skip
 
 
 def _foreign(item: Any, own: int, key: str) -> bool:

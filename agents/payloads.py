@@ -4,12 +4,14 @@ strings. One place, so every agent describes a job (or a customer…) the same w
 from __future__ import annotations
 
 import datetime
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from django.urls import reverse
 
 from agents.context import TurnContext
+from agents.results import Result
 from business.models import (
     Address,
     Customer,
@@ -96,19 +98,36 @@ def job_data(ctx: TurnContext, job: Job) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class EquipmentRow(Result):
+    """One piece of a customer's equipment (a typed result's part, agents/results.py)."""
+
+    id: int
+    customer_id: int
+    kind: str
+    skill: str
+    brand: str
+    model: str
+    installed_on: datetime.date | None
+    last_service_on: datetime.date | None
+    next_service_on: datetime.date | None
+
+    @property
+    def label(self) -> str:
+        """ "Split Surrey 619PHCD": what it is, as far as it is known."""
+        return " ".join(part for part in (self.kind, self.brand, self.model) if part)
+
+
+def equipment_row(item: Equipment) -> EquipmentRow:
+    return EquipmentRow(
+        id=item.pk, customer_id=item.customer_id, kind=item.kind, skill=item.skill,
+        brand=item.brand, model=item.model, installed_on=item.installed_on,
+        last_service_on=item.last_service_on, next_service_on=item.next_service_on,
+    )  # fmt: skip
+
+
 def equipment_data(item: Equipment) -> dict[str, Any]:
-    next_service = item.next_service_on
-    return {
-        "id": item.pk,
-        "customer_id": item.customer_id,
-        "kind": item.kind,
-        "skill": item.skill,
-        "brand": item.brand,
-        "model": item.model,
-        "installed_on": item.installed_on.isoformat() if item.installed_on else None,
-        "last_service_on": item.last_service_on.isoformat() if item.last_service_on else None,
-        "next_service_on": next_service.isoformat() if next_service else None,
-    }
+    return equipment_row(item).as_json()
 
 
 def invoice_data(row: InvoiceRow) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from django.db import transaction
 from django.db.models import Model
 
 from agents.context import TurnContext
+from agents.results import Result
 from agents.tool_arguments import BadArgument, Param, build_schema, coerce, params_of
 from business.selectors import scoped
 from common.text import fold
@@ -83,9 +84,10 @@ class ToolError(Exception):
 @dataclass
 class ToolResult:
     ok: bool
-    data: dict[str, Any]
+    data: dict[str, Any]  # the JSON form (a typed result's `as_json()`)
     summary: str
     error: str = ""
+    value: Result | None = None  # a migrated tool's typed result (agents/results.py)
 
     def as_dict(self) -> dict[str, Any]:
         return {"ok": self.ok, "data": self.data, "summary": self.summary, "error": self.error}
@@ -105,6 +107,11 @@ class Preview:
 
 def success(summary: str, **data: Any) -> ToolResult:
     return ToolResult(ok=True, data=data, summary=summary)
+
+
+def done(summary: str, value: Result) -> ToolResult:
+    """A migrated tool's result: the typed value and its JSON form."""
+    return ToolResult(ok=True, data=value.as_json(), summary=summary, value=value)
 
 
 def failure(error: str, **data: Any) -> ToolResult:

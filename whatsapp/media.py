@@ -13,11 +13,12 @@ row (a conditional update claims it):
    why and what is accepted; the message itself is kept in the conversation;
 2. reads it where the organisation runs a model engine and its provider can (llm/media.py): a
    photo → a bounded JSON reading (kind, brand, model, capacity, symptom), attached to the
-   customer's equipment (matched or created: business/services.py `equipment_from_reading`) and,
-   as a note, to the job under discussion; a voice note → its transcript, which becomes the
-   message's text through `accept_message`, a turn like any text (the panel marks it as a voice
-   note). On the embedded engine, or for a document, the file is kept and the sender is asked for
-   text. Any model fault keeps the file and asks for text.
+   customer's equipment (matched or created) and, as a note, to the job under discussion — both
+   written by the owning agents' tools through `Runner.call` (whatsapp/photo_records.py); a
+   voice note → its transcript, which becomes the message's text through `accept_message`, a
+   turn like any text (the panel marks it as a voice note). On the embedded engine, or for a
+   document, the file is kept and the sender is asked for text. Any model fault keeps the file
+   and asks for text.
 """
 
 from __future__ import annotations
@@ -36,8 +37,10 @@ from django.db.models import Q
 from django.utils import timezone
 
 from agents.base import JOB_ID
-from business.models import Customer, Equipment, Job
-from business.services import equipment_from_reading, job_note_add
+from agents.customer.tools import EquipmentSeen
+from agents.payloads import EquipmentRow
+from agents.scheduling.tools import JobNote
+from business.models import Customer, Job
 from copilot import tasks
 from copilot.intake import MessageRefused, accept_message
 from copilot.models import Conversation, Message
@@ -50,6 +53,7 @@ from whatsapp import graph
 from whatsapp import replies as wa_replies
 from whatsapp.models import IncomingMedia, WhatsAppAccount
 from whatsapp.payload import Incoming
+from whatsapp.photo_records import PhotoSteps
 
 logger = logging.getLogger(__name__)
 
@@ -288,29 +292,39 @@ def _read(media: IncomingMedia, data: bytes, language: str) -> None:
 def _photo_read(media: IncomingMedia, reading: Reading, language: str) -> None:
     conversation = media.conversation
     customer = sender_customer(conversation)
+    steps = PhotoSteps(media, language)
     with transaction.atomic():
-        equipment: Equipment | None = None
         job = _job_under_discussion(conversation, customer)
-        if customer is not None:
-            equipment = equipment_from_reading(
-                organisation=media.organisation, customer=customer, kind=reading.kind,
-                brand=reading.brand, model=reading.model, capacity=reading.capacity,
-            )  # fmt: skip
+        seen = _equipment_seen(steps, customer, reading)
         if job is not None:
             note = "; ".join(f"{k}: {v}" for k, v in reading.as_dict().items() if v)
-            job_note_add(
-                organisation=media.organisation, job=job, note=f"WhatsApp photo — {note}",
-                data={"whatsapp_media": media.pk, "reading": reading.as_dict()},
-            )  # fmt: skip
+            noted = steps.call("job_note_add", job_id=job.pk, media_id=media.pk,
+                               note=f"WhatsApp photo — {note}")  # fmt: skip
+            job = job if noted is not None and JobNote.of(noted) is not None else None
         media.extraction = reading.as_dict()
-        media.customer, media.equipment, media.job = customer, equipment, job
-        label = " ".join(p for p in (equipment.kind, equipment.brand, equipment.model) if p) \
-            if equipment else ""  # fmt: skip
+        media.customer, media.job = customer, job
+        media.equipment_id = seen.id if seen else None
         reply = wa_replies.photo_read(
-            reading.as_dict(), language, equipment=label, job=job.pk if job else None
-        )
-        _settle(media, IncomingMedia.Status.READ, "", reply, language,
-                extra=("extraction", "customer", "equipment", "job"))  # fmt: skip
+            reading.as_dict(), language, equipment=seen.label if seen else "",
+            job=job.pk if job else None,
+        )  # fmt: skip
+        answer = _settle(media, IncomingMedia.Status.READ, "", reply, language,
+                         extra=("extraction", "customer", "equipment", "job"))  # fmt: skip
+        steps.close(answer)
+
+
+def _equipment_seen(
+    steps: PhotoSteps, customer: Customer | None, reading: Reading
+) -> EquipmentRow | None:
+    """The sender's equipment the photo shows, matched or recorded by the customer agent."""
+    if customer is None:
+        return None
+    result = steps.call(
+        "equipment_record", customer_id=customer.pk, kind=reading.kind, brand=reading.brand,
+        model=reading.model, capacity=reading.capacity,
+    )  # fmt: skip
+    seen = EquipmentSeen.of(result) if result is not None else None  # None: refused, failed, held
+    return seen.equipment if seen is not None else None
 
 
 def _voice_heard(media: IncomingMedia, words: str, language: str) -> None:
@@ -343,13 +357,13 @@ def _voice_heard(media: IncomingMedia, words: str, language: str) -> None:
 def _settle(
     media: IncomingMedia, status: str, error: str, reply: str, language: str,
     extra: tuple[str, ...] = (),
-) -> None:  # fmt: skip
+) -> Message:  # fmt: skip
     """The row's outcome, the message it became (a line in the panel) and the answer to the
     sender, in one transaction. A caption is text the customer wrote: it becomes the message and
     a turn answers it, like any text."""
     with transaction.atomic():
         message = _user_message(media, status, language)
-        message_add(
+        answer = message_add(
             conversation=media.conversation, role=Message.Role.ASSISTANT, text=reply,
             language=language,
             trace={"whatsapp_ack": media.wa_message_id, "at": timezone.now().isoformat()},
@@ -357,6 +371,7 @@ def _settle(
         media.status, media.error, media.message = status, error[:2000], message
         media.updated_at = timezone.now()
         media.save(update_fields=["status", "error", "message", "updated_at", *extra])
+    return answer
 
 
 def _user_message(media: IncomingMedia, status: str, language: str) -> Message:

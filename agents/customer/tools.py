@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from django.utils.translation import gettext_lazy as _
@@ -9,9 +10,11 @@ from django.utils.translation import gettext_lazy as _
 from agents.context import TurnContext
 from agents.lookups import resolve_customer
 from agents.payloads import (
+    EquipmentRow,
     customer_data,
     decimal_str,
     equipment_data,
+    equipment_row,
     invoice_data,
     job_data,
 )
@@ -20,11 +23,14 @@ from agents.registry import (
     Preview,
     ToolError,
     ToolResult,
+    done,
     failure,
+    get_scoped,
     previews,
     success,
     tool,
 )
+from agents.results import Result
 from business import services
 from business.cuit import cuit_digits, cuit_problem, expected_check_digit, format_cuit
 from business.duplicates import customer_duplicates
@@ -296,3 +302,40 @@ def customer_update(
         before=before,
         changed=sorted(fields),
     )
+
+
+@dataclass(frozen=True)
+class EquipmentSeen(Result):
+    """`equipment_record`: the customer's equipment matched or recorded, None when it cannot
+    tell which."""
+
+    equipment: EquipmentRow | None
+
+
+@tool(
+    category=Category.SUGGEST,
+    description=(
+        "The customer's equipment a photo or their words describe: their one of that brand and "
+        "model (a blank brand or model filled in), else a new one when a brand or a model is "
+        "given; none when it cannot tell which (nothing is invented)."
+    ),
+    param_docs={
+        "customer_id": "The customer whose equipment it is.",
+        "kind": "What it is (split, boiler…).",
+        "brand": "The brand.",
+        "model": "The model.",
+        "capacity": "Its capacity (3000 frigorías…).",
+    },
+)
+def equipment_record(
+    ctx: TurnContext, *, customer_id: int, kind: str | None = None, brand: str | None = None,
+    model: str | None = None, capacity: str | None = None,
+) -> ToolResult:  # fmt: skip
+    customer = get_scoped(Customer, ctx, customer_id, "customer")
+    equipment = services.equipment_from_reading(
+        organisation=ctx.organisation, customer=customer, kind=kind or "", brand=brand or "",
+        model=model or "", capacity=capacity or "",
+    )  # fmt: skip
+    if equipment is None:
+        return done(f"no equipment of customer #{customer.pk} told apart", EquipmentSeen(None))
+    return done(f"equipment #{equipment.pk}", EquipmentSeen(equipment_row(equipment)))

@@ -18,6 +18,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
 from agents.base import Mutation, Outcome, Runner, Step, handles
+from agents.escalation.tools import Ticket, TicketResult
 from agents.phrasing import (
     budget_left,
     call_for_customer,
@@ -378,15 +379,14 @@ def emergency(step: Step, runner: Runner) -> Outcome:
         runner, subject, who, reason="emergency", priority="urgent",
         summary=_summary(step, say("es", danger.label)),
     )  # fmt: skip
-    if not ticket.ok:
+    if (opened := TicketResult.of(ticket)) is None:
         return _not_opened(runner, ticket, lead=safety + "\n")
-    data = ticket.data["ticket"]
-    text = safety + "\n" + _emergency_ticket_text(runner, subject, data)
+    text = safety + "\n" + _emergency_ticket_text(runner, subject, opened.ticket)
     text += _nearest_text(runner, subject, danger)
     return Outcome(text=text, mutations=_customer_mutation(subject))
 
 
-def _emergency_ticket_text(runner: Runner, subject: _Subject, ticket: dict[str, Any]) -> str:
+def _emergency_ticket_text(runner: Runner, subject: _Subject, ticket: Ticket) -> str:
     customer = subject.customer
     where = ""
     if customer is not None:
@@ -404,7 +404,7 @@ def _emergency_ticket_text(runner: Runner, subject: _Subject, ticket: dict[str, 
             "send a technician."
         )
     )
-    text = runner.say(opened, id=ticket["id"], customer=(customer or {}).get("name"), where=where)
+    text = runner.say(opened, id=ticket.id, customer=(customer or {}).get("name"), where=where)
     return text + _links_text(runner, subject)
 
 
@@ -485,7 +485,7 @@ def _named_ticket(step: Step, runner: Runner) -> Outcome | None:
     if number is None:
         return None
     result = runner.call("ticket_find", number=number)
-    if not result.ok:
+    if (found := TicketResult.of(result)) is None:
         disabled = not_enabled(
             runner, result, runner.say(_("I can't look up ticket #%(number)s"), number=number)
         )
@@ -502,38 +502,34 @@ def _named_ticket(step: Step, runner: Runner) -> Outcome | None:
             success=False,
             error=result.error or f"ticket #{number} not found",
         )
-    data = result.data["ticket"]
-    reason = REASON_WORDS.get(data["reason"])
-    status = STATUS_WORDS.get(data["status"])
-    about = runner.say(reason) if reason is not None else data["reason"]
-    if data.get("customer"):
-        about = runner.say(
-            _("%(reason)s for %(customer)s"), reason=about, customer=data["customer"]
-        )
-    if data.get("job_id"):
-        about = runner.say(_("%(about)s, job #%(job)s"), about=about, job=data["job_id"])
+    data = found.ticket
+    reason = REASON_WORDS.get(data.reason)
+    status = STATUS_WORDS.get(data.status)
+    about = runner.say(reason) if reason is not None else data.reason
+    if data.customer:
+        about = runner.say(_("%(reason)s for %(customer)s"), reason=about, customer=data.customer)
+    if data.job_id:
+        about = runner.say(_("%(about)s, job #%(job)s"), about=about, job=data.job_id)
     text = runner.say(
         _("Ticket #%(id)s (%(about)s, %(priority)s priority, of %(created)s) is %(status)s."),
-        id=data["id"],
+        id=data.id,
         about=about,
-        priority=_priority(runner, data["priority"]),
-        created=full_date(str(data["created_at"])[:10], runner.language),
-        status=runner.say(status) if status is not None else data["status"],
+        priority=_priority(runner, data.priority),
+        created=full_date(data.created_at.date(), runner.language),
+        status=runner.say(status) if status is not None else data.status,
     )
-    summary = " ".join(str(data.get("summary") or "").split()).rstrip(".")
+    summary = " ".join(data.summary.split()).rstrip(".")
     if summary:
         text += " " + runner.say(_("It says: “%(summary)s”."), summary=summary[:200])
-    if data["status"] == "resolved":
+    if data.status == "resolved":
         text += " " + runner.say(
             _("If the problem is back, tell me what happens and I'll open a new complaint.")
         )
     else:
         text += " " + runner.say(_("The team has it: a person follows it up from the ticket list."))
     mutations = []
-    if data.get("customer_id"):
-        mutations.append(
-            Mutation(kind="customer", id=int(data["customer_id"]), label=str(data["customer"]))
-        )
+    if data.customer_id and data.customer:
+        mutations.append(Mutation(kind="customer", id=data.customer_id, label=data.customer))
     return Outcome(text=text, mutations=mutations)
 
 
@@ -552,9 +548,9 @@ def complaint(step: Step, runner: Runner) -> Outcome:
     ticket = _open_ticket(
         runner, subject, who, reason="complaint", priority=priority, summary=_summary(step)
     )
-    if not ticket.ok:
+    if (opened := TicketResult.of(ticket)) is None:
         return _not_opened(runner, ticket)
-    data = ticket.data["ticket"]
+    data = opened.ticket
     opening = (
         runner.say(_("I'm very sorry about what happened."))
         if angry
@@ -578,8 +574,8 @@ def complaint(step: Step, runner: Runner) -> Outcome:
     text = runner.say(
         recorded,
         customer=(customer or {}).get("name"),
-        id=data["id"],
-        priority=_priority(runner, data["priority"]),
+        id=data.id,
+        priority=_priority(runner, data.priority),
     )
     text += _links_text(runner, subject)
     text += f" {review} {opening}"
@@ -604,16 +600,16 @@ def escalate(step: Step, runner: Runner) -> Outcome:
     ticket = _open_ticket(
         runner, subject, who, reason="escalate", priority=priority, summary=_summary(step)
     )
-    if not ticket.ok:
+    if (opened := TicketResult.of(ticket)) is None:
         return _not_opened(runner, ticket)
-    data = ticket.data["ticket"]
+    data = opened.ticket
     handed = (
         _(
             "I'm handing you over to a person: I opened ticket #%(id)s (%(priority)s priority, "
             "about %(customer)s) and a manager will take over the conversation shortly. "
             "Meanwhile, if you need something specific, tell me and I'll do it."
         )
-        if data.get("customer")
+        if data.customer
         else _(
             "I'm handing you over to a person: I opened ticket #%(id)s (%(priority)s priority) "
             "and a manager will take over the conversation shortly. Meanwhile, if you need "
@@ -623,9 +619,9 @@ def escalate(step: Step, runner: Runner) -> Outcome:
     return Outcome(
         text=runner.say(
             handed,
-            id=data["id"],
-            priority=_priority(runner, data["priority"]),
-            customer=data.get("customer"),
+            id=data.id,
+            priority=_priority(runner, data.priority),
+            customer=data.customer,
         )
         + _links_text(runner, _Subject(unresolved=subject.unresolved))
     )
@@ -639,13 +635,13 @@ def frustration_detected(step: Step, runner: Runner) -> Outcome:
     ticket = _open_ticket(
         runner, subject, who, reason="frustration", priority="high", summary=_summary(step)
     )
-    if not ticket.ok:
+    if (opened := TicketResult.of(ticket)) is None:
         return _not_opened(
             runner,
             ticket,
             lead=runner.say(pgettext_lazy("frustration", "I'm sorry about this.")) + " ",
         )
-    data = ticket.data["ticket"]
+    data = opened.ticket
     return Outcome(
         text=runner.say(
             _(
@@ -653,6 +649,6 @@ def frustration_detected(step: Step, runner: Runner) -> Outcome:
                 "priority (ticket #%(id)s): they will review it and get back to you shortly. If "
                 "you tell me what you need sorted now, I'll do it right away."
             ),
-            id=data["id"],
+            id=data.id,
         )
     )

@@ -1,13 +1,15 @@
-"""Tools of the escalation agent."""
+"""Tools of the escalation agent, and their typed results (agents/results.py)."""
 
 from __future__ import annotations
 
+import datetime
+from dataclasses import dataclass
 from typing import Literal
 
 from agents.context import TurnContext
 from agents.lookups import resolve_customer
-from agents.payloads import local_iso
-from agents.registry import Category, ToolError, ToolResult, get_scoped, success, tool
+from agents.registry import Category, ToolError, ToolResult, done, get_scoped, tool
+from agents.results import Result
 from approvals import live
 from business import services
 from business.models import Customer, EscalationTicket, Job
@@ -17,6 +19,27 @@ Reason = Literal["complaint", "emergency", "escalate", "frustration", "handoff"]
 Priority = Literal["low", "normal", "high", "urgent"]
 
 URGENT = "urgent"
+
+
+@dataclass(frozen=True)
+class Ticket(Result):
+    id: int
+    reason: str
+    priority: str
+    status: str
+    summary: str
+    customer_id: int | None
+    customer: str | None
+    job_id: int | None
+    created_at: datetime.datetime  # on the organisation's clock
+
+
+@dataclass(frozen=True)
+class TicketResult(Result):
+    """One ticket: opened (`ticket_create`) or found by its number (`ticket_find`)."""
+
+    ticket: Ticket
+
 
 # Without an explicit priority, the reason decides: danger first, an angry customer next.
 DEFAULT_PRIORITY: dict[str, str] = {
@@ -67,13 +90,12 @@ def ticket_create(
         conversation_id=ctx.conversation_id,
         actor=ctx.user,
     )
-    data = _ticket_data(ctx, ticket)
     if ticket.priority == URGENT:  # the managers hear of it now, not on their next page load
         live.notify_emergency(
             organisation_id=ctx.organisation.pk, ticket_id=ticket.pk, summary=ticket.summary,
             conversation_id=ctx.conversation_id,
         )  # fmt: skip
-    return success(f"ticket #{ticket.pk} opened ({ticket.priority})", ticket=data)
+    return done(f"ticket #{ticket.pk} opened ({ticket.priority})", _result(ctx, ticket))
 
 
 @tool(
@@ -85,18 +107,15 @@ def ticket_find(ctx: TurnContext, *, number: int) -> ToolResult:
     ticket = ticket_by_number(ctx.organisation, number)
     if ticket is None:
         raise ToolError(f"ticket #{number} not found")
-    return success(f"ticket #{ticket.pk} ({ticket.status})", ticket=_ticket_data(ctx, ticket))
+    return done(f"ticket #{ticket.pk} ({ticket.status})", _result(ctx, ticket))
 
 
-def _ticket_data(ctx: TurnContext, ticket: EscalationTicket) -> dict[str, object]:
-    return {
-        "id": ticket.pk,
-        "reason": ticket.reason,
-        "priority": ticket.priority,
-        "status": ticket.status,
-        "summary": ticket.summary,
-        "customer_id": ticket.customer_id,
-        "customer": ticket.customer.name if ticket.customer else None,
-        "job_id": ticket.job_id,
-        "created_at": local_iso(ctx, ticket.created_at),
-    }
+def _result(ctx: TurnContext, ticket: EscalationTicket) -> TicketResult:
+    return TicketResult(
+        Ticket(
+            id=ticket.pk, reason=ticket.reason, priority=ticket.priority, status=ticket.status,
+            summary=ticket.summary, customer_id=ticket.customer_id,
+            customer=ticket.customer.name if ticket.customer else None, job_id=ticket.job_id,
+            created_at=ctx.local(ticket.created_at),
+        )
+    )  # fmt: skip

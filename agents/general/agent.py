@@ -17,6 +17,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
 from agents.base import Outcome, Runner, Step, handles
+from agents.general.tools import DayHours, OrgInfo
 from agents.phrasing import bullets, day, failed, money, percent
 from agents.selectors import agents_for_org
 from business.validators import format_phone
@@ -104,13 +105,13 @@ def _day_name(runner: Runner, index: int) -> str:
     return runner.say(DAY_NAMES[index])
 
 
-def _span(runner: Runner, entry: dict[str, Any]) -> str:
-    if entry["closed"]:
+def _span(runner: Runner, entry: DayHours) -> str:
+    if entry.closed:
         return runner.say(pgettext_lazy("opening hours", "closed"))
-    return runner.say(_("%(open)s–%(close)s"), open=entry["open"], close=entry["close"])
+    return runner.say(_("%(open)s–%(close)s"), open=entry.open, close=entry.close)
 
 
-def _week_text(runner: Runner, hours: list[dict[str, Any]]) -> str:
+def _week_text(runner: Runner, hours: tuple[DayHours, ...]) -> str:
     """ "lunes a viernes de 08:00 a 18:00; sábado de 09:00 a 13:00; domingo cerrado"."""
     runs: list[tuple[int, int]] = []
     for index, entry in enumerate(hours):
@@ -129,24 +130,24 @@ def _week_text(runner: Runner, hours: list[dict[str, Any]]) -> str:
 
 
 def _next_opening(
-    hours: list[dict[str, Any]], now: datetime.datetime
+    hours: tuple[DayHours, ...], now: datetime.datetime
 ) -> tuple[datetime.date, str] | None:
     """The next day and time it opens, from `now` (later today included)."""
     for ahead in range(8):
         on = now.date() + datetime.timedelta(days=ahead)
         entry = hours[on.weekday()]
-        if entry["closed"] or (ahead == 0 and entry["open"] <= f"{now:%H:%M}"):
+        if entry.open is None or (ahead == 0 and entry.open <= f"{now:%H:%M}"):
             continue
-        return on, str(entry["open"])
+        return on, entry.open
     return None
 
 
-def _now_text(runner: Runner, data: dict[str, Any]) -> str:
+def _now_text(runner: Runner, info: OrgInfo) -> str:
     now = runner.local_now
     moment = f"{day(now.date(), runner.language)} {now:%H:%M}"
-    hours = data["hours"]
-    if data["open_now"]:
-        close = hours[now.weekday()]["close"]
+    hours = info.hours
+    if info.open_now:
+        close = hours[now.weekday()].close
         return runner.say(
             _("We are open now (%(moment)s), until %(close)s."), moment=moment, close=close
         )
@@ -166,33 +167,32 @@ def _now_text(runner: Runner, data: dict[str, Any]) -> str:
     )
 
 
-def _day_text(runner: Runner, data: dict[str, Any], on: datetime.date) -> str:
-    entry = data["hours"][on.weekday()]
+def _day_text(runner: Runner, info: OrgInfo, on: datetime.date) -> str:
+    entry = info.hours[on.weekday()]
     named = day(on, runner.language)
-    if entry["closed"]:
+    if entry.closed:
         return runner.say(_("We are closed on %(day)s."), day=named)
     return runner.say(
         _("On %(day)s we are open %(open)s–%(close)s."),
         day=named,
-        open=entry["open"],
-        close=entry["close"],
+        open=entry.open,
+        close=entry.close,
     )
 
 
 @handles("hours")
 def opening_hours(step: Step, runner: Runner) -> Outcome:
     result = runner.call("org_info")
-    if not result.ok:
+    if (info := OrgInfo.of(result)) is None:
         return failed(runner, result, runner.say(_("I couldn't check our hours")))
-    data = result.data
-    parts = [runner.say(_("Our hours: %(hours)s."), hours=_week_text(runner, data["hours"]))]
+    parts = [runner.say(_("Our hours: %(hours)s."), hours=_week_text(runner, info.hours))]
     on = step.entities.date
     if on is not None and on != runner.local_now.date():
-        parts.append(_day_text(runner, data, on))
+        parts.append(_day_text(runner, info, on))
     else:
-        parts.append(_now_text(runner, data))
-    phone = format_phone(data.get("phone") or "")
-    contact = ", ".join(part for part in (phone, data.get("address")) if part)
+        parts.append(_now_text(runner, info))
+    phone = format_phone(info.phone or "")
+    contact = ", ".join(part for part in (phone, info.address) if part)
     if contact:
         parts.append(runner.say(_("Contact: %(contact)s."), contact=contact))
     return Outcome(text=" ".join(parts))

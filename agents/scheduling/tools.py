@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+from dataclasses import dataclass
 from typing import Literal
 
 from django.core.exceptions import ValidationError
@@ -26,11 +27,13 @@ from agents.registry import (
     Preview,
     ToolError,
     ToolResult,
+    done,
     get_scoped,
     previews,
     success,
     tool,
 )
+from agents.results import Result
 from business import scheduling, services
 from business.models import Job
 from business.selectors import customer_address, filtered_jobs, scoped
@@ -437,3 +440,31 @@ def _job_cancel_preview(ctx: TurnContext, *, job_id: int, reason: str | None = N
         relies_on={"job": job_relied_on(data)},
         links=[job_link(data), customer_link(data)],
     )
+
+
+@dataclass(frozen=True)
+class JobNote(Result):
+    """`job_note_add`: the note written on the job's history."""
+
+    job_id: int
+    note_id: int
+
+
+@tool(
+    category=Category.SUGGEST,
+    description="A note on a job's history (what a customer's photo showed, a remark).",
+    param_docs={
+        "job_id": "The job the note is about.",
+        "note": "The note, in a sentence or two.",
+        "media_id": "The WhatsApp media the note comes from, if any.",
+    },
+)
+def job_note_add(
+    ctx: TurnContext, *, job_id: int, note: str, media_id: int | None = None
+) -> ToolResult:
+    job = get_scoped(Job, ctx, job_id, "job")
+    data = {"whatsapp_media": media_id} if media_id is not None else {}
+    event = services.job_note_add(
+        organisation=ctx.organisation, job=job, note=note, data=data, actor=ctx.acting_user
+    )
+    return done(f"note #{event.pk} on job #{job.pk}", JobNote(job_id=job.pk, note_id=event.pk))

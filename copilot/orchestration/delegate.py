@@ -22,6 +22,7 @@ from django.utils.translation import pgettext_lazy
 
 from agents import intent_gate
 from agents.base import HANDLERS, Chain, Outcome, PlanLimitReached, Runner, Step
+from agents.escalation.tools import TicketResult
 from agents.events import AgentEndEvent, AgentStartEvent
 from agents.llm_agent import acted, done_summary, is_write, run_llm_step
 from agents.models import Agent
@@ -596,6 +597,5 @@ def handoff(run: TurnRun, chain: Chain, step: Step, yields: int) -> int | None:
         **({"job_id": job_id} if job_id else {}),
     }
     result = Runner(run.ctx, chain, escalation, step).call("ticket_create", **arguments)
-    if not result.ok or result.data.get("held"):
-        return None
-    return int(result.data["ticket"]["id"])
+    opened = TicketResult.of(result)  # None when refused, failed or held for approval
+    return opened.ticket.id if opened is not None else None

@@ -3,6 +3,8 @@ linked to the customer and job when known; an emergency leads with the safety in
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from agents.base import HANDLERS, load_handlers
@@ -13,10 +15,12 @@ from agents.escalation.agent import (
     escalate,
     frustration_detected,
 )
+from agents.escalation.tools import TicketResult
+from agents.models import ToolCall
 from business.models import EscalationTicket
 from tests import factories
 from tests.conftest import Cast
-from tests.handlers.conftest import MONDAY, TUESDAY, Shop, assert_no_foreign_data, at
+from tests.handlers.conftest import BA, MONDAY, TUESDAY, Shop, assert_no_foreign_data, at
 from tests.handlers.office import OFFICE_TOOLS, SHIPPED_TOOLS, Office, install_office_agents
 
 pytestmark = pytest.mark.django_db
@@ -183,6 +187,32 @@ def test_a_calm_complaint_about_the_job_under_discussion_is_normal_priority(
         "normal", job.pk, shop.maria.pk,
     )  # fmt: skip
     assert "normal priority" in turn.text and "I'm sorry about this." in turn.text
+    # ticket_create returns a TicketResult: the model's JSON, the ToolCall row and the
+    # tool_result event are byte for byte what its dict gave (issue 25.4).
+    assert turn.runner is not None
+    [(tool, result)] = [(n, r) for n, r in turn.runner.results if n == "ticket_create"]
+    opened = TicketResult.of(result)
+    assert opened is not None and opened.ticket.customer == "María González SRL"
+    created = ticket.created_at.astimezone(BA).isoformat(timespec="minutes")
+    # Compared as text: the same keys, in the same order, with the same values.
+    assert json.dumps(result.as_dict()) == json.dumps({
+        "ok": True,
+        "data": {"ticket": {
+            "id": ticket.pk, "reason": "complaint", "priority": "normal", "status": "open",
+            "summary": "the customer says the invoice was wrong", "customer_id": shop.maria.pk,
+            "customer": "María González SRL", "job_id": job.pk, "created_at": created,
+        }},
+        "summary": f"ticket #{ticket.pk} opened (normal)", "error": "",
+    })  # fmt: skip
+    row = ToolCall.objects.get(organisation=cast.org, tool="ticket_create")
+    assert (row.ok, row.summary, row.error) == (True, f"ticket #{ticket.pk} opened (normal)", "")
+    [event] = [e for e in turn.events if e["type"] == "tool_result" and e["tool"] == tool]
+    assert {k: v for k, v in event.items() if k != "turn_id"} == {
+        "type": "tool_result", "agent": "escalation", "tool": "ticket_create", "ok": True,
+        "summary": f"ticket #{ticket.pk} opened (normal)",
+        "line": f"Opened ticket #{ticket.pk}",
+        "records": [{"kind": "ticket", "id": ticket.pk, "label": f"#{ticket.pk}"}],
+    }  # fmt: skip
 
 
 @pytest.mark.parametrize(

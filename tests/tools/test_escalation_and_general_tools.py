@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import datetime
+import json
 
 import pytest
 
 from agents.context import TurnContext
+from agents.general.tools import DayHours, OrgInfo
 from business.models import EscalationTicket
 from tests import factories
 from tests.tools.conftest import BA, MONDAY, Shop, at, run
@@ -77,6 +79,22 @@ def test_org_info_gives_hours_per_weekday_and_whether_open(ctx: TurnContext) -> 
     assert early.data["open_now"] is False
     later = TurnContext(org, None, None, datetime.datetime(2026, 11, 23, 10, 0, tzinfo=BA))
     assert run(later, "org_info").data["open_now"] is True
+    # Typed (issue 25.4), and its JSON for models byte for byte what the dict was.
+    info = OrgInfo.of(early)
+    assert info is not None and info.hours[5] == DayHours("sat", "09:00", "13:00", False)
+    closed = {"open": None, "close": None, "closed": True}
+    week = [{**monday, "day": d} for d in ("mon", "tue", "wed", "thu", "fri")] + [
+        {"day": "sat", "open": "09:00", "close": "13:00", "closed": False}, {"day": "sun", **closed}
+    ]  # fmt: skip
+    assert json.dumps(early.as_dict()) == json.dumps({
+        "ok": True,
+        "data": {
+            "name": "Clima Sur", "phone": "+54 11 4000-0000", "email": org.email,
+            "address": "Av. Mitre 100, Avellaneda", "timezone": "America/Argentina/Buenos_Aires",
+            "hours": week, "open_now": False, "today": "2026-11-23", "weekday": "mon",
+        },
+        "summary": "Clima Sur", "error": "",
+    })  # fmt: skip
 
 
 def test_org_info_is_the_callers_organisation(outsider_ctx: TurnContext) -> None:

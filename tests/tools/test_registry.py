@@ -36,6 +36,7 @@ EXPECTED = {
         "job_reschedule": "suggest",
         "job_cancel": "execute",
         "technicians_free": "safe",
+        "job_note_add": "suggest",
     },
     "customer": {
         "customers_find": "safe",
@@ -43,6 +44,7 @@ EXPECTED = {
         "customer_create": "suggest",
         "customer_update": "suggest",
         "cuit_check": "safe",
+        "equipment_record": "suggest",
     },
     "financial": {
         "quote_create": "suggest",

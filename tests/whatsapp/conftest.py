@@ -78,3 +78,14 @@ def told(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict[str, Any]]]:
     sent: list[tuple[str, dict[str, Any]]] = []
     monkeypatch.setattr(humans, "send_to_group", lambda group, m: sent.append((group, m)) or True)
     return sent
+
+
+@pytest.fixture
+def photo_tools(registry: dict[str, Agent]) -> dict[str, Agent]:  # noqa: F811 - the fixture
+    """The registry with the tools a photo's records are written with, enabled as the shipped
+    defaults enable them (whatsapp/photo_records.py)."""
+    for name, tool in (("customer", "equipment_record"), ("scheduling", "job_note_add")):
+        agent = registry[name]
+        agent.tools = [*agent.tools, tool]
+        agent.save(update_fields=["tools"])
+    return registry

@@ -21,10 +21,12 @@ from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
+from agents.models import Agent, ToolCall
+from approvals.models import PendingAction
 from business.models import Equipment, JobEvent, Organisation
 from capataz.settings import env_hosts
 from copilot import runner
-from copilot.models import Conversation, Message, Turn
+from copilot.models import Conversation, ConversationEvent, Message, Turn
 from copilot.services import conversation_create
 from llm.client import IMAGE_TOKENS, ModelFailure, estimate_tokens
 from llm.media import parse_reading
@@ -40,7 +42,7 @@ from whatsapp.models import IncomingMedia, OutgoingMessage, WhatsAppRejection
 from whatsapp.payload import sign
 
 pytestmark = [
-    pytest.mark.usefixtures("registry"),
+    pytest.mark.usefixtures("photo_tools"),
     pytest.mark.django_db(transaction=True),  # the runner closes and reopens its connection
 ]
 
@@ -52,6 +54,7 @@ JPEG = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00" + b"\x11" * 2000
 OGG = b"OggS\x00\x02" + b"\x22" * 3000
 READING = {"kind": "Split", "brand": "Surrey", "model": "619PHCD", "capacity": "3000 frigorías",
            "symptom": "gotea agua por la unidad interior"}  # fmt: skip
+READING_TOOL = {k: v for k, v in READING.items() if k != "symptom"}  # equipment_record's arguments
 
 
 @pytest.fixture(autouse=True)
@@ -171,7 +174,19 @@ def test_a_photo_is_read_and_attached_to_the_customers_equipment_and_the_job(
     split.refresh_from_db()
     assert split.model == "619PHCD" and Equipment.objects.filter(customer=customer).count() == 2
     note = JobEvent.objects.get(job=job, kind="note")
-    assert note.data["reading"] == READING and "Surrey" in note.note
+    assert note.data == {"whatsapp_media": media.pk} and "Surrey" in note.note
+    # Both written by their agents' tools through Runner.call: a row per call, under the media's
+    # own run id, and the tool events in the conversation's log closed by the answer.
+    run = f"media-{media.pk}"
+    calls = ToolCall.objects.filter(organisation=cast.org, turn_id=run)
+    assert [(c.agent, c.tool, c.ok) for c in calls] == [
+        ("customer", "equipment_record", True), ("scheduling", "job_note_add", True)]  # fmt: skip
+    assert calls[0].arguments == {"customer_id": customer.pk, **READING_TOOL}
+    events = [e.payload for e in ConversationEvent.objects.filter(conversation=media.conversation)]
+    assert [e["type"] for e in events] == ["tool_start", "tool_result", "tool_end"] * 2 + [
+        "completed"]  # fmt: skip
+    assert {e["turn_id"] for e in events} == {run}
+    assert events[-1]["message_id"] == Message.objects.filter(role="assistant").get().pk
     # Stored under the organisation, byte for byte.
     assert media.file.name.startswith(f"whatsapp/org-{cast.org.pk}/")
     assert (media_root / media.file.name).read_bytes() == JPEG
@@ -189,6 +204,43 @@ def test_a_photo_is_read_and_attached_to_the_customers_equipment_and_the_job(
     # The Graph API was asked with the account's own token: metadata, then the file.
     assert [r.authorization for r in graph.media_requests] == [f"Bearer token-{NUMBER}"] * 2
     assert not Turn.objects.exists()
+
+
+def test_a_photos_writes_pass_the_agents_approval_rules_and_tool_whitelist(
+    cast: Cast, accounts: None, graph: FakeGraph, model: ScriptedServer,
+    photo_tools: dict[str, Agent], django_capture_on_commit_callbacks: Any,
+) -> None:  # fmt: skip
+    """A manager must approve the customer agent's equipment writes here, and the scheduling
+    agent was given no job notes: the photo is read and answered, and nothing is written."""
+    _engine(cast.org, "hybrid")
+    Agent.objects.filter(pk=photo_tools["customer"].pk).update(
+        requires_approval_for=["equipment_record"]
+    )
+    Agent.objects.filter(pk=photo_tools["scheduling"].pk).update(tools=["jobs_find"])
+    customer = factories.make_customer(cast.org, "Marta Gómez", phone="+541155550000")
+    job = factories.make_job(cast.org, customer)
+    conversation_create(
+        organisation=cast.org, user=None, channel="whatsapp", contact=CUSTOMER,
+        title="WhatsApp Marta",
+    )  # fmt: skip
+    Conversation.objects.filter(contact=CUSTOMER).update(state={"job_id": job.pk})
+    graph.add_media("770009", JPEG, "image/jpeg", token=f"token-{NUMBER}")
+    model.add(text(json.dumps(READING)), when=has_image())
+
+    image = _media("image", "wamid.img9", "770009", "image/jpeg")
+    assert _post(_delivery(image), capture=django_capture_on_commit_callbacks) == 200
+
+    media = IncomingMedia.objects.get(organisation=cast.org)
+    assert media.status == "read" and media.equipment is None and media.job is None
+    assert not Equipment.objects.exists() and not JobEvent.objects.filter(kind="note").exists()
+    held = PendingAction.objects.get(organisation=cast.org)
+    assert (held.tool, held.turn_id, held.status) == ("equipment_record", f"media-{media.pk}",
+                                                      "pending")  # fmt: skip
+    call = ToolCall.objects.get(organisation=cast.org)
+    assert (call.tool, call.approval_id) == ("equipment_record", held.pk)
+    [reply] = _sent(graph)
+    assert "Surrey" in reply and "Lo anoté" not in reply and f"#{job.pk}" not in reply
+    assert not ToolCall.objects.exclude(organisation=cast.org).exists()
 
 
 def test_an_unknown_senders_photo_is_read_but_no_equipment_is_invented(
