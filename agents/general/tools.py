@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
 from agents.context import TurnContext
 from agents.registry import Category, ToolResult, success, tool
 
@@ -33,7 +35,7 @@ def _open_now(hours: list[dict[str, Any]], moment: datetime.datetime) -> bool:
 
 @tool(
     category=Category.SAFE,
-    description=(
+    description=gettext_noop(
         "The company's name, opening hours per weekday (and whether it is open now), phone, "
         "email and address."
     ),
