@@ -29,6 +29,8 @@ from zoneinfo import ZoneInfo
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.db import transaction
 from django.db.models import Model
+from django.utils.functional import Promise
+from django.utils.translation import gettext, pgettext_lazy
 
 from agents.context import TurnContext
 from agents.results import Result
@@ -68,6 +70,20 @@ class Category(StrEnum):
     @property
     def needs_approval(self) -> bool:
         return self in (Category.EXECUTE, Category.BULK)
+
+    @property
+    def label(self) -> str:
+        """The category as the reader names it (the value stays the code's and the model's)."""
+        return str(CATEGORY_LABELS[self])
+
+
+# Display names only: a badge on the tools pages, in the reader's language.
+CATEGORY_LABELS: dict[Category, Promise] = {
+    Category.SAFE: pgettext_lazy("tool category", "safe"),
+    Category.SUGGEST: pgettext_lazy("tool category", "suggest"),
+    Category.EXECUTE: pgettext_lazy("tool category", "execute"),
+    Category.BULK: pgettext_lazy("tool category", "bulk"),
+}
 
 
 class ToolError(Exception):
@@ -157,6 +173,12 @@ class Tool:
     func: ToolFunc = field(repr=False, compare=False)
     parameters: dict[str, Any] = field(compare=False)
     agent: str = ""  # the agent whose module defines it
+
+    @property
+    def label(self) -> str:
+        """The description in the reader's language, for people; `description` stays the
+        English text the model reads (each module marks it with `gettext_noop`)."""
+        return gettext(self.description)
 
     def openai_schema(self) -> dict[str, Any]:
         return {

@@ -6,14 +6,13 @@ import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import QuerySet
 
 from agents.defaults import INTENT_KEYS, SPEC_KEYS, intent_spec
 from agents.models import Agent, AgentIntent, AgentVersion
-from agents.registry import all_tools
+from agents.registry import Tool, all_tools
 from business.models import Organisation
 from nlu.values import IntentSpec
 
@@ -116,8 +115,12 @@ CATEGORY_ORDER = {"safe": 0, "suggest": 1, "execute": 2, "bulk": 3}
 
 @dataclass(frozen=True)
 class ToolRow:
+    """One tool as a person reads it: `category` is the code (for styling), `category_label`
+    and `description` are in the active language (call it under the request's language)."""
+
     name: str
     category: str
+    category_label: str
     description: str
     agents: list[Agent]
 
@@ -127,15 +130,11 @@ def tools_overview(organisation: Organisation) -> list[ToolRow]:
     agents = list(Agent.objects.filter(organisation=organisation).order_by("pk"))
     rows = []
 
-    def risk(tool: Any) -> tuple[int, str]:
-        return (CATEGORY_ORDER.get(_category(tool), len(CATEGORY_ORDER)), tool.name)
+    def risk(tool: Tool) -> tuple[int, str]:
+        return (CATEGORY_ORDER.get(tool.category.value, len(CATEGORY_ORDER)), tool.name)
 
     for tool in sorted(all_tools(), key=risk):
         users = [agent for agent in agents if tool.name in (agent.tools or [])]
-        rows.append(ToolRow(tool.name, _category(tool), str(tool.description), users))
+        category = tool.category
+        rows.append(ToolRow(tool.name, category.value, category.label, tool.label, users))
     return rows
-
-
-def _category(tool: Any) -> str:
-    # The registry may use an enum or a plain string for categories.
-    return str(getattr(tool.category, "value", tool.category))

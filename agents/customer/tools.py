@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 
 from agents.context import TurnContext
 from agents.lookups import resolve_customer
@@ -50,7 +51,7 @@ CustomerKind = Literal["person", "company"]
 
 @tool(
     category=Category.SAFE,
-    description=(
+    description=gettext_noop(
         "Check an Argentine CUIT/CUIL: 11 digits, a known type prefix (20, 23, 24, 27 persons; "
         "30, 33, 34 companies) and the mod-11 check digit. Says why it is invalid and which "
         "check digit was expected."
@@ -85,7 +86,7 @@ def _kind(prefix: str) -> str:
 
 @tool(
     category=Category.SAFE,
-    description=(
+    description=gettext_noop(
         "A customer's record and history: contact data, recent and upcoming jobs, equipment "
         "(with the next service date), invoices and the total balance owed."
     ),
@@ -122,7 +123,7 @@ def _history(ctx: TurnContext, customer: Customer) -> ToolResult:
 
 @tool(
     category=Category.SAFE,
-    description=(
+    description=gettext_noop(
         "Find customers by name, phone, CUIT, email or street (any part of it). Returns their "
         "ids and contact data."
     ),
@@ -170,7 +171,7 @@ def _given(**fields: Any) -> dict[str, Any]:
 
 @tool(
     category=Category.SUGGEST,
-    description=(
+    description=gettext_noop(
         "Register a new customer (name required; phone, address, CUIT optional). It first looks "
         "for likely duplicates (a similar name, the same phone, CUIT or address): when there are "
         "any it creates nothing and lists them, so the operator can say whether it is one of "
@@ -259,7 +260,7 @@ def _customer_create_preview(
 
 @tool(
     category=Category.SUGGEST,
-    description=(
+    description=gettext_noop(
         "Change a customer's data: only the fields given change; an empty string clears an "
         "optional field. Address fields change the primary address."
     ),

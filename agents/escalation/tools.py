@@ -6,6 +6,8 @@ import datetime
 from dataclasses import dataclass
 from typing import Literal
 
+from django.utils.translation import gettext_noop
+
 from agents.context import TurnContext
 from agents.lookups import resolve_customer
 from agents.registry import Category, ToolError, ToolResult, done, get_scoped, tool
@@ -53,7 +55,7 @@ DEFAULT_PRIORITY: dict[str, str] = {
 
 @tool(
     category=Category.SUGGEST,
-    description=(
+    description=gettext_noop(
         "Open a ticket for a person to handle: a complaint, an emergency (gas leak, flooding, "
         "electrical fire), an explicit request for a supervisor, frustration, or a hand-off."
     ),
@@ -100,7 +102,9 @@ def ticket_create(
 
 @tool(
     category=Category.SAFE,
-    description="One ticket by its number (#12): reason, priority, status, customer and job.",
+    description=gettext_noop(
+        "One ticket by its number (#12): reason, priority, status, customer and job."
+    ),
     param_docs={"number": "The ticket's number (12 for ticket #12)."},
 )
 def ticket_find(ctx: TurnContext, *, number: int) -> ToolResult:

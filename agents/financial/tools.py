@@ -10,6 +10,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 
 from agents.context import TurnContext
 from agents.lookups import resolve_customer
@@ -85,7 +86,7 @@ def match_price_items(ctx: TurnContext, text: str) -> list[PriceItem]:
 
 @tool(
     category=Category.SAFE,
-    description=(
+    description=gettext_noop(
         "The company's price list (prices in ARS before IVA, with the IVA rate). Optionally "
         "only the items matching a service description or a category."
     ),
@@ -120,7 +121,7 @@ def _owed_data(ctx: TurnContext, row: InvoiceRow) -> dict[str, object]:
 
 @tool(
     category=Category.SAFE,
-    description=(
+    description=gettext_noop(
         "What is owed: the unpaid or partly paid invoices (balance, issue and due dates, days "
         "outstanding) and the total — for one customer, one invoice, or the whole company."
     ),
@@ -262,7 +263,7 @@ _LINE_DOCS = {
 
 @tool(
     category=Category.SAFE,
-    description=(
+    description=gettext_noop(
         "One quote (presupuesto) by its number (P-000027, or 27): customer, status, lines, "
         "totals, and the invoice made from it, if any."
     ),
@@ -290,7 +291,7 @@ def quote_find(ctx: TurnContext, *, number: str) -> ToolResult:
 
 @tool(
     category=Category.SUGGEST,
-    description=(
+    description=gettext_noop(
         "Make a quote (presupuesto) for a customer: lines from the price list matched by the "
         "service text (or by code), or one line at an explicit amount; IVA 21% or 10.5%."
     ),
@@ -336,7 +337,7 @@ def quote_create(
 
 @tool(
     category=Category.EXECUTE,
-    description=(
+    description=gettext_noop(
         "Issue an invoice (factura) — needs a manager's approval. From a job (its latest "
         "quote), a quote, or explicit lines; letter A for companies with a CUIT, else B."
     ),

@@ -10,6 +10,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 
 from agents.context import TurnContext
 from agents.lookups import resolve_technician
@@ -60,7 +61,7 @@ def _window(
 
 @tool(
     category=Category.SAFE,
-    description=(
+    description=gettext_noop(
         "Active vehicles free on a day (or during an interval), with their usual driver; the "
         "busy ones with the jobs that hold them."
     ),
@@ -125,7 +126,7 @@ def _absence_range(
 
 @tool(
     category=Category.SAFE,
-    description=(
+    description=gettext_noop(
         "The open jobs of a technician in a date range — the jobs an absence affects. Without "
         "dates: the range of their current or next recorded absence, else today."
     ),
@@ -167,7 +168,7 @@ def technician_jobs_affected(
 
 @tool(
     category=Category.SAFE,
-    description=(
+    description=gettext_noop(
         "The free technicians nearest to a zone (same zone, then neighbouring zones), for a "
         "job or a zone and trade, now or at a given time."
     ),
@@ -248,7 +249,7 @@ def _report_summary(report: services.MoveReport) -> str:
 
 @tool(
     category=Category.SUGGEST,
-    description=(
+    description=gettext_noop(
         "Assign a vehicle to a job. Without a vehicle: the technician's usual vehicle if it "
         "is free, else any free one."
     ),
@@ -300,7 +301,7 @@ def _vehicle(ctx: TurnContext, vehicle_id: int | None, plate: str | None) -> Veh
 
 @tool(
     category=Category.EXECUTE,
-    description=(
+    description=gettext_noop(
         "Record that a technician is absent (sick, leave) from one date to another — needs a "
         "manager's approval. The answer lists the open jobs the absence affects."
     ),
@@ -371,7 +372,7 @@ def _absence_for(
 
 @tool(
     category=Category.BULK,
-    description=(
+    description=gettext_noop(
         "Give an absent technician's open jobs to free colleagues with the trade, nearest by "
         "zone, same time. dry_run (default) returns the plan; dry_run=false applies it (needs "
         "a manager's approval). Jobs nobody can take are listed with the reason."
@@ -433,7 +434,7 @@ def _jobs_to_move(
 
 @tool(
     category=Category.BULK,
-    description=(
+    description=gettext_noop(
         "Move many open jobs at once (e.g. all of a day, of a technician or of a zone) by a "
         "number of days or to a date, each keeping its time. dry_run (default) returns the "
         "plan; dry_run=false applies it (needs a manager's approval). Jobs that cannot move are "
@@ -489,7 +490,7 @@ def _round_up(moment: datetime.datetime, minutes: int = DISPATCH_ROUNDING) -> da
 
 @tool(
     category=Category.EXECUTE,
-    description=(
+    description=gettext_noop(
         "Send a technician to a job now: the job starts now (keeping its length) with the "
         "nearest free technician with the trade, or the one given. Needs a manager's approval."
     ),

@@ -7,6 +7,8 @@ import datetime
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
 from agents.context import TurnContext
 from agents.registry import Category, ToolResult, done, tool
 from agents.results import Result
@@ -57,7 +59,7 @@ def _open_now(hours: tuple[DayHours, ...], moment: datetime.datetime) -> bool:
 
 @tool(
     category=Category.SAFE,
-    description=(
+    description=gettext_noop(
         "The company's name, opening hours per weekday (and whether it is open now), phone, "
         "email and address."
     ),

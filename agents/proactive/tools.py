@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from django.utils.translation import gettext_noop
+
 from agents.context import TurnContext
 from agents.payloads import customer_data, equipment_data, local_iso
 from agents.registry import Category, ToolError, ToolResult, get_scoped, success, tool
@@ -15,7 +17,7 @@ MAX_FOLLOW_UP_DAYS = 90
 
 @tool(
     category=Category.SAFE,
-    description=(
+    description=gettext_noop(
         "Equipment due for maintenance: the next service date is past or within the coming "
         "days; most overdue first. Customers who already have a job of that trade booked are "
         "left out."
@@ -47,7 +49,7 @@ def maintenance_due_list(ctx: TurnContext, *, within_days: int = 30) -> ToolResu
 
 @tool(
     category=Category.SAFE,
-    description=(
+    description=gettext_noop(
         "Jobs finished recently that nobody has followed up yet (a call to ask how it went), "
         "the oldest first."
     ),
@@ -76,7 +78,7 @@ def follow_up_list(ctx: TurnContext, *, days: int = 14) -> ToolResult:
 
 @tool(
     category=Category.SAFE,
-    description=(
+    description=gettext_noop(
         "The seasonal campaign of the moment (southern hemisphere: air conditioning before "
         "summer, October–December; heating and gas before winter, March–May) and the "
         "equipment to offer a pre-season service to, never or least recently serviced first."
@@ -107,7 +109,7 @@ def seasonal_targets(ctx: TurnContext) -> ToolResult:
 
 @tool(
     category=Category.SUGGEST,
-    description=(
+    description=gettext_noop(
         "Record that a finished job was followed up (the customer was called to ask how it "
         "went), with what they said; the job leaves the follow-up list."
     ),

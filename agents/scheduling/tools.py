@@ -9,6 +9,7 @@ from typing import Literal
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 
 from agents.context import TurnContext
 from agents.lookups import resolve_customer, resolve_technician
@@ -77,7 +78,7 @@ def _job_queryset(
 
 @tool(
     category=Category.SAFE,
-    description=(
+    description=gettext_noop(
         "Find jobs (visits) by customer, day or range, status and technician. Without a date: "
         "a customer's whole history, or everyone's jobs of the coming week."
     ),
@@ -152,7 +153,7 @@ def _distinct_starts(slots: list[scheduling.Slot], count: int) -> list[schedulin
 
 @tool(
     category=Category.SAFE,
-    description=(
+    description=gettext_noop(
         "Concrete free slots (start, end, technician) for a job. With a date or range: the "
         "free slots then; without one, or when that day is full: the next free slots after it "
         "(flagged as alternatives). Technicians closest to the zone come first."
@@ -222,7 +223,7 @@ def slots_find(
 
 @tool(
     category=Category.SAFE,
-    description=(
+    description=gettext_noop(
         "Technicians free for a whole interval, with the trade given; nearest to the zone "
         "first, then the least loaded that day."
     ),
@@ -281,7 +282,7 @@ def _alternatives(
     # One booking is one customer at one time: a repeat that only picks another technician or
     # words the service differently is the same booking (it does not run twice in a turn).
     target=("customer_id", "customer", "start"),
-    description=(
+    description=gettext_noop(
         "Book a job (visit) for a customer at a date and time. Without a technician the "
         "closest free one with the trade is chosen. When nobody is free, the answer carries "
         "the next free slots as alternatives."
@@ -362,7 +363,7 @@ def _target_start(
 
 @tool(
     category=Category.SUGGEST,
-    description=(
+    description=gettext_noop(
         "Move a job to another date and/or time, keeping its length. A date alone keeps the "
         "time and a time alone keeps the day. When the technician cannot make it, the answer "
         "carries alternatives (or reassign_if_busy gives it to the closest free colleague)."
@@ -406,7 +407,7 @@ def job_reschedule(
 
 @tool(
     category=Category.EXECUTE,
-    description="Cancel an open job (needs a manager's approval).",
+    description=gettext_noop("Cancel an open job (needs a manager's approval)."),
     param_docs={"job_id": "The job to cancel.", "reason": "Why it is cancelled."},
 )
 def job_cancel(ctx: TurnContext, *, job_id: int, reason: str | None = None) -> ToolResult:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from html.parser import HTMLParser
 from typing import Any
 
 import pytest
@@ -37,3 +38,34 @@ def agent(installed: list[Agent], tool_names: list[str]) -> Agent:
     # Start the history over so version 1 is this state.
     AgentVersion.objects.filter(agent=chosen).delete()
     return agent_save(agent=chosen, changes={}, actor=None)
+
+
+class _ToolTable(HTMLParser):
+    """The text of each table row's cells, as a reader sees them (entities decoded)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[list[str]] = []
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "tr":
+            self.rows.append([])
+        elif tag == "td":
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "td" and self._cell is not None:
+            self.rows[-1].append(" ".join("".join(self._cell).split()))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def tool_table(html: str) -> dict[str, tuple[str, str]]:
+    """Tool name → (category, description) as a tools page (the panel's or the admin's) shows."""
+    reader = _ToolTable()
+    reader.feed(html)
+    return {row[0]: (row[1], row[2]) for row in reader.rows if len(row) >= 3}

@@ -9,7 +9,9 @@ from django.test import Client
 from django.urls import reverse
 
 from agents.models import Agent, AgentVersion
+from agents.registry import all_tools
 from agents.services import agent_save, agent_snapshot
+from tests.agents.conftest import tool_table
 from tests.conftest import Cast
 
 
@@ -98,6 +100,22 @@ def test_change_page_and_tools_page_render(client: Client, superuser: Any, agent
     assert client.get(_change_url(agent)).status_code == 200
     assert client.get(reverse("admin:agents_agent_tools")).status_code == 200
     assert client.get(reverse("admin:agents_agentversion_changelist")).status_code == 200
+
+
+def test_admin_tools_page_matches_the_panels_language(
+    client: Client, superuser: Any, agent: Agent
+) -> None:
+    client.force_login(superuser)
+    url = reverse("admin:agents_agent_tools")
+
+    spanish = tool_table(client.get(url, HTTP_ACCEPT_LANGUAGE="es-ar").content.decode())
+    english = tool_table(client.get(url, HTTP_ACCEPT_LANGUAGE="en").content.decode())
+
+    tools = all_tools()
+    assert english == {tool.name: (tool.category.value, tool.description) for tool in tools}
+    assert set(spanish) == set(english)
+    assert all(spanish[name][1] != english[name][1] for name in english)
+    assert spanish["job_cancel"][0] == "ejecución"
 
 
 def test_org_admin_staff_see_only_their_organisations_agents(
