@@ -26,7 +26,8 @@ already written (a concurrent step's commit point came in between) is followed b
 before; readers take both shapes (copilot/answers.py, static/js/answers.js).
 
 What the operator watches as it happens goes out at once as well, unsequenced and unlogged:
-`thinking` (S3) and every `text` delta and `retract`, each text with `at`, its offset in the
+`thinking` (S3), each step's `agent_start` (its logged copy, folded with the end, finishes the
+row the panel drew), and every `text` delta and `retract`, each text with `at`, its offset in the
 turn's streamed text. Consecutive `text` of one speaker fold into one logged event (its `at`
 is the first chunk's), so a socket that reconnects replays the text exactly; the panel appends
 only what goes past what it already shows (static/js/copilot.js).
@@ -40,8 +41,9 @@ from typing import Any, cast
 from agents.events import Event
 from copilot import eventlog
 
-# Sent live as soon as emitted (then logged at the next commit point).
-LIVE_FIRST = frozenset({"thinking", "text", "retract"})
+# Sent live as soon as emitted (then logged at the next commit point): a step's start too, so
+# the panel shows a multi-step answer's steps as they run (O7), not only when each has ended.
+LIVE_FIRST = frozenset({"thinking", "text", "retract", "agent_start"})
 # The events that close a commit point: the log is written as soon as one is emitted.
 CLOSES = frozenset({"agent_end", "completed"})
 # A later event folds into the buffered event it finishes: (what it folds into, the result's type).

@@ -109,7 +109,10 @@
     agent_start(ev) {
       const view = liveBlock(ev.turn_id);
       if (!view) return;
-      const entry = addAgent(view, ev);
+      // The live start came first (unsequenced): its logged copy, folded with the end, ends it.
+      const name = ev.agent || "";
+      const running = view.agents.find((a) => a.agent === name && a.item.classList.contains("step-running"));
+      const entry = running || addAgent(view, ev);
       if ("success" in ev) ended(entry, ev);
     },
     agent_end(ev) {
