@@ -315,7 +315,7 @@ class EquipmentSeen(Result):
 
 @tool(
     category=Category.SUGGEST,
-    description=(
+    description=gettext_noop(
         "The customer's equipment a photo or their words describe: their one of that brand and "
         "model (a blank brand or model filled in), else a new one when a brand or a model is "
         "given; none when it cannot tell which (nothing is invented)."

@@ -453,7 +453,9 @@ class JobNote(Result):
 
 @tool(
     category=Category.SUGGEST,
-    description="A note on a job's history (what a customer's photo showed, a remark).",
+    description=gettext_noop(
+        "A note on a job's history (what a customer's photo showed, a remark)."
+    ),
     param_docs={
         "job_id": "The job the note is about.",
         "note": "The note, in a sentence or two.",
