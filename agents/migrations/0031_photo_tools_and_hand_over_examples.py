@@ -26,7 +26,6 @@ EXAMPLES = {
         "quiero que me conteste una persona",
     ],
     "examples_en": [
-        "is there anyone there who can help me? a person",
         "can I get a real person on the line?",
         "I'd like someone from your team to answer me",
     ],
