@@ -129,7 +129,9 @@ async def test_a_turn_streams_thinking_first_and_completed_last(
 
     # `thinking` and the text go out at once, unsequenced; their logged copies follow with the
     # step. The panel's rule (static/js/copilot.js: append past `at`) shows the text once.
-    assert received[0]["type"] == "thinking" and "seq" not in received[0]
+    # (On a loaded machine the logged copy may overtake the live one: either comes first.)
+    assert received[0]["type"] == "thinking"
+    assert any(e["type"] == "thinking" and "seq" not in e for e in received)
     assert any(e["type"] == "text" and "seq" not in e for e in received)
     assert _shown(received).strip() == events[-1]["text"].strip()
     assert accepted["type"] == "accepted" and accepted["client_id"] == "m-1"
