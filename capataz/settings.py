@@ -181,6 +181,10 @@ if TEST_WORKER:
 # The embedded router also learns from a corpus generated from the organisation's records
 # (nlu/corpus, copilot/router_cache.py); off, it learns from the registry's examples only.
 NLU_CORPUS = env_bool("NLU_CORPUS", True)
+# A new organisation gets its copy of the shipped golden set (426 cases) once its creation
+# commits; off, the evaluation pages install it when first opened (the test suite turns it off:
+# it creates two organisations per test).
+EVALUATION_GOLDEN_ON_CREATE = env_bool("EVALUATION_GOLDEN_ON_CREATE", True)
 
 INSTALLED_APPS = [
     "daphne",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 
 from business.models import Organisation
@@ -16,7 +17,7 @@ from evaluation.datasets import golden_install
 def on_organisation_saved(
     sender: Any, instance: Organisation, created: bool, raw: bool = False, **kwargs: Any
 ) -> None:
-    if created and not raw:
+    if created and not raw and settings.EVALUATION_GOLDEN_ON_CREATE:
         organisation_id = instance.pk
         transaction.on_commit(lambda: _install(organisation_id))
 

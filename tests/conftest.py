@@ -97,6 +97,13 @@ def _registry_only_routers(settings: Any) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _no_golden_copy_per_organisation(settings: Any) -> None:
+    # 426 case rows for each organisation a transactional test creates (two per cast);
+    # tests/evaluation/test_datasets.py turns it on, the evaluation pages install it when opened.
+    settings.EVALUATION_GOLDEN_ON_CREATE = False
+
+
+@pytest.fixture(autouse=True)
 def _no_event_tail(settings: Any) -> None:
     # The embedded default's log tail polls the database from the event loop; a test that needs
     # it turns it on.
@@ -137,11 +144,16 @@ def django_db_setup(
     modules hold database access themselves (one demo per module), so one of them run alone
     would otherwise load the demo into — and afterwards flush — the configured database.
     """
+    from django.core.management.commands import flush
     from django.db import connections
     from django.test.utils import setup_databases, teardown_databases
     from pytest_django.fixtures import _get_databases_for_setup
 
-    from tests.database_template import copy_test_database
+    from tests.database_template import (
+        copy_test_database,
+        keep_migrated_rows,
+        put_back_migrated_rows,
+    )
 
     aliases, serialized = _get_databases_for_setup(request.session.items)
     with django_db_blocker.unblock():
@@ -150,7 +162,18 @@ def django_db_setup(
             verbosity=0, interactive=False, aliases=dict.fromkeys(aliases | {"default"}, False),
             serialized_aliases=serialized, keepdb=True,
         )  # fmt: skip
+        keep_migrated_rows()
+    # A flush (a transactional test's end, the demo harness) puts the migrated rows back
+    # instead of sending post_migrate to remake them; `migrate` still sends it.
+    emit_post_migrate = flush.emit_post_migrate_signal
+
+    def put_back(verbosity: int, interactive: bool, db: str, **kwargs: Any) -> None:
+        if not put_back_migrated_rows(db):
+            emit_post_migrate(verbosity, interactive, db, **kwargs)
+
+    flush.emit_post_migrate_signal = put_back  # type: ignore[assignment]
     yield
+    flush.emit_post_migrate_signal = emit_post_migrate
     with django_db_blocker.unblock():
         connections.close_all()
         teardown_databases(created, verbosity=0)

@@ -49,8 +49,9 @@ GOOD = '{"input": "agendame a Pérez el lunes", "expected_intents": ["book_job"]
 
 
 def test_a_new_organisation_gets_the_golden_set_once_its_creation_commits(
-    django_capture_on_commit_callbacks: Any,
+    django_capture_on_commit_callbacks: Any, settings: Any
 ) -> None:
+    settings.EVALUATION_GOLDEN_ON_CREATE = True  # the suite turns it off (tests/conftest.py)
     with django_capture_on_commit_callbacks(execute=True):
         org = factories.make_org("Nueva", slug="nueva")
     golden = Dataset.objects.get(organisation=org, name="golden")
