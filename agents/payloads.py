@@ -107,8 +107,8 @@ class JobRow(Result):
     service: str
     skill: str
     status: str
-    start: datetime.datetime | None
-    end: datetime.datetime | None
+    start: datetime.datetime
+    end: datetime.datetime
     technician_id: int | None
     technician: str | None
     vehicle_id: int | None
@@ -117,15 +117,11 @@ class JobRow(Result):
     zone: str
 
 
-def _local(ctx: TurnContext, moment: datetime.datetime | None) -> datetime.datetime | None:
-    return ctx.local(moment) if moment is not None else None
-
-
 def job_row(ctx: TurnContext, job: Job) -> JobRow:
     return JobRow(
         id=job.pk, customer_id=job.customer_id, customer=job.customer.name, service=job.service,
-        skill=job.skill, status=job.status, start=_local(ctx, job.scheduled_start),
-        end=_local(ctx, job.scheduled_end), technician_id=job.technician_id,
+        skill=job.skill, status=job.status, start=ctx.local(job.scheduled_start),
+        end=ctx.local(job.scheduled_end), technician_id=job.technician_id,
         technician=job.technician.name if job.technician else None, vehicle_id=job.vehicle_id,
         vehicle=job.vehicle.plate if job.vehicle else None,
         address=str(job.address) if job.address else "",
