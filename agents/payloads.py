@@ -234,6 +234,39 @@ def price_item_data(item: PriceItem, language: str = "es") -> dict[str, Any]:
     return price_item_row(item, language).as_json()
 
 
+# Typed results of tools that more than one agent reads (sub-agent packages import no other
+# sub-agent's package): customers_find and customer_history (customer agent; escalation and
+# scheduling read them too), price_list (financial agent's module; the general agent's too).
+
+
+@dataclass(frozen=True)
+class CustomersFound(Result):
+    """`customers_find`: the first few customers that match, and whether there were more."""
+
+    customers: tuple[CustomerRow, ...]
+    truncated: bool
+
+
+@dataclass(frozen=True)
+class CustomerFile(Result):
+    """`customer_history`: a customer's record and history."""
+
+    customer: CustomerRow
+    jobs: tuple[JobRow, ...]  # newest first
+    upcoming_job_ids: tuple[int, ...]
+    equipment: tuple[EquipmentRow, ...]
+    invoices: tuple[InvoiceRecord, ...]
+    balance: Decimal  # owed over all their invoices
+
+
+@dataclass(frozen=True)
+class PriceList(Result):
+    """`price_list`: the items (all, or those that match), prices before IVA."""
+
+    items: tuple[PriceItemRow, ...]
+    currency: str
+
+
 def document_totals(totals: dict[str, Any]) -> dict[str, Any]:
     return {
         "net": decimal_str(totals["net"]),

@@ -21,11 +21,9 @@ from agents.customer.tools import (
     DUPLICATE,
     CuitCheck,
     CustomerCreated,
-    CustomerFile,
-    CustomersFound,
     CustomerUpdated,
 )
-from agents.payloads import CustomerRow, JobRow
+from agents.payloads import CustomerFile, CustomerRow, CustomersFound, JobRow
 from agents.phrasing import (
     answer_of,
     answered,

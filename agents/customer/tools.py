@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any, Literal
 
 from django.utils.translation import gettext_lazy as _
@@ -12,10 +11,10 @@ from django.utils.translation import gettext_noop
 from agents.context import TurnContext
 from agents.lookups import resolve_customer
 from agents.payloads import (
+    CustomerFile,
     CustomerRow,
+    CustomersFound,
     EquipmentRow,
-    InvoiceRecord,
-    JobRow,
     cents,
     customer_data,
     customer_row,
@@ -65,26 +64,6 @@ class CuitCheck(Result):
     given_check_digit: int | None
     # None with problem "check_digit" means no digit fits this base: AFIP changes the prefix.
     expected_check_digit: int | None
-
-
-@dataclass(frozen=True)
-class CustomerFile(Result):
-    """`customer_history`: a customer's record and history."""
-
-    customer: CustomerRow
-    jobs: tuple[JobRow, ...]  # newest first
-    upcoming_job_ids: tuple[int, ...]
-    equipment: tuple[EquipmentRow, ...]
-    invoices: tuple[InvoiceRecord, ...]
-    balance: Decimal  # owed over all their invoices
-
-
-@dataclass(frozen=True)
-class CustomersFound(Result):
-    """`customers_find`: the first few customers that match, and whether there were more."""
-
-    customers: tuple[CustomerRow, ...]
-    truncated: bool
 
 
 @dataclass(frozen=True)

@@ -24,11 +24,10 @@ from agents.financial.tools import (
     InvoiceResult,
     OwedInvoice,
     PaymentStatus,
-    PriceList,
     Quote,
     QuoteResult,
 )
-from agents.payloads import CustomerRow
+from agents.payloads import CustomerRow, PriceList
 from agents.phrasing import (
     Found,
     ask,

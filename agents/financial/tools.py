@@ -19,7 +19,7 @@ from agents.lookups import resolve_customer
 from agents.payloads import (
     CustomerRow,
     InvoiceRecord,
-    PriceItemRow,
+    PriceList,
     cents,
     customer_row,
     decimal_str,
@@ -57,14 +57,6 @@ from common.wording import say
 
 IvaRate = Literal["21", "10.5"]
 CURRENCY = "ARS"
-
-
-@dataclass(frozen=True)
-class PriceList(Result):
-    """`price_list`: the items (all, or those that match), prices before IVA."""
-
-    items: tuple[PriceItemRow, ...]
-    currency: str
 
 
 @dataclass(frozen=True)
