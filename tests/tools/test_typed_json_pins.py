@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 
 from agents.context import TurnContext
+from agents.financial.tools import FoundQuote, PaymentStatus, QuoteResult
+from agents.payloads import CustomerFile, PriceList
 from business.models import Customer, Invoice, Job, Quote
 from tests import factories
 from tests.tools.conftest import BA, MONDAY, Shop, at, run
@@ -195,3 +197,34 @@ def test_financial_tools_json(ctx: TurnContext, shop: Shop, maria_file: dict[str
         {"quote": {**quoted, "invoice": f"A {invoice.number}"}},
         "quote P-000001 (draft)",
     )
+
+
+def test_the_typed_values_say_what_the_json_says(
+    ctx: TurnContext, shop: Shop, maria_file: dict[str, Any]
+) -> None:
+    """What the handlers read (Kind.of): Decimals, days and rows, not strings; another tool's
+    result, or a failed call, is None."""
+    owed = PaymentStatus.of(run(ctx, "payment_status", customer_id=shop.maria.pk))
+    assert owed is not None and owed.customer is not None
+    assert (owed.customer.id, owed.total_owed, owed.oldest_since) == (
+        shop.maria.pk, Decimal("10000.00"), datetime.date(2026, 10, 1)
+    )  # fmt: skip
+    [invoice] = owed.invoices
+    assert (invoice.label, invoice.paid, invoice.days_overdue) == (
+        f"B {maria_file['invoice'].number}", Decimal("2100.00"), 38
+    )  # fmt: skip
+    file = CustomerFile.of(run(ctx, "customer_history", customer_id=shop.maria.pk))
+    assert file is not None
+    assert [job.start.hour for job in file.jobs] == [14, 9]  # on Buenos Aires' clock
+    assert file.upcoming_job_ids == (maria_file["coming"].pk,)
+    made = run(ctx, "quote_create", customer_id=shop.juan.pk, services=["carga de gas"])
+    quote = QuoteResult.of(made)
+    assert quote is not None and not isinstance(quote.quote, FoundQuote)
+    assert [(line.iva_rate, line.total) for line in quote.quote.lines] == [
+        (Decimal("10.5"), Decimal("66300.00"))
+    ]
+    found = QuoteResult.of(run(ctx, "quote_find", number=quote.quote.number))
+    assert found is not None and isinstance(found.quote, FoundQuote) and found.quote.invoice is None
+    assert PriceList.of(made) is None  # another kind
+    refused = run(ctx, "quote_create", customer_id=shop.juan.pk, services=["pintar la casa"])
+    assert not refused.ok and QuoteResult.of(refused) is None
