@@ -25,8 +25,13 @@ from business.scheduling import zone_distance
 from business.selectors import InvoiceRow
 
 
+def cents(value: Decimal) -> Decimal:
+    """Money as the tools report it: to the cent."""
+    return value.quantize(Decimal("0.01"))
+
+
 def decimal_str(value: Decimal) -> str:
-    return f"{value.quantize(Decimal('0.01'))}"
+    return f"{cents(value)}"
 
 
 def local_iso(ctx: TurnContext, moment: datetime.datetime | None) -> str | None:
@@ -41,18 +46,31 @@ def address_data(address: Address | None) -> dict[str, Any] | None:
     return {"id": address.pk, "text": str(address), "zone": address.zone}
 
 
-def customer_data(customer: Customer) -> dict[str, Any]:
+@dataclass(frozen=True)
+class CustomerRow(Result):
+    """A customer's contact data (a typed result's part, agents/results.py)."""
+
+    id: int
+    name: str
+    kind: str
+    cuit: str
+    phone: str
+    email: str
+    address: str  # the primary address as printed, "" without one
+    zone: str
+
+
+def customer_row(customer: Customer) -> CustomerRow:
     address = customer.primary_address
-    return {
-        "id": customer.pk,
-        "name": customer.name,
-        "kind": customer.kind,
-        "cuit": customer.cuit,
-        "phone": customer.phone,
-        "email": customer.email,
-        "address": str(address) if address else "",
-        "zone": address.zone if address else "",
-    }
+    return CustomerRow(
+        id=customer.pk, name=customer.name, kind=customer.kind, cuit=customer.cuit,
+        phone=customer.phone, email=customer.email, address=str(address) if address else "",
+        zone=address.zone if address else "",
+    )  # fmt: skip
+
+
+def customer_data(customer: Customer) -> dict[str, Any]:
+    return customer_row(customer).as_json()
 
 
 def technician_data(technician: Technician, near: str | None = None) -> dict[str, Any]:
@@ -79,23 +97,40 @@ def vehicle_data(vehicle: Vehicle) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class JobRow(Result):
+    """One job (a typed result's part, agents/results.py); its moments on the turn's clock."""
+
+    id: int
+    customer_id: int
+    customer: str
+    service: str
+    skill: str
+    status: str
+    start: datetime.datetime
+    end: datetime.datetime
+    technician_id: int | None
+    technician: str | None
+    vehicle_id: int | None
+    vehicle: str | None  # the plate
+    address: str
+    zone: str
+
+
+def job_row(ctx: TurnContext, job: Job) -> JobRow:
+    return JobRow(
+        id=job.pk, customer_id=job.customer_id, customer=job.customer.name, service=job.service,
+        skill=job.skill, status=job.status, start=ctx.local(job.scheduled_start),
+        end=ctx.local(job.scheduled_end), technician_id=job.technician_id,
+        technician=job.technician.name if job.technician else None, vehicle_id=job.vehicle_id,
+        vehicle=job.vehicle.plate if job.vehicle else None,
+        address=str(job.address) if job.address else "",
+        zone=job.address.zone if job.address else "",
+    )  # fmt: skip
+
+
 def job_data(ctx: TurnContext, job: Job) -> dict[str, Any]:
-    return {
-        "id": job.pk,
-        "customer_id": job.customer_id,
-        "customer": job.customer.name,
-        "service": job.service,
-        "skill": job.skill,
-        "status": job.status,
-        "start": local_iso(ctx, job.scheduled_start),
-        "end": local_iso(ctx, job.scheduled_end),
-        "technician_id": job.technician_id,
-        "technician": job.technician.name if job.technician else None,
-        "vehicle_id": job.vehicle_id,
-        "vehicle": job.vehicle.plate if job.vehicle else None,
-        "address": str(job.address) if job.address else "",
-        "zone": job.address.zone if job.address else "",
-    }
+    return job_row(ctx, job).as_json()
 
 
 @dataclass(frozen=True)
@@ -130,35 +165,106 @@ def equipment_data(item: Equipment) -> dict[str, Any]:
     return equipment_row(item).as_json()
 
 
-def invoice_data(row: InvoiceRow) -> dict[str, Any]:
+@dataclass(frozen=True)
+class InvoiceRecord(Result):
+    """One invoice with what is paid and owed of it (a typed result's part). Not
+    business.selectors.InvoiceRow, the query's row it is made from."""
+
+    id: int
+    number: str
+    letter: str
+    status: str
+    state: str  # unpaid, partial, paid…
+    customer_id: int
+    job_id: int | None
+    issued_on: datetime.date
+    due_on: datetime.date | None
+    total: Decimal
+    paid: Decimal
+    balance: Decimal
+    pdf: str
+
+    @property
+    def label(self) -> str:
+        """ "A 0001-00000012": the invoice as printed."""
+        return f"{self.letter} {self.number}"
+
+
+def invoice_fields(row: InvoiceRow) -> dict[str, Any]:
+    """An `InvoiceRecord`'s fields, for it and for the kinds that add to it."""
     invoice = row.invoice
     return {
-        "id": invoice.pk,
-        "number": invoice.number,
-        "letter": invoice.letter,
-        "status": invoice.status,
-        "state": row.state,
-        "customer_id": invoice.customer_id,
-        "job_id": invoice.job_id,
-        "issued_on": invoice.issued_on.isoformat(),
-        "due_on": invoice.due_on.isoformat() if invoice.due_on else None,
-        "total": decimal_str(row.total),
-        "paid": decimal_str(row.paid),
-        "balance": decimal_str(row.balance),
+        "id": invoice.pk, "number": invoice.number, "letter": invoice.letter,
+        "status": invoice.status, "state": row.state, "customer_id": invoice.customer_id,
+        "job_id": invoice.job_id, "issued_on": invoice.issued_on, "due_on": invoice.due_on,
+        "total": cents(row.total), "paid": cents(row.paid), "balance": cents(row.balance),
         "pdf": reverse("invoice_pdf", args=[invoice.pk]),
-    }
+    }  # fmt: skip
+
+
+def invoice_record(row: InvoiceRow) -> InvoiceRecord:
+    return InvoiceRecord(**invoice_fields(row))
+
+
+def invoice_data(row: InvoiceRow) -> dict[str, Any]:
+    return invoice_record(row).as_json()
+
+
+@dataclass(frozen=True)
+class PriceItemRow(Result):
+    """One item of the price list, named in the reader's language; its price before IVA."""
+
+    id: int
+    code: str
+    name: str
+    category: str
+    unit_price: Decimal
+    iva_rate: Decimal  # 21, 10.5
+
+
+def price_item_row(item: PriceItem, language: str = "es") -> PriceItemRow:
+    name = item.name_en if language == "en" and item.name_en else item.name
+    return PriceItemRow(
+        id=item.pk, code=item.code, name=name, category=item.category,
+        unit_price=cents(item.unit_price), iva_rate=item.iva_rate.normalize(),
+    )  # fmt: skip
 
 
 def price_item_data(item: PriceItem, language: str = "es") -> dict[str, Any]:
-    name = item.name_en if language == "en" and item.name_en else item.name
-    return {
-        "id": item.pk,
-        "code": item.code,
-        "name": name,
-        "category": item.category,
-        "unit_price": decimal_str(item.unit_price),
-        "iva_rate": f"{item.iva_rate.normalize():f}",
-    }
+    return price_item_row(item, language).as_json()
+
+
+# Typed results of tools that more than one agent reads (sub-agent packages import no other
+# sub-agent's package): customers_find and customer_history (customer agent; escalation and
+# scheduling read them too), price_list (financial agent's module; the general agent's too).
+
+
+@dataclass(frozen=True)
+class CustomersFound(Result):
+    """`customers_find`: the first few customers that match, and whether there were more."""
+
+    customers: tuple[CustomerRow, ...]
+    truncated: bool
+
+
+@dataclass(frozen=True)
+class CustomerFile(Result):
+    """`customer_history`: a customer's record and history."""
+
+    customer: CustomerRow
+    jobs: tuple[JobRow, ...]  # newest first
+    upcoming_job_ids: tuple[int, ...]
+    equipment: tuple[EquipmentRow, ...]
+    invoices: tuple[InvoiceRecord, ...]
+    balance: Decimal  # owed over all their invoices
+
+
+@dataclass(frozen=True)
+class PriceList(Result):
+    """`price_list`: the items (all, or those that match), prices before IVA."""
+
+    items: tuple[PriceItemRow, ...]
+    currency: str
 
 
 def document_totals(totals: dict[str, Any]) -> dict[str, Any]:

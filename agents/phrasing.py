@@ -22,7 +22,9 @@ from django.utils.translation import gettext_lazy as _
 
 from agents.base import Clarification, Outcome, Runner, Step
 from agents.defaults import intent_phrase
+from agents.payloads import CustomerRow
 from agents.registry import ToolResult
+from agents.results import Result
 from agents.selectors import specs_of_agents
 from business.models import money as round_money
 from business.validators import format_phone
@@ -136,8 +138,16 @@ def service_reason(runner: Runner, result: ToolResult, general: str) -> str:
     return text
 
 
-def customer_candidate(customer: dict[str, Any]) -> str:
-    """A customer to choose from: "Juan Pérez (#3) — +54 11 … — Mitre 123, Lanús"."""
+def customer_candidate(customer: CustomerRow | dict[str, Any]) -> str:
+    """A customer to choose from: "Juan Pérez (#3) — +54 11 … — Mitre 123, Lanús". A found
+    customer's row, or a refusal's candidate (a failed call's JSON)."""
+    if isinstance(customer, CustomerRow):
+        parts: tuple[str | None, ...] = (
+            f"{customer.name} (#{customer.id})",
+            format_phone(customer.phone),
+            customer.address,
+        )
+        return " — ".join(part for part in parts if part)
     parts = (
         f"{customer['name']} (#{customer['id']})",
         format_phone(customer.get("phone") or ""),
@@ -316,7 +326,10 @@ def answer_of(step: Step) -> str:
 
 
 def _option_id(option: Any) -> str:
-    return str(option.get("id")) if isinstance(option, dict) else ""
+    """An option's id: a failed call's candidate (JSON) or a typed result's row."""
+    if isinstance(option, dict):
+        return str(option.get("id"))
+    return str(option.id) if isinstance(option, Result) and hasattr(option, "id") else ""
 
 
 def answered[T](step: Step, options: Sequence[T], describe: Callable[[T], str]) -> T | None:

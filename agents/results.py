@@ -7,9 +7,11 @@ and phrasing read with `Kind.of(result)` (None for a failed, held or screened-ou
 another kind), and `data`, which is `value.as_json()` — what a model reads, what a step's line,
 the records of a `tool_result` event, a ToolCall row and the customer screen see. `as_json` is
 the fields in their declared order, each as JSON: a nested result by its own `as_json`, a list
-item by item, a moment as its local ISO minute (`2026-11-23T09:00-03:00`, the turn's clock:
-tools store it already local), a day as its ISO date. So a migrated tool's JSON is byte for
-byte what its dict was.
+item by item, a mapping value by value, a moment as its local ISO minute
+(`2026-11-23T09:00-03:00`, the turn's clock: tools store it already local), a day as its ISO
+date, a Decimal as its plain digits (`"150000.00"`, `"10.5"`: money is stored quantized to the
+cent, rates and quantities normalized). So a migrated tool's JSON is byte for byte what its dict
+was.
 
 Tools not yet migrated return `success(summary, **data)`: `value` None, `data` as before.
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass, fields
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Self
 
 if TYPE_CHECKING:
@@ -44,6 +47,10 @@ def to_json(value: Any) -> Any:
         return value.as_json()
     if isinstance(value, list | tuple):
         return [to_json(item) for item in value]
+    if isinstance(value, dict):
+        return {key: to_json(item) for key, item in value.items()}
+    if isinstance(value, Decimal):
+        return f"{value:f}"
     if isinstance(value, datetime.datetime):
         return value.isoformat(timespec="minutes")
     if isinstance(value, datetime.date):

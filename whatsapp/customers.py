@@ -27,6 +27,7 @@ from django.utils.translation import gettext_lazy as _
 
 from agents.base import Chain, Runner
 from agents.base import Step as Step_
+from agents.customer.tools import CustomerCreated
 from agents.customer_scope import NOT_FOR_CUSTOMERS
 from business.models import Customer, Invoice, Quote
 from business.selectors import scoped
@@ -424,12 +425,12 @@ def register(
     step = Step_(index=0, intent="register_customer", agent=agent.name, confidence=1.0,
                  text=run.ctx.text, entities=Entities())  # fmt: skip
     result = Runner(run.ctx, Chain(language), agent, step).call("customer_create", **arguments)
-    created = result.data.get("customer") if result.ok else None
-    if not isinstance(created, dict) or not isinstance(created.get("id"), int):
+    created = CustomerCreated.of(result)  # None: refused, failed or held
+    if created is None:
         logger.warning("registration: customer_create did not create (%s)", result.error)
         return None
     customer = Customer.objects.filter(
-        pk=created["id"], organisation_id=conversation.organisation_id
+        pk=created.customer.id, organisation_id=conversation.organisation_id
     ).first()
     if customer is not None:
         link(conversation, customer)

@@ -8,14 +8,22 @@ is written with it.
 
 from __future__ import annotations
 
+import datetime
 import re
+from dataclasses import fields as dataclass_fields
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from django.utils.translation import gettext_lazy as _
 
 from agents.base import Mutation, Outcome, Runner, Step, handles
-from agents.customer.tools import DUPLICATE
+from agents.customer.tools import (
+    DUPLICATE,
+    CuitCheck,
+    CustomerCreated,
+    CustomerUpdated,
+)
+from agents.payloads import CustomerFile, CustomerRow, CustomersFound, JobRow
 from agents.phrasing import (
     answer_of,
     answered,
@@ -185,11 +193,11 @@ def create_customer(step: Step, runner: Runner) -> Outcome:
         )
     cuit = _cuit_in(step)
     if cuit:
-        check = runner.call("cuit_check", cuit=cuit)
-        if not check.ok:
-            return failed(runner, check, runner.say(_("I couldn't check the CUIT")))
-        if not check.data["valid"]:
-            reason = _cuit_reason(runner, check.data)
+        result = runner.call("cuit_check", cuit=cuit)
+        if (check := CuitCheck.of(result)) is None:
+            return failed(runner, result, runner.say(_("I couldn't check the CUIT")))
+        if not check.valid:
+            reason = _cuit_reason(runner, check)
             return Outcome(
                 text=runner.say(
                     _(
@@ -197,11 +205,11 @@ def create_customer(step: Step, runner: Runner) -> Outcome:
                         "Please check it and I'll register them."
                     ),
                     name=name,
-                    cuit=check.data["cuit"],
+                    cuit=check.cuit,
                     reason=reason,
                 ),
                 success=False,
-                error=f"invalid cuit: {check.data['problem']}",
+                error=f"invalid cuit: {check.problem}",
             )
     fields: dict[str, Any] = _contact_fields(step.text, name, cuit)
     said = same_or_new(answer_of(step))
@@ -212,11 +220,11 @@ def create_customer(step: Step, runner: Runner) -> Outcome:
         return held(runner, approval, runner.say(_("Registering %(name)s"), name=name))
     if not result.ok and result.data.get("code") == DUPLICATE:
         return _on_file(step, runner, name, result.data["duplicates"], said)
-    if not result.ok:
+    if (created := CustomerCreated.of(result)) is None:
         return _write_refused(
             runner, result, runner.say(_("I didn't register %(name)s"), name=name)
         )
-    return _created(runner, result.data["customer"])
+    return _created(runner, created.customer)
 
 
 def _contact_fields(text: str, name: str, cuit: str | None) -> dict[str, str]:
@@ -231,16 +239,16 @@ def _contact_fields(text: str, name: str, cuit: str | None) -> dict[str, str]:
     return fields
 
 
-def _created(runner: Runner, customer: dict[str, Any]) -> Outcome:
+def _created(runner: Runner, customer: CustomerRow) -> Outcome:
     details = _contact_summary(runner, customer)
     text = runner.say(
         _("Done: I registered %(name)s (customer #%(id)s)%(details)s."),
-        name=customer["name"],
-        id=customer["id"],
+        name=customer.name,
+        id=customer.id,
         details=details,
     )
     mutation = Mutation(
-        kind="customer", id=int(customer["id"]), label=customer["name"], data={"created": True}
+        kind="customer", id=customer.id, label=customer.name, data={"created": True}
     )
     return Outcome(text=text, mutations=[mutation])
 
@@ -343,17 +351,16 @@ def _existing(runner: Runner, customer: dict[str, Any]) -> Outcome:
     return Outcome(text=text, mutations=[mutation])
 
 
-def _contact_summary(runner: Runner, customer: dict[str, Any]) -> str:
+def _contact_summary(runner: Runner, customer: CustomerRow) -> str:
     parts = []
-    if customer.get("phone"):
-        shown = format_phone(customer["phone"])
-        parts.append(runner.say(_("phone %(phone)s"), phone=shown))
-    if customer.get("email"):
-        parts.append(customer["email"])
-    if customer.get("address"):
-        parts.append(customer["address"])
-    if customer.get("cuit"):
-        parts.append(f"CUIT {customer['cuit']}")
+    if customer.phone:
+        parts.append(runner.say(_("phone %(phone)s"), phone=format_phone(customer.phone)))
+    if customer.email:
+        parts.append(customer.email)
+    if customer.address:
+        parts.append(customer.address)
+    if customer.cuit:
+        parts.append(f"CUIT {customer.cuit}")
     return ": " + ", ".join(parts) if parts else ""
 
 
@@ -407,21 +414,21 @@ def search_customer(step: Step, runner: Runner) -> Outcome:
     found, problem, note = _find_one(step, runner, query)
     if problem is not None or found is None:
         return problem or ask(runner, runner.say(_("Which customer?")), error="missing customer")
-    return with_note(_show(runner, int(found["id"])), note)
+    return with_note(_show(runner, found.id), note)
 
 
 def _find_one(
     step: Step, runner: Runner, query: str
-) -> tuple[dict[str, Any] | None, Outcome | None, str]:
+) -> tuple[CustomerRow | None, Outcome | None, str]:
     """The one customer matching `query`, or the reply that stops the step, and the note of a
     best-effort pick. Several match: the operator's answer to the list names one, best effort
     takes the first ranked, otherwise the list is the question (O8). None: said so."""
     result = runner.call("customers_find", query=query)
-    if not result.ok:
+    if (found := CustomersFound.of(result)) is None:
         refused = failed(runner, result, runner.say(_("I couldn't search customers")))
         return None, refused, ""
-    customers: list[dict[str, Any]] = result.data["customers"]
-    exact = [c for c in customers if fold(c["name"]) == fold(query)]
+    customers = list(found.customers)
+    exact = [c for c in customers if fold(c.name) == fold(query)]
     if len(exact) == 1 or len(customers) == 1:
         return (exact or customers)[0], None, ""
     if not customers:
@@ -445,9 +452,9 @@ def _find_one(
     if choice.picked is not None:
         return choice.picked, None, choice.note
     listing = bullets(customer_candidate(c) for c in listed)
-    more = len(customers) > LISTED or bool(result.data.get("truncated"))
+    more = len(customers) > LISTED or found.truncated
     extra = "\n" + runner.say(_("(and more: narrow it down)")) if more else ""
-    count = f"{len(customers)}+" if result.data.get("truncated") else str(len(customers))
+    count = f"{len(customers)}+" if found.truncated else str(len(customers))
     question = ask(
         runner,
         runner.say(
@@ -465,55 +472,59 @@ def _find_one(
 
 def _show(runner: Runner, customer_id: int) -> Outcome:
     result = runner.call("customer_history", customer_id=customer_id)
-    if not result.ok:
+    if (file := CustomerFile.of(result)) is None:
         return failed(runner, result, runner.say(_("I couldn't open the customer's file")))
-    data = result.data
-    customer = data["customer"]
-    lines = _file_lines(runner, data)
+    customer = file.customer
     text = runner.say(
         _("%(name)s (customer #%(id)s):\n%(lines)s"),
-        name=customer["name"],
-        id=customer["id"],
-        lines=bullets(lines),
+        name=customer.name,
+        id=customer.id,
+        lines=bullets(_file_lines(runner, file)),
     )
-    mutation = Mutation(kind="customer", id=int(customer["id"]), label=customer["name"])
+    mutation = Mutation(kind="customer", id=customer.id, label=customer.name)
     return Outcome(text=text, mutations=[mutation])
 
 
-def _file_lines(runner: Runner, data: dict[str, Any]) -> list[str]:
+def _file_lines(runner: Runner, file: CustomerFile) -> list[str]:
     language = runner.language
-    customer = data["customer"]
+    customer = file.customer
     none = runner.say(_("not on file"))
-    phone = format_phone(customer.get("phone") or "")
+    phone = format_phone(customer.phone)
     lines = [
         runner.say(_("Phone: %(phone)s"), phone=phone or none),
-        runner.say(_("Address: %(address)s"), address=customer.get("address") or none),
+        runner.say(_("Address: %(address)s"), address=customer.address or none),
     ]
-    if customer.get("email"):
-        lines.append(f"Email: {customer['email']}")
-    if customer.get("cuit"):
-        lines.append(f"CUIT: {customer['cuit']}")
-    open_jobs = sorted((j for j in data["jobs"] if j["status"] in OPEN), key=lambda j: j["start"])
+    if customer.email:
+        lines.append(f"Email: {customer.email}")
+    if customer.cuit:
+        lines.append(f"CUIT: {customer.cuit}")
+    open_jobs = sorted((j for j in file.jobs if j.status in OPEN), key=_start)
     if open_jobs:
-        listing = "; ".join(job_line(job, language) for job in open_jobs)
+        listing = "; ".join(job_line(job.as_json(), language) for job in open_jobs)
         lines.append(runner.say(_("Open jobs: %(listing)s"), listing=listing))
     else:
         lines.append(runner.say(_("No open jobs")))
-    done = [j for j in data["jobs"] if j["status"] == "done"]
+    done = [j for j in file.jobs if j.status == "done"]
     if done:
-        last = max(done, key=lambda j: j["start"])
-        lines.append(runner.say(_("Last job done: %(job)s"), job=job_line(last, language)))
-    lines.append(_balance_line(runner, data))
+        last = max(done, key=_start)
+        lines.append(
+            runner.say(_("Last job done: %(job)s"), job=job_line(last.as_json(), language))
+        )
+    lines.append(_balance_line(runner, file))
     return lines
 
 
-def _balance_line(runner: Runner, data: dict[str, Any]) -> str:
+def _start(job: JobRow) -> datetime.datetime:
+    return job.start
+
+
+def _balance_line(runner: Runner, file: CustomerFile) -> str:
     language = runner.language
-    owed = [i for i in data["invoices"] if i["state"] in ("unpaid", "partial")]
+    owed = [i for i in file.invoices if i.state in ("unpaid", "partial")]
     if not owed:
         return runner.say(_("Paid up: owes nothing"))
-    since = full_date(min(i["issued_on"] for i in owed), language)
-    amount = money(data["balance"], language)
+    since = full_date(min(i.issued_on for i in owed), language)
+    amount = money(file.balance, language)
     if len(owed) == 1:
         return runner.say(
             _("Owes %(amount)s (1 unpaid invoice, since %(since)s)"), amount=amount, since=since
@@ -631,7 +642,11 @@ def _update_result(
         return _write_refused(
             runner, result, runner.say(_("I didn't change %(name)s's details"), name=name)
         )
-    return _updated(runner, result.data, changes, missing)
+    if (updated := CustomerUpdated.of(result)) is None:  # a screened-out result: nothing to say
+        return failed(
+            runner, result, runner.say(_("I didn't change %(name)s's details"), name=name)
+        )
+    return _updated(runner, updated, changes, missing)
 
 
 def _ask_change(runner: Runner, missing: list[str]) -> Outcome:
@@ -657,7 +672,7 @@ def _customer_id(
     if who.id is not None:
         return who.id, None, ""
     found, problem, note = _find_one(step, runner, who.name)
-    return (int(found["id"]) if found else None), problem, note
+    return (found.id if found else None), problem, note
 
 
 def _appended_note(runner: Runner, customer_id: int, note: str) -> str:
@@ -675,31 +690,34 @@ def _appended_note(runner: Runner, customer_id: int, note: str) -> str:
     return f"{current.strip()}\n{line}" if current and current.strip() else line
 
 
+# The contact fields a customer's row shows (the others, e.g. phone_alt, are shown as sent).
+_SHOWN = frozenset(field.name for field in dataclass_fields(CustomerRow))
+
+
 def _updated(
-    runner: Runner, data: dict[str, Any], sent: dict[str, str], missing: list[str]
+    runner: Runner, updated: CustomerUpdated, sent: dict[str, str], missing: list[str]
 ) -> Outcome:
-    customer, before = data["customer"], data["before"]
+    customer, before = updated.customer, updated.before
     empty = runner.say(_("empty"))
     lines = []
-    for field in dict.fromkeys("address" if f in ADDRESS_FIELDS else f for f in data["changed"]):
+    for field in dict.fromkeys("address" if f in ADDRESS_FIELDS else f for f in updated.changed):
         label = _field_label(runner, field)
         if field == "notes":
             lines.append(runner.say(_("%(label)s: note added"), label=label))
             continue
-        new = customer.get(field, sent.get(field)) or empty
-        if field in before:
+        if field in _SHOWN:
             lines.append(
                 runner.say(
                     _("%(label)s: %(new)s (was %(old)s)"),
                     label=label,
-                    new=new,
-                    old=before.get(field) or empty,
+                    new=getattr(customer, field) or empty,
+                    old=getattr(before, field) or empty,
                 )
             )
         else:
-            lines.append(f"{label}: {new}")
+            lines.append(f"{label}: {sent.get(field) or empty}")
     text = runner.say(
-        _("Done: I updated %(name)s:\n%(lines)s"), name=customer["name"], lines=bullets(lines)
+        _("Done: I updated %(name)s:\n%(lines)s"), name=customer.name, lines=bullets(lines)
     )
     if missing:
         names = ", ".join(_field_label(runner, field) for field in missing)
@@ -707,30 +725,30 @@ def _updated(
             _("I didn't change %(names)s: I couldn't find the new value in the message."),
             names=names,
         )
-    mutation = Mutation(kind="customer", id=int(customer["id"]), label=customer["name"])
+    mutation = Mutation(kind="customer", id=customer.id, label=customer.name)
     return Outcome(text=text, mutations=[mutation])
 
 
 # --- validate_cuit --------------------------------------------------------------------------
 
 
-def _cuit_reason(runner: Runner, data: dict[str, Any]) -> str:
-    problem = data["problem"]
+def _cuit_reason(runner: Runner, check: CuitCheck) -> str:
+    problem = check.problem
     if problem == "length":
-        return runner.say(_("it has %(length)s digits and a CUIT has 11"), length=data["length"])
+        return runner.say(_("it has %(length)s digits and a CUIT has 11"), length=check.length)
     if problem == "prefix":
         return runner.say(
             _(
                 "it starts with %(prefix)s, and a CUIT starts with 20, 23, 24 or 27 (persons) or "
                 "30, 33 or 34 (companies)"
             ),
-            prefix=data["prefix"],
+            prefix=check.prefix,
         )
-    if problem == "check_digit" and data.get("expected_check_digit") is not None:
+    if problem == "check_digit" and check.expected_check_digit is not None:
         return runner.say(
             _("the check digit is %(given)s but should be %(expected)s"),
-            given=data["given_check_digit"],
-            expected=data["expected_check_digit"],
+            given=check.given_check_digit,
+            expected=check.expected_check_digit,
         )
     if problem == "check_digit":
         return runner.say(
@@ -747,18 +765,17 @@ def validate_cuit(step: Step, runner: Runner) -> Outcome:
     if not cuit:
         return ask(runner, runner.say(_("Which CUIT should I check?")), error="missing cuit")
     result = runner.call("cuit_check", cuit=cuit)
-    if not result.ok:
+    if (check := CuitCheck.of(result)) is None:
         return failed(runner, result, runner.say(_("I couldn't check the CUIT")))
-    data = result.data
-    if data["valid"]:
-        if data["kind"] == "person":
+    if check.valid:
+        if check.kind == "person":
             valid = _("CUIT %(cuit)s is valid (person).")
         else:
             valid = _("CUIT %(cuit)s is valid (company).")
-        return Outcome(text=runner.say(valid, cuit=data["cuit"]))
-    reason = _cuit_reason(runner, data)
+        return Outcome(text=runner.say(valid, cuit=check.cuit))
+    reason = _cuit_reason(runner, check)
     return Outcome(
         text=runner.say(
-            _("CUIT %(cuit)s is not valid: %(reason)s."), cuit=data["cuit"], reason=reason
+            _("CUIT %(cuit)s is not valid: %(reason)s."), cuit=check.cuit, reason=reason
         )
     )

@@ -11,13 +11,16 @@ from django.utils.translation import gettext_noop
 from agents.context import TurnContext
 from agents.lookups import resolve_customer
 from agents.payloads import (
+    CustomerFile,
+    CustomerRow,
+    CustomersFound,
     EquipmentRow,
+    cents,
     customer_data,
-    decimal_str,
-    equipment_data,
+    customer_row,
     equipment_row,
-    invoice_data,
-    job_data,
+    invoice_record,
+    job_row,
 )
 from agents.registry import (
     Category,
@@ -28,7 +31,6 @@ from agents.registry import (
     failure,
     get_scoped,
     previews,
-    success,
     tool,
 )
 from agents.results import Result
@@ -49,6 +51,33 @@ _WHY = {
 CustomerKind = Literal["person", "company"]
 
 
+@dataclass(frozen=True)
+class CuitCheck(Result):
+    """`cuit_check`: whether a CUIT/CUIL is valid, and why not."""
+
+    cuit: str  # formatted with dashes when it has 11 digits
+    valid: bool
+    problem: str | None  # length, prefix, check_digit…
+    length: int
+    prefix: str | None
+    kind: str | None  # person or company, when valid
+    given_check_digit: int | None
+    # None with problem "check_digit" means no digit fits this base: AFIP changes the prefix.
+    expected_check_digit: int | None
+
+
+@dataclass(frozen=True)
+class CustomerCreated(Result):
+    customer: CustomerRow
+
+
+@dataclass(frozen=True)
+class CustomerUpdated(Result):
+    customer: CustomerRow
+    before: CustomerRow
+    changed: tuple[str, ...]  # the fields given, sorted
+
+
 @tool(
     category=Category.SAFE,
     description=gettext_noop(
@@ -63,21 +92,16 @@ def cuit_check(ctx: TurnContext, *, cuit: str) -> ToolResult:
     problem = cuit_problem(cuit)
     expected = expected_check_digit(cuit)
     given = int(digits[10]) if problem == "check_digit" else None
-    data = {
-        "cuit": format_cuit(cuit),
-        "valid": problem is None,
-        "problem": problem,
-        "length": len(digits),
-        "prefix": digits[:2] if digits.isdigit() else None,
-        "kind": _kind(digits[:2]) if problem is None else None,
-        "given_check_digit": given,
-        # None with problem "check_digit" means no digit fits this base: AFIP changes the prefix.
-        "expected_check_digit": expected if problem == "check_digit" else None,
-    }
+    check = CuitCheck(
+        cuit=format_cuit(cuit), valid=problem is None, problem=problem, length=len(digits),
+        prefix=digits[:2] if digits.isdigit() else None,
+        kind=_kind(digits[:2]) if problem is None else None, given_check_digit=given,
+        expected_check_digit=expected if problem == "check_digit" else None,
+    )  # fmt: skip
     if problem is None:
-        return success(f"{data['cuit']} valid", **data)
+        return done(f"{check.cuit} valid", check)
     detail = f" (expected {expected})" if problem == "check_digit" and expected is not None else ""
-    return success(f"{data['cuit']} invalid: {problem}{detail}", **data)
+    return done(f"{check.cuit} invalid: {problem}{detail}", check)
 
 
 def _kind(prefix: str) -> str:
@@ -105,19 +129,21 @@ def customer_history(
 def _history(ctx: TurnContext, customer: Customer) -> ToolResult:
     customer.organisation = ctx.organisation  # resolved within it: no second read of the row
     file = customer_file(customer, recent_jobs=HISTORY_LIMIT)
-    upcoming = [
+    upcoming = tuple(
         job.pk
         for job in file.jobs
         if job.status in Job.OPEN_STATUSES and job.scheduled_start >= ctx.now
-    ]
-    return success(
+    )
+    return done(
         f"customer #{customer.pk}: {len(file.jobs)} jobs, {len(file.invoices)} invoices",
-        customer=customer_data(customer),
-        jobs=[job_data(ctx, job) for job in file.jobs],
-        upcoming_job_ids=upcoming,
-        equipment=[equipment_data(item) for item in file.equipment],
-        invoices=[invoice_data(row) for row in file.invoices[:HISTORY_LIMIT]],
-        balance=decimal_str(file.balance),
+        CustomerFile(
+            customer=customer_row(customer),
+            jobs=tuple(job_row(ctx, job) for job in file.jobs),
+            upcoming_job_ids=upcoming,
+            equipment=tuple(equipment_row(item) for item in file.equipment),
+            invoices=tuple(invoice_record(row) for row in file.invoices[:HISTORY_LIMIT]),
+            balance=cents(file.balance),
+        ),
     )
 
 
@@ -141,10 +167,11 @@ def customers_find(ctx: TurnContext, *, query: str = "", address: str = "") -> T
         else customers_search(ctx.organisation, query, limit=FIND_LIMIT + 1)
     )
     shown = found[:FIND_LIMIT]
-    return success(
+    return done(
         f"{len(shown)} customers",
-        customers=[customer_data(c) for c in shown],
-        truncated=len(found) > len(shown),
+        CustomersFound(
+            customers=tuple(customer_row(c) for c in shown), truncated=len(found) > len(shown)
+        ),
     )
 
 
@@ -210,7 +237,7 @@ def customer_create(
     customer = services.customer_create(
         organisation=ctx.organisation, name=name, actor=ctx.user, **fields
     )
-    return success(f"customer #{customer.pk} created", customer=customer_data(customer))
+    return done(f"customer #{customer.pk} created", CustomerCreated(customer_row(customer)))
 
 
 def _duplicates_refusal(ctx: TurnContext, name: str, fields: dict[str, Any]) -> ToolError | None:
@@ -294,14 +321,12 @@ def customer_update(
     )  # fmt: skip
     if not fields:
         raise ToolError("nothing to change: give at least one field")
-    before = customer_data(row)
+    before = customer_row(row)
     services.customer_update(organisation=ctx.organisation, customer=row, actor=ctx.user, **fields)
     row.refresh_from_db()
-    return success(
+    return done(
         f"customer #{row.pk} updated",
-        customer=customer_data(row),
-        before=before,
-        changed=sorted(fields),
+        CustomerUpdated(customer=customer_row(row), before=before, changed=tuple(sorted(fields))),
     )
 
 

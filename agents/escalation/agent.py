@@ -19,6 +19,7 @@ from django.utils.translation import pgettext_lazy
 
 from agents.base import Mutation, Outcome, Runner, Step, handles
 from agents.escalation.tools import Ticket, TicketResult
+from agents.payloads import CustomerFile, CustomerRow, CustomersFound, JobRow
 from agents.phrasing import (
     budget_left,
     call_for_customer,
@@ -26,7 +27,6 @@ from agents.phrasing import (
     customer_candidate,
     customer_problem,
     full_date,
-    moment_of,
     not_enabled,
     with_note,
 )
@@ -169,8 +169,8 @@ def _priority(runner: Runner, priority: str) -> str:
 class _Subject:
     """Who and what a ticket is about, as far as the step knows."""
 
-    customer: dict[str, Any] | None = None  # the customer's file entry (id, name, phone, zone)
-    job: dict[str, Any] | None = None
+    customer: CustomerRow | None = None
+    job: JobRow | None = None
     job_id: int | None = None
     unresolved: str = ""  # a name that matched nobody, or several (said in the reply)
     ambiguous: bool = False
@@ -180,23 +180,23 @@ class _Subject:
         """ticket_create's arguments: the resolved customer, else the reference as given."""
         args: dict[str, Any] = {}
         if self.customer is not None:
-            args["customer_id"] = int(self.customer["id"])
+            args["customer_id"] = self.customer.id
         elif ref is not None and not self.unresolved:
             args.update(ref.args())
-        job_id = self.job_id if self.job_id is not None else (self.job or {}).get("id")
+        job_id = self.job_id if self.job_id is not None else (self.job.id if self.job else None)
         if job_id is not None:
-            args["job_id"] = int(job_id)
+            args["job_id"] = job_id
         return args
 
 
-def _latest_job(jobs: list[dict[str, Any]], runner: Runner) -> dict[str, Any] | None:
+def _latest_job(jobs: tuple[JobRow, ...], runner: Runner) -> JobRow | None:
     """The job a complaint is most likely about: the latest one that has started, else the
     next one."""
     now = runner.ctx.now
-    started = [job for job in jobs if moment_of(job["start"]) <= now]
+    started = [job for job in jobs if job.start <= now]
     if started:
-        return max(started, key=lambda job: job["start"])
-    return min(jobs, key=lambda job: job["start"]) if jobs else None
+        return max(started, key=lambda job: job.start)
+    return min(jobs, key=lambda job: job.start) if jobs else None
 
 
 def _enabled(runner: Runner, tool: str) -> bool:
@@ -235,12 +235,12 @@ def _from_history(
             who = CustomerRef(int(chosen["id"]), str(chosen["name"]), "named")
     else:
         found = runner.call("customer_history", **who.args())
-    if not found.ok:
+    if (file := CustomerFile.of(found)) is None:
         return subject, who, _lookup_failed(runner, subject, who, found)
-    subject.customer = found.data["customer"]
-    jobs = found.data.get("jobs", [])
+    subject.customer = file.customer
+    jobs = file.jobs
     if subject.job_id is not None:
-        subject.job = next((job for job in jobs if job["id"] == subject.job_id), None)
+        subject.job = next((job for job in jobs if job.id == subject.job_id), None)
     elif with_latest_job:
         subject.job = _latest_job(jobs, runner)
     return subject, who, None
@@ -249,14 +249,14 @@ def _from_history(
 def _from_search(
     step: Step, runner: Runner, subject: _Subject, who: CustomerRef
 ) -> tuple[_Subject, CustomerRef | None, Outcome | None]:
-    found = runner.call("customers_find", query=who.name)
-    if not found.ok:
+    found = CustomersFound.of(runner.call("customers_find", query=who.name))
+    if found is None:
         return subject, who, None
-    rows = found.data["customers"]
+    rows = list(found.customers)
     if who.id is not None:
-        rows = [row for row in rows if row["id"] == who.id]
+        rows = [row for row in rows if row.id == who.id]
     elif len(rows) > 1:
-        exact = [row for row in rows if fold(row["name"]) == fold(who.name)]
+        exact = [row for row in rows if fold(row.name) == fold(who.name)]
         rows = exact if len(exact) == 1 else rows
     if len(rows) > 1:
         choice = choose(
@@ -268,7 +268,8 @@ def _from_search(
         subject.customer = rows[0]
         return subject, who, None
     error = f"customer '{who.name}' " + ("is ambiguous" if rows else "not found")
-    refused = ToolResult(ok=False, data={"candidates": rows}, summary=error, error=error)
+    candidates = [row.as_json() for row in rows]  # as a tool's refusal lists them
+    refused = ToolResult(ok=False, data={"candidates": candidates}, summary=error, error=error)
     return subject, who, _lookup_failed(runner, subject, who, refused)
 
 
@@ -300,18 +301,17 @@ def _open_ticket(
     return result
 
 
-def _job_text(runner: Runner, job: dict[str, Any]) -> str:
-    language = runner.language
-    moment = full_date(job["start"], language)
-    if job.get("technician"):
+def _job_text(runner: Runner, job: JobRow) -> str:
+    moment = full_date(job.start.date(), runner.language)
+    if job.technician:
         return runner.say(
             _("#%(id)s %(service)s (%(moment)s, with %(technician)s)"),
-            id=job["id"],
-            service=job["service"],
+            id=job.id,
+            service=job.service,
             moment=moment,
-            technician=job["technician"],
+            technician=job.technician,
         )
-    return f"#{job['id']} {job['service']} ({moment})"
+    return f"#{job.id} {job.service} ({moment})"
 
 
 def _links_text(runner: Runner, subject: _Subject) -> str:
@@ -345,7 +345,7 @@ def _customer_mutation(subject: _Subject) -> list[Mutation]:
     customer = subject.customer
     if customer is None:
         return []
-    return [Mutation(kind="customer", id=int(customer["id"]), label=str(customer["name"]))]
+    return [Mutation(kind="customer", id=customer.id, label=customer.name)]
 
 
 def _not_opened(runner: Runner, result: ToolResult, lead: str = "") -> Outcome:
@@ -390,8 +390,8 @@ def _emergency_ticket_text(runner: Runner, subject: _Subject, ticket: Ticket) ->
     customer = subject.customer
     where = ""
     if customer is not None:
-        phone = format_phone(customer.get("phone") or "")
-        details = ", ".join(part for part in (customer.get("address"), phone) if part)
+        phone = format_phone(customer.phone)
+        details = ", ".join(part for part in (customer.address, phone) if part)
         where = f" ({details})" if details else ""
     opened = (
         _(
@@ -404,7 +404,8 @@ def _emergency_ticket_text(runner: Runner, subject: _Subject, ticket: Ticket) ->
             "send a technician."
         )
     )
-    text = runner.say(opened, id=ticket.id, customer=(customer or {}).get("name"), where=where)
+    name = customer.name if customer is not None else None
+    text = runner.say(opened, id=ticket.id, customer=name, where=where)
     return text + _links_text(runner, subject)
 
 
@@ -413,7 +414,7 @@ def _nearest_text(runner: Runner, subject: _Subject, danger: Danger) -> str:
     a manager's call)."""
     if budget_left(runner) < 1 or not _enabled(runner, "technicians_nearest"):
         return ""
-    zone = (subject.customer or {}).get("zone") or ""
+    zone = subject.customer.zone if subject.customer is not None else ""
     arguments: dict[str, Any] = {"count": NEAREST_SHOWN}
     if danger.skill:
         arguments["skill"] = danger.skill
@@ -556,7 +557,7 @@ def complaint(step: Step, runner: Runner) -> Outcome:
         if angry
         else runner.say(pgettext_lazy("complaint", "I'm sorry about this."))
     )
-    phone = format_phone((subject.customer or {}).get("phone") or "")
+    phone = format_phone(subject.customer.phone) if subject.customer is not None else ""
     review = (
         runner.say(
             _("A person on the team will review it and contact the customer (%(phone)s)."),
@@ -573,7 +574,7 @@ def complaint(step: Step, runner: Runner) -> Outcome:
     )
     text = runner.say(
         recorded,
-        customer=(customer or {}).get("name"),
+        customer=customer.name if customer is not None else None,
         id=data.id,
         priority=_priority(runner, data.priority),
     )

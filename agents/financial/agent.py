@@ -18,6 +18,16 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext_lazy, pgettext_lazy
 
 from agents.base import Mutation, Outcome, Runner, Step, handles
+from agents.financial.tools import (
+    DocumentLine,
+    FoundQuote,
+    InvoiceResult,
+    OwedInvoice,
+    PaymentStatus,
+    Quote,
+    QuoteResult,
+)
+from agents.payloads import CustomerRow, PriceList
 from agents.phrasing import (
     Found,
     ask,
@@ -84,7 +94,8 @@ class Line:
 
 
 def _lines_of(payload: list[dict[str, Any]]) -> list[Line]:
-    """Lines of a document as the tools return them (amounts as strings)."""
+    """Lines of a document as a quote's mutation keeps them (its tool's JSON: amounts as
+    strings)."""
     return [
         Line(
             row["description"],
@@ -165,6 +176,10 @@ def generate_quote(step: Step, runner: Runner) -> Outcome:
     return with_note(_quote_result(step, runner, who, arguments, result), note)
 
 
+def _quote_lines(quote: Quote) -> list[Line]:
+    return [Line(d.description, d.quantity, d.unit_price, d.iva_rate) for d in quote.lines]
+
+
 def _quote_result(
     step: Step, runner: Runner, who: CustomerRef, arguments: dict[str, Any], result: ToolResult
 ) -> Outcome:
@@ -179,8 +194,9 @@ def _quote_result(
             return problem
         if "unmatched" in result.data:
             return _unpriced(runner, str(result.data["unmatched"]), result.error)
+    if (made := QuoteResult.of(result)) is None:
         return failed(runner, result, runner.say(_("I couldn't make the quote")))
-    return _quoted(runner, who, result.data["quote"])
+    return _quoted(runner, who, made.quote)
 
 
 def _services_of(phrase: str) -> list[str]:
@@ -229,12 +245,11 @@ def _listed_service_in(text: str, runner: Runner, who: CustomerRef) -> str | Non
     words = _stems(text) - _stems(who.name)
     if len(words) < 2:
         return None
-    prices = runner.call("price_list", query=text)
-    if not prices.ok:
+    prices = PriceList.of(runner.call("price_list", query=text))
+    if prices is None:
         return None
     ranked = sorted(
-        ((len(words & _stems(item["name"])), str(item["name"])) for item in prices.data["items"]),
-        reverse=True,
+        ((len(words & _stems(item.name)), item.name) for item in prices.items), reverse=True
     )
     if not ranked or ranked[0][0] < MIN_SHARED_STEMS:
         return None
@@ -245,9 +260,9 @@ def _listed_service_in(text: str, runner: Runner, who: CustomerRef) -> str | Non
 
 def _unpriced(runner: Runner, service: str, error: str) -> Outcome:
     """The service is not in the price list: ask for an amount, showing what the list has."""
-    prices = runner.call("price_list")
-    items = prices.data.get("items", [])[:PRICE_ITEMS_SHOWN] if prices.ok else []
-    listing = bullets(f"{i['name']}: {money(i['unit_price'], runner.language)}" for i in items)
+    prices = PriceList.of(runner.call("price_list"))
+    items = prices.items[:PRICE_ITEMS_SHOWN] if prices else ()
+    listing = bullets(f"{i.name}: {money(i.unit_price, runner.language)}" for i in items)
     text = runner.say(
         _(
             "“%(service)s” is not in the price list, so I didn't make the quote. Tell me the "
@@ -265,84 +280,69 @@ def _unpriced(runner: Runner, service: str, error: str) -> Outcome:
     )
 
 
-def _document_lines(runner: Runner, lines: list[dict[str, Any]]) -> str:
+def _document_lines(runner: Runner, lines: tuple[DocumentLine, ...]) -> str:
     language = runner.language
     return bullets(
-        f"{line['description']}: {line['quantity']} × {money(line['unit_price'], language)} "
-        f"(IVA {percent(line['iva_rate'], language)})"
+        f"{line.description}: {line.quantity:f} × {money(line.unit_price, language)} "
+        f"(IVA {percent(line.iva_rate, language)})"
         for line in lines
     )
 
 
-def _pdf(document: dict[str, Any]) -> str:
+def _pdf(link: str) -> str:
     """The document's download link, on a line of its own under the answer."""
-    return f"\nPDF: {document['pdf']}" if document.get("pdf") else ""
+    return f"\nPDF: {link}" if link else ""
 
 
-def _quoted(runner: Runner, who: CustomerRef, quote: dict[str, Any]) -> Outcome:
-    language = runner.language
-    lines = _lines_of(quote["lines"])
+def _quoted(runner: Runner, who: CustomerRef, quote: Quote) -> Outcome:
     values = {
-        "number": quote["number"],
-        "customer": quote["customer"],
-        "lines": _document_lines(runner, quote["lines"]),
-        "totals": _totals_text(runner, lines),
+        "number": quote.number,
+        "customer": quote.customer,
+        "lines": _document_lines(runner, quote.lines),
+        "totals": _totals_text(runner, _quote_lines(quote)),
     }
-    if quote.get("valid_until"):
+    if quote.valid_until:
         made = _(
             "Done: I made quote %(number)s for %(customer)s (valid until %(valid)s):\n"
             "%(lines)s\nTotal: %(totals)s."
         )
-        values["valid"] = full_date(quote["valid_until"], language)
+        values["valid"] = full_date(quote.valid_until, runner.language)
     else:
         made = _("Done: I made quote %(number)s for %(customer)s:\n%(lines)s\nTotal: %(totals)s.")
-    text = runner.say(made, **values) + _pdf(quote)
-    mutations = [
-        Mutation(
-            kind="quote",
-            id=int(quote["id"]),
-            label=quote["number"],
-            data={
-                "customer_id": quote["customer_id"],
-                "customer": quote["customer"],
-                "job_id": quote.get("job_id"),
-                "lines": quote["lines"],
-            },
-        )
-    ]
+    text = runner.say(made, **values) + _pdf(quote.pdf)
+    mutations = [_quote_mutation(quote)]
     if who.source == "named":
-        mutations.append(
-            Mutation(kind="customer", id=int(quote["customer_id"]), label=quote["customer"])
-        )
+        mutations.append(Mutation(kind="customer", id=quote.customer_id, label=quote.customer))
     return Outcome(text=text, mutations=mutations)
 
 
 # --- a quote named by its number --------------------------------------------------------------
 
 
-def _named_quote(step: Step, runner: Runner) -> tuple[dict[str, Any] | None, Outcome | None]:
+def _named_quote(step: Step, runner: Runner) -> tuple[FoundQuote | None, Outcome | None]:
     """The organisation's quote the message names by number, or the reply saying why not:
     no such number (another organisation's reads the same), or it is another customer's."""
     number = str(step.entities.quote_number)
     result = runner.call("quote_find", number=number)
-    if not result.ok:
+    found = QuoteResult.of(result)
+    if found is None or not isinstance(found.quote, FoundQuote):
         disabled = not_enabled(
             runner, result, runner.say(_("I can't look up quote %(number)s"), number=number)
         )
         return None, disabled or failed(
             runner, result, runner.say(_("I couldn't find quote %(number)s"), number=number)
         )
-    quote: dict[str, Any] = result.data["quote"]
+    quote = found.quote
     named = (step.entities.customer or "").strip()
-    if named and not same_person(named, str(quote["customer"])):
+    if named and not same_person(named, quote.customer):
         mismatch = Outcome(
             text=runner.say(
                 _(
                     "Quote %(number)s belongs to %(customer)s, not %(named)s: I did nothing with "
                     "it. Please check the number."
                 ),
-                number=quote["number"],
-                customer=quote["customer"],
+                number=quote.number,
+                customer=quote.customer,
                 named=named,
             ),
             success=False,
@@ -352,16 +352,17 @@ def _named_quote(step: Step, runner: Runner) -> tuple[dict[str, Any] | None, Out
     return quote, None
 
 
-def _quote_mutation(quote: dict[str, Any]) -> Mutation:
+def _quote_mutation(quote: Quote) -> Mutation:
+    """The quote as the conversation remembers it (JSON: its lines as the tool gave them)."""
     return Mutation(
         kind="quote",
-        id=int(quote["id"]),
-        label=str(quote["number"]),
+        id=quote.id,
+        label=quote.number,
         data={
-            "customer_id": quote["customer_id"],
-            "customer": quote["customer"],
-            "job_id": quote.get("job_id"),
-            "lines": quote["lines"],
+            "customer_id": quote.customer_id,
+            "customer": quote.customer,
+            "job_id": quote.job_id,
+            "lines": [line.as_json() for line in quote.lines],
         },
     )
 
@@ -370,33 +371,32 @@ def _show_named_quote(step: Step, runner: Runner) -> Outcome:
     quote, problem = _named_quote(step, runner)
     if problem is not None or quote is None:
         return problem or ask(runner, runner.say(_("Which quote?")), error="no quote")
-    language = runner.language
-    status = QUOTE_STATUS.get(quote["status"])
+    status = QUOTE_STATUS.get(quote.status)
     text = runner.say(
         _(
             "Quote %(number)s for %(customer)s (%(status)s, of %(created)s):\n%(lines)s\n"
             "Total: %(totals)s."
         ),
-        number=quote["number"],
-        customer=quote["customer"],
-        status=runner.say(status) if status is not None else quote["status"],
-        created=full_date(quote["created_on"], language),
-        lines=_document_lines(runner, quote["lines"]),
-        totals=_totals_text(runner, _lines_of(quote["lines"])),
+        number=quote.number,
+        customer=quote.customer,
+        status=runner.say(status) if status is not None else quote.status,
+        created=full_date(quote.created_on, runner.language),
+        lines=_document_lines(runner, quote.lines),
+        totals=_totals_text(runner, _quote_lines(quote)),
     )
-    if quote.get("invoice"):
+    if quote.invoice:
         text += " " + runner.say(
-            _("It is already invoiced (invoice %(invoice)s)."), invoice=quote["invoice"]
+            _("It is already invoiced (invoice %(invoice)s)."), invoice=quote.invoice
         )
     if _SEND_VERB.search(fold(step.text)):
         text += " " + runner.say(
             _("I don't send quotes from here: it is under Quotes, ready to send to %(customer)s."),
-            customer=quote["customer"],
+            customer=quote.customer,
         )
-    text += _pdf(quote)
+    text += _pdf(quote.pdf)
     mutations = [
         _quote_mutation(quote),
-        Mutation(kind="customer", id=int(quote["customer_id"]), label=str(quote["customer"])),
+        Mutation(kind="customer", id=quote.customer_id, label=quote.customer),
     ]
     return Outcome(text=text, mutations=mutations)
 
@@ -407,33 +407,31 @@ def _invoice_named_quote(step: Step, runner: Runner) -> Outcome:
     quote, problem = _named_quote(step, runner)
     if problem is not None or quote is None:
         return problem or ask(runner, runner.say(_("Which quote?")), error="no quote")
-    if quote["status"] == "rejected":
+    if quote.status == "rejected":
         return Outcome(
             text=runner.say(
                 _("Quote %(number)s for %(customer)s was rejected: I won't invoice it."),
-                number=quote["number"],
-                customer=quote["customer"],
+                number=quote.number,
+                customer=quote.customer,
             ),
             success=False,
             error="quote rejected",
         )
-    if quote.get("invoice"):
+    if quote.invoice:
         return Outcome(
             text=runner.say(
                 _(
                     "Quote %(number)s is already invoiced (invoice %(invoice)s): I didn't make "
                     "another one."
                 ),
-                number=quote["number"],
-                invoice=quote["invoice"],
+                number=quote.number,
+                invoice=quote.invoice,
             ),
             success=False,
             error="quote already invoiced",
         )
     outcome = _invoice_quote(runner, _quote_mutation(quote))
-    outcome.mutations.append(
-        Mutation(kind="customer", id=int(quote["customer_id"]), label=str(quote["customer"]))
-    )
+    outcome.mutations.append(Mutation(kind="customer", id=quote.customer_id, label=quote.customer))
     return outcome
 
 
@@ -596,9 +594,8 @@ def _invoice_lines(
         if rate:
             extra["iva_rate"] = rate
         return [Line(job["service"], Decimal(1), amount, Decimal(rate or DEFAULT_IVA))], extra, None
-    prices = runner.call("price_list", query=job["service"])
-    items = prices.data.get("items", []) if prices.ok else []
-    if not items:
+    prices = PriceList.of(runner.call("price_list", query=job["service"]))
+    if prices is None or not prices.items:
         return (
             [],
             {},
@@ -614,12 +611,12 @@ def _invoice_lines(
                 error="no price for the job's service",
             ),
         )
-    item = items[0]
-    extra = {"items": [item["code"]]}
+    item = prices.items[0]
+    extra = {"items": [item.code]}
     if rate:
         extra["iva_rate"] = rate
-    line_rate = Decimal(rate or item["iva_rate"])
-    return [Line(item["name"], Decimal(1), Decimal(item["unit_price"]), line_rate)], extra, None
+    line_rate = Decimal(rate) if rate else item.iva_rate
+    return [Line(item.name, Decimal(1), item.unit_price, line_rate)], extra, None
 
 
 def _invoice_result(
@@ -650,18 +647,18 @@ def _filed(runner: Runner, result: ToolResult, subject: str, lines: list[Line]) 
         if totals:
             outcome.text += " " + runner.say(_("Amounts: %(totals)s."), totals=totals)
         return outcome
-    if not result.ok:
+    if (issued := InvoiceResult.of(result)) is None:
         return failed(runner, result, runner.say(_("I couldn't issue the invoice")))
-    invoice = result.data["invoice"]
+    invoice = issued.invoice
     return Outcome(
         text=runner.say(
             _("Done: I issued invoice %(letter)s %(number)s to %(customer)s: total %(total)s."),
-            letter=invoice["letter"],
-            number=invoice["number"],
-            customer=invoice["customer"],
-            total=money(invoice["total"], runner.language),
+            letter=invoice.letter,
+            number=invoice.number,
+            customer=invoice.customer,
+            total=money(invoice.total, runner.language),
         )
-        + _pdf(invoice)
+        + _pdf(invoice.pdf)
     )
 
 
@@ -735,76 +732,73 @@ def payment_status(step: Step, runner: Runner) -> Outcome:
             )
             problem = failed(runner, result, not_found)
         return problem or failed(runner, result, runner.say(_("I couldn't check the payments")))
-    data = result.data
-    if number or latest:
-        return with_note(_one_invoice(runner, data["invoices"][0]), note)
-    if who is not None:
-        return with_note(_customer_debt(runner, data), note)
-    return _company_debt(runner, data)
+    status = PaymentStatus.of(result)
+    if status is None:  # a screened-out result
+        return failed(runner, result, runner.say(_("I couldn't check the payments")))
+    if (number or latest) and status.invoices:
+        return with_note(_one_invoice(runner, status.invoices[0]), note)
+    if who is not None and status.customer is not None:
+        return with_note(_customer_debt(runner, status, status.customer), note)
+    return _company_debt(runner, status)
 
 
-def _invoice_line(runner: Runner, invoice: dict[str, Any]) -> str:
+def _invoice_line(runner: Runner, invoice: OwedInvoice) -> str:
     language = runner.language
-    issued = full_date(invoice["issued_on"], language)
-    head = f"{invoice['letter']} {invoice['number']}"
-    overdue = invoice.get("days_overdue") or 0
-    paid = Decimal(invoice["paid"])
+    overdue = invoice.days_overdue or 0
     parts = [
         runner.say(
             _("Invoice %(invoice)s of %(issued)s: %(balance)s due of %(total)s"),
-            invoice=head,
-            issued=issued,
-            balance=money(invoice["balance"], language),
-            total=money(invoice["total"], language),
+            invoice=invoice.label,
+            issued=full_date(invoice.issued_on, language),
+            balance=money(invoice.balance, language),
+            total=money(invoice.total, language),
         )
     ]
-    if paid > 0:
-        parts.append(runner.say(_("paid %(amount)s"), amount=money(paid, language)))
+    if invoice.paid > 0:
+        parts.append(runner.say(_("paid %(amount)s"), amount=money(invoice.paid, language)))
     if overdue:
         parts.append(runner.say(_("%(days)s days overdue"), days=overdue))
     return ", ".join(parts)
 
 
-def _one_invoice(runner: Runner, invoice: dict[str, Any]) -> Outcome:
+def _one_invoice(runner: Runner, invoice: OwedInvoice) -> Outcome:
     outcome = _invoice_state(runner, invoice)
-    outcome.text += _pdf(invoice)
+    outcome.text += _pdf(invoice.pdf)
     return outcome
 
 
-def _invoice_state(runner: Runner, invoice: dict[str, Any]) -> Outcome:
-    customer = invoice.get("customer", "")
-    if invoice["state"] == "paid":
+def _invoice_state(runner: Runner, invoice: OwedInvoice) -> Outcome:
+    if invoice.state == "paid":
         return Outcome(
             text=runner.say(
                 _("Invoice %(letter)s %(number)s of %(customer)s is paid (%(total)s)."),
-                letter=invoice["letter"],
-                number=invoice["number"],
-                customer=customer,
-                total=money(invoice["total"], runner.language),
+                letter=invoice.letter,
+                number=invoice.number,
+                customer=invoice.customer,
+                total=money(invoice.total, runner.language),
             )
         )
-    if invoice["state"] == "void":
-        return Outcome(text=runner.say(_("Invoice %(number)s is void."), number=invoice["number"]))
-    return Outcome(text=f"{customer}: {_invoice_line(runner, invoice)}.")
+    if invoice.state == "void":
+        return Outcome(text=runner.say(_("Invoice %(number)s is void."), number=invoice.number))
+    return Outcome(text=f"{invoice.customer}: {_invoice_line(runner, invoice)}.")
 
 
-def _customer_debt(runner: Runner, data: dict[str, Any]) -> Outcome:
+def _customer_debt(runner: Runner, status: PaymentStatus, customer: CustomerRow) -> Outcome:
     language = runner.language
-    customer = data["customer"]
-    mutation = Mutation(kind="customer", id=int(customer["id"]), label=customer["name"])
-    invoices = data["invoices"]
-    if not invoices:
+    mutation = Mutation(kind="customer", id=customer.id, label=customer.name)
+    invoices = status.invoices
+    if not invoices or status.oldest_since is None:
         return Outcome(
-            text=runner.say(_("%(name)s is paid up: no unpaid invoices."), name=customer["name"]),
+            text=runner.say(_("%(name)s is paid up: no unpaid invoices."), name=customer.name),
             mutations=[mutation],
         )
     listing = bullets(_invoice_line(runner, i) for i in invoices[:LISTED])
-    since = full_date(data["oldest_since"], language)
-    total = money(data["total_owed"], language)
+    since = full_date(status.oldest_since, language)
+    total = money(status.total_owed, language)
     return Outcome(
         text=runner.say(
             _("%(name)s owes %(total)s on %(invoices)s, since %(since)s:\n%(listing)s"),
-            name=customer["name"],
+            name=customer.name,
             total=total,
             invoices=_invoices(runner, len(invoices)),
             since=since,
@@ -814,19 +808,16 @@ def _customer_debt(runner: Runner, data: dict[str, Any]) -> Outcome:
     )
 
 
-def _company_debt(runner: Runner, data: dict[str, Any]) -> Outcome:
+def _company_debt(runner: Runner, status: PaymentStatus) -> Outcome:
     """Nobody named: who owes what, biggest debts first."""
     language = runner.language
-    invoices = data["invoices"]
+    invoices = status.invoices
     if not invoices:
         return Outcome(text=runner.say(_("There are no unpaid invoices: nobody owes anything.")))
-    debts: dict[str, tuple[Decimal, str]] = {}
+    debts: dict[str, tuple[Decimal, datetime.date]] = {}
     for invoice in invoices:
-        owed, since = debts.get(invoice["customer"], (Decimal("0"), invoice["issued_on"]))
-        debts[invoice["customer"]] = (
-            owed + Decimal(invoice["balance"]),
-            min(since, invoice["issued_on"]),
-        )
+        owed, since = debts.get(invoice.customer, (Decimal("0"), invoice.issued_on))
+        debts[invoice.customer] = (owed + invoice.balance, min(since, invoice.issued_on))
     ranked = sorted(debts.items(), key=lambda item: (-item[1][0], item[0]))[:LISTED]
     listing = bullets(
         runner.say(
@@ -840,7 +831,7 @@ def _company_debt(runner: Runner, data: dict[str, Any]) -> Outcome:
     return Outcome(
         text=runner.say(
             _("You are owed %(total)s on %(invoices)s from %(customers)s:\n%(listing)s"),
-            total=money(data["total_owed"], language),
+            total=money(status.total_owed, language),
             invoices=_invoices(runner, len(invoices)),
             customers=runner.say(
                 ngettext_lazy("%(count)d customer", "%(count)d customers", len(debts)),

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import datetime
 import re
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal
 
@@ -15,11 +17,14 @@ from django.utils.translation import gettext_noop
 from agents.context import TurnContext
 from agents.lookups import resolve_customer
 from agents.payloads import (
-    customer_data,
+    CustomerRow,
+    InvoiceRecord,
+    PriceList,
+    cents,
+    customer_row,
     decimal_str,
-    document_totals,
-    invoice_data,
-    price_item_data,
+    invoice_fields,
+    price_item_row,
 )
 from agents.phrasing import money
 from agents.registry import (
@@ -27,13 +32,15 @@ from agents.registry import (
     Preview,
     ToolError,
     ToolResult,
+    done,
     get_scoped,
     previews,
-    success,
     tool,
 )
+from agents.results import Result
 from business import services as _services
-from business.models import Customer, Invoice, Job, PriceItem, Quote
+from business.models import Customer, Invoice, Job, PriceItem
+from business.models import Quote as QuoteModel
 from business.selectors import (
     InvoiceRow,
     invoice_row,
@@ -49,6 +56,93 @@ from common.text import fold
 from common.wording import say
 
 IvaRate = Literal["21", "10.5"]
+CURRENCY = "ARS"
+
+
+@dataclass(frozen=True)
+class OwedInvoice(InvoiceRecord):
+    """An invoice as `payment_status` reports it: whose, and for how long it is owed."""
+
+    customer: str
+    days_outstanding: int
+    days_overdue: int | None  # None without a due date
+
+
+@dataclass(frozen=True)
+class PaymentStatus(Result):
+    """`payment_status`: the invoices asked about and what is owed of them."""
+
+    customer: CustomerRow | None  # the customer asked about
+    invoices: tuple[OwedInvoice, ...]
+    total_owed: Decimal
+    oldest_since: datetime.date | None  # the oldest owing invoice's issue day
+    currency: str
+
+
+@dataclass(frozen=True)
+class DocumentLine(Result):
+    """One line of a quote or an invoice."""
+
+    description: str
+    quantity: Decimal
+    unit_price: Decimal  # before IVA
+    iva_rate: Decimal
+    net: Decimal
+    total: Decimal
+
+
+@dataclass(frozen=True)
+class Quote(Result):
+    """A quote as the tools report it (one shape for finding and for making one)."""
+
+    id: int
+    number: str  # P-000027
+    status: str
+    customer_id: int
+    customer: str
+    job_id: int | None
+    created_on: datetime.date  # on the organisation's clock
+    valid_until: datetime.date | None
+    lines: tuple[DocumentLine, ...]
+    net: Decimal
+    iva: dict[str, Decimal]  # by rate ("21", "10.5")
+    iva_total: Decimal
+    total: Decimal
+    pdf: str
+
+
+@dataclass(frozen=True)
+class FoundQuote(Quote):
+    """A quote found by its number: with the invoice made from it ("A 0001-00000012")."""
+
+    invoice: str | None
+
+
+@dataclass(frozen=True)
+class QuoteResult(Result):
+    """`quote_create` (a `Quote`) and `quote_find` (a `FoundQuote`)."""
+
+    quote: Quote
+
+
+@dataclass(frozen=True)
+class IssuedInvoice(InvoiceRecord):
+    """An invoice as `invoice_create` issued it: its lines and totals (`total` is the
+    document's)."""
+
+    customer: str
+    lines: tuple[DocumentLine, ...]
+    net: Decimal
+    iva: dict[str, Decimal]
+    iva_total: Decimal
+
+
+@dataclass(frozen=True)
+class InvoiceResult(Result):
+    """`invoice_create`."""
+
+    invoice: IssuedInvoice
+
 
 # Words that say nothing about which service is meant.
 _STOPWORDS = frozenset({
@@ -102,21 +196,20 @@ def price_list(
     if category:
         items = [item for item in items if fold(item.category) == fold(category)]
     language = ctx.organisation.language
-    return success(
+    return done(
         f"{len(items)} price items",
-        items=[price_item_data(item, language) for item in items],
-        currency="ARS",
+        PriceList(tuple(price_item_row(item, language) for item in items), CURRENCY),
     )
 
 
-def _owed_data(ctx: TurnContext, row: InvoiceRow) -> dict[str, object]:
-    data = invoice_data(row)
+def _owed(ctx: TurnContext, row: InvoiceRow) -> OwedInvoice:
     since = row.invoice.issued_on
     due = row.invoice.due_on
-    data["customer"] = row.invoice.customer.name
-    data["days_outstanding"] = (ctx.today - since).days
-    data["days_overdue"] = max((ctx.today - due).days, 0) if due else None
-    return data
+    return OwedInvoice(
+        **invoice_fields(row), customer=row.invoice.customer.name,
+        days_outstanding=(ctx.today - since).days,
+        days_overdue=max((ctx.today - due).days, 0) if due else None,
+    )  # fmt: skip
 
 
 @tool(
@@ -177,14 +270,14 @@ def payment_status(
     owing = [row for row in rows if row.balance > 0]
     total = sum((row.balance for row in owing), Decimal("0"))
     since = min((row.invoice.issued_on for row in owing), default=None)
-    return success(
+    return done(
         f"{len(rows)} invoices, {decimal_str(total)} owed",
-        customer=customer_data(who) if who else None,
-        invoices=[_owed_data(ctx, row) for row in rows],
-        total_owed=decimal_str(total),
-        oldest_since=since.isoformat() if since else None,
-        currency="ARS",
-    )
+        PaymentStatus(
+            customer=customer_row(who) if who else None,
+            invoices=tuple(_owed(ctx, row) for row in rows),
+            total_owed=cents(total), oldest_since=since, currency=CURRENCY,
+        ),
+    )  # fmt: skip
 
 
 def _lines(
@@ -220,36 +313,39 @@ def _lines(
     return lines
 
 
-def _quote_data(ctx: TurnContext, quote: Quote) -> dict[str, Any]:
-    """A quote as the tools report it (one shape for finding and for creating one)."""
+def _quote_fields(ctx: TurnContext, quote: QuoteModel) -> dict[str, Any]:
+    """A `Quote`'s fields, for it and for a `FoundQuote`."""
     return {
-        "id": quote.pk,
-        "number": quote.number,
-        "status": quote.status,
-        "customer_id": quote.customer_id,
-        "customer": quote.customer.name,
-        "job_id": quote.job_id,
+        "id": quote.pk, "number": quote.number, "status": quote.status,
+        "customer_id": quote.customer_id, "customer": quote.customer.name, "job_id": quote.job_id,
         # The day it was made on the organisation's clock, not UTC's (after 21:00 it differs).
-        "created_on": ctx.local(quote.created_at).date().isoformat(),
-        "valid_until": quote.valid_until.isoformat() if quote.valid_until else None,
-        "lines": _document_lines(quote),
-        **document_totals(quote.totals()),
+        "created_on": ctx.local(quote.created_at).date(), "valid_until": quote.valid_until,
+        "lines": _document_lines(quote), **_totals(quote.totals()),
         "pdf": reverse("quote_pdf", args=[quote.pk]),
-    }
+    }  # fmt: skip
 
 
-def _document_lines(document: Quote | Invoice) -> list[dict[str, Any]]:
-    return [
-        {
-            "description": line.description,
-            "quantity": f"{line.quantity.normalize():f}",
-            "unit_price": decimal_str(line.unit_price),
-            "iva_rate": f"{line.iva_rate.normalize():f}",
-            "net": decimal_str(line.net),
-            "total": decimal_str(line.total),
-        }
+def _totals(totals: dict[str, Any]) -> dict[str, Any]:
+    """A document's net, IVA by rate, IVA and total, to the cent."""
+    return {
+        "net": cents(totals["net"]),
+        "iva": {rate: cents(value) for rate, value in totals["iva"].items()},
+        "iva_total": cents(totals["iva_total"]), "total": cents(totals["total"]),
+    }  # fmt: skip
+
+
+def _document_lines(document: QuoteModel | Invoice) -> tuple[DocumentLine, ...]:
+    return tuple(
+        DocumentLine(
+            description=line.description,
+            quantity=line.quantity.normalize(),
+            unit_price=cents(line.unit_price),
+            iva_rate=line.iva_rate.normalize(),
+            net=cents(line.net),
+            total=cents(line.total),
+        )  # fmt: skip
         for line in document.lines.order_by("pk")
-    ]
+    )
 
 
 _LINE_DOCS = {
@@ -283,10 +379,10 @@ def quote_find(ctx: TurnContext, *, number: str) -> ToolResult:
         .values_list("letter", "number")
         .first()
     )
-    return success(
-        f"quote {quote.number} ({quote.status})",
-        quote={**_quote_data(ctx, quote), "invoice": " ".join(invoiced) if invoiced else None},
+    found = FoundQuote(
+        **_quote_fields(ctx, quote), invoice=" ".join(invoiced) if invoiced else None
     )
+    return done(f"quote {quote.number} ({quote.status})", QuoteResult(found))
 
 
 @tool(
@@ -329,10 +425,7 @@ def quote_create(
         organisation=ctx.organisation, customer=who, lines=lines, job=job, notes=notes or "",
         actor=ctx.user,
     )  # fmt: skip
-    return success(
-        f"quote {quote.number} created",
-        quote=_quote_data(ctx, quote),
-    )
+    return done(f"quote {quote.number} created", QuoteResult(Quote(**_quote_fields(ctx, quote))))
 
 
 @tool(
@@ -365,7 +458,7 @@ def invoice_create(
     notes: str | None = None,
 ) -> ToolResult:
     job = get_scoped(Job, ctx, job_id, "job") if job_id is not None else None
-    quote = get_scoped(Quote, ctx, quote_id, "quote") if quote_id is not None else None
+    quote = get_scoped(QuoteModel, ctx, quote_id, "quote") if quote_id is not None else None
     who: Customer | None = None
     if customer_id is not None or customer:
         who = resolve_customer(ctx, customer_id, customer)
@@ -377,15 +470,12 @@ def invoice_create(
         notes=notes or "", actor=ctx.user,
     )  # fmt: skip
     row = invoice_rows(invoices_with_amounts(ctx.organisation).filter(pk=invoice.pk))[0]
-    return success(
-        f"invoice {invoice.letter} {invoice.number} issued",
-        invoice={
-            **invoice_data(row),
-            "customer": invoice.customer.name,
-            "lines": _document_lines(invoice),
-            **document_totals(invoice.totals()),
-        },
-    )
+    totals = _totals(invoice.totals())
+    issued = IssuedInvoice(
+        **{**invoice_fields(row), "total": totals.pop("total")},
+        customer=invoice.customer.name, lines=_document_lines(invoice), **totals,
+    )  # fmt: skip
+    return done(f"invoice {invoice.letter} {invoice.number} issued", InvoiceResult(issued))
 
 
 @previews(invoice_create)
@@ -394,14 +484,16 @@ def _invoice_preview(ctx: TurnContext, **arguments: Any) -> Preview:
     with transaction.atomic():
         result = invoice_create(ctx, **arguments)
         transaction.set_rollback(True)
-    invoice = result.data["invoice"]
-    total = Decimal(invoice["total"])
+    issued = InvoiceResult.of(result)
+    if issued is None:  # invoice_create raises what stops it: a result is always one
+        raise ToolError(result.error or "the invoice could not be computed")
+    invoice = issued.invoice
     summary = (
         _(
             "Issue invoice %(letter)s to %(customer)s for job #%(job)s for %(total)s "
             "(%(lines)s line(s))"
         )
-        if invoice.get("job_id")
+        if invoice.job_id
         else _("Issue invoice %(letter)s to %(customer)s for %(total)s (%(lines)s line(s))")
     )
 
@@ -409,31 +501,31 @@ def _invoice_preview(ctx: TurnContext, **arguments: Any) -> Preview:
         return say(
             language,
             summary,
-            letter=invoice["letter"],
-            customer=invoice["customer"],
-            job=invoice.get("job_id"),
-            total=money(total, language),
-            lines=len(invoice["lines"]),
+            letter=invoice.letter,
+            customer=invoice.customer,
+            job=invoice.job_id,
+            total=money(invoice.total, language),
+            lines=len(invoice.lines),
         )
 
-    customer_id = invoice["customer_id"]
+    json = issued.as_json()["invoice"]
     return Preview(
         summary_es=summary_in("es"),
         summary_en=summary_in("en"),
         relies_on={
-            "customer_id": customer_id,
-            "job_id": invoice.get("job_id"),
-            "letter": invoice["letter"],
+            "customer_id": invoice.customer_id,
+            "job_id": invoice.job_id,
+            "letter": invoice.letter,
             "lines": [
                 [line["description"], line["quantity"], line["unit_price"]]
-                for line in invoice["lines"]
+                for line in json["lines"]
             ],  # fmt: skip
-            "total": invoice["total"],
+            "total": json["total"],
         },
-        links=[{"kind": "customer", "id": customer_id, "label": invoice["customer"]}]
+        links=[{"kind": "customer", "id": invoice.customer_id, "label": invoice.customer}]
         + (
-            [{"kind": "job", "id": invoice["job_id"], "label": f"#{invoice['job_id']}"}]
-            if invoice.get("job_id")
+            [{"kind": "job", "id": invoice.job_id, "label": f"#{invoice.job_id}"}]
+            if invoice.job_id
             else []
         ),  # fmt: skip
     )

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import datetime
 import re
-from decimal import Decimal
-from typing import Any
 
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
 from agents.base import Outcome, Runner, Step, handles
 from agents.general.tools import DayHours, OrgInfo
+from agents.payloads import PriceItemRow, PriceList
 from agents.phrasing import bullets, day, failed, money, percent
 from agents.selectors import agents_for_org
 from business.validators import format_phone
@@ -212,14 +211,13 @@ def _price_query(step: Step) -> tuple[str, bool]:
     return " ".join(words), False
 
 
-def _price_line(runner: Runner, item: dict[str, Any]) -> str:
+def _price_line(runner: Runner, item: PriceItemRow) -> str:
     language = runner.language
-    net = Decimal(item["unit_price"])
-    rate = Decimal(item["iva_rate"])
+    net, rate = item.unit_price, item.iva_rate
     gross = net * (1 + rate / 100)
     return runner.say(
         _("%(name)s: %(net)s + IVA %(rate)s (%(gross)s in total)"),
-        name=item["name"],
+        name=item.name,
         net=money(net, language),
         rate=percent(rate, language),
         gross=money(gross, language),
@@ -229,12 +227,12 @@ def _price_line(runner: Runner, item: dict[str, Any]) -> str:
 @handles("pricing_info")
 def pricing_info(step: Step, runner: Runner) -> Outcome:
     query, named = _price_query(step)
-    matched: list[dict[str, Any]] = []
+    matched: tuple[PriceItemRow, ...] = ()
     if query:
         found = runner.call("price_list", query=query)
-        if not found.ok:
+        if (prices := PriceList.of(found)) is None:
             return failed(runner, found, runner.say(_("I couldn't check prices")))
-        matched = found.data["items"]
+        matched = prices.items
     if matched:
         head = (
             runner.say(_("Prices for “%(query)s”:"), query=query)
@@ -243,9 +241,9 @@ def pricing_info(step: Step, runner: Runner) -> Outcome:
         )
         return _prices(runner, head, matched)
     listed = runner.call("price_list")
-    if not listed.ok:
+    if (every := PriceList.of(listed)) is None:
         return failed(runner, listed, runner.say(_("I couldn't check prices")))
-    items = listed.data["items"]
+    items = every.items
     if not items:
         return Outcome(
             text=runner.say(_("There is no price list yet, so I can't give you prices.")),
@@ -265,7 +263,7 @@ def _unmatched_head(runner: Runner, query: str, named: bool) -> str:
     return runner.say(_("Our price list:"))
 
 
-def _prices(runner: Runner, head: str, items: list[dict[str, Any]]) -> Outcome:
+def _prices(runner: Runner, head: str, items: tuple[PriceItemRow, ...]) -> Outcome:
     listing = bullets(_price_line(runner, item) for item in items[:PRICES_SHOWN])
     more = len(items) - PRICES_SHOWN
     tail = "\n" + runner.say(_("(and %(n)s more items)"), n=more) if more > 0 else ""

@@ -17,6 +17,7 @@ from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
 from agents.base import Outcome, Runner, Step, handles
+from agents.payloads import CustomersFound
 from agents.phrasing import (
     Found,
     answered,
@@ -221,16 +222,16 @@ def _customer_at(
     """A booking that gives an address and no customer: the one customer on file there (said
     in the reply), or the question — which keeps the address, never drops it."""
     # The same address rule the booking then checks it with (business/selectors.py).
-    found = runner.call("customers_find", address=address)
-    customers = found.data.get("customers", []) if found.ok else []
+    found = CustomersFound.of(runner.call("customers_find", address=address))
+    customers = found.customers if found is not None else ()
     if len(customers) == 1:
         one = customers[0]
         note = runner.say(
             _("I booked it for %(name)s, the customer I have at %(address)s."),
-            name=one["name"],
+            name=one.name,
             address=address,
         )
-        return CustomerRef(int(one["id"]), str(one["name"]), "named"), note, None
+        return CustomerRef(one.id, one.name, "named"), note, None
     if customers:
         listing = bullets(customer_candidate(c) for c in customers)
         question = ask(
@@ -254,7 +255,7 @@ def _customer_at(
             "tell me the name (if they are new, also their phone and I'll register them with "
             "that address)."
         )
-        if found.ok
+        if found is not None
         else _(
             "Which customer is the job at %(address)s for? Tell me the name (if they are new, "
             "also their phone and I'll register them with that address)."
