@@ -41,61 +41,116 @@ def address_data(address: Address | None) -> dict[str, Any] | None:
     return {"id": address.pk, "text": str(address), "zone": address.zone}
 
 
-def customer_data(customer: Customer) -> dict[str, Any]:
+@dataclass(frozen=True)
+class CustomerRow(Result):
+    """A customer as the tools describe one (a typed result's part, agents/results.py)."""
+
+    id: int
+    name: str
+    kind: str
+    cuit: str
+    phone: str
+    email: str
+    address: str  # the primary address; "" when there is none
+    zone: str
+
+
+def customer_row(customer: Customer) -> CustomerRow:
     address = customer.primary_address
-    return {
-        "id": customer.pk,
-        "name": customer.name,
-        "kind": customer.kind,
-        "cuit": customer.cuit,
-        "phone": customer.phone,
-        "email": customer.email,
-        "address": str(address) if address else "",
-        "zone": address.zone if address else "",
-    }
+    return CustomerRow(
+        id=customer.pk, name=customer.name, kind=customer.kind, cuit=customer.cuit,
+        phone=customer.phone, email=customer.email, address=str(address) if address else "",
+        zone=address.zone if address else "",
+    )  # fmt: skip
+
+
+def customer_data(customer: Customer) -> dict[str, Any]:
+    return customer_row(customer).as_json()
+
+
+@dataclass(frozen=True)
+class TechnicianRow(Result):
+    id: int
+    name: str
+    skills: tuple[str, ...]
+    zone: str
+    phone: str
+    zone_distance: int | None = None  # hops from the zone asked about; None: none was asked
+
+    def as_json(self) -> dict[str, Any]:
+        data = super().as_json()
+        if self.zone_distance is None:  # the dicts had no key for it, not a null
+            del data["zone_distance"]
+        return data
+
+
+def technician_row(technician: Technician, near: str | None = None) -> TechnicianRow:
+    """`near`: a zone to measure the distance from (hops between zones, 0 = same zone)."""
+    return TechnicianRow(
+        id=technician.pk, name=technician.name, skills=tuple(technician.skills),
+        zone=technician.zone, phone=technician.phone,
+        zone_distance=zone_distance(near, technician.zone) if near else None,
+    )  # fmt: skip
 
 
 def technician_data(technician: Technician, near: str | None = None) -> dict[str, Any]:
-    """`near`: a zone to measure the distance from (hops between zones, 0 = same zone)."""
-    data = {
-        "id": technician.pk,
-        "name": technician.name,
-        "skills": list(technician.skills),
-        "zone": technician.zone,
-        "phone": technician.phone,
-    }
-    if near:
-        data["zone_distance"] = zone_distance(near, technician.zone)
-    return data
+    return technician_row(technician, near).as_json()
+
+
+@dataclass(frozen=True)
+class VehicleRow(Result):
+    id: int
+    plate: str
+    kind: str
+    description: str
+    technician_id: int | None  # its usual driver
+
+
+def vehicle_row(vehicle: Vehicle) -> VehicleRow:
+    return VehicleRow(
+        id=vehicle.pk, plate=vehicle.plate, kind=vehicle.kind, description=vehicle.description,
+        technician_id=vehicle.technician_id,
+    )  # fmt: skip
 
 
 def vehicle_data(vehicle: Vehicle) -> dict[str, Any]:
-    return {
-        "id": vehicle.pk,
-        "plate": vehicle.plate,
-        "kind": vehicle.kind,
-        "description": vehicle.description,
-        "technician_id": vehicle.technician_id,
-    }
+    return vehicle_row(vehicle).as_json()
+
+
+@dataclass(frozen=True)
+class JobRow(Result):
+    """A job (visit) as the tools describe one; its moments on the organisation's clock."""
+
+    id: int
+    customer_id: int
+    customer: str
+    service: str
+    skill: str
+    status: str
+    start: datetime.datetime
+    end: datetime.datetime
+    technician_id: int | None
+    technician: str | None
+    vehicle_id: int | None
+    vehicle: str | None  # the plate
+    address: str
+    zone: str
+
+
+def job_row(ctx: TurnContext, job: Job) -> JobRow:
+    return JobRow(
+        id=job.pk, customer_id=job.customer_id, customer=job.customer.name, service=job.service,
+        skill=job.skill, status=job.status, start=ctx.local(job.scheduled_start),
+        end=ctx.local(job.scheduled_end), technician_id=job.technician_id,
+        technician=job.technician.name if job.technician else None, vehicle_id=job.vehicle_id,
+        vehicle=job.vehicle.plate if job.vehicle else None,
+        address=str(job.address) if job.address else "",
+        zone=job.address.zone if job.address else "",
+    )  # fmt: skip
 
 
 def job_data(ctx: TurnContext, job: Job) -> dict[str, Any]:
-    return {
-        "id": job.pk,
-        "customer_id": job.customer_id,
-        "customer": job.customer.name,
-        "service": job.service,
-        "skill": job.skill,
-        "status": job.status,
-        "start": local_iso(ctx, job.scheduled_start),
-        "end": local_iso(ctx, job.scheduled_end),
-        "technician_id": job.technician_id,
-        "technician": job.technician.name if job.technician else None,
-        "vehicle_id": job.vehicle_id,
-        "vehicle": job.vehicle.plate if job.vehicle else None,
-        "address": str(job.address) if job.address else "",
-        "zone": job.address.zone if job.address else "",
-    }
+    return job_row(ctx, job).as_json()
 
 
 @dataclass(frozen=True)
