@@ -154,6 +154,37 @@ def job_data(ctx: TurnContext, job: Job) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
+class JobsFound(Result):
+    """`jobs_find` (the scheduling agent's, read by other agents too)."""
+
+    jobs: tuple[JobRow, ...]  # at most its limit
+    total: int
+    truncated: bool
+
+
+@dataclass(frozen=True)
+class Slot(Result):
+    """A free slot of `slots_find`: when, and the technician who is free then."""
+
+    start: datetime.datetime  # on the organisation's clock
+    end: datetime.datetime
+    technician_id: int
+    technician: str
+    technician_zone: str
+    zone_distance: int | None  # hops from the zone asked about
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Slot:
+        """A slot from its JSON: a refusal's alternatives, which are failure data."""
+        return cls(
+            start=datetime.datetime.fromisoformat(data["start"]),
+            end=datetime.datetime.fromisoformat(data["end"]),
+            technician_id=data["technician_id"], technician=data["technician"],
+            technician_zone=data["technician_zone"], zone_distance=data["zone_distance"],
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
 class EquipmentRow(Result):
     """One piece of a customer's equipment (a typed result's part, agents/results.py)."""
 

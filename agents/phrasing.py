@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -22,6 +22,7 @@ from django.utils.translation import gettext_lazy as _
 
 from agents.base import Clarification, Outcome, Runner, Step
 from agents.defaults import intent_phrase
+from agents.payloads import JobRow, Slot
 from agents.registry import ToolResult
 from agents.selectors import specs_of_agents
 from business.models import money as round_money
@@ -94,29 +95,40 @@ def numbered(lines: Sequence[str]) -> str:
     return "\n".join(f"{n}. {line}" for n, line in enumerate(lines, start=1))
 
 
-def slot_line(slot: dict[str, Any], language: str) -> str:
+def slot_line(slot: Slot, language: str) -> str:
     """One free slot of `slots_find` / a refusal's alternatives: when and with whom."""
     with_ = "with" if is_en(language) else "con"
-    return f"{when(slot['start'], language)} {with_} {slot['technician']}"
+    return f"{when(slot.start, language)} {with_} {slot.technician}"
 
 
-def job_line(job: dict[str, Any], language: str) -> str:
-    """A job of the tools' payload in one line: #id, service, customer, when, technician."""
-    parts = [f"#{job['id']} {job['service']} — {job['customer']}", when(job["start"], language)]
-    if job.get("technician"):
-        parts.append(("with " if is_en(language) else "con ") + str(job["technician"]))
+# A job as a typed row, or as JSON (a mutation's, or a tool's not yet typed).
+JobLike = JobRow | Mapping[str, Any]
+
+
+def _of(job: JobLike, name: str) -> Any:
+    return getattr(job, name) if isinstance(job, JobRow) else job.get(name)
+
+
+def job_line(job: JobLike, language: str) -> str:
+    """A job in one line: #id, service, customer, when, technician."""
+    parts = [
+        f"#{_of(job, 'id')} {_of(job, 'service')} — {_of(job, 'customer')}",
+        when(_of(job, "start"), language),
+    ]
+    if technician := _of(job, "technician"):
+        parts.append(("with " if is_en(language) else "con ") + str(technician))
     return ", ".join(parts)
 
 
-def job_short(job: dict[str, Any], language: str) -> str:
+def job_short(job: JobLike, language: str) -> str:
     """ "#12 (Instalación de split, lunes 23/11 08:00)" — when the customer is already named."""
-    return f"#{job['id']} ({job['service']}, {when(job['start'], language)})"
+    return f"#{_of(job, 'id')} ({_of(job, 'service')}, {when(_of(job, 'start'), language)})"
 
 
-def job_label(job: dict[str, Any]) -> str:
+def job_label(job: JobLike) -> str:
     """The label a job mutation carries into the conversation state (language-neutral)."""
-    start = moment_of(job["start"])
-    return f"#{job['id']} {job['service']} — {job['customer']} {start:%d/%m %H:%M}"
+    start = moment_of(_of(job, "start"))
+    return f"#{_of(job, 'id')} {_of(job, 'service')} — {_of(job, 'customer')} {start:%d/%m %H:%M}"
 
 
 def services_speak(language: str) -> bool:
@@ -316,6 +328,8 @@ def answer_of(step: Step) -> str:
 
 
 def _option_id(option: Any) -> str:
+    if isinstance(option, JobRow):
+        return str(option.id)
     return str(option.get("id")) if isinstance(option, dict) else ""
 
 
@@ -399,7 +413,7 @@ class Found:
     needed), or the reply that stops the step; `note` says which job a best-effort pick took
     (O8). The handlers that look a job up for their action share it."""
 
-    job: dict[str, Any] | int | None = None
+    job: JobRow | dict[str, Any] | int | None = None  # a dict: a tool's JSON not yet typed
     problem: Outcome | None = None
     note: str = ""
 
