@@ -185,6 +185,16 @@ class Slot(Result):
 
 
 @dataclass(frozen=True)
+class NearestTechnicians(Result):
+    """`technicians_nearest` (the fleet agent's, read by the escalation agent too)."""
+
+    technicians: tuple[TechnicianRow, ...]  # nearest to the zone first
+    zone: str | None
+    skill: str | None
+    at: datetime.datetime
+
+
+@dataclass(frozen=True)
 class EquipmentRow(Result):
     """One piece of a customer's equipment (a typed result's part, agents/results.py)."""
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol
 
 from django.utils.functional import Promise
 from django.utils.translation import get_language
@@ -101,12 +101,27 @@ def slot_line(slot: Slot, language: str) -> str:
     return f"{when(slot.start, language)} {with_} {slot.technician}"
 
 
-# A job as a typed row, or as JSON (a mutation's, or a tool's not yet typed).
-JobLike = JobRow | Mapping[str, Any]
+class JobFacts(Protocol):
+    """What a job line says of a job (a JobRow has it, and a handler's own view of one)."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def service(self) -> str: ...
+    @property
+    def customer(self) -> str: ...
+    @property
+    def start(self) -> datetime.datetime: ...
+    @property
+    def technician(self) -> str | None: ...
+
+
+# A job as typed values, or as JSON (a mutation's, or a tool's not yet typed).
+JobLike = JobFacts | Mapping[str, Any]
 
 
 def _of(job: JobLike, name: str) -> Any:
-    return getattr(job, name) if isinstance(job, JobRow) else job.get(name)
+    return job.get(name) if isinstance(job, Mapping) else getattr(job, name)
 
 
 def job_line(job: JobLike, language: str) -> str:
@@ -328,9 +343,10 @@ def answer_of(step: Step) -> str:
 
 
 def _option_id(option: Any) -> str:
-    if isinstance(option, JobRow):
-        return str(option.id)
-    return str(option.get("id")) if isinstance(option, dict) else ""
+    """An option's id: a typed row's (a job, a vehicle) or its JSON's."""
+    if isinstance(option, dict):
+        return str(option.get("id"))
+    return str(getattr(option, "id", ""))
 
 
 def answered[T](step: Step, options: Sequence[T], describe: Callable[[T], str]) -> T | None:
