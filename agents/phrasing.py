@@ -429,7 +429,7 @@ class Found:
     needed), or the reply that stops the step; `note` says which job a best-effort pick took
     (O8). The handlers that look a job up for their action share it."""
 
-    job: JobRow | dict[str, Any] | int | None = None  # a dict: a tool's JSON not yet typed
+    job: JobRow | int | None = None
     problem: Outcome | None = None
     note: str = ""
 
