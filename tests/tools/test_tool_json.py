@@ -12,10 +12,14 @@ from typing import Any
 import pytest
 
 from agents.context import TurnContext
+from agents.fleet.tools import BulkReschedule, JobsAffected, VehiclesAvailable
+from agents.payloads import JobsFound, NearestTechnicians
+from agents.proactive.tools import SeasonalTargets
 from agents.registry import ToolResult
+from agents.scheduling.tools import JobBooked, SlotsFound
 from business.models import Absence, Customer, Job, JobEvent, Technician, Vehicle
 from tests import factories
-from tests.tools.conftest import MONDAY, at, run
+from tests.tools.conftest import BA, MONDAY, at, run
 
 pytestmark = pytest.mark.django_db
 
@@ -424,3 +428,35 @@ def test_follow_up_record(ctx: TurnContext, fixed: Fixed) -> None:
     assert _text(result) == _json(
         {"job_id": 900035, "event_id": event.pk}, "follow-up of job 900035 recorded"
     )
+
+
+# --- the typed values behind the JSON ---------------------------------------------------------
+
+
+def test_the_values_are_python_values_on_the_organisations_clock(
+    ctx: TurnContext, fixed: Fixed
+) -> None:
+    found = JobsFound.of(run(ctx, "jobs_find", date=MONDAY))
+    assert found is not None and [job.id for job in found.jobs] == [900031, 900032]
+    assert found.jobs[0].start == at(MONDAY, 9) and found.jobs[0].start.tzinfo == BA
+    slots = SlotsFound.of(run(ctx, "slots_find", date=WEDNESDAY, skill="gas", count=1))
+    assert slots is not None and slots.slots[0].start == at(WEDNESDAY, 8)
+    nearest = NearestTechnicians.of(
+        run(ctx, "technicians_nearest", skill="heating", at=at(MONDAY, 14), count=1)
+    )
+    assert nearest is not None and nearest.technicians[0].zone_distance is None
+    affected = JobsAffected.of(
+        run(ctx, "technician_jobs_affected", technician_id=900001, date_from=TUESDAY)
+    )
+    assert affected is not None and affected.date_to == TUESDAY
+    assert [job.id for job in affected.jobs] == [900033, 900034]
+    fleet = VehiclesAvailable.of(run(ctx, "vehicles_available", date=MONDAY))
+    assert fleet is not None and fleet.busy[0].job_ids == (900031,)
+    plan = BulkReschedule.of(run(ctx, "jobs_bulk_reschedule", date=TUESDAY, shift_days=1))
+    assert plan is not None and plan.dry_run and plan.moved[0].to_start == at(WEDNESDAY, 10)
+    # Another tool's kind, or a failed call, reads as None.
+    assert JobsFound.of(run(ctx, "slots_find", date=WEDNESDAY)) is None
+    at_night = run(ctx, "job_book", customer_id=900011, service="x", start=at(MONDAY, 3))
+    assert not at_night.ok and JobBooked.of(at_night) is None
+    targets = SeasonalTargets.of(run(ctx, "seasonal_targets"))
+    assert targets is not None and targets.today == MONDAY and targets.campaign == "summer_ac"
