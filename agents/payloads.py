@@ -48,7 +48,7 @@ def address_data(address: Address | None) -> dict[str, Any] | None:
 
 @dataclass(frozen=True)
 class CustomerRow(Result):
-    """A customer's contact data (a typed result's part, agents/results.py)."""
+    """A customer as the tools describe one (a typed result's part, agents/results.py)."""
 
     id: int
     name: str
@@ -56,7 +56,7 @@ class CustomerRow(Result):
     cuit: str
     phone: str
     email: str
-    address: str  # the primary address as printed, "" without one
+    address: str  # the primary address; "" when there is none
     zone: str
 
 
@@ -73,33 +73,58 @@ def customer_data(customer: Customer) -> dict[str, Any]:
     return customer_row(customer).as_json()
 
 
-def technician_data(technician: Technician, near: str | None = None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class TechnicianRow(Result):
+    id: int
+    name: str
+    skills: tuple[str, ...]
+    zone: str
+    phone: str
+    zone_distance: int | None = None  # hops from the zone asked about; None: none was asked
+
+    def as_json(self) -> dict[str, Any]:
+        data = super().as_json()
+        if self.zone_distance is None:  # the dicts had no key for it, not a null
+            del data["zone_distance"]
+        return data
+
+
+def technician_row(technician: Technician, near: str | None = None) -> TechnicianRow:
     """`near`: a zone to measure the distance from (hops between zones, 0 = same zone)."""
-    data = {
-        "id": technician.pk,
-        "name": technician.name,
-        "skills": list(technician.skills),
-        "zone": technician.zone,
-        "phone": technician.phone,
-    }
-    if near:
-        data["zone_distance"] = zone_distance(near, technician.zone)
-    return data
+    return TechnicianRow(
+        id=technician.pk, name=technician.name, skills=tuple(technician.skills),
+        zone=technician.zone, phone=technician.phone,
+        zone_distance=zone_distance(near, technician.zone) if near else None,
+    )  # fmt: skip
+
+
+def technician_data(technician: Technician, near: str | None = None) -> dict[str, Any]:
+    return technician_row(technician, near).as_json()
+
+
+@dataclass(frozen=True)
+class VehicleRow(Result):
+    id: int
+    plate: str
+    kind: str
+    description: str
+    technician_id: int | None  # its usual driver
+
+
+def vehicle_row(vehicle: Vehicle) -> VehicleRow:
+    return VehicleRow(
+        id=vehicle.pk, plate=vehicle.plate, kind=vehicle.kind, description=vehicle.description,
+        technician_id=vehicle.technician_id,
+    )  # fmt: skip
 
 
 def vehicle_data(vehicle: Vehicle) -> dict[str, Any]:
-    return {
-        "id": vehicle.pk,
-        "plate": vehicle.plate,
-        "kind": vehicle.kind,
-        "description": vehicle.description,
-        "technician_id": vehicle.technician_id,
-    }
+    return vehicle_row(vehicle).as_json()
 
 
 @dataclass(frozen=True)
 class JobRow(Result):
-    """One job (a typed result's part, agents/results.py); its moments on the turn's clock."""
+    """A job (visit) as the tools describe one; its moments on the organisation's clock."""
 
     id: int
     customer_id: int
@@ -131,6 +156,47 @@ def job_row(ctx: TurnContext, job: Job) -> JobRow:
 
 def job_data(ctx: TurnContext, job: Job) -> dict[str, Any]:
     return job_row(ctx, job).as_json()
+
+
+@dataclass(frozen=True)
+class JobsFound(Result):
+    """`jobs_find` (the scheduling agent's, read by other agents too)."""
+
+    jobs: tuple[JobRow, ...]  # at most its limit
+    total: int
+    truncated: bool
+
+
+@dataclass(frozen=True)
+class Slot(Result):
+    """A free slot of `slots_find`: when, and the technician who is free then."""
+
+    start: datetime.datetime  # on the organisation's clock
+    end: datetime.datetime
+    technician_id: int
+    technician: str
+    technician_zone: str
+    zone_distance: int | None  # hops from the zone asked about
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Slot:
+        """A slot from its JSON: a refusal's alternatives, which are failure data."""
+        return cls(
+            start=datetime.datetime.fromisoformat(data["start"]),
+            end=datetime.datetime.fromisoformat(data["end"]),
+            technician_id=data["technician_id"], technician=data["technician"],
+            technician_zone=data["technician_zone"], zone_distance=data["zone_distance"],
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class NearestTechnicians(Result):
+    """`technicians_nearest` (the fleet agent's, read by the escalation agent too)."""
+
+    technicians: tuple[TechnicianRow, ...]  # nearest to the zone first
+    zone: str | None
+    skill: str | None
+    at: datetime.datetime
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol
 
 from django.utils.functional import Promise
 from django.utils.translation import get_language
@@ -22,9 +22,8 @@ from django.utils.translation import gettext_lazy as _
 
 from agents.base import Clarification, Outcome, Runner, Step
 from agents.defaults import intent_phrase
-from agents.payloads import CustomerRow
+from agents.payloads import CustomerRow, JobRow, Slot
 from agents.registry import ToolResult
-from agents.results import Result
 from agents.selectors import specs_of_agents
 from business.models import money as round_money
 from business.validators import format_phone
@@ -96,29 +95,55 @@ def numbered(lines: Sequence[str]) -> str:
     return "\n".join(f"{n}. {line}" for n, line in enumerate(lines, start=1))
 
 
-def slot_line(slot: dict[str, Any], language: str) -> str:
+def slot_line(slot: Slot, language: str) -> str:
     """One free slot of `slots_find` / a refusal's alternatives: when and with whom."""
     with_ = "with" if is_en(language) else "con"
-    return f"{when(slot['start'], language)} {with_} {slot['technician']}"
+    return f"{when(slot.start, language)} {with_} {slot.technician}"
 
 
-def job_line(job: dict[str, Any], language: str) -> str:
-    """A job of the tools' payload in one line: #id, service, customer, when, technician."""
-    parts = [f"#{job['id']} {job['service']} — {job['customer']}", when(job["start"], language)]
-    if job.get("technician"):
-        parts.append(("with " if is_en(language) else "con ") + str(job["technician"]))
+class JobFacts(Protocol):
+    """What a job line says of a job (a JobRow has it, and a handler's own view of one)."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def service(self) -> str: ...
+    @property
+    def customer(self) -> str: ...
+    @property
+    def start(self) -> datetime.datetime: ...
+    @property
+    def technician(self) -> str | None: ...
+
+
+# A job as typed values, or as JSON (a mutation's, or a tool's not yet typed).
+JobLike = JobFacts | Mapping[str, Any]
+
+
+def _of(job: JobLike, name: str) -> Any:
+    return job.get(name) if isinstance(job, Mapping) else getattr(job, name)
+
+
+def job_line(job: JobLike, language: str) -> str:
+    """A job in one line: #id, service, customer, when, technician."""
+    parts = [
+        f"#{_of(job, 'id')} {_of(job, 'service')} — {_of(job, 'customer')}",
+        when(_of(job, "start"), language),
+    ]
+    if technician := _of(job, "technician"):
+        parts.append(("with " if is_en(language) else "con ") + str(technician))
     return ", ".join(parts)
 
 
-def job_short(job: dict[str, Any], language: str) -> str:
+def job_short(job: JobLike, language: str) -> str:
     """ "#12 (Instalación de split, lunes 23/11 08:00)" — when the customer is already named."""
-    return f"#{job['id']} ({job['service']}, {when(job['start'], language)})"
+    return f"#{_of(job, 'id')} ({_of(job, 'service')}, {when(_of(job, 'start'), language)})"
 
 
-def job_label(job: dict[str, Any]) -> str:
+def job_label(job: JobLike) -> str:
     """The label a job mutation carries into the conversation state (language-neutral)."""
-    start = moment_of(job["start"])
-    return f"#{job['id']} {job['service']} — {job['customer']} {start:%d/%m %H:%M}"
+    start = moment_of(_of(job, "start"))
+    return f"#{_of(job, 'id')} {_of(job, 'service')} — {_of(job, 'customer')} {start:%d/%m %H:%M}"
 
 
 def services_speak(language: str) -> bool:
@@ -326,10 +351,10 @@ def answer_of(step: Step) -> str:
 
 
 def _option_id(option: Any) -> str:
-    """An option's id: a failed call's candidate (JSON) or a typed result's row."""
+    """An option's id: a typed row's (a job, a vehicle) or its JSON's."""
     if isinstance(option, dict):
         return str(option.get("id"))
-    return str(option.id) if isinstance(option, Result) and hasattr(option, "id") else ""
+    return str(getattr(option, "id", ""))
 
 
 def answered[T](step: Step, options: Sequence[T], describe: Callable[[T], str]) -> T | None:
@@ -412,7 +437,7 @@ class Found:
     needed), or the reply that stops the step; `note` says which job a best-effort pick took
     (O8). The handlers that look a job up for their action share it."""
 
-    job: dict[str, Any] | int | None = None
+    job: JobRow | int | None = None
     problem: Outcome | None = None
     note: str = ""
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from agents.base import Mutation, Runner, Step
+from agents.payloads import JobRow
 from agents.phrasing import job_label
 from common.text import fold
 
@@ -81,14 +82,16 @@ def job_ref(step: Step, runner: Runner) -> int | None:
     return job_id
 
 
-def job_mutation(job: dict[str, Any]) -> Mutation:
-    """The context mutation a step emits for the job it booked or acted on (a job payload)."""
+def job_mutation(job: JobRow | dict[str, Any]) -> Mutation:
+    """The context mutation a step emits for the job it booked or acted on (a typed row, or a
+    job's JSON); its data is JSON, as the conversation's state keeps it."""
+    data = job.as_json() if isinstance(job, JobRow) else job
     return Mutation(
         kind="job",
-        id=int(job["id"]),
+        id=int(data["id"]),
         label=job_label(job),
         data={
-            key: job.get(key)
+            key: data.get(key)
             for key in ("customer_id", "customer", "service", "start", "technician", "status")
         },
     )

@@ -19,7 +19,14 @@ from django.utils.translation import pgettext_lazy
 
 from agents.base import Mutation, Outcome, Runner, Step, handles
 from agents.escalation.tools import Ticket, TicketResult
-from agents.payloads import CustomerFile, CustomerRow, CustomersFound, JobRow
+from agents.payloads import (
+    CustomerFile,
+    CustomerRow,
+    CustomersFound,
+    JobRow,
+    NearestTechnicians,
+    TechnicianRow,
+)
 from agents.phrasing import (
     budget_left,
     call_for_customer,
@@ -426,10 +433,10 @@ def _nearest_text(runner: Runner, subject: _Subject, danger: Danger) -> str:
         return "\n" + runner.say(
             _("Send me the customer or the address and I'll propose the nearest free technician.")
         )
-    found = runner.call("technicians_nearest", **arguments)
-    if not found.ok:
+    found = NearestTechnicians.of(runner.call("technicians_nearest", **arguments))
+    if found is None:
         return ""
-    free = found.data["technicians"]
+    free = found.technicians
     if not free:
         return "\n" + runner.say(
             _(
@@ -447,19 +454,17 @@ def _nearest_text(runner: Runner, subject: _Subject, danger: Danger) -> str:
     return line
 
 
-def _technician(runner: Runner, technician: dict[str, Any]) -> str:
-    hops = technician.get("zone_distance")
+def _technician(runner: Runner, technician: TechnicianRow) -> str:
+    hops = technician.zone_distance
     distance = ""
     if hops == 0:
         distance = runner.say(_("same zone"))
     elif hops == 1:
         distance = runner.say(_("neighbouring zone"))
     details = ", ".join(
-        part
-        for part in (technician.get("zone"), distance, format_phone(technician.get("phone") or ""))
-        if part
+        part for part in (technician.zone, distance, format_phone(technician.phone or "")) if part
     )
-    return f"{technician['name']} ({details})" if details else str(technician["name"])
+    return f"{technician.name} ({details})" if details else technician.name
 
 
 # --- a ticket named by its number ---------------------------------------------------------------

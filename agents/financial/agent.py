@@ -27,7 +27,7 @@ from agents.financial.tools import (
     Quote,
     QuoteResult,
 )
-from agents.payloads import CustomerRow, PriceList
+from agents.payloads import CustomerRow, JobRow, JobsFound, PriceList
 from agents.phrasing import (
     Found,
     ask,
@@ -455,27 +455,27 @@ def generate_invoice(step: Step, runner: Runner) -> Outcome:
     ):
         return _invoice_quote(runner, quote)
     found = _job_to_invoice(step, runner)
-    if found.problem is not None or not isinstance(found.job, dict):
+    if found.problem is not None or not isinstance(found.job, JobRow):
         return found.problem or ask(
             runner, runner.say(_("Which job should I invoice?")), error="missing job"
         )
     return with_note(_invoice_job(step, runner, found.job), found.note)
 
 
-def _invoice_job(step: Step, runner: Runner, job: dict[str, Any]) -> Outcome:
-    if job["status"] == "cancelled":
+def _invoice_job(step: Step, runner: Runner, job: JobRow) -> Outcome:
+    if job.status == "cancelled":
         return Outcome(
             text=runner.say(
                 _("Job %(job)s is cancelled: I won't invoice it."),
                 job=job_line(job, runner.language),
             ),
             success=False,
-            error=f"job {job['id']} is cancelled",
+            error=f"job {job.id} is cancelled",
         )
     lines, extra, problem = _invoice_lines(step, runner, job)
     if problem is not None:
         return problem
-    result = runner.call("invoice_create", job_id=int(job["id"]), **extra)
+    result = runner.call("invoice_create", job_id=job.id, **extra)
     return _invoice_result(runner, result, job, lines)
 
 
@@ -498,10 +498,10 @@ def _job_to_invoice(step: Step, runner: Runner) -> Found:
     known = job_ref(step, runner)
     if known is not None:
         result = runner.call("jobs_find", job_id=known)
-        if not result.ok or not result.data.get("jobs"):
+        if (found := JobsFound.of(result)) is None or not found.jobs:
             missing = failed(runner, result, runner.say(_("I couldn't find job #%(id)s"), id=known))
             return Found(problem=missing)
-        return Found(result.data["jobs"][0])
+        return Found(found.jobs[0])
     who = customer_ref(step, runner)
     if who is None:
         question = ask(
@@ -516,14 +516,14 @@ def _job_to_invoice(step: Step, runner: Runner) -> Found:
     result, chosen, note = call_for_customer(step, runner, "jobs_find", arguments)
     if chosen is not None:
         who = CustomerRef(int(chosen["id"]), str(chosen["name"]), "named")
-    if not result.ok:
+    if (listed := JobsFound.of(result)) is None:
         problem = customer_problem(runner, who.name, result) or failed(
             runner, result, runner.say(_("I couldn't look up the jobs"))
         )
         return Found(problem=problem)
-    jobs = result.data["jobs"]  # newest first
+    jobs = list(listed.jobs)  # newest first
     if on is not None:
-        jobs = [job for job in jobs if job["status"] != "cancelled"]
+        jobs = [job for job in jobs if job.status != "cancelled"]
     if not jobs:
         return Found(problem=_nothing_to_invoice(runner, who, on))
     if on is not None and len(jobs) > 1:
@@ -540,7 +540,7 @@ def _job_to_invoice(step: Step, runner: Runner) -> Found:
                 count=len(jobs),
                 day=day(on, runner.language),
                 listing=listing,
-                id=jobs[0]["id"],
+                id=jobs[0].id,
             ),
             error="several jobs that day",
         )
@@ -549,9 +549,7 @@ def _job_to_invoice(step: Step, runner: Runner) -> Found:
     return Found(jobs[0], note="\n".join(part for part in (note, inferred) if part))
 
 
-def _inferred_job(
-    runner: Runner, job: dict[str, Any], who: CustomerRef, on: datetime.date | None
-) -> str:
+def _inferred_job(runner: Runner, job: JobRow, who: CustomerRef, on: datetime.date | None) -> str:
     """Which job "el trabajo de hoy" / "el último" was taken to be, in so many words."""
     label = job_short(job, runner.language)
     if on is None:
@@ -584,17 +582,17 @@ def _nothing_to_invoice(runner: Runner, who: CustomerRef, on: datetime.date | No
 
 
 def _invoice_lines(
-    step: Step, runner: Runner, job: dict[str, Any]
+    step: Step, runner: Runner, job: JobRow
 ) -> tuple[list[Line], dict[str, Any], Outcome | None]:
     """(the lines, invoice_create's line arguments, or a reply when the price is unknown)."""
     rate = _rate_in(step.text)
     amount = _net_amount(step)
     if amount is not None:
-        extra: dict[str, Any] = {"amount": str(amount), "services": [job["service"]]}
+        extra: dict[str, Any] = {"amount": str(amount), "services": [job.service]}
         if rate:
             extra["iva_rate"] = rate
-        return [Line(job["service"], Decimal(1), amount, Decimal(rate or DEFAULT_IVA))], extra, None
-    prices = PriceList.of(runner.call("price_list", query=job["service"]))
+        return [Line(job.service, Decimal(1), amount, Decimal(rate or DEFAULT_IVA))], extra, None
+    prices = PriceList.of(runner.call("price_list", query=job.service))
     if prices is None or not prices.items:
         return (
             [],
@@ -605,7 +603,7 @@ def _invoice_lines(
                         "“%(service)s” is not in the price list, so I didn't file the invoice. "
                         "Tell me the amount to invoice (net, before IVA)."
                     ),
-                    service=job["service"],
+                    service=job.service,
                 ),
                 success=False,
                 error="no price for the job's service",
@@ -619,21 +617,19 @@ def _invoice_lines(
     return [Line(item.name, Decimal(1), item.unit_price, line_rate)], extra, None
 
 
-def _invoice_result(
-    runner: Runner, result: ToolResult, job: dict[str, Any], lines: list[Line]
-) -> Outcome:
+def _invoice_result(runner: Runner, result: ToolResult, job: JobRow, lines: list[Line]) -> Outcome:
     subject = runner.say(
         _("The invoice to %(customer)s for job %(job)s"),
-        customer=job["customer"],
+        customer=job.customer,
         job=job_short(job, runner.language),
     )
     outcome = _filed(runner, result, subject, lines)
     outcome.mutations.append(
         Mutation(
             kind="job",
-            id=int(job["id"]),
-            label=f"#{job['id']} {job['service']}",
-            data={"customer_id": job["customer_id"], "customer": job["customer"]},
+            id=job.id,
+            label=f"#{job.id} {job.service}",
+            data={"customer_id": job.customer_id, "customer": job.customer},
         )
     )
     return outcome

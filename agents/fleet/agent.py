@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,8 +20,20 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
 from agents.base import Mutation, Outcome, Runner, Step, handles
+from agents.fleet.tools import (
+    BulkReschedule,
+    BusyVehicle,
+    Dispatched,
+    FleetVehicle,
+    JobsAffected,
+    Move,
+    NotMoved,
+    Redistribution,
+    VehicleAssigned,
+    VehiclesAvailable,
+)
+from agents.payloads import JobRow, JobsFound, NearestTechnicians, TechnicianRow, VehicleRow
 from agents.phrasing import (
-    Found,
     ask,
     bullets,
     call_for_customer,
@@ -101,14 +114,52 @@ _GENERIC_WORDS = frozenset({"con", "del", "las", "los", "una", "the", "and", "wi
 # --- shared pieces ----------------------------------------------------------------------------
 
 
-def _when_short(job: dict[str, Any], language: str) -> str:
-    return when(job["start"], language)
+@dataclass(frozen=True)
+class _Job:
+    """The job a step acts on: a row the tools read, or the one an earlier step of this turn
+    booked, known by its mutation (which says no end and no zone)."""
+
+    id: int
+    service: str
+    customer: str
+    start: datetime.datetime
+    end: datetime.datetime | None
+    status: str
+    zone: str
+    technician: str | None
+    mutation: Mutation  # what the step's outcome says it acted on
+
+    @classmethod
+    def of(cls, row: JobRow) -> _Job:
+        return cls(
+            row.id, row.service, row.customer, row.start, row.end, row.status, row.zone,
+            row.technician, job_mutation(row),
+        )  # fmt: skip
+
+    @classmethod
+    def booked(cls, booked: Mutation) -> _Job:
+        data = {"id": booked.id, "zone": "", "status": "scheduled", **booked.data}
+        return cls(
+            booked.id, str(data.get("service") or ""), str(data.get("customer") or ""),
+            moment_of(data["start"]), None, str(data["status"]), "",
+            data.get("technician"), job_mutation(data),
+        )  # fmt: skip
 
 
-def _job_short(job: dict[str, Any], language: str) -> str:
+@dataclass
+class _Found:
+    """The job a step is about, or the reply that stops the step; `note` says which job a
+    best-effort pick took (O8)."""
+
+    job: _Job | None = None
+    problem: Outcome | None = None
+    note: str = ""
+
+
+def _job_short(job: JobRow | _Job, language: str) -> str:
     """#id service — customer, when (zone): a job whose technician the sentence already says."""
-    zone = f" ({job['zone']})" if job.get("zone") else ""
-    return f"#{job['id']} {job['service']} — {job['customer']}, {_when_short(job, language)}{zone}"
+    zone = f" ({job.zone})" if job.zone else ""
+    return f"#{job.id} {job.service} — {job.customer}, {when(job.start, language)}{zone}"
 
 
 def _technician_problem(runner: Runner, name: str, result: ToolResult) -> Outcome | None:
@@ -147,17 +198,17 @@ def _days_text(runner: Runner, first: datetime.date, last: datetime.date) -> str
     return runner.say(_("on %(day)s"), day=named)
 
 
-def _stuck_reason(runner: Runner, item: dict[str, Any]) -> str:
+def _stuck_reason(runner: Runner, item: NotMoved) -> str:
     """Why a job could not move: the service's words when they are in the reply's language."""
-    if services_speak(runner.language) and item.get("reason"):
-        return str(item["reason"]).rstrip(".")
+    if services_speak(runner.language) and item.reason:
+        return item.reason.rstrip(".")
     return runner.say(_("it could not be moved"))
 
 
-def _stuck_lines(runner: Runner, stuck: list[dict[str, Any]]) -> str:
+def _stuck_lines(runner: Runner, stuck: Sequence[NotMoved]) -> str:
     language = runner.language
     return bullets(
-        f"#{item['job_id']} {item['customer']}, {when(item['start'], language)}: "
+        f"#{item.job_id} {item.customer}, {when(item.start, language)}: "
         f"{_stuck_reason(runner, item)}"
         for item in stuck[:LISTED]
     )
@@ -221,15 +272,15 @@ def _absence_reason(step: Step, runner: Runner) -> str:
 
 @dataclass
 class _Absence:
-    technician: dict[str, Any]
+    technician: TechnicianRow
     first: datetime.date
     last: datetime.date
     reason: str
-    jobs: list[dict[str, Any]]
+    jobs: Sequence[JobRow]
 
     def range_args(self) -> dict[str, Any]:
         return {
-            "technician_id": self.technician["id"],
+            "technician_id": self.technician.id,
             "date_from": self.first,
             "date_to": self.last,
         }
@@ -251,17 +302,16 @@ def technician_sick(step: Step, runner: Runner) -> Outcome:
     affected, _chosen, note = call_for_technician(
         step, runner, "technician_jobs_affected", {"technician": name, **span}
     )
-    if not affected.ok:
+    if (found := JobsAffected.of(affected)) is None:
         return _technician_problem(runner, name, affected) or failed(
             runner, affected, runner.say(_("I couldn't look up the technician's jobs"))
         )
     absence = _Absence(
-        affected.data["technician"], first, last, _absence_reason(step, runner),
-        affected.data["jobs"],
+        found.technician, first, last, _absence_reason(step, runner), found.jobs
     )  # fmt: skip
     record = runner.call(
         "technician_absence_record",
-        technician_id=absence.technician["id"],
+        technician_id=absence.technician.id,
         start_date=first,
         end_date=last,
         reason=absence.reason,
@@ -289,7 +339,7 @@ def technician_sick(step: Step, runner: Runner) -> Outcome:
 
 def _absence_text(runner: Runner, absence: _Absence, record: ToolResult) -> str:
     language = runner.language
-    name = absence.technician["name"]
+    name = absence.technician.name
     days = _days_text(runner, absence.first, absence.last)
     head = runner.say(
         _("%(name)s is out %(days)s (reason: %(reason)s)."),
@@ -324,12 +374,12 @@ def _redistribution(runner: Runner, absence: _Absence) -> tuple[str, int | None]
     """The proposal (a dry run) and, when someone can take at least one job, the real
     redistribution filed for approval."""
     proposal = runner.call("jobs_redistribute", **absence.range_args(), dry_run=True)
-    if not proposal.ok:
+    if (plan := Redistribution.of(proposal)) is None:
         reason = proposal.error
         return runner.say(
             _("I couldn't prepare the redistribution proposal: %(reason)s."), reason=reason
         ), None
-    moved, stuck = proposal.data["moved"], proposal.data["not_moved"]
+    moved, stuck = plan.moved, plan.not_moved
     lines = [_proposal_text(runner, moved, stuck)]
     if not moved:
         lines.append(
@@ -338,13 +388,13 @@ def _redistribution(runner: Runner, absence: _Absence) -> tuple[str, int | None]
                     "I filed no redistribution: nobody can take those jobs. You can reschedule "
                     "them (e.g. “move %(name)s's jobs to Thursday”)."
                 ),
-                name=absence.technician["name"],
+                name=absence.technician.name,
             )
         )
         return "\n".join(lines), None
     applied = runner.call("jobs_redistribute", **absence.range_args(), dry_run=False)
     approval = held_id(applied)
-    name = absence.technician["name"]
+    name = absence.technician.name
     if approval is not None:
         lines.append(
             _waiting(runner, approval, runner.say(_("The redistribution")))
@@ -360,13 +410,13 @@ def _redistribution(runner: Runner, absence: _Absence) -> tuple[str, int | None]
     return "\n".join(lines), approval
 
 
-def _proposal_text(runner: Runner, moved: list[dict[str, Any]], stuck: list[dict[str, Any]]) -> str:
+def _proposal_text(runner: Runner, moved: Sequence[Move], stuck: Sequence[NotMoved]) -> str:
     language = runner.language
     parts: list[str] = []
     if moved:
         listing = bullets(
-            f"#{m['job_id']} {m['customer']}, {when(m['from_start'], language)} ({m['zone']}) "
-            f"→ {m['to_technician']}"
+            f"#{m.job_id} {m.customer}, {when(m.from_start, language)} ({m.zone}) "
+            f"→ {m.to_technician}"
             for m in moved[:LISTED]
         )
         parts.append(
@@ -392,12 +442,12 @@ def _technician_mutation(absence: _Absence, redistribution: int | None) -> Mutat
     redistribution request a move of the same jobs competes with."""
     return Mutation(
         kind="technician",
-        id=int(absence.technician["id"]),
-        label=str(absence.technician["name"]),
+        id=absence.technician.id,
+        label=absence.technician.name,
         data={
             "absent_from": absence.first.isoformat(),
             "absent_to": absence.last.isoformat(),
-            "job_ids": [int(job["id"]) for job in absence.jobs],
+            "job_ids": [job.id for job in absence.jobs],
             "redistribution_approval": redistribution,
         },
     )
@@ -516,12 +566,12 @@ def bulk_reschedule(step: Step, runner: Runner) -> Outcome:
     )
     if chosen is not None:
         selection = _chosen_technician(selection, chosen)
-    if not preview.ok:
+    if (plan := BulkReschedule.of(preview)) is None:
         name = str(selection.args.get("technician", ""))
         return _technician_problem(runner, name, preview) or failed(
             runner, preview, runner.say(_("I couldn't prepare the move"))
         )
-    return with_note(_bulk_result(runner, selection, move, preview), note)
+    return with_note(_bulk_result(runner, selection, move, plan), note)
 
 
 def _chosen_technician(selection: _Selection, chosen: dict[str, Any]) -> _Selection:
@@ -541,11 +591,11 @@ def _bulk_target(runner: Runner, move: dict[str, Any]) -> str:
 
 
 def _bulk_result(
-    runner: Runner, selection: _Selection, move: dict[str, Any], preview: ToolResult
+    runner: Runner, selection: _Selection, move: dict[str, Any], plan: BulkReschedule
 ) -> Outcome:
     target = _bulk_target(runner, move)
-    moved, stuck = preview.data["moved"], preview.data["not_moved"]
-    if preview.data["selected"] == 0:
+    moved, stuck = plan.moved, plan.not_moved
+    if plan.selected == 0:
         return Outcome(
             text=runner.say(
                 _("I found no open jobs among %(selection)s: there is nothing to move."),
@@ -592,17 +642,17 @@ def _bulk_result(
     return outcome
 
 
-def _move_line(runner: Runner, move: dict[str, Any]) -> str:
+def _move_line(runner: Runner, move: Move) -> str:
     language = runner.language
     line = (
-        f"#{move['job_id']} {move['customer']}: {when(move['from_start'], language)} → "
-        f"{when(move['to_start'], language)}"
+        f"#{move.job_id} {move.customer}: {when(move.from_start, language)} → "
+        f"{when(move.to_start, language)}"
     )
-    if move.get("to_technician") and move["to_technician"] != move.get("from_technician"):
+    if move.to_technician and move.to_technician != move.from_technician:
         line += " " + runner.say(
             _("(%(before)s → %(after)s)"),
-            before=move["from_technician"],
-            after=move["to_technician"],
+            before=move.from_technician,
+            after=move.to_technician,
         )
     return line
 
@@ -625,8 +675,8 @@ def _bulk_applied(runner: Runner, applied: ToolResult, preview_text: str) -> Out
 # --- dispatch ---------------------------------------------------------------------------------
 
 
-def _distance(runner: Runner, technician: dict[str, Any]) -> str:
-    hops = technician.get("zone_distance")
+def _distance(runner: Runner, technician: TechnicianRow) -> str:
+    hops = technician.zone_distance
     if hops == 0:
         return runner.say(_("same zone"))
     if hops == 1:
@@ -634,9 +684,9 @@ def _distance(runner: Runner, technician: dict[str, Any]) -> str:
     return runner.say(_("another zone"))
 
 
-def _technician_line(runner: Runner, technician: dict[str, Any]) -> str:
-    phone = f", tel. {format_phone(technician['phone'])}" if technician.get("phone") else ""
-    return f"{technician['name']} ({technician['zone']}, {_distance(runner, technician)}{phone})"
+def _technician_line(runner: Runner, technician: TechnicianRow) -> str:
+    phone = f", tel. {format_phone(technician.phone)}" if technician.phone else ""
+    return f"{technician.name} ({technician.zone}, {_distance(runner, technician)}{phone})"
 
 
 def _cannot_read_jobs(runner: Runner) -> Outcome | None:
@@ -657,29 +707,26 @@ def _cannot_read_jobs(runner: Runner) -> Outcome | None:
     )
 
 
-def _job_details(runner: Runner, job_id: int) -> tuple[dict[str, Any] | None, Outcome | None]:
+def _job_details(runner: Runner, job_id: int) -> _Found:
     if (refused := _cannot_read_jobs(runner)) is not None:
-        return None, refused
+        return _Found(problem=refused)
     result = runner.call("jobs_find", job_id=job_id)
-    if result.ok and result.data.get("jobs"):
-        return result.data["jobs"][0], None
-    return None, failed(runner, result, runner.say(_("I couldn't find job #%(id)s"), id=job_id))
+    if (found := JobsFound.of(result)) is not None and found.jobs:
+        return _Found(_Job.of(found.jobs[0]))
+    return _Found(
+        problem=failed(runner, result, runner.say(_("I couldn't find job #%(id)s"), id=job_id))
+    )
 
 
-def _known_job(runner: Runner, job_id: int) -> tuple[dict[str, Any] | None, Outcome | None]:
+def _known(runner: Runner, job_id: int) -> _Found:
     """A job booked earlier in this turn is described by its mutation; any other is read."""
     booked = runner.earlier("job")
     if booked is not None and booked.id == job_id and booked.data.get("start"):
-        return {"id": booked.id, "zone": "", "status": "scheduled", **booked.data}, None
+        return _Found(_Job.booked(booked))
     return _job_details(runner, job_id)
 
 
-def _known(runner: Runner, job_id: int) -> Found:
-    job, problem = _known_job(runner, job_id)
-    return Found(job, problem)
-
-
-def _customer_open_job(step: Step, runner: Runner, on: datetime.date | None = None) -> Found:
+def _customer_open_job(step: Step, runner: Runner, on: datetime.date | None = None) -> _Found:
     """The named customer's first open job (of the day `on`, when given)."""
     who = customer_ref(step, runner)
     if who is None:
@@ -688,22 +735,22 @@ def _customer_open_job(step: Step, runner: Runner, on: datetime.date | None = No
             runner.say(_("Which customer or job should I send someone to?")),
             error="missing job",
         )
-        return Found(problem=problem)
+        return _Found(problem=problem)
     if (refused := _cannot_read_jobs(runner)) is not None:
-        return Found(problem=refused)
+        return _Found(problem=refused)
     day_arg = {"date": on} if on is not None else {}
     arguments = {**who.args(), "status": "open", **day_arg}
     result, chosen, note = call_for_customer(step, runner, "jobs_find", arguments)
     if chosen is not None:
         who = CustomerRef(int(chosen["id"]), str(chosen["name"]), "named")
-    if not result.ok:
+    if (found := JobsFound.of(result)) is None:
         problem = customer_problem(runner, who.name, result) or failed(
             runner,
             result,
             runner.say(pgettext_lazy("customer's jobs", "I couldn't look up their jobs")),
         )
-        return Found(problem=problem)
-    jobs = sorted(result.data["jobs"], key=lambda job: job["start"])
+        return _Found(problem=problem)
+    jobs = sorted(found.jobs, key=lambda job: job.start)
     if not jobs:
         none = (
             _(
@@ -722,67 +769,65 @@ def _customer_open_job(step: Step, runner: Runner, on: datetime.date | None = No
             success=False,
             error="no open job",
         )
-        return Found(problem=problem)
-    return Found(jobs[0], note=note)
+        return _Found(problem=problem)
+    return _Found(_Job.of(jobs[0]), note=note)
 
 
 @handles("dispatch")
 def dispatch(step: Step, runner: Runner) -> Outcome:
     known = job_ref(step, runner)
     found = _known(runner, known) if known is not None else _customer_open_job(step, runner)
-    if found.problem is not None or not isinstance(found.job, dict):
+    if found.problem is not None or found.job is None:
         return found.problem or ask(runner, runner.say(_("Which job?")), error="missing job")
     return with_note(_dispatch_job(runner, found.job), found.note)
 
 
-def _dispatch_job(runner: Runner, job: dict[str, Any]) -> Outcome:
-    if job["status"] not in ("scheduled", "in_progress"):
+def _dispatch_job(runner: Runner, job: _Job) -> Outcome:
+    if job.status not in ("scheduled", "in_progress"):
         return Outcome(
             text=runner.say(
                 _("Job %(job)s is not open: nothing to dispatch."),
                 job=job_line(job, runner.language),
             ),
             success=False,
-            error=f"job {job['id']} is {job['status']}",
+            error=f"job {job.id} is {job.status}",
         )
-    nearest = runner.call("technicians_nearest", job_id=int(job["id"]), count=3)
-    if not nearest.ok:
+    nearest = runner.call("technicians_nearest", job_id=job.id, count=3)
+    if (near := NearestTechnicians.of(nearest)) is None:
         return failed(runner, nearest, runner.say(_("I couldn't find free technicians")))
-    free = nearest.data["technicians"]
+    free = near.technicians
     if not free:
-        return _nobody_free(runner, job, nearest.data)
+        return _nobody_free(runner, job, near.zone)
     chosen = free[0]
-    sent = runner.call(
-        "technician_dispatch", job_id=int(job["id"]), technician_id=int(chosen["id"])
-    )
+    sent = runner.call("technician_dispatch", job_id=job.id, technician_id=chosen.id)
     return _dispatched(runner, job, chosen, free[1:], sent)
 
 
-def _nobody_free(runner: Runner, job: dict[str, Any], data: dict[str, Any]) -> Outcome:
+def _nobody_free(runner: Runner, job: _Job, zone: str | None) -> Outcome:
     nobody = (
         _(
             "No technician with the trade for job %(job)s is free now near %(zone)s. I "
             "dispatched nobody; I can move it to the first free slot."
         )
-        if data.get("zone")
+        if zone
         else _(
             "No technician with the trade for job %(job)s is free now. I dispatched nobody; I "
             "can move it to the first free slot."
         )
     )
     return Outcome(
-        text=runner.say(nobody, job=_job_short(job, runner.language), zone=data.get("zone")),
+        text=runner.say(nobody, job=_job_short(job, runner.language), zone=zone),
         success=False,
         error="no technician free",
-        mutations=[job_mutation(job)],
+        mutations=[job.mutation],
     )
 
 
 def _dispatched(
     runner: Runner,
-    job: dict[str, Any],
-    chosen: dict[str, Any],
-    others: list[dict[str, Any]],
+    job: _Job,
+    chosen: TechnicianRow,
+    others: Sequence[TechnicianRow],
     sent: ToolResult,
 ) -> Outcome:
     language = runner.language
@@ -801,15 +846,13 @@ def _dispatched(
             ),
         )
         outcome.text += tail
-        outcome.mutations.append(job_mutation(job))
+        outcome.mutations.append(job.mutation)
         return outcome
-    if not sent.ok:
-        outcome = failed(
-            runner, sent, runner.say(_("I couldn't send %(name)s"), name=chosen["name"])
-        )
-        outcome.mutations.append(job_mutation(job))
+    if (dispatched := Dispatched.of(sent)) is None:
+        outcome = failed(runner, sent, runner.say(_("I couldn't send %(name)s"), name=chosen.name))
+        outcome.mutations.append(job.mutation)
         return outcome
-    started = when(sent.data["job"]["start"], language)
+    started = when(dispatched.job.start, language)
     return Outcome(
         text=runner.say(
             _("Done: I dispatched %(who)s to job %(job)s; it starts %(start)s."),
@@ -818,14 +861,14 @@ def _dispatched(
             start=started,
         )
         + tail,
-        mutations=[job_mutation(sent.data["job"])],
+        mutations=[job_mutation(dispatched.job)],
     )
 
 
 # --- assign_vehicle ---------------------------------------------------------------------------
 
 
-def _next_job_of(step: Step, runner: Runner, technician: str) -> Found:
+def _next_job_of(step: Step, runner: Runner, technician: str) -> _Found:
     """The technician's next open job (one still to finish), within the coming two weeks."""
     today = runner.today
     span = {
@@ -835,16 +878,16 @@ def _next_job_of(step: Step, runner: Runner, technician: str) -> Found:
     result, _chosen, note = call_for_technician(
         step, runner, "technician_jobs_affected", {"technician": technician, **span}
     )
-    if not result.ok:
+    if (found := JobsAffected.of(result)) is None:
         problem = _technician_problem(runner, technician, result) or failed(
             runner,
             result,
             runner.say(pgettext_lazy("technician's jobs", "I couldn't look up their jobs")),
         )
-        return Found(problem=problem)
-    upcoming = [job for job in result.data["jobs"] if moment_of(job["end"]) > runner.ctx.now]
+        return _Found(problem=problem)
+    upcoming = [job for job in found.jobs if job.end > runner.ctx.now]
     if not upcoming:
-        name = result.data["technician"]["name"]
+        name = found.technician.name
         problem = Outcome(
             text=runner.say(
                 _(
@@ -856,11 +899,11 @@ def _next_job_of(step: Step, runner: Runner, technician: str) -> Found:
             success=False,
             error="no open job",
         )
-        return Found(problem=problem)
-    return Found(upcoming[0], note=note)
+        return _Found(problem=problem)
+    return _Found(_Job.of(upcoming[0]), note=note)
 
 
-def _job_for_vehicle(step: Step, runner: Runner) -> Found:
+def _job_for_vehicle(step: Step, runner: Runner) -> _Found:
     """The job booked earlier in this turn; else the named customer's job (the one under
     discussion or their next open one); else the named technician's next job; else the job
     under discussion."""
@@ -881,7 +924,7 @@ def _job_for_vehicle(step: Step, runner: Runner) -> Found:
         runner.say(_("Which job is the vehicle for? Tell me the customer or the technician.")),
         error="missing job",
     )
-    return Found(problem=problem)
+    return _Found(problem=problem)
 
 
 def _vehicle_words(step: Step) -> set[str]:
@@ -894,39 +937,37 @@ def _vehicle_words(step: Step) -> set[str]:
     }
 
 
-def _vehicle_matches(words: set[str], vehicle: dict[str, Any]) -> int:
-    described = set(re.findall(r"[a-z0-9ñ]+", fold(vehicle.get("description") or "")))
+def _vehicle_matches(words: set[str], vehicle: FleetVehicle) -> int:
+    described = set(re.findall(r"[a-z0-9ñ]+", fold(vehicle.description or "")))
     described -= _GENERIC_WORDS
     score = len(words & {w for w in described if len(w) >= 3})
-    if words & _KIND_WORDS.get(str(vehicle.get("kind")), set()):
+    if words & _KIND_WORDS.get(vehicle.kind, set()):
         score += 1
     return score
 
 
 def _described_vehicle(
-    step: Step, runner: Runner, job: dict[str, Any]
-) -> tuple[dict[str, Any] | None, Outcome | None, str]:
+    step: Step, runner: Runner, job: _Job
+) -> tuple[FleetVehicle | None, Outcome | None, str]:
     """The vehicle the message describes ("la Kangoo blanca", "la moto"), when one fits; None
     when the message names none, so the tool picks the technician's usual or any free one.
     Several free ones fit: the operator's answer names one, best effort takes the first, else
     the list is the question (O8). The last item is a best-effort pick's note."""
-    start = moment_of(job["start"])
-    end = moment_of(job["end"]) if job.get("end") else None
-    args: dict[str, Any] = {"start": start}
-    if end is not None:
-        args["end"] = end
-    fleet = runner.call("vehicles_available", **args)
-    if not fleet.ok:
+    args: dict[str, Any] = {"start": job.start}
+    if job.end is not None:
+        args["end"] = job.end
+    fleet = VehiclesAvailable.of(runner.call("vehicles_available", **args))
+    if fleet is None:
         return None, None, ""  # the assignment itself still checks the vehicle
     words = _vehicle_words(step)
-    free, busy = fleet.data["available"], fleet.data["busy"]
-    scored = [(_vehicle_matches(words, v), v) for v in free + busy]
+    free, busy = fleet.available, fleet.busy
+    scored = [(_vehicle_matches(words, v), v) for v in (*free, *busy)]
     best = max((score for score, _v in scored), default=0)
     if best == 0:
         return None, None, ""
     top = [v for score, v in scored if score == best]
     # Already on this very job: assigning it again is harmless and says so.
-    mine = [v for v in top if v.get("job_ids") == [job["id"]]]
+    mine = [v for v in top if isinstance(v, BusyVehicle) and v.job_ids == (job.id,)]
     if mine:
         return mine[0], None, ""
     free_top = [v for v in top if v in free]
@@ -953,18 +994,19 @@ def _described_vehicle(
     return None, _vehicle_busy(runner, top[0], free, job), ""
 
 
-def _vehicle_text(vehicle: dict[str, Any]) -> str:
-    described = f" ({vehicle['description']})" if vehicle.get("description") else ""
-    return f"{vehicle['plate']}{described}"
+def _vehicle_text(vehicle: VehicleRow) -> str:
+    described = f" ({vehicle.description})" if vehicle.description else ""
+    return f"{vehicle.plate}{described}"
 
 
 def _vehicle_busy(
-    runner: Runner, vehicle: dict[str, Any], free: list[dict[str, Any]], job: dict[str, Any]
+    runner: Runner, vehicle: FleetVehicle, free: Sequence[FleetVehicle], job: _Job
 ) -> Outcome:
-    jobs = ", ".join(f"#{i}" for i in vehicle.get("job_ids", []))
+    held_by = vehicle.job_ids if isinstance(vehicle, BusyVehicle) else ()
+    jobs = ", ".join(f"#{i}" for i in held_by)
     others = ", ".join(_vehicle_text(v) for v in free[:5])
     language = runner.language
-    moment = when(job["start"], language)
+    moment = when(job.start, language)
     tail = (
         runner.say(_("Free then: %(others)s."), others=others)
         if others
@@ -986,10 +1028,10 @@ def _vehicle_busy(
 @handles("assign_vehicle")
 def assign_vehicle(step: Step, runner: Runner) -> Outcome:
     found = _job_for_vehicle(step, runner)
-    if found.problem is not None or not isinstance(found.job, dict):
+    if found.problem is not None or found.job is None:
         return found.problem or ask(runner, runner.say(_("Which job?")), error="missing job")
     job = found.job
-    arguments: dict[str, Any] = {"job_id": int(job["id"])}
+    arguments: dict[str, Any] = {"job_id": job.id}
     plate = _PLATE.search(step.text)
     picked = ""
     if plate:
@@ -999,20 +1041,20 @@ def assign_vehicle(step: Step, runner: Runner) -> Outcome:
         if problem is not None:
             return problem
         if vehicle is not None:
-            arguments["vehicle_id"] = int(vehicle["id"])
+            arguments["vehicle_id"] = vehicle.id
     result = runner.call("vehicle_assign", **arguments)
     notes = "\n".join(part for part in (found.note, picked) if part)
     return with_note(_assigned(runner, job, result), notes)
 
 
-def _not_assigned(runner: Runner, job: dict[str, Any], result: ToolResult) -> Outcome:
+def _not_assigned(runner: Runner, job: _Job, result: ToolResult) -> Outcome:
     if result.error.startswith("no vehicle is free"):
         refusals = result.data.get("refusals") or []
         why = f" ({'; '.join(refusals)})" if refusals and services_speak(runner.language) else ""
         return Outcome(
             text=runner.say(
                 _("No vehicle is free during job #%(id)s%(why)s. I assigned nothing."),
-                id=job["id"],
+                id=job.id,
                 why=why,
             ),
             success=False,
@@ -1022,7 +1064,7 @@ def _not_assigned(runner: Runner, job: dict[str, Any], result: ToolResult) -> Ou
     return Outcome(
         text=runner.say(
             _("I couldn't assign the vehicle to job #%(id)s: %(reason)s."),
-            id=job["id"],
+            id=job.id,
             reason=reason,
         ),
         success=False,
@@ -1030,20 +1072,19 @@ def _not_assigned(runner: Runner, job: dict[str, Any], result: ToolResult) -> Ou
     )
 
 
-def _assigned(runner: Runner, job: dict[str, Any], result: ToolResult) -> Outcome:
+def _assigned(runner: Runner, job: _Job, result: ToolResult) -> Outcome:
     language = runner.language
     if (approval := held_id(result)) is not None:
         return held(
-            runner, approval, runner.say(_("Assigning a vehicle to job #%(id)s"), id=job["id"])
+            runner, approval, runner.say(_("Assigning a vehicle to job #%(id)s"), id=job.id)
         )
-    if not result.ok:
+    if (assigned := VehicleAssigned.of(result)) is None:
         return _not_assigned(runner, job, result)
-    done, vehicle = result.data["job"], result.data["vehicle"]
     return Outcome(
         text=runner.say(
             _("Done: I assigned %(vehicle)s to job %(job)s."),
-            vehicle=_vehicle_text(vehicle),
-            job=job_line(done, language),
+            vehicle=_vehicle_text(assigned.vehicle),
+            job=job_line(assigned.job, language),
         ),
-        mutations=[job_mutation(done)],
+        mutations=[job_mutation(assigned.job)],
     )

@@ -1,8 +1,10 @@
-"""Tools of the fleet agent: vehicles, absences, redistribution and dispatch."""
+"""Tools of the fleet agent: vehicles, absences, redistribution and dispatch; their typed
+results (agents/results.py)."""
 
 from __future__ import annotations
 
 import datetime
+from dataclasses import asdict, dataclass
 from typing import Literal
 
 from django.core.exceptions import ValidationError
@@ -15,13 +17,17 @@ from django.utils.translation import gettext_noop
 from agents.context import TurnContext
 from agents.lookups import resolve_technician
 from agents.payloads import (
+    JobRow,
+    NearestTechnicians,
+    TechnicianRow,
+    VehicleRow,
     customer_link,
     job_data,
     job_link,
     job_relied_on,
-    local_iso,
-    technician_data,
-    vehicle_data,
+    job_row,
+    technician_row,
+    vehicle_row,
 )
 from agents.phrasing import day, when
 from agents.registry import (
@@ -29,11 +35,12 @@ from agents.registry import (
     Preview,
     ToolError,
     ToolResult,
+    done,
     get_scoped,
     previews,
-    success,
     tool,
 )
+from agents.results import Result, to_json
 from business import scheduling, services
 from business.models import Absence, Job, Technician, Vehicle
 from business.selectors import local_days, open_jobs, scoped
@@ -43,6 +50,107 @@ SkillName = Literal["ac", "heating", "plumbing", "electrical", "gas"]
 MAX_RANGE_DAYS = 31
 MAX_BULK = 200
 DISPATCH_ROUNDING = 5  # minutes: "now" is the next 5-minute mark, not 07:03:17
+
+
+@dataclass(frozen=True)
+class FleetVehicle(VehicleRow):
+    technician: str | None  # its usual driver's name
+
+
+@dataclass(frozen=True)
+class BusyVehicle(FleetVehicle):
+    job_ids: tuple[int, ...]  # the open jobs that hold it then
+
+
+@dataclass(frozen=True)
+class VehiclesAvailable(Result):
+    available: tuple[FleetVehicle, ...]
+    busy: tuple[BusyVehicle, ...]
+    start: datetime.datetime
+    end: datetime.datetime
+
+
+@dataclass(frozen=True)
+class JobsAffected(Result):
+    technician: TechnicianRow
+    date_from: datetime.date
+    date_to: datetime.date
+    absence_id: int | None  # the recorded absence the range came from
+    jobs: tuple[JobRow, ...]
+
+
+@dataclass(frozen=True)
+class VehicleAssigned(Result):
+    job: JobRow
+    vehicle: VehicleRow
+
+
+@dataclass(frozen=True)
+class AbsenceRow(Result):
+    id: int
+    technician_id: int
+    technician: str
+    start_date: datetime.date
+    end_date: datetime.date
+    reason: str
+
+
+@dataclass(frozen=True)
+class AbsenceRecorded(Result):
+    absence: AbsenceRow
+    affected_job_ids: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Move(Result):
+    """A job a plan moves (or moved): when and to whom."""
+
+    job_id: int
+    customer: str
+    service: str
+    zone: str
+    from_start: datetime.datetime
+    to_start: datetime.datetime
+    from_technician_id: int | None
+    from_technician: str | None
+    to_technician_id: int | None
+    to_technician: str | None
+
+
+@dataclass(frozen=True)
+class NotMoved(Result):
+    job_id: int
+    customer: str
+    start: datetime.datetime
+    reason: str
+
+
+@dataclass(frozen=True)
+class Redistribution(Result):
+    """`jobs_redistribute`: an absent technician's jobs given to colleagues (or the plan)."""
+
+    technician_id: int
+    date_from: datetime.date
+    date_to: datetime.date
+    dry_run: bool
+    moved: tuple[Move, ...]
+    not_moved: tuple[NotMoved, ...]
+
+
+@dataclass(frozen=True)
+class BulkReschedule(Result):
+    """`jobs_bulk_reschedule`: many jobs moved at once (or the plan)."""
+
+    selected: int
+    dry_run: bool
+    moved: tuple[Move, ...]
+    not_moved: tuple[NotMoved, ...]
+
+
+@dataclass(frozen=True)
+class Dispatched(Result):
+    job: JobRow
+    technician: TechnicianRow
 
 
 def _window(
@@ -93,20 +201,21 @@ def vehicles_available(
     for vehicle_id, job_id in holding:
         busy.setdefault(vehicle_id, []).append(job_id)
     vehicles = scoped(Vehicle, ctx.organisation).filter(active=True).select_related("technician")
-    free = [v for v in vehicles if v.pk not in busy]
-    taken = [v for v in vehicles if v.pk in busy]
-    return success(
+    free = tuple(_fleet_vehicle(v) for v in vehicles if v.pk not in busy)
+    taken = tuple(
+        BusyVehicle(**asdict(_fleet_vehicle(v)), job_ids=tuple(busy[v.pk]))
+        for v in vehicles
+        if v.pk in busy
+    )
+    return done(
         f"{len(free)} vehicles available",
-        available=[_vehicle_row(v) for v in free],
-        busy=[{**_vehicle_row(v), "job_ids": busy[v.pk]} for v in taken],
-        start=local_iso(ctx, begins),
-        end=local_iso(ctx, ends),
+        VehiclesAvailable(free, taken, start=ctx.local(begins), end=ctx.local(ends)),
     )
 
 
-def _vehicle_row(vehicle: Vehicle) -> dict[str, object]:
+def _fleet_vehicle(vehicle: Vehicle) -> FleetVehicle:
     driver = vehicle.technician
-    return {**vehicle_data(vehicle), "technician": driver.name if driver else None}
+    return FleetVehicle(**asdict(vehicle_row(vehicle)), technician=driver.name if driver else None)
 
 
 def _absence_range(
@@ -156,14 +265,14 @@ def technician_jobs_affected(
     if (date_to - date_from).days >= MAX_RANGE_DAYS:
         raise ToolError(f"a range of at most {MAX_RANGE_DAYS} days")
     jobs = open_jobs(ctx.organisation, day=date_from, day_to=date_to, technician=tech)
-    return success(
+    return done(
         f"{len(jobs)} jobs affected",
-        technician=technician_data(tech),
-        date_from=date_from.isoformat(),
-        date_to=date_to.isoformat(),
-        absence_id=absence.pk if absence else None,
-        jobs=[job_data(ctx, job) for job in jobs],
-    )
+        JobsAffected(
+            technician_row(tech), date_from=date_from, date_to=date_to,
+            absence_id=absence.pk if absence else None,
+            jobs=tuple(job_row(ctx, job) for job in jobs),
+        ),
+    )  # fmt: skip
 
 
 @tool(
@@ -205,41 +314,37 @@ def technicians_nearest(
         ctx.organisation, at, at + duration, skill, zone=zone, exclude_job_ids=exclude_jobs
     )
     shown = free[: max(1, min(count, 10))]
-    return success(
+    return done(
         f"{len(free)} technicians free",
-        technicians=[technician_data(t, near=zone) for t in shown],
-        zone=zone,
-        skill=skill,
-        at=local_iso(ctx, at),
+        NearestTechnicians(
+            tuple(technician_row(t, near=zone) for t in shown), zone, skill, ctx.local(at)
+        ),
     )
 
 
-def _report_data(ctx: TurnContext, report: services.MoveReport) -> dict[str, object]:
-    moved = [
-        {
-            "job_id": move.job.pk,
-            "customer": move.job.customer.name,
-            "service": move.job.service,
-            "zone": move.job.address.zone if move.job.address else "",
-            "from_start": local_iso(ctx, move.old_start),
-            "to_start": local_iso(ctx, move.new_start),
-            "from_technician_id": move.old_technician.pk if move.old_technician else None,
-            "from_technician": move.old_technician.name if move.old_technician else None,
-            "to_technician_id": move.new_technician.pk if move.new_technician else None,
-            "to_technician": move.new_technician.name if move.new_technician else None,
-        }
+def _moves(
+    ctx: TurnContext, report: services.MoveReport
+) -> tuple[tuple[Move, ...], tuple[NotMoved, ...]]:
+    moved = tuple(
+        Move(
+            job_id=move.job.pk, customer=move.job.customer.name, service=move.job.service,
+            zone=move.job.address.zone if move.job.address else "",
+            from_start=ctx.local(move.old_start), to_start=ctx.local(move.new_start),
+            from_technician_id=move.old_technician.pk if move.old_technician else None,
+            from_technician=move.old_technician.name if move.old_technician else None,
+            to_technician_id=move.new_technician.pk if move.new_technician else None,
+            to_technician=move.new_technician.name if move.new_technician else None,
+        )
         for move in report.moved
-    ]
-    stuck = [
-        {
-            "job_id": item.job.pk,
-            "customer": item.job.customer.name,
-            "start": local_iso(ctx, item.job.scheduled_start),
-            "reason": item.reason,
-        }
+    )  # fmt: skip
+    stuck = tuple(
+        NotMoved(
+            job_id=item.job.pk, customer=item.job.customer.name,
+            start=ctx.local(item.job.scheduled_start), reason=item.reason,
+        )
         for item in report.not_moved
-    ]
-    return {"dry_run": report.dry_run, "moved": moved, "not_moved": stuck}
+    )  # fmt: skip
+    return moved, stuck
 
 
 def _report_summary(report: services.MoveReport) -> str:
@@ -281,10 +386,9 @@ def vehicle_assign(
                 raise
             refusals.append(" ".join(exc.messages))
             continue
-        return success(
+        return done(
             f"vehicle {vehicle.plate} assigned to job #{job.pk}",
-            job=job_data(ctx, job),
-            vehicle=vehicle_data(vehicle),
+            VehicleAssigned(job_row(ctx, job), vehicle_row(vehicle)),
         )
     raise ToolError("no vehicle is free for that job", refusals=refusals[:5])
 
@@ -330,17 +434,13 @@ def technician_absence_record(
     affected = open_jobs(
         ctx.organisation, day=absence.start_date, day_to=absence.end_date, technician=tech
     )
-    return success(
+    row = AbsenceRow(
+        id=absence.pk, technician_id=tech.pk, technician=tech.name,
+        start_date=absence.start_date, end_date=absence.end_date, reason=absence.reason,
+    )  # fmt: skip
+    return done(
         f"absence #{absence.pk} recorded, {len(affected)} jobs affected",
-        absence={
-            "id": absence.pk,
-            "technician_id": tech.pk,
-            "technician": tech.name,
-            "start_date": absence.start_date.isoformat(),
-            "end_date": absence.end_date.isoformat(),
-            "reason": absence.reason,
-        },
-        affected_job_ids=[job.pk for job in affected],
+        AbsenceRecorded(row, affected_job_ids=tuple(job.pk for job in affected)),
     )
 
 
@@ -400,13 +500,14 @@ def jobs_redistribute(
     report = services.jobs_redistribute(
         organisation=ctx.organisation, absence=absence, dry_run=dry_run, actor=ctx.user
     )
-    return success(
+    moved, stuck = _moves(ctx, report)
+    return done(
         _report_summary(report),
-        technician_id=absence.technician_id,
-        date_from=absence.start_date.isoformat(),
-        date_to=absence.end_date.isoformat(),
-        **_report_data(ctx, report),
-    )
+        Redistribution(
+            technician_id=absence.technician_id, date_from=absence.start_date,
+            date_to=absence.end_date, dry_run=report.dry_run, moved=moved, not_moved=stuck,
+        ),
+    )  # fmt: skip
 
 
 def _jobs_to_move(
@@ -478,7 +579,11 @@ def jobs_bulk_reschedule(
         organisation=ctx.organisation, jobs=jobs, shift_days=shift_days, to_date=to_date,
         reassign_if_busy=reassign_if_busy, dry_run=dry_run, actor=ctx.user, now=ctx.now,
     )  # fmt: skip
-    return success(_report_summary(report), selected=len(jobs), **_report_data(ctx, report))
+    moved, stuck = _moves(ctx, report)
+    return done(
+        _report_summary(report),
+        BulkReschedule(selected=len(jobs), dry_run=report.dry_run, moved=moved, not_moved=stuck),
+    )
 
 
 def _round_up(moment: datetime.datetime, minutes: int = DISPATCH_ROUNDING) -> datetime.datetime:
@@ -519,10 +624,9 @@ def technician_dispatch(
         organisation=ctx.organisation, job=job, start=start, technician=chosen,
         actor=ctx.user, now=ctx.now,
     )  # fmt: skip
-    return success(
+    return done(
         f"technician #{chosen.pk} dispatched to job #{job.pk}",
-        job=job_data(ctx, job),
-        technician=technician_data(chosen, near=zone),
+        Dispatched(job_row(ctx, job), technician_row(chosen, near=zone)),
     )
 
 
@@ -582,25 +686,22 @@ def _absence_preview(
     )
 
 
-def _plan_preview(result: ToolResult, summary: Promise) -> Preview:
+def _plan_preview(plan: Redistribution | BulkReschedule, summary: Promise) -> Preview:
     """A bulk tool's own dry run as the description of its held call; `summary` is the
     sentence (a msgid with %(count)d, %(moves)s and %(left)s) said in both languages."""
-    moved = result.data.get("moved", [])
+    moved, not_moved = plan.moved, plan.not_moved
     if not moved:
         raise ToolError(
-            "no job would move: "
-            + "; ".join(
-                f"#{item['job_id']} {item['reason']}" for item in result.data.get("not_moved", [])
-            )
-            if result.data.get("not_moved")
+            "no job would move: " + "; ".join(f"#{item.job_id} {item.reason}" for item in not_moved)
+            if not_moved
             else "no job would move"
         )
-    stuck = len(result.data.get("not_moved", []))
+    stuck = len(not_moved)
 
     def said(language: str) -> str:
         moves = "; ".join(
-            f"#{m['job_id']} {m['customer']}: {when(m['from_start'], language)} → "
-            f"{when(m['to_start'], language)}"
+            f"#{m.job_id} {m.customer}: {when(m.from_start, language)} → "
+            f"{when(m.to_start, language)}"
             for m in moved[:5]
         )
         if len(moved) > 5:
@@ -611,36 +712,37 @@ def _plan_preview(result: ToolResult, summary: Promise) -> Preview:
     return Preview(
         summary_es=said("es"),
         summary_en=said("en"),
+        # JSON, compared again before the held call runs: the moments as their ISO text.
         relies_on={
             "moves": [
                 [
-                    m["job_id"],
-                    m["from_start"],
-                    m["from_technician_id"],
-                    m["to_start"],
-                    m["to_technician_id"],
+                    m.job_id,
+                    to_json(m.from_start),
+                    m.from_technician_id,
+                    to_json(m.to_start),
+                    m.to_technician_id,
                 ]
                 for m in moved
             ],
-            "not_moved": sorted(item["job_id"] for item in result.data.get("not_moved", [])),
+            "not_moved": sorted(item.job_id for item in not_moved),
         },  # fmt: skip
-        links=[{"kind": "job", "id": m["job_id"], "label": f"#{m['job_id']}"} for m in moved],
+        links=[{"kind": "job", "id": m.job_id, "label": f"#{m.job_id}"} for m in moved],
     )
 
 
 @previews(jobs_redistribute)
 def _redistribute_preview(ctx: TurnContext, **arguments: object) -> Preview:
-    plan = jobs_redistribute(ctx, **{**arguments, "dry_run": True})  # type: ignore[arg-type]
-    if not plan.ok:
-        raise ToolError(plan.error)
+    result = jobs_redistribute(ctx, **{**arguments, "dry_run": True})  # type: ignore[arg-type]
+    if (plan := Redistribution.of(result)) is None:
+        raise ToolError(result.error)
     return _plan_preview(plan, _("Give to other technicians %(count)d job(s) (%(moves)s)%(left)s"))
 
 
 @previews(jobs_bulk_reschedule)
 def _bulk_reschedule_preview(ctx: TurnContext, **arguments: object) -> Preview:
-    plan = jobs_bulk_reschedule(ctx, **{**arguments, "dry_run": True})  # type: ignore[arg-type]
-    if not plan.ok:
-        raise ToolError(plan.error)
+    result = jobs_bulk_reschedule(ctx, **{**arguments, "dry_run": True})  # type: ignore[arg-type]
+    if (plan := BulkReschedule.of(result)) is None:
+        raise ToolError(result.error)
     return _plan_preview(plan, _("Move %(count)d job(s) (%(moves)s)%(left)s"))
 
 

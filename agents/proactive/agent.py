@@ -9,13 +9,21 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Sequence
 
 from django.utils.translation import gettext_lazy as _
 
 from agents.base import Outcome, Runner, Step, handles
+from agents.payloads import CustomerRow, EquipmentRow
 from agents.phrasing import bullets, failed, full_date, when
+from agents.proactive.tools import (
+    DueEquipment,
+    FollowUp,
+    FollowUps,
+    MaintenanceDue,
+    SeasonalTargets,
+    Target,
+)
 from agents.subjects import customer_ref, job_ref, same_person
 from business.selectors import SEASONAL_CAMPAIGNS
 from business.services import infer_skill
@@ -50,20 +58,21 @@ CAMPAIGNS = {
 }
 
 
-def _equipment(row: dict[str, Any]) -> str:
-    return " ".join(str(part) for part in (row["kind"], row.get("brand"), row.get("model")) if part)
+def _equipment(row: EquipmentRow) -> str:
+    return row.label
 
 
-def _contact(customer: dict[str, Any]) -> str:
-    return f" ({format_phone(customer['phone'])})" if customer.get("phone") else ""
+def _contact(customer: CustomerRow) -> str:
+    return f" ({format_phone(customer.phone)})" if customer.phone else ""
 
 
-def _by_customer(rows: Iterable[dict[str, Any]]) -> list[tuple[dict[str, Any], list[Any]]]:
+def _by_customer[R: (DueEquipment, FollowUp, Target)](
+    rows: Iterable[R],
+) -> list[tuple[CustomerRow, list[R]]]:
     """Rows grouped by their customer, in the order the customers first appear."""
-    groups: dict[int, tuple[dict[str, Any], list[Any]]] = {}
+    groups: dict[int, tuple[CustomerRow, list[R]]] = {}
     for row in rows:
-        customer = row["customer"]
-        groups.setdefault(int(customer["id"]), (customer, []))[1].append(row)
+        groups.setdefault(row.customer.id, (row.customer, []))[1].append(row)
     return list(groups.values())
 
 
@@ -73,16 +82,18 @@ def _more(runner: Runner, shown: int, total: int) -> str:
     return "\n" + runner.say(_("(and %(n)s more)"), n=total - shown)
 
 
-def _for_customer(step: Step, runner: Runner, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _for_customer[R: (DueEquipment, FollowUp, Target)](
+    step: Step, runner: Runner, rows: Sequence[R]
+) -> list[R]:
     """Only the named customer's rows (a name as written, or one an earlier step produced)."""
     who = customer_ref(step, runner)
     if who is None or who.source == "discussed":
-        return rows
+        return list(rows)
     return [
         row
         for row in rows
-        if (who.id is not None and row["customer"]["id"] == who.id)
-        or (who.id is None and same_person(who.name, row["customer"]["name"]))
+        if (who.id is not None and row.customer.id == who.id)
+        or (who.id is None and same_person(who.name, row.customer.name))
     ]
 
 
@@ -96,9 +107,9 @@ def _within_days(step: Step, runner: Runner) -> int:
     return DEFAULT_WITHIN_DAYS
 
 
-def _due_text(runner: Runner, row: dict[str, Any]) -> str:
+def _due_text(runner: Runner, row: DueEquipment) -> str:
     language = runner.language
-    days, due = row["days_overdue"], full_date(row["due_on"], language)
+    days, due = row.days_overdue, full_date(row.due_on, language)
     equipment = _equipment(row)
     if days > 0:
         return runner.say(
@@ -114,11 +125,11 @@ def _due_text(runner: Runner, row: dict[str, Any]) -> str:
     )
 
 
-def _due_group(runner: Runner, rows: list[dict[str, Any]], head: str) -> str:
+def _due_group(runner: Runner, rows: list[DueEquipment], head: str) -> str:
     """The rows by customer under `head` (already in the reply's language)."""
     groups = _by_customer(rows)
     listing = bullets(
-        f"{customer['name']}{_contact(customer)}: "
+        f"{customer.name}{_contact(customer)}: "
         + "; ".join(_due_text(runner, row) for row in items)
         for customer, items in groups[:LISTED]
     )
@@ -129,12 +140,12 @@ def _due_group(runner: Runner, rows: list[dict[str, Any]], head: str) -> str:
 def maintenance_due(step: Step, runner: Runner) -> Outcome:
     within = _within_days(step, runner)
     result = runner.call("maintenance_due_list", within_days=within)
-    if not result.ok:
+    if (due := MaintenanceDue.of(result)) is None:
         return failed(runner, result, runner.say(_("I couldn't list maintenance")))
-    rows = _for_customer(step, runner, result.data["equipment"])
+    rows = _for_customer(step, runner, due.equipment)
     skill = infer_skill(step.entities.service) if step.entities.service else None
     if skill:
-        rows = [row for row in rows if row["skill"] == skill]
+        rows = [row for row in rows if row.skill == skill]
     if not rows:
         return Outcome(
             text=runner.say(
@@ -145,12 +156,12 @@ def maintenance_due(step: Step, runner: Runner) -> Outcome:
                 days=within,
             )
         )
-    overdue = [row for row in rows if row["days_overdue"] > 0]
-    soon = [row for row in rows if row["days_overdue"] <= 0]
+    overdue = [row for row in rows if row.days_overdue > 0]
+    soon = [row for row in rows if row.days_overdue <= 0]
     # The tool lists the first 50; unfiltered, its totals are the real ones.
-    whole = len(rows) == len(result.data["equipment"])
-    total = result.data["total"] if whole else len(rows)
-    late = result.data["overdue"] if whole else len(overdue)
+    whole = len(rows) == len(due.equipment)
+    total = due.total if whole else len(rows)
+    late = due.overdue if whole else len(overdue)
     customers = len(_by_customer(rows))
     parts = [
         runner.say(
@@ -192,23 +203,24 @@ def _follow_up_days(step: Step, runner: Runner) -> int:
     return DEFAULT_FOLLOW_UP_DAYS
 
 
-def _follow_up_line(runner: Runner, row: dict[str, Any]) -> str:
+def _follow_up_line(runner: Runner, row: FollowUp) -> str:
     language = runner.language
-    customer = row["customer"]
+    customer = row.customer
     values = {
-        "id": row["job_id"],
-        "service": row["service"],
-        "customer": customer["name"],
+        "id": row.job_id,
+        "service": row.service,
+        "customer": customer.name,
         "contact": _contact(customer),
-        "finished": when(row["completed_at"], language),
+        # A finished job has its moment; the list holds only finished ones.
+        "finished": when(row.completed_at, language) if row.completed_at else "",
     }
-    if row.get("technician"):
+    if row.technician:
         return runner.say(
             _(
                 "#%(id)s %(service)s — %(customer)s%(contact)s, finished %(finished)s by "
                 "%(technician)s"
             ),
-            technician=row["technician"],
+            technician=row.technician,
             **values,
         )
     return runner.say(
@@ -220,12 +232,12 @@ def _follow_up_line(runner: Runner, row: dict[str, Any]) -> str:
 def follow_up(step: Step, runner: Runner) -> Outcome:
     days = _follow_up_days(step, runner)
     result = runner.call("follow_up_list", days=days)
-    if not result.ok:
+    if (listed := FollowUps.of(result)) is None:
         return failed(runner, result, runner.say(_("I couldn't list the follow-ups")))
-    rows = _for_customer(step, runner, result.data["jobs"])
+    rows = _for_customer(step, runner, listed.jobs)
     job_id = job_ref(step, runner)
     if job_id is not None and step.entities.customer is None:
-        rows = [row for row in rows if row["job_id"] == job_id] or rows
+        rows = [row for row in rows if row.job_id == job_id] or rows
     if not rows:
         return Outcome(
             text=runner.say(
@@ -234,7 +246,7 @@ def follow_up(step: Step, runner: Runner) -> Outcome:
             )
         )
     listing = bullets(_follow_up_line(runner, row) for row in rows[:LISTED])
-    total = len(rows) if len(rows) < len(result.data["jobs"]) else result.data["total"]
+    total = len(rows) if len(rows) < len(listed.jobs) else listed.total
     return Outcome(
         text=runner.say(
             _(
@@ -285,32 +297,31 @@ def _no_campaign(runner: Runner, today: datetime.date) -> Outcome:
     )
 
 
-def _target_line(runner: Runner, customer: dict[str, Any], rows: list[dict[str, Any]]) -> str:
+def _target_line(runner: Runner, customer: CustomerRow, rows: list[Target]) -> str:
     language = runner.language
 
-    def one(row: dict[str, Any]) -> str:
-        if row["never_serviced"]:
+    def one(row: Target) -> str:
+        if row.last_service_on is None:  # never serviced
             return runner.say(_("%(equipment)s (never serviced by us)"), equipment=_equipment(row))
         return runner.say(
             _("%(equipment)s (last service %(last)s)"),
             equipment=_equipment(row),
-            last=full_date(row["last_service_on"], language),
+            last=full_date(row.last_service_on, language),
         )
 
-    return f"{customer['name']}{_contact(customer)}: " + "; ".join(one(row) for row in rows)
+    return f"{customer.name}{_contact(customer)}: " + "; ".join(one(row) for row in rows)
 
 
 @handles("seasonal_reminder")
 def seasonal_reminder(step: Step, runner: Runner) -> Outcome:
     result = runner.call("seasonal_targets")
-    if not result.ok:
+    if (targets := SeasonalTargets.of(result)) is None:
         return failed(runner, result, runner.say(_("I couldn't prepare the campaign")))
-    data = result.data
-    campaign = data.get("campaign")
+    campaign = targets.campaign
     if not campaign:
-        return _no_campaign(runner, datetime.date.fromisoformat(data["today"]))
+        return _no_campaign(runner, targets.today)
     name, pitch = _campaign_texts(runner, campaign)
-    rows = data["equipment"]
+    rows = targets.equipment
     if not rows:
         return Outcome(
             text=runner.say(
@@ -322,7 +333,7 @@ def seasonal_reminder(step: Step, runner: Runner) -> Outcome:
             )
         )
     groups = _by_customer(rows)
-    never = sum(1 for row in rows if row["never_serviced"])
+    never = sum(1 for row in rows if row.never_serviced)
     listing = bullets(_target_line(runner, c, items) for c, items in groups[:LISTED])
     more = _more(runner, min(len(groups), LISTED), len(groups))
     return Outcome(
@@ -334,7 +345,7 @@ def seasonal_reminder(step: Step, runner: Runner) -> Outcome:
                 "%(pitch)s. Shall we book a visit? Reply to this message and we'll arrange it.”"
             ),
             campaign=name,
-            total=data["total"],
+            total=targets.total,
             customers=len(groups),
             never=never,
             listing=listing,

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
 from agents.base import Outcome, Runner, Step, handles
-from agents.payloads import CustomersFound
+from agents.payloads import CustomersFound, JobRow, JobsFound, Slot
 from agents.phrasing import (
     Found,
     answered,
@@ -33,7 +33,6 @@ from agents.phrasing import (
     held_id,
     impossible_date,
     job_line,
-    moment_of,
     numbered,
     service_reason,
     slot_line,
@@ -41,6 +40,8 @@ from agents.phrasing import (
     with_note,
 )
 from agents.registry import ToolResult
+from agents.results import to_json
+from agents.scheduling.tools import JobBooked, JobRescheduled, SlotsFound, TechniciansFree
 from agents.subjects import CustomerRef, customer_ref, job_mutation, job_ref, same_person
 from business.profiles import UsualSlot, customer_profile_fields, usual_slot
 from business.scheduling import business_hours_on
@@ -132,13 +133,13 @@ def _refusal(runner: Runner, result: ToolResult) -> str:
     return service_reason(runner, result, runner.say(_("That time is not possible")))
 
 
-Take = Callable[[dict[str, Any]], Outcome]
+Take = Callable[[Slot], Outcome]
 
 
 def _offer(
     step: Step,
     runner: Runner,
-    slots: list[dict[str, Any]],
+    slots: Sequence[Slot],
     *,
     lead: str,
     error: str,
@@ -289,13 +290,13 @@ def _ask_when(step: Step, runner: Runner, who: CustomerRef, service: str) -> Out
         duration_minutes=_minutes(service),
         **_slot_filter(step),
     )
-    if not found.ok:
+    if (free := SlotsFound.of(found)) is None:
         return failed(runner, found, runner.say(_("I couldn't look for free slots")))
     name = who.name or runner.say(_("the customer"))
     return _offer(
         step,
         runner,
-        found.data["slots"],
+        free.slots,
         lead=runner.say(
             _("When should I book %(service)s for %(name)s? You didn't say the day"),
             service=service,
@@ -344,9 +345,10 @@ def _offer_usual(
     elif usual.part_of_day in _PARTS:
         arguments["part_of_day"] = usual.part_of_day
     found = runner.call("slots_find", **arguments)
-    if not found.ok or found.data["requested_range_full"] or not found.data["slots"]:
+    free = SlotsFound.of(found)
+    if free is None or free.requested_range_full or not free.slots:
         return None
-    slots, name = found.data["slots"], who.name
+    slots, name = free.slots, who.name
     first = slot_line(slots[0], runner.language)
     return _offer(
         step,
@@ -376,13 +378,11 @@ def _offer_usual(
     )
 
 
-def _book_slot(
-    step: Step, runner: Runner, who: CustomerRef, service: str, free: dict[str, Any]
-) -> Outcome:
+def _book_slot(step: Step, runner: Runner, who: CustomerRef, service: str, free: Slot) -> Outcome:
     """The offered slot the operator chose, with the technician it was offered with."""
     return _book_at(
-        step, runner, who, service, free["start"], first_free=False,
-        technician=free.get("technician"), offer=False,
+        step, runner, who, service, to_json(free.start), first_free=False,
+        technician=free.technician, offer=False,
     )  # fmt: skip
 
 
@@ -398,10 +398,10 @@ def _book_first_free(
         count=3,
         **_slot_filter(step),
     )
-    if not found.ok:
+    if (free := SlotsFound.of(found)) is None:
         return failed(runner, found, runner.say(_("I couldn't look for free slots")))
-    slots = found.data["slots"]
-    if found.data["requested_range_full"] or not slots:
+    slots = free.slots
+    if free.requested_range_full or not slots:
         return _offer(
             step,
             runner,
@@ -415,7 +415,7 @@ def _book_first_free(
             error="day full",
             take=lambda free: _book_slot(step, runner, who, service, free),
         )
-    return _book_at(step, runner, who, service, slots[0]["start"], first_free=True)
+    return _book_at(step, runner, who, service, to_json(slots[0].start), first_free=True)
 
 
 def _book_at(
@@ -476,7 +476,7 @@ def _booking_result(
             return _offer(
                 step,
                 runner,
-                result.data["alternatives"],
+                _alternatives(result),
                 lead=runner.say(
                     _("I couldn't book it on %(moment)s. %(reason)s"),
                     moment=when(start, language),
@@ -485,8 +485,14 @@ def _booking_result(
                 error=result.error,
                 take=(lambda free: _book_slot(step, runner, who, service, free)) if offer else None,
             )
+    if (booked := JobBooked.of(result)) is None:
         return failed(runner, result, runner.say(_("I couldn't book the job")))
-    return _booked(runner, result.data["job"], first_free=first_free)
+    return _booked(runner, booked.job, first_free=first_free)
+
+
+def _alternatives(result: ToolResult) -> list[Slot]:
+    """The next free slots a refusal offers (a failure's data: JSON)."""
+    return [Slot.from_json(slot) for slot in result.data["alternatives"]]
 
 
 def _not_their_address(runner: Runner, who: CustomerRef, data: dict[str, Any]) -> Outcome:
@@ -515,10 +521,10 @@ def _not_their_address(runner: Runner, who: CustomerRef, data: dict[str, Any]) -
     )
 
 
-def _booked(runner: Runner, job: dict[str, Any], *, first_free: bool) -> Outcome:
+def _booked(runner: Runner, job: JobRow, *, first_free: bool) -> Outcome:
     language = runner.language
-    moment = when(job["start"], language)
-    details = ", ".join(part for part in (job["service"], job.get("address")) if part)
+    moment = when(job.start, language)
+    details = ", ".join(part for part in (job.service, job.address) if part)
     booked = (
         _(
             "Done: I booked %(customer)s for %(moment)s, the first free slot that day, with "
@@ -532,11 +538,11 @@ def _booked(runner: Runner, job: dict[str, Any], *, first_free: bool) -> Outcome
     )
     text = runner.say(
         booked,
-        customer=job["customer"],
+        customer=job.customer,
         moment=moment,
-        technician=job["technician"],
+        technician=job.technician,
         details=details,
-        id=job["id"],
+        id=job.id,
     )
     return Outcome(text=text, mutations=[job_mutation(job)])
 
@@ -551,13 +557,13 @@ def _find_job(step: Step, runner: Runner, *, by_date: bool, need_details: bool) 
         return Found(known)
     if known is not None:
         result = runner.call("jobs_find", job_id=known)
-        if not result.ok or not result.data["jobs"]:
+        if (found := JobsFound.of(result)) is None or not found.jobs:
             return Found(
                 problem=failed(
                     runner, result, runner.say(_("I couldn't find job #%(id)s"), id=known)
                 )
             )
-        return Found(result.data["jobs"][0])
+        return Found(found.jobs[0])
     return _find_open_job(step, runner, by_date=by_date)
 
 
@@ -580,25 +586,25 @@ def _find_open_job(step: Step, runner: Runner, *, by_date: bool) -> Found:
     result, chosen, note = call_for_customer(step, runner, "jobs_find", arguments)
     if chosen is not None:
         who = CustomerRef(int(chosen["id"]), str(chosen["name"]), "named")
-    if not result.ok:
+    if (listed := JobsFound.of(result)) is None:
         problem = customer_problem(runner, who.name, result) if who else None
         return Found(
             problem=problem or failed(runner, result, runner.say(_("I couldn't look up the job")))
         )
-    found = _one_job(step, runner, result.data["jobs"], who, on)
+    found = _one_job(step, runner, listed.jobs, who, on)
     found.note = "\n".join(part for part in (note, found.note) if part)
     return found
 
 
-def _soonest(runner: Runner, jobs: list[dict[str, Any]]) -> dict[str, Any]:
+def _soonest(runner: Runner, jobs: list[JobRow]) -> JobRow:
     """The first job still ahead (jobs sorted by start); the first one when all have begun."""
-    ahead = [job for job in jobs if moment_of(job["start"]) >= runner.ctx.now]
+    ahead = [job for job in jobs if job.start >= runner.ctx.now]
     return (ahead or jobs)[0]
 
 
 def _inferred(
     runner: Runner,
-    job: dict[str, Any],
+    job: JobRow,
     on: datetime.date | None,
     *,
     only: bool,
@@ -626,7 +632,7 @@ def _inferred(
 def _one_job(
     step: Step,
     runner: Runner,
-    jobs: list[dict[str, Any]],
+    found: Sequence[JobRow],
     who: CustomerRef | None,
     on: datetime.date | None,
 ) -> Found:
@@ -634,7 +640,7 @@ def _one_job(
     an answer to the list names one; best effort takes the soonest ahead; otherwise the list is
     the question (O8)."""
     language = runner.language
-    jobs = sorted(jobs, key=lambda job: job["start"])
+    jobs = sorted(found, key=lambda job: job.start)
     name = who.name if who and who.name else ""
     said = runner.say(
         _OPEN_JOBS[bool(name), bool(on)], name=name, day=day(on, language) if on else ""
@@ -701,9 +707,9 @@ def reschedule(step: Step, runner: Runner) -> Outcome:
     # #362", said before any write is tried.
     named = step.entities.job_id is not None
     found = _find_job(step, runner, by_date=False, need_details=named)
-    if found.problem is not None or found.job is None:
+    if found.problem is not None or not isinstance(found.job, JobRow | int):
         return found.problem or ask(runner, runner.say(_("Which job?")), error="missing job")
-    job_id = found.job if isinstance(found.job, int) else int(found.job["id"])
+    job_id = found.job.id if isinstance(found.job, JobRow) else found.job
     arguments: dict[str, Any] = {"job_id": job_id}
     if on is not None:
         arguments["date"] = on
@@ -726,29 +732,29 @@ def _move(
             approval,
             runner.say(_("Moving job #%(id)s %(target)s"), id=job_id, target=target),
         )
-    if not result.ok:
-        if "alternatives" in result.data:
-            reason = _refusal(runner, result)
-            return _offer(
-                step,
-                runner,
-                result.data["alternatives"],
-                lead=runner.say(
-                    _("I couldn't move job #%(id)s %(target)s. %(reason)s"),
-                    id=job_id,
-                    target=target,
-                    reason=reason,
-                ),
-                error=result.error,
-                take=(lambda free: _move_to(step, runner, job_id, free)) if offer else None,
-            )
+    if not result.ok and "alternatives" in result.data:
+        reason = _refusal(runner, result)
+        return _offer(
+            step,
+            runner,
+            _alternatives(result),
+            lead=runner.say(
+                _("I couldn't move job #%(id)s %(target)s. %(reason)s"),
+                id=job_id,
+                target=target,
+                reason=reason,
+            ),
+            error=result.error,
+            take=(lambda free: _move_to(step, runner, job_id, free)) if offer else None,
+        )
+    if (moved := JobRescheduled.of(result)) is None:
         return failed(runner, result, runner.say(_("I couldn't move job #%(id)s"), id=job_id))
-    return _moved(runner, result.data["before"], result.data["job"])
+    return _moved(runner, moved.before, moved.job)
 
 
-def _move_to(step: Step, runner: Runner, job_id: int, free: dict[str, Any]) -> Outcome:
+def _move_to(step: Step, runner: Runner, job_id: int, free: Slot) -> Outcome:
     """The offered slot the operator chose for the move."""
-    start = moment_of(free["start"])
+    start = free.start
     arguments = {"job_id": job_id, "date": start.date().isoformat(), "time": f"{start:%H:%M}"}
     target = _target_text(runner, start.date(), start.time())
     return _move(step, runner, arguments, target, offer=False)
@@ -767,24 +773,23 @@ def _target_text(runner: Runner, on: datetime.date | None, clock: datetime.time 
     return runner.say(_("to %(time)s (same day)"), time=f"{clock:%H:%M}")
 
 
-def _moved(runner: Runner, before: dict[str, Any], job: dict[str, Any]) -> Outcome:
+def _moved(runner: Runner, before: JobRow, job: JobRow) -> Outcome:
     language = runner.language
     text = runner.say(
         _(
             "Done: I moved job #%(id)s (%(service)s for %(customer)s) from %(before)s to "
             "%(after)s, with %(technician)s."
         ),
-        id=job["id"],
-        service=job["service"],
-        customer=job["customer"],
-        before=when(before["start"], language),
-        after=when(job["start"], language),
-        technician=job["technician"],
+        id=job.id,
+        service=job.service,
+        customer=job.customer,
+        before=when(before.start, language),
+        after=when(job.start, language),
+        technician=job.technician,
     )
-    if before.get("technician") and before["technician"] != job["technician"]:
-        text += " " + runner.say(
-            _("The technician changes: it was %(name)s."), name=before["technician"]
-        )
+    if before.technician and before.technician != job.technician:
+        changed = runner.say(_("The technician changes: it was %(name)s."), name=before.technician)
+        text += " " + changed
     return Outcome(text=text, mutations=[job_mutation(job)])
 
 
@@ -796,7 +801,7 @@ def cancel_job(step: Step, runner: Runner) -> Outcome:
     if step.entities.job_id is None and (question := impossible_date(step, runner)) is not None:
         return question
     found = _find_job(step, runner, by_date=True, need_details=True)
-    if found.problem is not None or not isinstance(found.job, dict):
+    if found.problem is not None or not isinstance(found.job, JobRow):
         return found.problem or ask(runner, runner.say(_("Which job?")), error="missing job")
     return with_note(_cancel(step, runner, found.job), found.note)
 
@@ -809,27 +814,25 @@ _NOT_OPEN = {
 _NOT_OPEN_OTHER = _("Job %(job)s %(status)s: there is nothing to cancel.")
 
 
-def _cancel(step: Step, runner: Runner, job: dict[str, Any]) -> Outcome:
+def _cancel(step: Step, runner: Runner, job: JobRow) -> Outcome:
     described = job_line(job, runner.language)
-    if job["status"] not in ("scheduled", "in_progress"):
-        said = _NOT_OPEN.get(job["status"], _NOT_OPEN_OTHER)
+    if job.status not in ("scheduled", "in_progress"):
+        said = _NOT_OPEN.get(job.status, _NOT_OPEN_OTHER)
         return Outcome(
-            text=runner.say(said, job=described, status=job["status"]),
+            text=runner.say(said, job=described, status=job.status),
             success=False,
-            error=f"job {job['id']} is {job['status']}",
+            error=f"job {job.id} is {job.status}",
             mutations=[job_mutation(job)],
         )
     # The reason the operator gave ("… porque viaja"), not their whole message.
     reason = stated_reason(step.text) or None
-    result = runner.call("job_cancel", job_id=int(job["id"]), reason=reason)
+    result = runner.call("job_cancel", job_id=job.id, reason=reason)
     outcome = _cancel_result(runner, result, job, described)
     outcome.mutations.append(job_mutation(job))
     return outcome
 
 
-def _cancel_result(
-    runner: Runner, result: ToolResult, job: dict[str, Any], described: str
-) -> Outcome:
+def _cancel_result(runner: Runner, result: ToolResult, job: JobRow, described: str) -> Outcome:
     if (approval := held_id(result)) is not None:
         outcome = held(
             runner,
@@ -839,7 +842,7 @@ def _cancel_result(
         outcome.text += " " + runner.say(_("Meanwhile the job stays booked."))
         return outcome
     if not result.ok:
-        return failed(runner, result, runner.say(_("I couldn't cancel job #%(id)s"), id=job["id"]))
+        return failed(runner, result, runner.say(_("I couldn't cancel job #%(id)s"), id=job.id))
     return Outcome(text=runner.say(_("Done: I cancelled job %(job)s."), job=described))
 
 
@@ -863,13 +866,13 @@ def check_availability(step: Step, runner: Runner) -> Outcome:
     if on is not None:
         arguments["date"] = on
     found = runner.call("slots_find", **arguments)
-    if not found.ok:
+    if (free := SlotsFound.of(found)) is None:
         return failed(runner, found, runner.say(_("I couldn't check availability")))
-    slots = found.data["slots"]
+    slots = free.slots
     if on is None:
         lead = runner.say(_("The next free slots%(part)s"), part=_part(step, runner))
         return _listed(runner, slots, lead=lead, service=service)
-    if found.data["requested_range_full"] or not slots:
+    if free.requested_range_full or not slots:
         return _day_full(step, runner, on, slots, service)
     return _free_on(step, runner, on, slots, service)
 
@@ -878,9 +881,7 @@ def _for(runner: Runner, service: str | None) -> str:
     return " " + runner.say(_("for %(service)s"), service=service) if service else ""
 
 
-def _listed(
-    runner: Runner, slots: list[dict[str, Any]], *, lead: str, service: str | None
-) -> Outcome:
+def _listed(runner: Runner, slots: Sequence[Slot], *, lead: str, service: str | None) -> Outcome:
     """The slots after `lead` (already in the reply's language), or that there are none."""
     if not slots:
         return Outcome(
@@ -899,7 +900,7 @@ def _day_full(
     step: Step,
     runner: Runner,
     on: datetime.date,
-    slots: list[dict[str, Any]],
+    slots: Sequence[Slot],
     service: str | None,
 ) -> Outcome:
     language = runner.language
@@ -918,7 +919,7 @@ def _day_full(
 
 
 def _free_on(
-    step: Step, runner: Runner, on: datetime.date, slots: list[dict[str, Any]], service: str | None
+    step: Step, runner: Runner, on: datetime.date, slots: Sequence[Slot], service: str | None
 ) -> Outcome:
     """Free slots of a day; with a technician named, also that technician's jobs that day."""
     language = runner.language
@@ -940,17 +941,15 @@ def _free_on(
 def _technician_day(runner: Runner, result: ToolResult, technician: str) -> str:
     """What a named technician already has that day (slots_find offers one technician per
     start, so it cannot say on its own whether this one is free)."""
-    if not result.ok:
+    if (found := JobsFound.of(result)) is None:
         return "\n" + runner.say(_("I couldn't find technician “%(name)s”."), name=technician)
-    jobs = result.data["jobs"]
+    jobs = found.jobs
     if not jobs:
         return "\n" + runner.say(_("%(name)s has no jobs that day."), name=technician)
-    busy = ", ".join(
-        f"{moment_of(job['start']):%H:%M}–{moment_of(job['end']):%H:%M}" for job in jobs
-    )
+    busy = ", ".join(f"{job.start:%H:%M}–{job.end:%H:%M}" for job in jobs)
     return "\n" + runner.say(
         _("%(name)s already has jobs that day: %(busy)s."),
-        name=jobs[0]["technician"],
+        name=jobs[0].technician,
         busy=busy,
     )
 
@@ -965,19 +964,19 @@ def _free_at(step: Step, runner: Runner, start: datetime.datetime, service: str 
         duration_minutes=_minutes(service),
         skill=_skill(service),
     )
-    if not result.ok:
+    if (free := TechniciansFree.of(result)) is None:
         return failed(runner, result, runner.say(_("I couldn't check availability")))
-    rows = result.data["technicians"]
+    rows = free.technicians
     wanted = step.entities.technician
     if wanted:
-        rows_named = [row for row in rows if same_person(wanted, row["name"])]
+        rows_named = [row for row in rows if same_person(wanted, row.name)]
         if rows_named:
-            name = rows_named[0]["name"]
+            name = rows_named[0].name
             return Outcome(
                 text=runner.say(_("Yes, %(name)s is free on %(moment)s."), name=name, moment=moment)
             )
     if rows and not wanted:
-        names = ", ".join(f"{row['name']} ({row['zone']})" for row in rows)
+        names = ", ".join(f"{row.name} ({row.zone})" for row in rows)
         purpose = _for(runner, service)
         return Outcome(
             text=runner.say(
@@ -995,8 +994,9 @@ def _free_at(step: Step, runner: Runner, start: datetime.datetime, service: str 
         duration_minutes=_minutes(service),
         count=3,
     )
-    slots = found.data.get("slots", []) if found.ok else []
-    others = ", ".join(row["name"] for row in rows)
+    later = SlotsFound.of(found)
+    slots = later.slots if later is not None else ()
+    others = ", ".join(row.name for row in rows)
     if not wanted:
         busy = _("On %(moment)s nobody is free. The next slots")
     elif others:

@@ -1,4 +1,4 @@
-"""Tools of the scheduling agent."""
+"""Tools of the scheduling agent, and their typed results (agents/results.py)."""
 
 from __future__ import annotations
 
@@ -14,13 +14,17 @@ from django.utils.translation import gettext_noop
 from agents.context import TurnContext
 from agents.lookups import resolve_customer, resolve_technician
 from agents.payloads import (
+    JobRow,
+    JobsFound,
+    Slot,
+    TechnicianRow,
     customer_data,
     customer_link,
     job_data,
     job_link,
     job_relied_on,
-    local_iso,
-    technician_data,
+    job_row,
+    technician_row,
 )
 from agents.phrasing import when
 from agents.registry import (
@@ -31,7 +35,6 @@ from agents.registry import (
     done,
     get_scoped,
     previews,
-    success,
     tool,
 )
 from agents.results import Result
@@ -50,6 +53,36 @@ DayPart = Literal["morning", "afternoon", "evening"]
 MAX_SLOTS = 20
 # Service refusals that another time or technician would solve: answer them with alternatives.
 AVAILABILITY_CODES = frozenset({"no_technician_free", "technician_busy", "vehicle_busy", "past"})
+
+
+@dataclass(frozen=True)
+class SlotsFound(Result):
+    slots: tuple[Slot, ...]
+    requested_range_full: bool  # nothing in the range asked: these are the next ones after it
+    duration_minutes: int
+
+
+@dataclass(frozen=True)
+class TechniciansFree(Result):
+    technicians: tuple[TechnicianRow, ...]
+    start: datetime.datetime
+    end: datetime.datetime
+
+
+@dataclass(frozen=True)
+class JobBooked(Result):
+    job: JobRow
+
+
+@dataclass(frozen=True)
+class JobRescheduled(Result):
+    job: JobRow
+    before: JobRow
+
+
+@dataclass(frozen=True)
+class JobCancelled(Result):
+    job: JobRow
 
 
 def _days(ctx: TurnContext, day: datetime.date | None, until: datetime.date | None) -> int:
@@ -121,24 +154,16 @@ def jobs_find(
     total = jobs.count()
     if job_id is not None and total == 0:
         raise ToolError(f"job {job_id} not found")
-    shown = list(jobs[:JOBS_LIMIT])
-    return success(
-        f"{total} jobs",
-        jobs=[job_data(ctx, job) for job in shown],
-        total=total,
-        truncated=total > len(shown),
-    )
+    shown = tuple(job_row(ctx, job) for job in jobs[:JOBS_LIMIT])
+    return done(f"{total} jobs", JobsFound(shown, total, truncated=total > len(shown)))
 
 
-def _slot_data(ctx: TurnContext, slot: scheduling.Slot) -> dict[str, object]:
-    return {
-        "start": local_iso(ctx, slot.start),
-        "end": local_iso(ctx, slot.end),
-        "technician_id": slot.technician.pk,
-        "technician": slot.technician.name,
-        "technician_zone": slot.technician.zone,
-        "zone_distance": slot.zone_distance,
-    }
+def _slot(ctx: TurnContext, slot: scheduling.Slot) -> Slot:
+    return Slot(
+        start=ctx.local(slot.start), end=ctx.local(slot.end), technician_id=slot.technician.pk,
+        technician=slot.technician.name, technician_zone=slot.technician.zone,
+        zone_distance=slot.zone_distance,
+    )  # fmt: skip
 
 
 def _distinct_starts(slots: list[scheduling.Slot], count: int) -> list[scheduling.Slot]:
@@ -213,11 +238,9 @@ def slots_find(
             ctx.organisation, after=after, skill=skill, zone=zone, duration=duration,
             count=count, technician=technician, part_of_day=part_of_day,
         )  # fmt: skip
-    return success(
+    return done(
         f"{len(slots)} slots" + (" (alternatives)" if alternatives else ""),
-        slots=[_slot_data(ctx, slot) for slot in slots],
-        requested_range_full=alternatives,
-        duration_minutes=duration_minutes,
+        SlotsFound(tuple(_slot(ctx, slot) for slot in slots), alternatives, duration_minutes),
     )
 
 
@@ -248,12 +271,10 @@ def technicians_free(
     if end <= start:
         raise ToolError("end must be after start")
     free = scheduling.technicians_free(ctx.organisation, start, end, skill, zone=zone)
-    rows = [technician_data(t, near=zone) for t in free]
-    return success(
+    rows = tuple(technician_row(t, near=zone) for t in free)
+    return done(
         f"{len(rows)} technicians free",
-        technicians=rows,
-        start=local_iso(ctx, start),
-        end=local_iso(ctx, end),
+        TechniciansFree(rows, start=ctx.local(start), end=ctx.local(end)),
     )
 
 
@@ -274,7 +295,8 @@ def _alternatives(
     slots = scheduling.next_free_slots(
         ctx.organisation, after=max(after, ctx.now), skill=skill, zone=zone, duration=duration
     )
-    return ToolError(message, codes=sorted(codes), alternatives=[_slot_data(ctx, s) for s in slots])
+    alternatives = [_slot(ctx, s).as_json() for s in slots]  # a failure's data stays JSON
+    return ToolError(message, codes=sorted(codes), alternatives=alternatives)
 
 
 @tool(
@@ -342,7 +364,7 @@ def job_book(
             zone=where.zone if where else None,
             duration=duration or services.service_duration(service),
         ) from exc  # fmt: skip
-    return success(f"job #{job.pk} booked", job=job_data(ctx, job))
+    return done(f"job #{job.pk} booked", JobBooked(job_row(ctx, job)))
 
 
 def _target_start(
@@ -390,7 +412,7 @@ def job_reschedule(
     job = get_scoped(Job, ctx, job_id, "job")
     target = _target_start(ctx, job, start, date, time)
     tech = resolve_technician(ctx, technician_id, None) if technician_id is not None else None
-    before = job_data(ctx, job)
+    before = job_row(ctx, job)
     try:
         services.job_reschedule(
             organisation=ctx.organisation, job=job, start=target, technician=tech,
@@ -402,7 +424,7 @@ def job_reschedule(
             zone=job.address.zone if job.address else None,
             duration=job.scheduled_end - job.scheduled_start,
         ) from exc  # fmt: skip
-    return success(f"job #{job.pk} rescheduled", job=job_data(ctx, job), before=before)
+    return done(f"job #{job.pk} rescheduled", JobRescheduled(job_row(ctx, job), before=before))
 
 
 @tool(
@@ -413,7 +435,7 @@ def job_reschedule(
 def job_cancel(ctx: TurnContext, *, job_id: int, reason: str | None = None) -> ToolResult:
     job = get_scoped(Job, ctx, job_id, "job")
     services.job_cancel(organisation=ctx.organisation, job=job, reason=reason or "", actor=ctx.user)
-    return success(f"job #{job.pk} cancelled", job=job_data(ctx, job))
+    return done(f"job #{job.pk} cancelled", JobCancelled(job_row(ctx, job)))
 
 
 @previews(job_cancel)
