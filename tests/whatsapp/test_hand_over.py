@@ -14,6 +14,7 @@ import pytest
 from business.models import Customer, EscalationTicket
 from copilot import runner
 from copilot.models import Conversation, Message, Turn
+from nlu import answers
 from testing.fake_graph import FakeGraph
 from tests import factories
 from tests.conftest import Cast
@@ -194,3 +195,17 @@ def test_a_yes_without_an_offer_or_after_another_message_is_no_hand_over(
     assert "45.000" in _turn(cast, "cuánto sale la carga de gas?", capture)  # the offer lapses
     assert _turn(cast, "dale", capture) != HANDED["es"]
     assert Conversation.objects.get(contact=SENDER).mode == "copilot"
+
+
+@pytest.mark.parametrize(
+    ("text", "agrees", "declines"),
+    [
+        ("sí", True, False), ("Dale!", True, False), ("si, por favor", True, False),
+        ("bueno dale, gracias", True, False), ("yes please", True, False), ("sure", True, False),
+        ("👍🏽", True, False), ("no", False, True), ("no, gracias", False, True),
+        ("not now", False, True), ("no sé", False, False), ("sí pero el lunes", False, False),
+        ("cuánto sale?", False, False), ("", False, False),
+    ],
+)  # fmt: skip
+def test_a_bare_yes_and_a_bare_no(text: str, agrees: bool, declines: bool) -> None:
+    assert answers.agrees(text) is agrees and answers.declines(text) is declines
