@@ -77,6 +77,11 @@ class Incoming:
     # What Meta says it could not give of the message (an `unsupported` one: "131051 Message type
     # unknown: …"), each error's code, title and details.
     errors: str = ""
+    # Where it came from: the message of ours it replies to (`context.id`), forwarded, or the
+    # click-to-WhatsApp ad that opened the chat (`referral`: "ad: headline — source URL").
+    reply_to: str = ""
+    forwarded: bool = False
+    referral: str = ""
 
 
 @dataclass(frozen=True)
@@ -336,9 +341,25 @@ def _fields(
     )  # fmt: skip
     if errors := [_dict(e) for e in _list(raw.get("errors"))]:
         incoming = replace(incoming, errors=_error_lines(errors))
+    incoming = replace(incoming, **_origin(_dict(raw.get("context")), _dict(raw.get("referral"))))
     if kind == "contacts":
         return replace(incoming, shared=_shared(raw.get("contacts")))
     return replace(incoming, **_event_fields(kind, media))
+
+
+def _origin(context: dict[str, Any], referral: dict[str, Any]) -> dict[str, Any]:
+    """What the message replies to, whether it was forwarded, and the ad that brought it — only
+    informative: a malformed value is left out, never a reason to reject the message."""
+    found: dict[str, Any] = {}
+    reply_to = context.get("id")
+    if isinstance(reply_to, str) and MESSAGE_ID.fullmatch(reply_to):
+        found["reply_to"] = reply_to[:STORED_ID]
+    if context.get("forwarded") is True or context.get("frequently_forwarded") is True:
+        found["forwarded"] = True
+    if referral:
+        parts = [_plain(referral.get(k)) for k in ("source_type", "headline", "source_url")]
+        found["referral"] = excerpt(" — ".join(p for p in parts if p), 300)
+    return found
 
 
 def _shared(contacts: object) -> tuple[tuple[str, str], ...]:

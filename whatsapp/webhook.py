@@ -291,6 +291,12 @@ def _meta(incoming: Incoming) -> dict[str, object]:
     }  # fmt: skip
     if incoming.errors:  # what Meta could not give of it ("131051 Message type unknown: …")
         meta["errors"] = incoming.errors
+    if incoming.reply_to:  # the message of ours it answers (the panel may show which)
+        meta["reply_to"] = incoming.reply_to
+    if incoming.forwarded:
+        meta["forwarded"] = True
+    if incoming.referral:  # the click-to-WhatsApp ad that opened the chat
+        meta["referral"] = incoming.referral
     return meta
 
 

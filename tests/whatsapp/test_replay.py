@@ -74,7 +74,7 @@ TABLE: dict[str, Outcome] = {
     "text": Outcome("the customer's message", "turn"),
     "text_reply_to_ours": Outcome("the customer's message", "turn"),
     "text_forwarded": Outcome("the customer's message", "turn"),
-    "text_from_an_ad": Outcome("the customer's message", "turn"),
+    "text_from_an_ad": Outcome("the customer's message, the ad in its trace", "turn"),
     "image": Outcome("the photo (IncomingMedia) and its line in the conversation", "line"),
     "image_with_caption": Outcome("the photo, and the caption as the customer's message", "turn"),
     "audio_voice_note": Outcome("the voice note (IncomingMedia) and its line", "line"),
@@ -257,6 +257,12 @@ def _stored(
         data = json.loads((PAYLOADS / f"{shape}.json").read_text())
         body = data["entry"][0]["changes"][0]["value"]["messages"][0]["text"]["body"]
         assert written == body
+        meta = customer_lines[0].trace["whatsapp"]
+        origin = {"text": {}, "text_reply_to_ours": {"reply_to": OUT[:64]},
+                  "text_forwarded": {"forwarded": True},
+                  "text_from_an_ad": {"referral": "ad — Service de aire acondicionado — "
+                                                  "https://fb.me/3kQ9xZ2pL"}}[shape]  # fmt: skip
+        assert {k: meta[k] for k in ("reply_to", "forwarded", "referral") if k in meta} == origin
     elif shape == "interactive_button_reply":
         assert written == "Sí, agendalo"
     elif shape == "interactive_list_reply":
