@@ -198,7 +198,10 @@ def _retry_or_fail(
     if outgoing.attempts >= settings.WHATSAPP_MAX_ATTEMPTS:
         return _fail(outgoing, error, now)
     delay = _backoff(outgoing.attempts, retry_after)
+    # A text the Cloud API refused with 131047 whose template then hit a transient error is
+    # tried again as the template: the window stays closed whatever our clock says.
     OutgoingMessage.objects.filter(pk=outgoing.pk).update(
+        as_template=outgoing.as_template,
         status=OutgoingMessage.Status.QUEUED, last_error=error[:500],
         next_attempt_at=now + datetime.timedelta(seconds=delay), updated_at=timezone.now(),
     )  # fmt: skip

@@ -27,7 +27,7 @@ from testing.fake_graph import FakeGraph
 from tests.conftest import Cast
 from tests.whatsapp.conftest import CUSTOMER, SECRET
 from tests.whatsapp.test_customers import _customer
-from whatsapp import replies
+from whatsapp import outbox, replies
 from whatsapp.models import (
     IncomingMedia,
     OutgoingMessage,
@@ -342,3 +342,30 @@ def test_a_redelivery_of_any_shape_changes_nothing(
         again = (Message.objects.count(), OutgoingMessage.objects.count(), Turn.objects.count(),
                  WhatsAppAlert.objects.count(), len(graph.requests))  # fmt: skip
         assert again == counts, shape
+
+
+def test_the_fake_graph_fails_the_calls_it_is_told_to_and_the_outbox_copes(
+    cast: Cast, world: World, graph: FakeGraph, django_capture_on_commit_callbacks: Any,
+) -> None:  # fmt: skip
+    """The test kit (issue 27.6): errors aimed at one kind of call — the text refused with
+    131047, the template that replaces it rate-limited once, then taken with the id a status
+    callback names — and the outbox's answer to each."""
+    is_text = lambda body: body.get("type") == "text"  # noqa: E731
+    is_template = lambda body: body.get("type") == "template"  # noqa: E731
+    graph.add(429, retry_after=1, when=is_template)
+    graph.add(400, code=131047, when=is_text)
+    graph.add(200, message_id="wamid.template-1", when=is_template)
+    with django_capture_on_commit_callbacks(execute=True):
+        reply = message_add(conversation=world.conversation, role=Message.Role.ASSISTANT,
+                            text="Listo, te espero el jueves.", language="es")  # fmt: skip
+    row = OutgoingMessage.objects.get(message=reply)
+    assert [r.body["type"] for r in graph.requests[-2:]] == ["text", "template"]
+    assert row.status == OutgoingMessage.Status.QUEUED and "429" in row.last_error
+
+    outbox.deliver(row.pk, now=row.next_attempt_at)
+
+    row.refresh_from_db()
+    assert (row.status, row.as_template, row.provider_message_id) == (
+        OutgoingMessage.Status.SENT, True, "wamid.template-1"
+    )  # fmt: skip
+    assert graph.requests[-1].body["template"]["name"] == "seguimiento"
