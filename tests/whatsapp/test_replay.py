@@ -112,6 +112,8 @@ TABLE: dict[str, Outcome] = {
     "errors": Outcome("an alert for the organisation's admins", "none", "130429"),
     "template_status_paused": Outcome("the template paused, an alert", "none"),
     "account_update_restriction": Outcome("an alert for the organisation's admins", "none"),
+    # Meta batches: a reaction, a text and a status in one delivery, each applied as alone.
+    "batch_reaction_text_and_status": Outcome("each as alone", "turn"),
 }
 MESSAGES = {name for name, outcome in TABLE.items() if outcome.reply != "none"}
 
@@ -120,15 +122,16 @@ def _body(shape: str) -> bytes:
     """The payload with its timestamps moved to now (their order kept): the replay runs on any
     day, inside the 24-hour window."""
     data = json.loads((PAYLOADS / f"{shape}.json").read_text())
-    shift = None
-    for entry in data["entry"]:
-        for change in entry["changes"]:
-            for item in [*change["value"].get("messages", []),
-                         *change["value"].get("statuses", [])]:  # fmt: skip
-                shift = (
-                    shift if shift is not None else int(time.time()) - 5 - int(item["timestamp"])
-                )
-                item["timestamp"] = str(int(item["timestamp"]) + shift)
+    items = [
+        item
+        for entry in data["entry"]
+        for change in entry["changes"]
+        for item in [*change["value"].get("messages", []), *change["value"].get("statuses", [])]
+    ]
+    if items:
+        shift = int(time.time()) - 5 - max(int(item["timestamp"]) for item in items)
+        for item in items:
+            item["timestamp"] = str(int(item["timestamp"]) + shift)
     return json.dumps(data, ensure_ascii=False).encode()
 
 
@@ -253,7 +256,10 @@ def _stored(
     written = customer_lines[0].text if customer_lines else ""
     answer = Message.objects.get(pk=world.answer.pk)
     row = OutgoingMessage.objects.get(message=world.answer)
-    if shape.startswith("text"):
+    if shape.startswith("batch"):
+        assert written == "gracias! y el viernes a qué hora pasan?"
+        assert answer.trace["whatsapp_reaction"]["emoji"] == "\U0001f44d" and row.status == "read"
+    elif shape.startswith("text"):
         data = json.loads((PAYLOADS / f"{shape}.json").read_text())
         body = data["entry"][0]["changes"][0]["value"]["messages"][0]["text"]["body"]
         assert written == body
