@@ -194,3 +194,55 @@ def has_digits(text: str, at_least: int = 1) -> bool:
 def job_reference(text: str) -> bool:
     """A job named by its number ("#12", "el 12", "trabajo 12")."""
     return bool(_ID.search(text) or re.search(r"\b\d{1,6}\b", text))
+
+
+# A bare yes or no to an offer ("¿querés que te pase con una persona?"): the whole reply, its
+# courtesy aside. Phrases of more than one word are joined with "_" before the words are read.
+_AGREE = word_set(
+    """
+    si sii siii sip sep dale ok okay okey oka bueno claro obvio perfecto listo joya genial de_una
+    por_favor porfa porfavor pasame paseme pasamela hacelo quiero me_parece_bien esta_bien
+    yes yeah yep yup sure please ok_please go_ahead do_it right alright all_right fine absolutely
+    of_course i_would yes_please
+    """
+)
+_DECLINE = word_set("no nop nope nah nel not_now no_thanks no_gracias")
+_COURTESY = word_set(
+    """
+    gracias muchas mil che bueno igual ahora nomas entonces mejor hace_falta esta_bien deja
+    thanks thank you it_s ok okay fine right now then
+    """
+)
+_PHRASES = re.compile(
+    r"\b(de una|por favor|me parece bien|esta bien|hace falta|go ahead|do it|all right|"
+    r"of course|i would|yes please|ok please|not now|no thanks|no gracias|it s)\b"
+)
+
+
+def _answer_words(text: str) -> list[str]:
+    whole = _whole(text).replace("'", " ")
+    return _PHRASES.sub(lambda m: m.group(0).replace(" ", "_"), whole).split()
+
+
+def agrees(text: str) -> bool:
+    """The whole reply says yes and nothing else: "sí", "dale", "sí, por favor", "ok, pasame",
+    "yes please" — not "sí pero el lunes", not "no"."""
+    tokens = _answer_words(text)
+    if not tokens:  # a thumbs-up alone, in any skin tone
+        return "\U0001f44d" in text and not re.sub(r"[\U0001f44d\U0001f3fb-\U0001f3ff\s]", "", text)
+    return (
+        bool(tokens)
+        and tokens[0] in _AGREE
+        and all(token in _AGREE or token in _COURTESY for token in tokens)
+        and not any(token in _DECLINE for token in tokens)
+    )
+
+
+def declines(text: str) -> bool:
+    """The whole reply says no and nothing else: "no", "no, gracias", "nah", "not now"."""
+    tokens = _answer_words(text)
+    return (
+        bool(tokens)
+        and tokens[0] in _DECLINE
+        and all(token in _DECLINE or token in _COURTESY for token in tokens)
+    )

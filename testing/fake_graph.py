@@ -6,6 +6,8 @@ and records every request. Modelled on testing/scripted.py's `ScriptedServer`.
     with FakeGraph() as graph:
         graph.add(500); graph.add(429, retry_after=3)   # then 200s
         graph.add(400, code=131047)                     # "more than 24 hours", with its details
+        graph.add(500, when=lambda body: body.get("type") == "interactive")  # that call only
+        graph.add(200, message_id="wamid.ours-1")       # the id a status callback will name
 
 Marking a message read (`{"status": "read", ...}`) is answered `{"success": true}` and recorded
 apart, in `receipts`, so `requests` is what reached the customer; `fail_receipts(500)` makes
@@ -32,6 +34,7 @@ import json
 import mimetypes
 import threading
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from email.parser import BytesParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -51,6 +54,9 @@ class Answer:
     status: int = 200
     retry_after: int | None = None
     code: int | None = None  # Meta's error code (the HTTP status when None)
+    message_id: str | None = None  # a 200's message id (a fresh one when None)
+    # Which request it answers: the first one whose JSON body it accepts (None: any).
+    when: Callable[[dict[str, Any]], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -172,7 +178,7 @@ class FakeGraph:
                     payload = {
                         "messaging_product": "whatsapp",
                         "contacts": [{"input": body.get("to"), "wa_id": body.get("to")}],
-                        "messages": [{"id": f"wamid.fake-{uuid.uuid4().hex}"}],
+                        "messages": [{"id": answer.message_id or f"wamid.fake-{uuid.uuid4().hex}"}],
                     }
                 else:
                     payload = _error(answer)
@@ -211,12 +217,16 @@ class FakeGraph:
 
     def add(
         self, status: int, *, retry_after: int | None = None, times: int = 1,
-        code: int | None = None,
+        code: int | None = None, message_id: str | None = None,
+        when: Callable[[dict[str, Any]], bool] | None = None,
     ) -> Self:  # fmt: skip
         """Answer the next requests with `status` (after the ones added before); then 200.
-        `code`: Meta's error code in the body (131047, ...), with its details."""
+        `code`: Meta's error code in the body (131047, ...), with its details; `message_id`: the
+        id a 200 gives the message (for a status callback to name); `when`: only the requests
+        whose body it accepts (a text, an interactive message, one recipient) — the others
+        pass it by."""
         with self._lock:
-            self._answers += [Answer(status, retry_after, code)] * times
+            self._answers += [Answer(status, retry_after, code, message_id, when)] * times
         return self
 
     def fail_receipts(self, status: int, *, times: int = 1) -> Self:
@@ -304,4 +314,7 @@ class FakeGraph:
     def _record(self, request: Request) -> Answer:
         with self._lock:
             self._requests.append(request)
-            return self._answers.pop(0) if self._answers else Answer()
+            for position, answer in enumerate(self._answers):
+                if answer.when is None or answer.when(request.body):
+                    return self._answers.pop(position)
+            return Answer()

@@ -5,7 +5,10 @@
 - A request for a person, however it is phrased, is read by the organisation's router (the
   registry's `escalate` intent and its examples): the conversation goes to human mode, the
   customer is told in one line and the panels are alerted; no step runs, no ticket is opened
-  (the conversation itself is what a person picks up).
+  (the conversation itself is what a person picks up). When the copilot offered a person ("¿querés
+  que te pase con una persona?", the reply's trace `person_offered`, sent with "Sí" / "No"
+  buttons), a bare "sí" / "dale" / "yes" or the "Sí" button hands over the same way; a bare "no"
+  gets one line.
 - A member who took the conversation over answers it: the copilot does not (whatsapp/humans.py).
 - The customer reads the reply written to them (whatsapp/voice.py): what each step did in
   their words, never the office's phrasing or a failure; other people's data hidden, the PDFs
@@ -15,6 +18,7 @@
 
 from __future__ import annotations
 
+import datetime
 import logging
 from typing import Any
 
@@ -28,7 +32,7 @@ from copilot.orchestration.replies import in_customer_style
 from copilot.orchestration.state import TurnRun, TurnState
 from copilot.router_cache import router_for, vocabulary_for
 from copilot.services import conversation_state_update
-from nlu import Context
+from nlu import Context, answers
 from whatsapp import customers, humans, routing, voice
 from whatsapp.outbox import outbox_add
 
@@ -37,6 +41,8 @@ logger = logging.getLogger(__name__)
 # The registry's intent for "a person, please" (agents/escalation/agent.py `escalate`): on
 # WhatsApp it is the hand-over itself.
 ASKS_FOR_A_PERSON = "escalate"
+# How long a reply's offer of a person stands: a "sí" the next day answers something else.
+OFFER_LASTS = datetime.timedelta(hours=1)
 
 
 class WhatsApp(Channel):
@@ -54,7 +60,10 @@ class WhatsApp(Channel):
 
     def before_graph(self, turn: Turn, emit: Emit) -> TurnResult | None:
         conversation = turn.conversation
-        if asks_for_a_person(turn):
+        answer = offer_answer(turn)
+        if answer == "no":
+            return _offer_declined(turn, emit)
+        if answer == "yes" or asks_for_a_person(turn):
             return _hand_over(turn, emit)
         if conversation.customer_id is None and not customers.link_by_phone(conversation):
             return _registration_step(turn, emit)
@@ -74,11 +83,14 @@ class WhatsApp(Channel):
         conversation = asked.conversation
         customer = conversation.customer
         language = state["reading"].language or asked.language or "es"
+        offered = False  # read before the customer's register rewrites the line
         if customer is not None and (mine := voice.customer_reply(state, run.ctx, customer,
                                                                   language)):  # fmt: skip
+            offered = customers.offers_a_person(mine, language)
             state["reply"], state["parts"] = styled(conversation, mine, language), []
         reply, linked, hidden = customers.for_customer(state["reply"], customer, language)
         state["reply"] = reply
+        _mark_offer(state, offered or customers.offers_a_person(reply, language))
         if state.get("parts"):
             state["parts"] = [
                 (agent, customers.for_customer(text, customer, language)[0])
@@ -95,6 +107,7 @@ class WhatsApp(Channel):
             state["reply"] = customers.sending_documents(state["reply"], language)
         else:
             state["reply"] = styled(conversation, voice.no_documents(wanted, language), language)
+        _mark_offer(state, not chosen)  # none found: a person is offered
         state["parts"] = []
         return chosen
 
@@ -116,6 +129,48 @@ def asks_for_a_person(turn: Turn) -> bool:
                       vocabulary=vocabulary_for(organisation))  # fmt: skip
     reading = router_for(organisation).understand(turn.message.text, context)
     return any(task.intent == ASKS_FOR_A_PERSON for task in reading.tasks)
+
+
+def _mark_offer(state: TurnState, offered: bool) -> None:
+    """The reply offers the customer a person (or no longer does): kept in its trace, so the
+    outbox sends it with "Sí" / "No" buttons and the next message may accept it."""
+    trace = state.setdefault("trace", {})
+    if offered:
+        trace[voice.PERSON_OFFERED] = True
+    else:
+        trace.pop(voice.PERSON_OFFERED, None)
+
+
+def offer_answer(turn: Turn) -> str:
+    """ "yes" when the customer's message is a bare yes ("sí", "dale", "yes", the "Sí" button)
+    to our latest reply's offer of a person, "no" for a bare no, else "" (any other message is
+    read as usual, and the offer lapses)."""
+    asked = turn.message
+    latest = (
+        Message.objects.filter(
+            conversation_id=turn.conversation_id, role=Message.Role.ASSISTANT, pk__lt=asked.pk
+        )
+        .order_by("-pk")
+        .values_list("trace", "created_at")
+        .first()
+    )
+    if latest is None or not (latest[0] or {}).get(voice.PERSON_OFFERED):
+        return ""
+    if asked.created_at - latest[1] > OFFER_LASTS:
+        return ""
+    if answers.agrees(asked.text):
+        return "yes"
+    return "no" if answers.declines(asked.text) else ""
+
+
+def _offer_declined(turn: Turn, emit: Emit) -> TurnResult:
+    conversation, language = turn.conversation, turn.message.language or "es"
+
+    def produce(run: TurnRun | None) -> Produced:
+        return Produced(styled(conversation, voice.offer_declined(language), language),
+                        {"person_declined": True})  # fmt: skip
+
+    return answer_turn(turn, emit, produce, language=language, opens_run=False)
 
 
 def _hand_over(turn: Turn, emit: Emit) -> TurnResult:

@@ -291,10 +291,18 @@ def _without_office_work(text: str, language: str) -> str:
     kept = [p for p in paragraphs if NOT_FOR_CUSTOMERS not in p]
     if len(kept) == len(paragraphs):
         return text
-    kept.append(
-        say(language, _('Someone at the office handles that: to talk to a person, write "human".'))
-    )
+    kept.append(_office_work_line(language))
     return "\n\n".join(kept)
+
+
+def _office_work_line(language: str) -> str:
+    return say(language, _("Someone at the office handles that. Would you like me to pass you to "
+                           "a person from the office?"))  # fmt: skip
+
+
+def offers_a_person(text: str, language: str) -> bool:
+    """The reply (as written here, before the customer's register) offers them a person."""
+    return voice.offer_a_person(language) in text or _office_work_line(language) in text
 
 
 def sending_documents(reply: str, language: str) -> str:

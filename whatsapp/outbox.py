@@ -39,6 +39,7 @@ from copilot.orchestration.clarify import asks_yes_or_no
 from whatsapp import approved, choices, graph
 from whatsapp.models import OutgoingMessage, WhatsAppAccount
 from whatsapp.payload import StatusUpdate
+from whatsapp.voice import PERSON_OFFERED
 
 logger = logging.getLogger(__name__)
 
@@ -197,7 +198,10 @@ def _retry_or_fail(
     if outgoing.attempts >= settings.WHATSAPP_MAX_ATTEMPTS:
         return _fail(outgoing, error, now)
     delay = _backoff(outgoing.attempts, retry_after)
+    # A text the Cloud API refused with 131047 whose template then hit a transient error is
+    # tried again as the template: the window stays closed whatever our clock says.
     OutgoingMessage.objects.filter(pk=outgoing.pk).update(
+        as_template=outgoing.as_template,
         status=OutgoingMessage.Status.QUEUED, last_error=error[:500],
         next_attempt_at=now + datetime.timedelta(seconds=delay), updated_at=timezone.now(),
     )  # fmt: skip
@@ -280,12 +284,15 @@ def _first_name(conversation: Conversation) -> str:
 
 
 def _as_choices(outgoing: OutgoingMessage) -> dict[str, Any] | None:
-    language, state = (
+    language, state, trace = (
         Message.objects.filter(pk=outgoing.message_id)
-        .values_list("language", "conversation__state")
+        .values_list("language", "conversation__state", "trace")
         .first()
-    ) or ("es", None)  # one read: the reply's language and the question its conversation waits on
-    yes_no = isinstance(state, dict) and asks_yes_or_no(state)
+    ) or ("es", None, None)  # one read: the reply's language, the question its conversation
+    # waits on, and whether the reply itself offers a person (whatsapp/channel.py)
+    yes_no = (isinstance(state, dict) and asks_yes_or_no(state)) or (
+        isinstance(trace, dict) and bool(trace.get(PERSON_OFFERED))
+    )
     return choices.interactive_body(outgoing.to, outgoing.text, language or "es", yes_no=yes_no)
 
 

@@ -74,6 +74,14 @@ class Incoming:
     address: str = ""  # a shared location's address, as WhatsApp gives it
     # A `contacts` message: each shared contact's name and phone (its wa_id when it has one).
     shared: tuple[tuple[str, str], ...] = ()
+    # What Meta says it could not give of the message (an `unsupported` one: "131051 Message type
+    # unknown: …"), each error's code, title and details.
+    errors: str = ""
+    # Where it came from: the message of ours it replies to (`context.id`), forwarded, or the
+    # click-to-WhatsApp ad that opened the chat (`referral`: "ad: headline — source URL").
+    reply_to: str = ""
+    forwarded: bool = False
+    referral: str = ""
 
 
 @dataclass(frozen=True)
@@ -119,18 +127,31 @@ class AccountEvent:
     detail: str = ""  # the reason, restrictions, ban state or Meta's explanation
 
 
+@dataclass(frozen=True)
+class ProblemReport:
+    """A system-, app- or account-level error Meta reports on a number (`value.errors`, no
+    message with it): a request it could not process (130429 rate limit, 131000, ...)."""
+
+    phone_number_id: str
+    code: int
+    detail: str  # each error's code, title and details, escaped and cut
+    key: str  # the same report redelivered is the same key
+
+
 @dataclass
 class Delivery:
     messages: list[Incoming] = field(default_factory=list)
     statuses: list[StatusUpdate] = field(default_factory=list)
     rejected: list[Rejected] = field(default_factory=list)
     account_events: list[AccountEvent] = field(default_factory=list)
+    problems: list[ProblemReport] = field(default_factory=list)
 
     def phone_number_ids(self) -> set[str]:
         return (
             {m.phone_number_id for m in self.messages}
             | {s.phone_number_id for s in self.statuses}
             | {r.phone_number_id for r in self.rejected}
+            | {p.phone_number_id for p in self.problems}
         )
 
     def business_account_ids(self) -> set[str]:
@@ -179,6 +200,8 @@ def parse(body: bytes, now: float | None = None) -> Delivery:
                 _add(delivery, _incoming(number, raw, names, clock))
             for raw in _list(value.get("statuses")):
                 _add(delivery, _status(number, raw))
+            if errors := [_dict(e) for e in _list(value.get("errors"))]:
+                delivery.problems.append(_problem(number, errors))
     # One delivery may batch several messages: answered in the order they were written.
     delivery.messages.sort(key=lambda m: m.timestamp)
     return delivery
@@ -316,9 +339,27 @@ def _fields(
         filename=_text(media.get("filename"), "filename", 200),
         voice=media.get("voice") is True,
     )  # fmt: skip
+    if errors := [_dict(e) for e in _list(raw.get("errors"))]:
+        incoming = replace(incoming, errors=_error_lines(errors))
+    incoming = replace(incoming, **_origin(_dict(raw.get("context")), _dict(raw.get("referral"))))
     if kind == "contacts":
         return replace(incoming, shared=_shared(raw.get("contacts")))
     return replace(incoming, **_event_fields(kind, media))
+
+
+def _origin(context: dict[str, Any], referral: dict[str, Any]) -> dict[str, Any]:
+    """What the message replies to, whether it was forwarded, and the ad that brought it — only
+    informative: a malformed value is left out, never a reason to reject the message."""
+    found: dict[str, Any] = {}
+    reply_to = context.get("id")
+    if isinstance(reply_to, str) and MESSAGE_ID.fullmatch(reply_to):
+        found["reply_to"] = reply_to[:STORED_ID]
+    if context.get("forwarded") is True or context.get("frequently_forwarded") is True:
+        found["forwarded"] = True
+    if referral:
+        parts = [_plain(referral.get(k)) for k in ("source_type", "headline", "source_url")]
+        found["referral"] = excerpt(" — ".join(p for p in parts if p), 300)
+    return found
 
 
 def _shared(contacts: object) -> tuple[tuple[str, str], ...]:
@@ -429,19 +470,32 @@ def _status(number: str, raw: object) -> StatusUpdate | Rejected:
     except Invalid as bad:
         return Rejected(number, f"status.{bad.field}", bad.reason, bad.excerpt, message_id)
     errors = [_dict(e) for e in _list(status.get("errors"))]
-    error = "; ".join(excerpt(_error_line(e), 500) for e in errors)
-    code = errors[0].get("code") if errors else 0
     return StatusUpdate(
-        phone_number_id=number, message_id=message_id, status=state, error=error,
-        code=code if isinstance(code, int) and not isinstance(code, bool) else 0,
+        phone_number_id=number, message_id=message_id, status=state,
+        error=_error_lines(errors), code=_code(errors),
     )  # fmt: skip
+
+
+def _error_lines(errors: list[dict[str, Any]]) -> str:
+    return "; ".join(excerpt(_error_line(e), 500) for e in errors)
+
+
+def _code(errors: list[dict[str, Any]]) -> int:
+    """The first error's code (0 when it has none that is a whole number)."""
+    code = errors[0].get("code") if errors else 0
+    return code if isinstance(code, int) and not isinstance(code, bool) else 0
+
+
+def _problem(number: str, errors: list[dict[str, Any]]) -> ProblemReport:
+    key = hashlib.sha256(json.dumps([number, errors], sort_keys=True).encode()).hexdigest()
+    return ProblemReport(number, _code(errors), excerpt(_error_lines(errors), 1000), key)
 
 
 def _error_line(error: dict[str, Any]) -> str:
     """ "131047 Re-engagement message: Message failed to send because more than 24 hours…" —
     the code, the title and `error_data.details`, which says what to do."""
     line = f"{_plain(error.get('code'))} {_plain(error.get('title') or error.get('message'))}"
-    details = _plain(_dict(error.get("error_data")).get("details"))
+    details = _plain(_dict(error.get("error_data")).get("details") or error.get("details"))
     return f"{line.strip()}: {details}" if details else line.strip()
 
 

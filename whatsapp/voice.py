@@ -130,14 +130,26 @@ def _technician(job: Job, language: str) -> str:
 
 
 def offer_a_person(language: str) -> str:
-    """When the copilot cannot help: a person, never the failure."""
+    """When the copilot cannot help: a person, never the failure. A yes-or-no question: the
+    reply that asks it is marked (`PERSON_OFFERED` in its trace), goes out with "Sí" and "No"
+    buttons, and a bare "sí" / "dale" / "yes" (or the button) hands the conversation over
+    (whatsapp/channel.py `offer_answer`)."""
     return say(
         language,
         _(
-            "I can't sort that out from here. If you like, I'll pass you to a person from the "
-            'office: write me "I want to talk to a person".'
+            "I can't sort that out from here. Would you like me to pass you to a person from the "
+            "office?"
         ),
     )
+
+
+# The trace key of a reply that offers the customer a person (whatsapp/channel.py).
+PERSON_OFFERED = "person_offered"
+
+
+def offer_declined(language: str) -> str:
+    """The customer said no to the offer of a person."""
+    return say(language, _("All right. If you need anything else, write me here."))
 
 
 def no_documents(kind: str, language: str) -> str:

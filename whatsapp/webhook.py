@@ -17,6 +17,7 @@ again, for days."""
 from __future__ import annotations
 
 import datetime
+import hashlib
 import hmac
 import logging
 
@@ -48,6 +49,7 @@ from whatsapp.payload import (
     BadPayload,
     Delivery,
     Incoming,
+    ProblemReport,
     Rejected,
     parse,
     signature_valid,
@@ -130,7 +132,20 @@ def webhook_receive(delivery: Delivery, accounts: dict[str, WhatsAppAccount]) ->
         stored += _receive_one(incoming, accounts[incoming.phone_number_id])
     for update in delivery.statuses:
         status_apply(accounts[update.phone_number_id].organisation_id, update)
+    for problem in delivery.problems:
+        problem_record(accounts[problem.phone_number_id].organisation_id, problem)
     return stored
+
+
+def problem_record(organisation_id: int, problem: ProblemReport) -> bool:
+    """An error Meta reports on the number with no message (`value.errors`: a rate limit hit, a
+    request it could not process): an alert for the organisation's admins, once a day per error
+    (a redelivery, or the same error again the same day, is the same alert)."""
+    day = timezone.now().date().isoformat()
+    return alerts.alert_record(
+        organisation_id, kind="account", event=f"ERROR {problem.code}", subject="",
+        detail=problem.detail, key=hashlib.sha256(f"{problem.key}:{day}".encode()).hexdigest(),
+    )  # fmt: skip
 
 
 def rejections_record(rejected: list[Rejected], accounts: dict[str, WhatsAppAccount]) -> None:
@@ -270,10 +285,19 @@ def _latest_with(organisation_id: int, sender: str) -> Conversation | None:
 
 def _meta(incoming: Incoming) -> dict[str, object]:
     sent_at = datetime.datetime.fromtimestamp(incoming.timestamp, tz=datetime.UTC)
-    return {
+    meta: dict[str, object] = {
         "id": incoming.message_id, "from": incoming.sender, "type": incoming.type,
         "timestamp": sent_at.isoformat(), "name": incoming.name,
     }  # fmt: skip
+    if incoming.errors:  # what Meta could not give of it ("131051 Message type unknown: …")
+        meta["errors"] = incoming.errors
+    if incoming.reply_to:  # the message of ours it answers (the panel may show which)
+        meta["reply_to"] = incoming.reply_to
+    if incoming.forwarded:
+        meta["forwarded"] = True
+    if incoming.referral:  # the click-to-WhatsApp ad that opened the chat
+        meta["referral"] = incoming.referral
+    return meta
 
 
 def _acknowledge_other(conversation: Conversation, incoming: Incoming) -> bool:

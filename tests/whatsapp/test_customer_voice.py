@@ -64,7 +64,7 @@ def test_a_whole_customer_conversation_is_written_to_her(
     coming = say("cuando viene el técnico?")
     assert coming == ("Tu próxima visita (service de aire acondicionado) es el jueves 03/12, "
                       "entre las 15:00 y las 17:00. Va Lucía.")  # fmt: skip
-    assert "quiero hablar con una persona" in say("mandame la factura")  # none yet: a person
+    assert "¿Querés que te pase con una persona" in say("mandame la factura")  # none yet
     assert "45.000" in say("cuánto sale la carga de gas?")
     assert "Lamento" in say(
         "el técnico que vino la otra vez dejó todo sucio y el aire sigue goteando"
@@ -151,11 +151,9 @@ def test_a_complaint_is_answered_to_her_without_the_ticket_or_her_phone(
     ("text", "expected"),
     [
         ("mandame la factura", "Todavía no encontré ninguna factura a tu nombre. Eso no lo puedo "
-         "resolver por acá. Si querés, te paso con una persona de la oficina: escribime «quiero "
-         "hablar con una persona»."),
+         "resolver por acá. ¿Querés que te pase con una persona de la oficina?"),
         ("send me the invoice", "I found no invoice in your name yet. I can't sort that out from "
-         "here. If you like, I'll pass you to a person from the office: write me \"I want to "
-         "talk to a person\"."),
+         "here. Would you like me to pass you to a person from the office?"),
     ],
 )  # fmt: skip
 def test_what_the_copilot_cannot_do_is_a_hand_over_offer_not_a_failure(

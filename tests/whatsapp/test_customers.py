@@ -299,8 +299,8 @@ def test_office_work_a_customer_cannot_order_is_said_in_their_words(
     )
     shown, _linked, _hidden = customers.for_customer(text, marta, "es")
     assert shown == (
-        "Ok.\n\nEso lo hace alguien de la oficina: si querés hablar con una persona, escribí "
-        "«humano»."
+        "Ok.\n\nEso lo hace alguien de la oficina. ¿Querés que te pase con una persona de la "
+        "oficina?"
     )
     assert customers.sending_documents(shown, "es") == "Ok.\n\nTe mando el PDF por acá."
 

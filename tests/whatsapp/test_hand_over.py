@@ -6,15 +6,20 @@ the signed webhook, the turn runner and the panel's views."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
 
 from business.models import Customer, EscalationTicket
+from copilot import runner
 from copilot.models import Conversation, Message, Turn
+from nlu import answers
 from testing.fake_graph import FakeGraph
+from tests import factories
 from tests.conftest import Cast
 from tests.whatsapp.test_customers import SENDER, _customer, _member, _turn
+from tests.whatsapp.test_whatsapp import _delivery, _post
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the runner reopens its connection
 
@@ -116,3 +121,91 @@ def test_a_request_for_a_person_during_the_registration_hands_over_too(
     conversation = Conversation.objects.get(contact=SENDER)
     assert conversation.mode == "human" and not Customer.objects.exists()
     assert not Message.objects.filter(conversation=conversation, text__contains="dirección")
+
+
+# --- the offer of a person (the copilot could not help) ----------------------------------------
+
+
+def _offered(cast: Cast, graph: FakeGraph, capture: Any, text: str = "mandame la factura") -> None:
+    """She asks for what the copilot cannot give; it offers a person, as a yes-or-no question
+    with "Sí" and "No" buttons."""
+    reply = _turn(cast, text, capture)
+    assert "person" in reply or "persona" in reply
+    body = graph.requests[-1].body
+    assert body["type"] == "interactive" and body["interactive"]["type"] == "button"
+    assert [b["reply"]["id"] for b in body["interactive"]["action"]["buttons"]] == ["yes", "no"]
+    assert Conversation.objects.get(contact=SENDER).mode == "copilot"
+
+
+@pytest.mark.parametrize("answer", ["sí", "Dale", "si, por favor", "ok, pasame", "👍"])
+def test_a_bare_yes_to_the_offer_of_a_person_hands_the_conversation_over(
+    cast: Cast, agents: Any, account: Any, dispatched: list[Any], graph: FakeGraph,
+    told: list[Any], marta: Customer, django_capture_on_commit_callbacks: Any, answer: str,
+) -> None:  # fmt: skip
+    capture = django_capture_on_commit_callbacks
+    _offered(cast, graph, capture)
+    assert _turn(cast, answer, capture) == HANDED["es"]
+    conversation = Conversation.objects.get(contact=SENDER)
+    assert conversation.mode == "human" and told[-1][1]["event"] == "human_requested"
+    assert not EscalationTicket.objects.exists()
+
+
+def test_the_yes_button_accepts_the_offer_in_english_too(
+    cast: Cast, agents: Any, account: Any, dispatched: list[Any], graph: FakeGraph,
+    told: list[Any], marta: Customer, django_capture_on_commit_callbacks: Any,
+) -> None:  # fmt: skip
+    capture = django_capture_on_commit_callbacks
+    _offered(cast, graph, capture, "send me the invoice")
+    tap = {
+        "from": SENDER,
+        "id": "wamid.tap-yes",
+        "timestamp": str(int(time.time())),
+        "type": "interactive",
+        "interactive": {"type": "button_reply", "button_reply": {"id": "yes", "title": "Yes"}},
+    }
+    with capture(execute=True):
+        assert _post(_delivery(tap)).status_code == 200  # fmt: skip
+    conversation = Conversation.objects.get(contact=SENDER)
+    with capture(execute=True):
+        runner.drain(cast.org.pk, conversation.pk)
+    conversation.refresh_from_db()
+    assert conversation.mode == "human"
+    assert graph.requests[-1].body["text"]["body"] == HANDED["en"]
+
+
+@pytest.mark.parametrize("answer", ["no", "no, gracias"])
+def test_a_bare_no_keeps_the_copilot_and_gets_one_line(
+    cast: Cast, agents: Any, account: Any, dispatched: list[Any], graph: FakeGraph,
+    told: list[Any], marta: Customer, django_capture_on_commit_callbacks: Any, answer: str,
+) -> None:  # fmt: skip
+    capture = django_capture_on_commit_callbacks
+    _offered(cast, graph, capture)
+    assert _turn(cast, answer, capture) == "Dale. Si necesitás algo más, escribime por acá."
+    assert Conversation.objects.get(contact=SENDER).mode == "copilot"
+
+
+def test_a_yes_without_an_offer_or_after_another_message_is_no_hand_over(
+    cast: Cast, agents: Any, account: Any, dispatched: list[Any], graph: FakeGraph,
+    told: list[Any], marta: Customer, django_capture_on_commit_callbacks: Any,
+) -> None:  # fmt: skip
+    capture = django_capture_on_commit_callbacks
+    factories.make_price_item(cast.org, "Carga de gas", "45000")
+    assert _turn(cast, "sí", capture) != HANDED["es"]  # nothing was offered
+    _offered(cast, graph, capture)
+    assert "45.000" in _turn(cast, "cuánto sale la carga de gas?", capture)  # the offer lapses
+    assert _turn(cast, "dale", capture) != HANDED["es"]
+    assert Conversation.objects.get(contact=SENDER).mode == "copilot"
+
+
+@pytest.mark.parametrize(
+    ("text", "agrees", "declines"),
+    [
+        ("sí", True, False), ("Dale!", True, False), ("si, por favor", True, False),
+        ("bueno dale, gracias", True, False), ("yes please", True, False), ("sure", True, False),
+        ("👍🏽", True, False), ("no", False, True), ("no, gracias", False, True),
+        ("not now", False, True), ("no sé", False, False), ("sí pero el lunes", False, False),
+        ("cuánto sale?", False, False), ("", False, False),
+    ],
+)  # fmt: skip
+def test_a_bare_yes_and_a_bare_no(text: str, agrees: bool, declines: bool) -> None:
+    assert answers.agrees(text) is agrees and answers.declines(text) is declines

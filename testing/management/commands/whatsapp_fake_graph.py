@@ -41,13 +41,25 @@ class Command(BaseCommand):
                             name, size = request.file["filename"], len(request.file["content"])
                             self.stdout.write(f"↑ media {name} ({size} bytes)")
                             continue
-                        document = body.get("document") or {}
-                        text = (
-                            (body.get("text") or {}).get("body")
-                            or body.get("template")
-                            or (f"[PDF {document.get('filename')}] {document.get('caption', '')}")
-                        )
-                        self.stdout.write(f"→ {body.get('to')}: {text}")
+                        self.stdout.write(f"→ {body.get('to')}: {shown(body)}")
                     seen = len(graph.requests)
             except KeyboardInterrupt:
                 return
+
+
+def shown(body: dict[str, Any]) -> str:
+    """What the customer would see of a sent message: its text, a template, a PDF, or the
+    question of reply buttons or a list with its options."""
+    if body.get("type") == "interactive":
+        interactive = body.get("interactive") or {}
+        action = interactive.get("action") or {}
+        titles = [b.get("reply", {}).get("title", "") for b in action.get("buttons") or []]
+        for section in action.get("sections") or []:
+            titles += [" ".join(filter(None, (row.get("title"), row.get("description"))))
+                       for row in section.get("rows") or []]  # fmt: skip
+        question = (interactive.get("body") or {}).get("text", "")
+        return f"{question} " + " ".join(f"[{title}]" for title in titles)
+    document = body.get("document") or {}
+    if document:
+        return f"[PDF {document.get('filename')}] {document.get('caption', '')}"
+    return str((body.get("text") or {}).get("body") or body.get("template") or "")
