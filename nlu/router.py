@@ -45,8 +45,12 @@ from nlu.values import (
     with_role,
 )
 
-# How likely the verb's intent must already be for the verb to decide (softmax scores).
-VERB_CANDIDATE_FLOOR = 0.25
+# How likely the verb's intent must already be for the verb to decide (softmax scores). 0.2 since
+# the corpus's TRAIN_ONLY hard negatives use the trade's verbs for a person's own life ("poneme
+# una alarma", "reservame una cancha"), which lowers the verb's intent a little everywhere: at
+# 0.25 the golden set lost "agendá el service de Toledo para el lunes, que la última vez se quejó…"
+# (book_job 0.23 behind reschedule); dev unchanged.
+VERB_CANDIDATE_FLOOR = 0.2
 VERB_CONFIDENCE = 0.6
 # How sure "out of scope" must be to overrule a verb of the trade ("Book me a table for dinner"
 # is; "book something" is not). Calibrated on evaluation/datasets/phantom_dev.jsonl at 0.9; 0.7
@@ -70,7 +74,11 @@ CORPUS_WEIGHT = 0.2
 # customers' "did you get my payment?" as out of scope, no "sure" gate lost 2 golden points
 # ("quiero hablar con un supervisor") and cost the encoder's ~10 ms on every message. Short of
 # the floor, a write's confidence is scaled by the probability of being in scope.
-SCOPE_FLOOR = 0.3
+# Retrained with the TRAIN_ONLY hard negatives the model is surer of what is off topic, and the
+# write floor moved to 0.4: at 0.3 angry customers' requests ("me tienen podrida, hace 2 semanas
+# que espero el presupuesto… mándenmelo hoy", scope 0.32) were read as out of scope; dev OOS
+# stayed 72/72 ("agendá en mi calendario el cumple…" now reads 0.81).
+SCOPE_FLOOR = 0.4
 SCOPE_FLOOR_READ = 0.9
 SCOPE_SURE = 0.8
 # Below this every reading is unsure (the registry's agents gate at 0.35): there the scope model
