@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from nlu.corpus import lexicon
-from nlu.corpus.families import FAMILIES, Family
+from nlu.corpus.families import FAMILIES, TRAIN_ONLY, Family
 from nlu.corpus.noise import Piece, apply_noise
 from nlu.rules import is_danger
 from nlu.service_lexicon import find_service
@@ -94,7 +94,9 @@ class Line:
 
 def split_of(family: Family, seed: int) -> str:
     """The family's split: within each chain, families in a seeded order go train, dev, train,
-    test, train (so every intent keeps training families)."""
+    test, train (so every intent keeps training families); a TRAIN_ONLY family is train."""
+    if family in TRAIN_ONLY:
+        return "train"
     group = sorted(
         (f for f in FAMILIES if f.chain == family.chain),
         key=lambda f: hashlib.sha256(f"{seed}:{f.template}".encode()).hexdigest(),
@@ -107,6 +109,9 @@ def generate(
 ) -> list[Line]:
     """Every family the registry can label (all its intents known), then compositions."""
     rng = random.Random(seed)
+    # The TRAIN_ONLY families draw from a generator of their own: they never move the
+    # held-out lines.
+    extra = random.Random(f"{seed}:train-only")
     values = _Values(records)
     usable = [f for f in FAMILIES if all(intent in agents for intent in f.chain)]
     lines: list[Line] = []
@@ -117,6 +122,11 @@ def generate(
     for split in SPLITS:
         pool = [f for f in usable if split_of(f, seed) == split and not set(f.chain) & _ALONE]
         lines.extend(_compose(pool, values, agents, split, rng))
+    for family in TRAIN_ONLY:
+        if all(intent in agents for intent in family.chain):
+            for _ in range(per_family):
+                slots = values.draw(extra, family.lang)
+                lines.append(_render([family], slots, agents, "train", extra))
     return lines
 
 
