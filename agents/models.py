@@ -30,6 +30,7 @@ class Agent(models.Model):
         blank=True,
         related_name="agents",
         help_text=_("Empty for the shipped defaults that new organisations copy."),
+        verbose_name=_("organisation"),
     )
     name = models.SlugField(_("name"), max_length=40)
     label_es = models.CharField(_("label (Spanish)"), max_length=80)
@@ -104,7 +105,7 @@ class Agent(models.Model):
         _("context"), max_length=10, choices=ContextMode.choices, default=ContextMode.HISTORY
     )
     enabled = models.BooleanField(_("enabled"), default=True)
-    updated_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now, verbose_name=_("updated at"))
 
     class Meta:
         verbose_name = _("agent")
@@ -168,7 +169,9 @@ class AgentIntent(models.Model):
         CUSTOMER = "customer", _("a customer")
         TECHNICIAN = "technician", _("a technician")
 
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="intents")
+    agent = models.ForeignKey(
+        Agent, on_delete=models.CASCADE, related_name="intents", verbose_name=_("agent")
+    )
     name = models.SlugField(_("intent"), max_length=40)
     description = models.CharField(_("description"), max_length=300, blank=True)
     examples_es = models.TextField(_("examples in Spanish (one per line)"), blank=True)
@@ -297,14 +300,20 @@ class AgentIntent(models.Model):
 class AgentVersion(models.Model):
     """A snapshot of an agent and its intents, taken on every save."""
 
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="versions")
-    number = models.PositiveIntegerField()
-    snapshot = models.JSONField()
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    agent = models.ForeignKey(
+        Agent, on_delete=models.CASCADE, related_name="versions", verbose_name=_("agent")
     )
-    created_at = models.DateTimeField(default=timezone.now)
-    note = models.CharField(max_length=200, blank=True)
+    number = models.PositiveIntegerField(verbose_name=_("number"))
+    snapshot = models.JSONField(verbose_name=_("snapshot"))
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        verbose_name=_("created by"),
+    )
+    created_at = models.DateTimeField(default=timezone.now, verbose_name=_("created at"))
+    note = models.CharField(max_length=200, blank=True, verbose_name=_("note"))
 
     class Meta:
         verbose_name = _("agent version")
@@ -328,22 +337,30 @@ class ToolCall(models.Model):
     writes: the execution log a turn is judged by (what was done, what was held, what failed),
     even when its process dies before the step ends."""
 
-    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE, related_name="+")
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, related_name="+", verbose_name=_("organisation")
+    )
     # Plain ids: the chat that owns conversations and turns sits above this package.
-    conversation_id = models.BigIntegerField(null=True, blank=True)
-    turn_id = models.CharField(max_length=36, blank=True, db_index=True)
-    agent = models.CharField(max_length=40)
-    intent = models.CharField(max_length=40, blank=True)
-    tool = models.CharField(max_length=60)
-    category = models.CharField(max_length=12)
-    arguments = models.JSONField(default=dict, blank=True)
-    ok = models.BooleanField(default=True)
-    summary = models.TextField(blank=True)
-    error = models.TextField(blank=True)
-    approval_id = models.BigIntegerField(null=True, blank=True)  # held for, or run after, it
-    approved = models.BooleanField(default=False)  # ran because a manager approved it
-    latency_ms = models.FloatField(default=0.0)
-    created_at = models.DateTimeField(default=timezone.now)
+    conversation_id = models.BigIntegerField(
+        null=True, blank=True, verbose_name=_("conversation id")
+    )
+    turn_id = models.CharField(max_length=36, blank=True, db_index=True, verbose_name=_("turn id"))
+    agent = models.CharField(max_length=40, verbose_name=_("agent"))
+    intent = models.CharField(max_length=40, blank=True, verbose_name=_("intent"))
+    tool = models.CharField(max_length=60, verbose_name=_("tool"))
+    category = models.CharField(max_length=12, verbose_name=_("category"))
+    arguments = models.JSONField(default=dict, blank=True, verbose_name=_("arguments"))
+    ok = models.BooleanField(default=True, verbose_name=_("ok"))
+    summary = models.TextField(blank=True, verbose_name=_("summary"))
+    error = models.TextField(blank=True, verbose_name=_("error"))
+    approval_id = models.BigIntegerField(
+        null=True, blank=True, verbose_name=_("approval id")
+    )  # held for, or run after, it
+    approved = models.BooleanField(
+        default=False, verbose_name=_("approved")
+    )  # ran because a manager approved it
+    latency_ms = models.FloatField(default=0.0, verbose_name=_("latency ms"))
+    created_at = models.DateTimeField(default=timezone.now, verbose_name=_("created at"))
 
     class Meta:
         ordering = ["created_at", "pk"]
@@ -375,11 +392,19 @@ class ProactiveSchedule(models.Model):
     service behind the admin (schedule_update) keeps the beat entry in step."""
 
     organisation = models.ForeignKey(
-        Organisation, on_delete=models.CASCADE, related_name="proactive_schedules"
+        Organisation,
+        on_delete=models.CASCADE,
+        related_name="proactive_schedules",
+        verbose_name=_("organisation"),
     )
     detector = models.CharField(_("looks for"), max_length=20, choices=Detector.choices)
     periodic_task = models.OneToOneField(
-        PeriodicTask, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+        PeriodicTask,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("periodic task"),
     )
     hour = models.PositiveSmallIntegerField(
         _("hour"), default=8, validators=[MaxValueValidator(23)]
@@ -426,17 +451,21 @@ class ScheduleRun(models.Model):
         OK = "ok", _("OK")
         FAILED = "failed", _("Failed")
 
-    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, verbose_name=_("organisation")
+    )
     detector = models.CharField(_("looks for"), max_length=20, choices=Detector.choices)
     trigger = models.CharField(_("started by"), max_length=20, default="schedule")
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.RUNNING, verbose_name=_("status")
+    )
     started_at = models.DateTimeField(_("started"), default=timezone.now)
     finished_at = models.DateTimeField(_("finished"), null=True, blank=True)
     duration_ms = models.FloatField(_("duration (ms)"), default=0)
     found = models.PositiveIntegerField(_("found"), default=0)
     created = models.PositiveIntegerField(_("new suggestions"), default=0)
     expired = models.PositiveIntegerField(_("expired"), default=0)
-    details = models.JSONField(default=dict, blank=True)
+    details = models.JSONField(default=dict, blank=True, verbose_name=_("details"))
     error = models.TextField(_("error"), blank=True)
 
     class Meta:
@@ -477,15 +506,20 @@ class Suggestion(models.Model):
     OPEN_STATES = (State.NEW, State.ACCEPTED)
 
     organisation = models.ForeignKey(
-        Organisation, on_delete=models.CASCADE, related_name="suggestions"
+        Organisation,
+        on_delete=models.CASCADE,
+        related_name="suggestions",
+        verbose_name=_("organisation"),
     )
     kind = models.CharField(_("kind"), max_length=20, choices=Kind.choices)
     # What it is about: {"customer": id, "equipment": id, "job": id, "invoice": id}.
-    records = models.JSONField(default=dict)
-    customer = models.ForeignKey(Customer, on_delete=models.SET_NULL, null=True, blank=True)
+    records = models.JSONField(default=dict, verbose_name=_("records"))
+    customer = models.ForeignKey(
+        Customer, on_delete=models.SET_NULL, null=True, blank=True, verbose_name=_("customer")
+    )
     # kind + records, and kind + records + period: the same thing is suggested once per period.
-    subject = models.CharField(max_length=160)
-    dedupe_key = models.CharField(max_length=200)
+    subject = models.CharField(max_length=160, verbose_name=_("subject"))
+    dedupe_key = models.CharField(max_length=200, verbose_name=_("dedupe key"))
     facts = models.JSONField(_("why"), default=dict)
     tool = models.CharField(_("proposed tool"), max_length=60)
     arguments = models.JSONField(_("arguments"), default=dict)
@@ -493,16 +527,24 @@ class Suggestion(models.Model):
         _("priority"), choices=Priority.choices, default=Priority.NORMAL
     )
     state = models.CharField(_("state"), max_length=10, choices=State.choices, default=State.NEW)
-    run = models.ForeignKey(ScheduleRun, on_delete=models.SET_NULL, null=True, blank=True)
+    run = models.ForeignKey(
+        ScheduleRun, on_delete=models.SET_NULL, null=True, blank=True, verbose_name=_("run")
+    )
     created_at = models.DateTimeField(_("created"), default=timezone.now)
     acted_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        verbose_name=_("acted by"),
     )
     acted_at = models.DateTimeField(_("acted"), null=True, blank=True)
     dismiss_reason = models.CharField(_("reason"), max_length=300, blank=True)
     # The turn that ran the accepted action, and what came of it.
-    conversation_id = models.BigIntegerField(null=True, blank=True)
-    turn_id = models.CharField(max_length=40, blank=True)
+    conversation_id = models.BigIntegerField(
+        null=True, blank=True, verbose_name=_("conversation id")
+    )
+    turn_id = models.CharField(max_length=40, blank=True, verbose_name=_("turn id"))
     outcome = models.CharField(_("outcome"), max_length=300, blank=True)
 
     class Meta:
@@ -537,8 +579,12 @@ class ABTest(models.Model):
         A = "a", _("Arm A")
         B = "b", _("Arm B")
 
-    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE, related_name="+")
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="abtests")
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, related_name="+", verbose_name=_("organisation")
+    )
+    agent = models.ForeignKey(
+        Agent, on_delete=models.CASCADE, related_name="abtests", verbose_name=_("agent")
+    )
     name = models.CharField(_("name"), max_length=120)
     arm_a = models.ForeignKey(
         AgentVersion, on_delete=models.CASCADE, related_name="+", verbose_name=_("arm A")
@@ -556,12 +602,21 @@ class ABTest(models.Model):
     )
     winner = models.CharField(_("winner"), max_length=1, choices=Arm.choices, blank=True)
     # The last offline comparison on a dataset: {"dataset": …, "a": metrics, "b": metrics}.
-    offline = models.JSONField(default=dict, blank=True)
+    offline = models.JSONField(default=dict, blank=True, verbose_name=_("offline"))
     promoted_version = models.ForeignKey(
-        AgentVersion, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+        AgentVersion,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("promoted version"),
     )
     created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        verbose_name=_("created by"),
     )
     created_at = models.DateTimeField(_("started"), default=timezone.now)
     stopped_at = models.DateTimeField(_("stopped"), null=True, blank=True)

@@ -9,6 +9,7 @@ from typing import Any
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
@@ -39,8 +40,20 @@ class PendingActionAdmin(OrgScopedAdmin):
     inlines = (ApprovalEventInline,)
     actions = ("approve_selected", "reject_selected")
 
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        return self._shown()
+
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
-        return [field.name for field in PendingAction._meta.fields]
+        return self._shown()
+
+    def _shown(self) -> list[str]:
+        # The English summary marked as English: a Spanish page reads it in an English voice.
+        names = [field.name for field in PendingAction._meta.fields]
+        return ["summary_in_english" if name == "summary_en" else name for name in names]
+
+    @admin.display(description=_("summary en"))
+    def summary_in_english(self, action: PendingAction) -> str:
+        return format_html('<span lang="en">{}</span>', action.summary_en)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # the gate files them; nobody types one in

@@ -29,29 +29,45 @@ class PendingAction(models.Model):
         STALE = "stale", pgettext_lazy("held action", "Not run: the records changed")
 
     organisation = models.ForeignKey(
-        Organisation, on_delete=models.CASCADE, related_name="pending_actions"
+        Organisation,
+        on_delete=models.CASCADE,
+        related_name="pending_actions",
+        verbose_name=_("organisation"),
     )
-    conversation_id = models.BigIntegerField(null=True, blank=True)
-    turn_id = models.CharField(max_length=36, blank=True)  # the turn that asked for it
-    agent = models.CharField(max_length=40)
-    intent = models.CharField(max_length=40, blank=True)
-    tool = models.CharField(max_length=60)
-    category = models.CharField(max_length=12)
-    arguments = models.JSONField(default=dict)
-    summary = models.TextField()  # what will happen, in Spanish
-    summary_en = models.TextField(blank=True)  # the same, in English
-    links = models.JSONField(default=list, blank=True)  # [{"kind", "id", "label"}] of its records
-    snapshot = models.JSONField(default=dict, blank=True)  # the records it relies on, when filed
-    snapshot_hash = models.CharField(max_length=64, blank=True)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    conversation_id = models.BigIntegerField(
+        null=True, blank=True, verbose_name=_("conversation id")
+    )
+    turn_id = models.CharField(
+        max_length=36, blank=True, verbose_name=_("turn id")
+    )  # the turn that asked for it
+    agent = models.CharField(max_length=40, verbose_name=_("agent"))
+    intent = models.CharField(max_length=40, blank=True, verbose_name=_("intent"))
+    tool = models.CharField(max_length=60, verbose_name=_("tool"))
+    category = models.CharField(max_length=12, verbose_name=_("category"))
+    arguments = models.JSONField(default=dict, verbose_name=_("arguments"))
+    summary = models.TextField(verbose_name=_("summary"))  # what will happen, in Spanish
+    summary_en = models.TextField(blank=True, verbose_name=_("summary en"))  # the same, in English
+    links = models.JSONField(
+        default=list, blank=True, verbose_name=_("links")
+    )  # [{"kind", "id", "label"}] of its records
+    snapshot = models.JSONField(
+        default=dict, blank=True, verbose_name=_("snapshot")
+    )  # the records it relies on, when filed
+    snapshot_hash = models.CharField(max_length=64, blank=True, verbose_name=_("snapshot hash"))
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.PENDING, verbose_name=_("status")
+    )
     # The lowest role that may decide it (the agent's approval rules).
-    decider_role = models.CharField(max_length=10, choices=Role.choices, default=Role.MANAGER)
+    decider_role = models.CharField(
+        max_length=10, choices=Role.choices, default=Role.MANAGER, verbose_name=_("decider role")
+    )
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.SET_NULL,
         null=True,
         blank=True,
         related_name="+",
+        verbose_name=_("requested by"),
     )
     decided_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -59,14 +75,15 @@ class PendingAction(models.Model):
         null=True,
         blank=True,
         related_name="+",
+        verbose_name=_("decided by"),
     )
-    decided_at = models.DateTimeField(null=True, blank=True)
-    decision_reason = models.TextField(blank=True)
-    expires_at = models.DateTimeField(null=True, blank=True)
-    executed_at = models.DateTimeField(null=True, blank=True)
-    result = models.JSONField(default=dict, blank=True)
-    error = models.TextField(blank=True)
-    created_at = models.DateTimeField(default=timezone.now)
+    decided_at = models.DateTimeField(null=True, blank=True, verbose_name=_("decided at"))
+    decision_reason = models.TextField(blank=True, verbose_name=_("decision reason"))
+    expires_at = models.DateTimeField(null=True, blank=True, verbose_name=_("expires at"))
+    executed_at = models.DateTimeField(null=True, blank=True, verbose_name=_("executed at"))
+    result = models.JSONField(default=dict, blank=True, verbose_name=_("result"))
+    error = models.TextField(blank=True, verbose_name=_("error"))
+    created_at = models.DateTimeField(default=timezone.now, verbose_name=_("created at"))
 
     class Meta:
         ordering = ["-created_at"]
@@ -98,16 +115,25 @@ class ApprovalEvent(models.Model):
         FAILED = "failed", pgettext_lazy("held action", "Failed")
         STALE = "stale", pgettext_lazy("held action", "Not run: the records changed")
 
-    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE, related_name="+")
-    action = models.ForeignKey(PendingAction, on_delete=models.CASCADE, related_name="events")
-    kind = models.CharField(max_length=10, choices=Kind.choices)
-    actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, related_name="+", verbose_name=_("organisation")
     )
-    actor_name = models.CharField(max_length=150, blank=True)
-    reason = models.TextField(blank=True)
-    detail = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(default=timezone.now)
+    action = models.ForeignKey(
+        PendingAction, on_delete=models.CASCADE, related_name="events", verbose_name=_("action")
+    )
+    kind = models.CharField(max_length=10, choices=Kind.choices, verbose_name=_("kind"))
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("actor"),
+    )
+    actor_name = models.CharField(max_length=150, blank=True, verbose_name=_("actor name"))
+    reason = models.TextField(blank=True, verbose_name=_("reason"))
+    detail = models.JSONField(default=dict, blank=True, verbose_name=_("detail"))
+    created_at = models.DateTimeField(default=timezone.now, verbose_name=_("created at"))
 
     class Meta:
         ordering = ["created_at", "pk"]

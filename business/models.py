@@ -128,7 +128,7 @@ class Organisation(models.Model):
     engine = models.CharField(
         _("engine"), max_length=16, choices=Engine.choices, default=Engine.EMBEDDED
     )
-    created_at = models.DateTimeField(default=now)
+    created_at = models.DateTimeField(default=now, verbose_name=_("created at"))
 
     class Meta:
         verbose_name = _("organisation")
@@ -152,13 +152,19 @@ class Role(models.TextChoices):
 
 class Membership(models.Model):
     user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="memberships",
+        verbose_name=_("user"),
     )
     organisation = models.ForeignKey(
-        Organisation, on_delete=models.CASCADE, related_name="memberships"
+        Organisation,
+        on_delete=models.CASCADE,
+        related_name="memberships",
+        verbose_name=_("organisation"),
     )
     role = models.CharField(_("role"), max_length=16, choices=Role.choices, default=Role.OPERATOR)
-    created_at = models.DateTimeField(default=now)
+    created_at = models.DateTimeField(default=now, verbose_name=_("created at"))
 
     class Meta:
         verbose_name = _("membership")
@@ -175,7 +181,10 @@ class PriceItem(TenantRecord, models.Model):
     """One line of the organisation's price list (used for quotes and general questions)."""
 
     organisation = models.ForeignKey(
-        Organisation, on_delete=models.CASCADE, related_name="price_items"
+        Organisation,
+        on_delete=models.CASCADE,
+        related_name="price_items",
+        verbose_name=_("organisation"),
     )
     code = models.SlugField(_("code"), max_length=60)
     name = models.CharField(_("name"), max_length=200)
@@ -218,7 +227,10 @@ class Customer(TenantRecord, models.Model):
         COMPANY = "company", _("Company")
 
     organisation = models.ForeignKey(
-        Organisation, on_delete=models.CASCADE, related_name="customers"
+        Organisation,
+        on_delete=models.CASCADE,
+        related_name="customers",
+        verbose_name=_("organisation"),
     )
     kind = models.CharField(_("kind"), max_length=10, choices=Kind.choices, default=Kind.PERSON)
     name = models.CharField(_("name"), max_length=200)
@@ -227,7 +239,7 @@ class Customer(TenantRecord, models.Model):
     phone_alt = models.CharField(_("alternative phone"), max_length=40, blank=True)
     email = models.EmailField(_("email"), blank=True)
     notes = models.TextField(_("notes"), blank=True)
-    created_at = models.DateTimeField(default=now)
+    created_at = models.DateTimeField(default=now, verbose_name=_("created at"))
 
     class Meta:
         verbose_name = _("customer")
@@ -273,11 +285,15 @@ class CustomerProfile(TenantRecord, models.Model):
         "equipment", "address_notes", "payment", "sensitivities",
     )  # fmt: skip
 
-    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE, related_name="+")
-    customer = models.OneToOneField(Customer, on_delete=models.CASCADE, related_name="profile")
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, related_name="+", verbose_name=_("organisation")
+    )
+    customer = models.OneToOneField(
+        Customer, on_delete=models.CASCADE, related_name="profile", verbose_name=_("customer")
+    )
     fields = models.JSONField(_("profile"), default=dict, blank=True)
-    extracted_at = models.DateTimeField(null=True, blank=True)
-    updated_at = models.DateTimeField(default=now)
+    extracted_at = models.DateTimeField(null=True, blank=True, verbose_name=_("extracted at"))
+    updated_at = models.DateTimeField(default=now, verbose_name=_("updated at"))
 
     class Meta:
         verbose_name = _("customer profile")
@@ -300,9 +316,14 @@ def check_cuit_free(organisation_id: int, cuit: str, exclude_pk: int | None) -> 
 
 class Address(TenantRecord, models.Model):
     organisation = models.ForeignKey(
-        Organisation, on_delete=models.CASCADE, related_name="addresses"
+        Organisation,
+        on_delete=models.CASCADE,
+        related_name="addresses",
+        verbose_name=_("organisation"),
     )
-    customer = models.ForeignKey(Customer, on_delete=models.CASCADE, related_name="addresses")
+    customer = models.ForeignKey(
+        Customer, on_delete=models.CASCADE, related_name="addresses", verbose_name=_("customer")
+    )
     street = models.CharField(_("street and number"), max_length=200)
     unit = models.CharField(_("floor / unit"), max_length=40, blank=True)
     city = models.CharField(_("city"), max_length=100, default="CABA")
@@ -325,7 +346,10 @@ class Address(TenantRecord, models.Model):
 
 class Technician(TenantRecord, models.Model):
     organisation = models.ForeignKey(
-        Organisation, on_delete=models.CASCADE, related_name="technicians"
+        Organisation,
+        on_delete=models.CASCADE,
+        related_name="technicians",
+        verbose_name=_("organisation"),
     )
     name = models.CharField(_("name"), max_length=200)
     phone = models.CharField(_("phone"), max_length=40, blank=True)
@@ -352,8 +376,12 @@ class Technician(TenantRecord, models.Model):
 
 
 class Absence(TenantRecord, models.Model):
-    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
-    technician = models.ForeignKey(Technician, on_delete=models.CASCADE, related_name="absences")
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, verbose_name=_("organisation")
+    )
+    technician = models.ForeignKey(
+        Technician, on_delete=models.CASCADE, related_name="absences", verbose_name=_("technician")
+    )
     start_date = models.DateField(_("from"))
     end_date = models.DateField(_("to"))
     reason = models.CharField(_("reason"), max_length=200, blank=True)
@@ -386,7 +414,10 @@ class Vehicle(TenantRecord, models.Model):
         ELECTRIC = "electric", _("Electric")
 
     organisation = models.ForeignKey(
-        Organisation, on_delete=models.CASCADE, related_name="vehicles"
+        Organisation,
+        on_delete=models.CASCADE,
+        related_name="vehicles",
+        verbose_name=_("organisation"),
     )
     plate = models.CharField(_("plate"), max_length=12)
     kind = models.CharField(_("type"), max_length=12, choices=Kind.choices, default=Kind.VAN)
@@ -423,9 +454,15 @@ class Job(TenantRecord, models.Model):
 
     OPEN_STATUSES = (Status.SCHEDULED, Status.IN_PROGRESS)
 
-    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE, related_name="jobs")
-    customer = models.ForeignKey(Customer, on_delete=models.PROTECT, related_name="jobs")
-    address = models.ForeignKey(Address, on_delete=models.SET_NULL, null=True, blank=True)
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, related_name="jobs", verbose_name=_("organisation")
+    )
+    customer = models.ForeignKey(
+        Customer, on_delete=models.PROTECT, related_name="jobs", verbose_name=_("customer")
+    )
+    address = models.ForeignKey(
+        Address, on_delete=models.SET_NULL, null=True, blank=True, verbose_name=_("address")
+    )
     service = models.CharField(_("service"), max_length=200)
     skill = models.CharField(_("trade"), max_length=16, choices=Skill.choices, default=Skill.AC)
     status = models.CharField(
@@ -434,15 +471,25 @@ class Job(TenantRecord, models.Model):
     scheduled_start = models.DateTimeField(_("starts"))
     scheduled_end = models.DateTimeField(_("ends"))
     technician = models.ForeignKey(
-        Technician, on_delete=models.SET_NULL, null=True, blank=True, related_name="jobs"
+        Technician,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="jobs",
+        verbose_name=_("technician"),
     )
     vehicle = models.ForeignKey(
-        Vehicle, on_delete=models.SET_NULL, null=True, blank=True, related_name="jobs"
+        Vehicle,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="jobs",
+        verbose_name=_("vehicle"),
     )
     notes = models.TextField(_("notes"), blank=True)
-    completed_at = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(default=now)
-    updated_at = models.DateTimeField(default=now)
+    completed_at = models.DateTimeField(null=True, blank=True, verbose_name=_("completed at"))
+    created_at = models.DateTimeField(default=now, verbose_name=_("created at"))
+    updated_at = models.DateTimeField(default=now, verbose_name=_("updated at"))
 
     class Meta:
         verbose_name = _("job")
@@ -475,15 +522,23 @@ class JobEvent(TenantRecord, models.Model):
         STATUS = "status", _("Status changed")
         NOTE = "note", _("Note")
 
-    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
-    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="events")
-    kind = models.CharField(max_length=16, choices=Kind.choices)
-    actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, verbose_name=_("organisation")
     )
-    data = models.JSONField(default=dict)
-    note = models.CharField(max_length=300, blank=True)
-    at = models.DateTimeField(default=now)
+    job = models.ForeignKey(
+        Job, on_delete=models.CASCADE, related_name="events", verbose_name=_("job")
+    )
+    kind = models.CharField(max_length=16, choices=Kind.choices, verbose_name=_("kind"))
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        verbose_name=_("actor"),
+    )
+    data = models.JSONField(default=dict, verbose_name=_("data"))
+    note = models.CharField(max_length=300, blank=True, verbose_name=_("note"))
+    at = models.DateTimeField(default=now, verbose_name=_("at"))
 
     class Meta:
         verbose_name = _("job event")
@@ -493,10 +548,17 @@ class JobEvent(TenantRecord, models.Model):
 
 class Equipment(TenantRecord, models.Model):
     organisation = models.ForeignKey(
-        Organisation, on_delete=models.CASCADE, related_name="equipment"
+        Organisation,
+        on_delete=models.CASCADE,
+        related_name="equipment",
+        verbose_name=_("organisation"),
     )
-    customer = models.ForeignKey(Customer, on_delete=models.CASCADE, related_name="equipment")
-    address = models.ForeignKey(Address, on_delete=models.SET_NULL, null=True, blank=True)
+    customer = models.ForeignKey(
+        Customer, on_delete=models.CASCADE, related_name="equipment", verbose_name=_("customer")
+    )
+    address = models.ForeignKey(
+        Address, on_delete=models.SET_NULL, null=True, blank=True, verbose_name=_("address")
+    )
     kind = models.CharField(_("type"), max_length=60)
     skill = models.CharField(_("trade"), max_length=16, choices=Skill.choices, default=Skill.AC)
     brand = models.CharField(_("brand"), max_length=60, blank=True)
@@ -557,13 +619,17 @@ class DocumentLine(models.Model):
 
 
 class PricedDocument(TenantRecord, models.Model):
-    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
-    customer = models.ForeignKey(Customer, on_delete=models.PROTECT)
-    job = models.ForeignKey(Job, on_delete=models.SET_NULL, null=True, blank=True)
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, verbose_name=_("organisation")
+    )
+    customer = models.ForeignKey(Customer, on_delete=models.PROTECT, verbose_name=_("customer"))
+    job = models.ForeignKey(
+        Job, on_delete=models.SET_NULL, null=True, blank=True, verbose_name=_("job")
+    )
     number = models.CharField(_("number"), max_length=20)
-    currency = models.CharField(max_length=3, default="ARS")
+    currency = models.CharField(max_length=3, default="ARS", verbose_name=_("currency"))
     notes = models.TextField(_("notes"), blank=True)
-    created_at = models.DateTimeField(default=now)
+    created_at = models.DateTimeField(default=now, verbose_name=_("created at"))
 
     class Meta:
         abstract = True
@@ -587,7 +653,9 @@ class Quote(PricedDocument):
         ACCEPTED = "accepted", _("Accepted")
         REJECTED = "rejected", _("Rejected")
 
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.DRAFT, verbose_name=_("status")
+    )
     valid_until = models.DateField(_("valid until"), null=True, blank=True)
 
     class Meta:
@@ -603,7 +671,9 @@ class Quote(PricedDocument):
 
 
 class QuoteLine(DocumentLine):
-    quote = models.ForeignKey(Quote, on_delete=models.CASCADE, related_name="lines")
+    quote = models.ForeignKey(
+        Quote, on_delete=models.CASCADE, related_name="lines", verbose_name=_("quote")
+    )
 
     class Meta(DocumentLine.Meta):
         verbose_name = _("quote line")
@@ -621,7 +691,9 @@ class Invoice(PricedDocument):
         B = "B", "B"
         C = "C", "C"
 
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ISSUED)
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.ISSUED, verbose_name=_("status")
+    )
     letter = models.CharField(_("type"), max_length=1, choices=Letter.choices, default=Letter.B)
     # Each letter and point of sale has its own sequence (AFIP): "B 0001-00000012". `number`
     # keeps the point of sale as its prefix, so it reads the same wherever it is printed.
@@ -667,7 +739,9 @@ class Invoice(PricedDocument):
 
 
 class InvoiceLine(DocumentLine):
-    invoice = models.ForeignKey(Invoice, on_delete=models.CASCADE, related_name="lines")
+    invoice = models.ForeignKey(
+        Invoice, on_delete=models.CASCADE, related_name="lines", verbose_name=_("invoice")
+    )
 
     class Meta(DocumentLine.Meta):
         verbose_name = _("invoice line")
@@ -681,12 +755,18 @@ class Payment(TenantRecord, models.Model):
         CARD = "card", _("Card")
         MERCADOPAGO = "mercadopago", "Mercado Pago"
 
-    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
-    invoice = models.ForeignKey(Invoice, on_delete=models.PROTECT, related_name="payments")
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, verbose_name=_("organisation")
+    )
+    invoice = models.ForeignKey(
+        Invoice, on_delete=models.PROTECT, related_name="payments", verbose_name=_("invoice")
+    )
     amount = models.DecimalField(
         _("amount"), max_digits=14, decimal_places=2, validators=[positive]
     )
-    method = models.CharField(max_length=12, choices=Method.choices, default=Method.TRANSFER)
+    method = models.CharField(
+        max_length=12, choices=Method.choices, default=Method.TRANSFER, verbose_name=_("method")
+    )
     received_on = models.DateField(_("received"), default=local_today)
     reference = models.CharField(_("reference"), max_length=80, blank=True)
 
@@ -715,18 +795,37 @@ class EscalationTicket(TenantRecord, models.Model):
         IN_PROGRESS = "in_progress", _("In progress")
         RESOLVED = "resolved", _("Resolved")
 
-    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE, related_name="tickets")
-    customer = models.ForeignKey(Customer, on_delete=models.SET_NULL, null=True, blank=True)
-    job = models.ForeignKey(Job, on_delete=models.SET_NULL, null=True, blank=True)
-    priority = models.CharField(max_length=8, choices=Priority.choices, default=Priority.NORMAL)
-    reason = models.CharField(max_length=12, choices=Reason.choices)
-    summary = models.TextField(_("summary"))
-    status = models.CharField(max_length=12, choices=Status.choices, default=Status.OPEN)
-    conversation_id = models.BigIntegerField(null=True, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    organisation = models.ForeignKey(
+        Organisation,
+        on_delete=models.CASCADE,
+        related_name="tickets",
+        verbose_name=_("organisation"),
     )
-    created_at = models.DateTimeField(default=now)
+    customer = models.ForeignKey(
+        Customer, on_delete=models.SET_NULL, null=True, blank=True, verbose_name=_("customer")
+    )
+    job = models.ForeignKey(
+        Job, on_delete=models.SET_NULL, null=True, blank=True, verbose_name=_("job")
+    )
+    priority = models.CharField(
+        max_length=8, choices=Priority.choices, default=Priority.NORMAL, verbose_name=_("priority")
+    )
+    reason = models.CharField(max_length=12, choices=Reason.choices, verbose_name=_("reason"))
+    summary = models.TextField(_("summary"))
+    status = models.CharField(
+        max_length=12, choices=Status.choices, default=Status.OPEN, verbose_name=_("status")
+    )
+    conversation_id = models.BigIntegerField(
+        null=True, blank=True, verbose_name=_("conversation id")
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        verbose_name=_("created by"),
+    )
+    created_at = models.DateTimeField(default=now, verbose_name=_("created at"))
 
     class Meta:
         verbose_name = _("ticket")

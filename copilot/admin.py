@@ -7,6 +7,7 @@ from typing import Any
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils.html import format_html
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
@@ -28,8 +29,15 @@ class MessageInline(admin.TabularInline):  # type: ignore[type-arg]
 class ConversationAdmin(OrgScopedAdmin):
     list_display = ("id", "title", "organisation", "user", "channel", "updated_at")
     # The working memory (O9) as the next turn will load it: shown, never edited by hand.
-    readonly_fields = ("summary", "state")
+    # It is what the model reads (copilot/orchestration/memory.py: English, by design), shown as
+    # the chat page shows it: as stored, in a <pre>.
+    readonly_fields = ("memory", "state")
+    exclude = ("summary",)
     inlines = (MessageInline,)
+
+    @admin.display(description=_("summary"))
+    def memory(self, conversation: Conversation) -> str:
+        return format_html('<pre lang="en">{}</pre>', conversation.summary)
 
 
 @admin.register(AgentRun)

@@ -25,42 +25,58 @@ class Conversation(models.Model):
         HUMAN = "human", _("Human")
 
     organisation = models.ForeignKey(
-        Organisation, on_delete=models.CASCADE, related_name="conversations"
+        Organisation,
+        on_delete=models.CASCADE,
+        related_name="conversations",
+        verbose_name=_("organisation"),
     )
     user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        verbose_name=_("user"),
     )
-    channel = models.CharField(max_length=10, choices=Channel.choices, default=Channel.PANEL)
-    title = models.CharField(max_length=120, blank=True)
+    channel = models.CharField(
+        max_length=10, choices=Channel.choices, default=Channel.PANEL, verbose_name=_("channel")
+    )
+    title = models.CharField(max_length=120, blank=True, verbose_name=_("title"))
     # Working memory (O9): a compact summary plus structured state (pending clarification,
     # the job under discussion, ...). Raw history is read only where a node needs it.
-    summary = models.TextField(blank=True)
-    state = models.JSONField(default=dict, blank=True)
+    summary = models.TextField(blank=True, verbose_name=_("summary"))
+    state = models.JSONField(default=dict, blank=True, verbose_name=_("state"))
     # The sequence number of the last event published to this conversation's log.
-    event_seq = models.BigIntegerField(default=0)
+    event_seq = models.BigIntegerField(default=0, verbose_name=_("event seq"))
     # The lease that lets one runner at a time work through its queued turns, in order, across
     # every process; a holder that stops renewing it loses it at `lease_until`.
-    lease_owner = models.CharField(max_length=80, blank=True)
-    lease_until = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(default=timezone.now)
-    updated_at = models.DateTimeField(default=timezone.now)
+    lease_owner = models.CharField(max_length=80, blank=True, verbose_name=_("lease owner"))
+    lease_until = models.DateTimeField(null=True, blank=True, verbose_name=_("lease until"))
+    created_at = models.DateTimeField(default=timezone.now, verbose_name=_("created at"))
+    updated_at = models.DateTimeField(default=timezone.now, verbose_name=_("updated at"))
     # When its customers' profiles were last extracted from it (P3: at a farewell, or by the
     # idle sweep, which takes only conversations updated since).
-    profiled_at = models.DateTimeField(null=True, blank=True)
+    profiled_at = models.DateTimeField(null=True, blank=True, verbose_name=_("profiled at"))
     # Who the conversation is with on its channel: the customer's WhatsApp number (wa_id).
-    contact = models.CharField(max_length=32, blank=True)
+    contact = models.CharField(max_length=32, blank=True, verbose_name=_("contact"))
     # The customer writing (WhatsApp): matched by phone or registered; their turns are scoped
     # to their own records (agents/customer_scope.py).
     customer = models.ForeignKey(
-        Customer, on_delete=models.SET_NULL, null=True, blank=True, related_name="conversations"
+        Customer,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="conversations",
+        verbose_name=_("customer"),
     )
     # "human": an operator took the conversation over; the copilot does not answer until it is
     # handed back (whatsapp/humans.py).
-    mode = models.CharField(max_length=10, choices=Mode.choices, default=Mode.COPILOT)
+    mode = models.CharField(
+        max_length=10, choices=Mode.choices, default=Mode.COPILOT, verbose_name=_("mode")
+    )
     taken_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
         related_name="+",
-    )  # fmt: skip
+     verbose_name=_("taken by"))  # fmt: skip
 
     class Meta:
         verbose_name = _("conversation")
@@ -81,18 +97,23 @@ class Message(models.Model):
         ASSISTANT = "assistant", _("Assistant")
         SYSTEM = "system", _("Note")  # what happened outside the chat: a manager's decision
 
-    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
-    conversation = models.ForeignKey(
-        Conversation, on_delete=models.CASCADE, related_name="messages"
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, verbose_name=_("organisation")
     )
-    role = models.CharField(max_length=10, choices=Role.choices)
-    text = models.TextField()
-    language = models.CharField(max_length=2, blank=True)
-    agent = models.CharField(max_length=40, blank=True)
-    trace = models.JSONField(default=dict, blank=True)
+    conversation = models.ForeignKey(
+        Conversation,
+        on_delete=models.CASCADE,
+        related_name="messages",
+        verbose_name=_("conversation"),
+    )
+    role = models.CharField(max_length=10, choices=Role.choices, verbose_name=_("role"))
+    text = models.TextField(verbose_name=_("text"))
+    language = models.CharField(max_length=2, blank=True, verbose_name=_("language"))
+    agent = models.CharField(max_length=40, blank=True, verbose_name=_("agent"))
+    trace = models.JSONField(default=dict, blank=True, verbose_name=_("trace"))
     # The sender's own id for the frame: a frame sent twice (a reconnecting client) is one message.
-    client_id = models.CharField(max_length=64, blank=True)
-    created_at = models.DateTimeField(default=timezone.now)
+    client_id = models.CharField(max_length=64, blank=True, verbose_name=_("client id"))
+    created_at = models.DateTimeField(default=timezone.now, verbose_name=_("created at"))
 
     class Meta:
         verbose_name = _("message")
@@ -105,6 +126,9 @@ class Message(models.Model):
                 name="message_client_id_once",
             )
         ]
+
+    def __str__(self) -> str:
+        return str(_("Message #%(id)s") % {"id": self.pk})
 
 
 class Turn(models.Model):
@@ -129,33 +153,59 @@ class Turn(models.Model):
         SUGGESTION = "suggestion", _("Suggestion")  # runs an accepted suggestion's call
         UNDO = "undo", _("Undo")  # runs the inverse of a call an answer made
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.MESSAGE)
+    id = models.UUIDField(
+        primary_key=True, default=uuid.uuid4, editable=False, verbose_name=_("id")
+    )
+    kind = models.CharField(
+        max_length=10, choices=Kind.choices, default=Kind.MESSAGE, verbose_name=_("kind")
+    )
     # What the kind runs on (copilot/kinds.py `SuggestionPayload`, `UndoPayload`); a decision
     # names its action and paused turn in the two fields below.
-    payload = models.JSONField(default=dict, blank=True)
+    payload = models.JSONField(default=dict, blank=True, verbose_name=_("payload"))
     # A decision turn: the turn it resumes and the held action that was decided.
     resumes = models.ForeignKey(
-        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="continuations"
+        "self",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="continuations",
+        verbose_name=_("resumes"),
     )
-    approval_id = models.BigIntegerField(null=True, blank=True)
-    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="turns")
-    message = models.OneToOneField(Message, on_delete=models.CASCADE, related_name="turn")
+    approval_id = models.BigIntegerField(null=True, blank=True, verbose_name=_("approval id"))
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, verbose_name=_("organisation")
+    )
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="turns", verbose_name=_("conversation")
+    )
+    message = models.OneToOneField(
+        Message, on_delete=models.CASCADE, related_name="turn", verbose_name=_("message")
+    )
     user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        verbose_name=_("user"),
     )
-    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
-    runner = models.CharField(max_length=80, blank=True)  # who claimed it
+    status = models.CharField(
+        max_length=12, choices=Status.choices, default=Status.QUEUED, verbose_name=_("status")
+    )
+    runner = models.CharField(max_length=80, blank=True, verbose_name=_("runner"))  # who claimed it
     # The chain as routed ({agent, intent, text} per step): what an interrupted turn had planned.
-    plan = models.JSONField(default=list, blank=True)
+    plan = models.JSONField(default=list, blank=True, verbose_name=_("plan"))
     answer = models.ForeignKey(
-        Message, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+        Message,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("answer"),
     )
-    error = models.TextField(blank=True)
-    created_at = models.DateTimeField(default=timezone.now)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True, verbose_name=_("error"))
+    created_at = models.DateTimeField(default=timezone.now, verbose_name=_("created at"))
+    started_at = models.DateTimeField(null=True, blank=True, verbose_name=_("started at"))
+    finished_at = models.DateTimeField(null=True, blank=True, verbose_name=_("finished at"))
 
     class Meta:
         verbose_name = _("turn")
@@ -175,16 +225,25 @@ class ConversationEvent(models.Model):
 
     A client that reconnects asks for what followed the last `seq` it saw (S4)."""
 
-    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="events")
-    seq = models.BigIntegerField()
-    turn_id = models.CharField(max_length=36, blank=True)
-    type = models.CharField(max_length=24)
-    payload = models.JSONField()
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, verbose_name=_("organisation")
+    )
+    conversation = models.ForeignKey(
+        Conversation,
+        on_delete=models.CASCADE,
+        related_name="events",
+        verbose_name=_("conversation"),
+    )
+    seq = models.BigIntegerField(verbose_name=_("seq"))
+    turn_id = models.CharField(max_length=36, blank=True, verbose_name=_("turn id"))
+    type = models.CharField(max_length=24, verbose_name=_("type"))
+    payload = models.JSONField(verbose_name=_("payload"))
     # The process that published it: a web process forwards only the others' events (the
     # in-memory channel layer of the embedded default does not cross processes).
-    origin = models.CharField(max_length=80, blank=True)
-    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    origin = models.CharField(max_length=80, blank=True, verbose_name=_("origin"))
+    created_at = models.DateTimeField(
+        default=timezone.now, db_index=True, verbose_name=_("created at")
+    )
 
     class Meta:
         verbose_name = _("conversation event")
@@ -198,34 +257,41 @@ class ConversationEvent(models.Model):
 class AgentRun(models.Model):
     """One sub-agent run: the source of the consulted footer and the per-agent metrics."""
 
-    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
-    conversation = models.ForeignKey(
-        Conversation, on_delete=models.CASCADE, related_name="agent_runs", null=True, blank=True
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, verbose_name=_("organisation")
     )
-    turn_id = models.CharField(max_length=36, db_index=True)
-    agent = models.CharField(max_length=40)
-    intent = models.CharField(max_length=40)
-    confidence = models.FloatField(default=0.0)
-    tools = models.JSONField(default=list, blank=True)
-    plan_steps = models.PositiveSmallIntegerField(default=0)
-    latency_ms = models.FloatField(default=0.0)
-    tokens_in = models.PositiveIntegerField(default=0)
-    tokens_out = models.PositiveIntegerField(default=0)
-    success = models.BooleanField(default=True)
-    yielded = models.BooleanField(default=False)
-    error = models.TextField(blank=True)
-    permanent = models.BooleanField(default=False)
+    conversation = models.ForeignKey(
+        Conversation,
+        on_delete=models.CASCADE,
+        related_name="agent_runs",
+        null=True,
+        blank=True,
+        verbose_name=_("conversation"),
+    )
+    turn_id = models.CharField(max_length=36, db_index=True, verbose_name=_("turn id"))
+    agent = models.CharField(max_length=40, verbose_name=_("agent"))
+    intent = models.CharField(max_length=40, verbose_name=_("intent"))
+    confidence = models.FloatField(default=0.0, verbose_name=_("confidence"))
+    tools = models.JSONField(default=list, blank=True, verbose_name=_("tools"))
+    plan_steps = models.PositiveSmallIntegerField(default=0, verbose_name=_("plan steps"))
+    latency_ms = models.FloatField(default=0.0, verbose_name=_("latency ms"))
+    tokens_in = models.PositiveIntegerField(default=0, verbose_name=_("tokens in"))
+    tokens_out = models.PositiveIntegerField(default=0, verbose_name=_("tokens out"))
+    success = models.BooleanField(default=True, verbose_name=_("success"))
+    yielded = models.BooleanField(default=False, verbose_name=_("yielded"))
+    error = models.TextField(blank=True, verbose_name=_("error"))
+    permanent = models.BooleanField(default=False, verbose_name=_("permanent"))
     # For the per-agent metrics (D2): the engine that ran it ("embedded", "llm"), who chose it
     # ("classifier", "model", "directive", "reroute"…), the agent that yielded it when rerouted
     # (that agent's misroute), and whether it asked the operator a question.
-    engine = models.CharField(max_length=10, blank=True)
-    source = models.CharField(max_length=16, blank=True)
-    rerouted_from = models.CharField(max_length=40, blank=True)
-    clarified = models.BooleanField(default=False)
+    engine = models.CharField(max_length=10, blank=True, verbose_name=_("engine"))
+    source = models.CharField(max_length=16, blank=True, verbose_name=_("source"))
+    rerouted_from = models.CharField(max_length=40, blank=True, verbose_name=_("rerouted from"))
+    clarified = models.BooleanField(default=False, verbose_name=_("clarified"))
     # A/B tests (V4): the test (agents.ABTest, a plain id) and arm ("a"/"b") it ran under.
-    abtest_id = models.BigIntegerField(null=True, blank=True)
-    abtest_arm = models.CharField(max_length=1, blank=True)
-    created_at = models.DateTimeField(default=timezone.now)
+    abtest_id = models.BigIntegerField(null=True, blank=True, verbose_name=_("abtest id"))
+    abtest_arm = models.CharField(max_length=1, blank=True, verbose_name=_("abtest arm"))
+    created_at = models.DateTimeField(default=timezone.now, verbose_name=_("created at"))
 
     class Meta:
         verbose_name = _("agent run")
@@ -278,19 +344,25 @@ class TraceSeal(models.Model):
         REDACTION = "redaction", _("redaction")
         ANCHOR = "anchor", _("anchor")
 
-    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, verbose_name=_("organisation")
+    )
     # The conversation whose chain the seal is in; empty: the organisation's own chain.
-    chain = models.PositiveBigIntegerField(null=True, blank=True)
-    seq = models.PositiveBigIntegerField()  # 1, 2, 3… per chain
-    kind = models.CharField(max_length=10, choices=Kind, default=Kind.TURN)
-    turn_id = models.CharField(max_length=36, db_index=True)  # a redaction's own id
-    content = models.TextField()
-    previous = models.CharField(max_length=64)  # the previous seal's digest ("" for the first)
-    digest = models.CharField(max_length=64)
-    sealed_at = models.DateTimeField(default=timezone.now)
+    chain = models.PositiveBigIntegerField(null=True, blank=True, verbose_name=_("chain"))
+    seq = models.PositiveBigIntegerField(verbose_name=_("seq"))  # 1, 2, 3… per chain
+    kind = models.CharField(max_length=10, choices=Kind, default=Kind.TURN, verbose_name=_("kind"))
+    turn_id = models.CharField(
+        max_length=36, db_index=True, verbose_name=_("turn id")
+    )  # a redaction's own id
+    content = models.TextField(verbose_name=_("content"))
+    previous = models.CharField(
+        max_length=64, verbose_name=_("previous")
+    )  # the previous seal's digest ("" for the first)
+    digest = models.CharField(max_length=64, verbose_name=_("digest"))
+    sealed_at = models.DateTimeField(default=timezone.now, verbose_name=_("sealed at"))
     # A conversation seal an anchor has vouched for: bookkeeping of the anchoring job, outside
     # the digest (a flag with no anchor behind it is itself a break: the anchor was removed).
-    anchored = models.BooleanField(default=False)
+    anchored = models.BooleanField(default=False, verbose_name=_("anchored"))
 
     class Meta:
         ordering = ["organisation", "chain", "seq"]

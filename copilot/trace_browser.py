@@ -143,7 +143,29 @@ def _steps(
         remaining = [call for call in remaining if call not in step["calls"]]
     if remaining and stored:
         stored[-1]["calls"] = [*stored[-1]["calls"], *remaining]
+    lines = _step_lines(trace)
+    for step in stored:
+        step["lined_calls"] = [(call, _next_line(lines, call.tool)) for call in step["calls"]]
     return stored
+
+
+def _step_lines(trace: dict[str, Any]) -> dict[str, list[str]]:
+    """Each tool's "what I did" lines, in order, as the answer shows them (in the turn's
+    language): the trace says the same, not the English summary the model read."""
+    did = trace.get("did")
+    if not isinstance(did, dict):
+        return {}
+    lines: dict[str, list[str]] = {}
+    for agent in did.get("agents") or []:
+        for tool in (agent.get("tools") or []) if isinstance(agent, dict) else []:
+            if isinstance(tool, dict) and tool.get("line"):
+                lines.setdefault(str(tool.get("tool")), []).append(str(tool["line"]))
+    return lines
+
+
+def _next_line(lines: dict[str, list[str]], tool: str) -> str:
+    queue = lines.get(tool) or []
+    return queue.pop(0) if queue else ""
 
 
 def waterfall(timings: dict[str, Any]) -> list[Bar]:

@@ -207,6 +207,7 @@ def case_row(case: Case, pred: Prediction, intent_agent: dict[str, str]) -> dict
     return {
         "id": case.id,
         "input": case.input,
+        "lang": case.lang,
         "expected_intents": case.expected_intents,
         "predicted_intents": pred.intents,
         "expected_agents": expected_agents(case, intent_agent),

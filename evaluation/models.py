@@ -27,7 +27,10 @@ class Dataset(models.Model):
         AGENT = "agent", _("Agent partition")
 
     organisation = models.ForeignKey(
-        Organisation, on_delete=models.CASCADE, related_name="eval_datasets"
+        Organisation,
+        on_delete=models.CASCADE,
+        related_name="eval_datasets",
+        verbose_name=_("organisation"),
     )
     name = models.CharField(_("name"), max_length=80)
     kind = models.CharField(_("kind"), max_length=10, choices=Kind.choices, default=Kind.GOLDEN)
@@ -42,7 +45,7 @@ class Dataset(models.Model):
     description = models.TextField(_("description"), blank=True)
     # Relative dates in the cases ("mañana") were labelled against this day.
     reference_date = models.DateField(_("reference date"), null=True, blank=True)
-    created_at = models.DateTimeField(default=timezone.now)
+    created_at = models.DateTimeField(default=timezone.now, verbose_name=_("created at"))
 
     class Meta:
         ordering = ["organisation_id", "kind", "name"]
@@ -63,9 +66,13 @@ class Case(models.Model):
         FEEDBACK = "feedback", _("From feedback")
         CONVERSATION = "conversation", _("From a conversation")
 
-    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
-    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="cases")
-    position = models.PositiveIntegerField(default=0)
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, verbose_name=_("organisation")
+    )
+    dataset = models.ForeignKey(
+        Dataset, on_delete=models.CASCADE, related_name="cases", verbose_name=_("dataset")
+    )
+    position = models.PositiveIntegerField(default=0, verbose_name=_("position"))
     external_id = models.CharField(_("id"), max_length=80, blank=True)
     input = models.TextField(_("input"))
     expected_intents = models.JSONField(_("expected intents"), default=list)
@@ -73,9 +80,11 @@ class Case(models.Model):
     expected_entities = models.JSONField(_("expected entities"), default=dict, blank=True)
     lang = models.CharField(_("language"), max_length=5, blank=True)
     tags = models.JSONField(_("tags"), default=list, blank=True)
-    source = models.CharField(max_length=12, choices=Source.choices, default=Source.FILE)
-    created_at = models.DateTimeField(default=timezone.now)
-    updated_at = models.DateTimeField(default=timezone.now)
+    source = models.CharField(
+        max_length=12, choices=Source.choices, default=Source.FILE, verbose_name=_("source")
+    )
+    created_at = models.DateTimeField(default=timezone.now, verbose_name=_("created at"))
+    updated_at = models.DateTimeField(default=timezone.now, verbose_name=_("updated at"))
 
     class Meta:
         ordering = ["dataset_id", "position", "pk"]
@@ -101,27 +110,49 @@ class Run(models.Model):
         DONE = "done", _("Done")
         FAILED = "failed", _("Failed")
 
-    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
-    dataset = models.ForeignKey(Dataset, on_delete=models.SET_NULL, null=True, related_name="runs")
-    dataset_name = models.CharField(max_length=80)  # kept when the dataset goes
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, verbose_name=_("organisation")
+    )
+    dataset = models.ForeignKey(
+        Dataset,
+        on_delete=models.SET_NULL,
+        null=True,
+        related_name="runs",
+        verbose_name=_("dataset"),
+    )
+    dataset_name = models.CharField(
+        max_length=80, verbose_name=_("dataset name")
+    )  # kept when the dataset goes
     engine = models.CharField(_("engine"), max_length=10, default="embedded")
     # The agent-configuration version: one agent at one recorded version, the rest as they are;
     # none: the registry as it is.
-    agent = models.ForeignKey(Agent, on_delete=models.SET_NULL, null=True, blank=True)
-    agent_version = models.PositiveIntegerField(null=True, blank=True)
-    reference_date = models.DateField()
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
-    total = models.PositiveIntegerField(default=0)
-    done = models.PositiveIntegerField(default=0)
-    metrics = models.JSONField(default=dict, blank=True)
-    rows = models.JSONField(default=list, blank=True)  # one per case, as `--per-case`
-    error = models.TextField(blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    agent = models.ForeignKey(
+        Agent, on_delete=models.SET_NULL, null=True, blank=True, verbose_name=_("agent")
     )
-    created_at = models.DateTimeField(default=timezone.now)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
+    agent_version = models.PositiveIntegerField(
+        null=True, blank=True, verbose_name=_("agent version")
+    )
+    reference_date = models.DateField(verbose_name=_("reference date"))
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.QUEUED, verbose_name=_("status")
+    )
+    total = models.PositiveIntegerField(default=0, verbose_name=_("total"))
+    done = models.PositiveIntegerField(default=0, verbose_name=_("done"))
+    metrics = models.JSONField(default=dict, blank=True, verbose_name=_("metrics"))
+    rows = models.JSONField(
+        default=list, blank=True, verbose_name=_("rows")
+    )  # one per case, as `--per-case`
+    error = models.TextField(blank=True, verbose_name=_("error"))
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        verbose_name=_("created by"),
+    )
+    created_at = models.DateTimeField(default=timezone.now, verbose_name=_("created at"))
+    started_at = models.DateTimeField(null=True, blank=True, verbose_name=_("started at"))
+    finished_at = models.DateTimeField(null=True, blank=True, verbose_name=_("finished at"))
 
     class Meta:
         ordering = ["-created_at", "-pk"]
@@ -163,16 +194,28 @@ class Feedback(models.Model):
         CONVERTED = "converted", _("Made into a case")
         DISMISSED = "dismissed", _("Dismissed")
 
-    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
-    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="feedback")
-    turn_id = models.CharField(max_length=36, blank=True, db_index=True)
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True)
-    rating = models.CharField(max_length=4, choices=Rating.choices, blank=True)
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, verbose_name=_("organisation")
+    )
+    message = models.ForeignKey(
+        Message, on_delete=models.CASCADE, related_name="feedback", verbose_name=_("message")
+    )
+    turn_id = models.CharField(max_length=36, blank=True, db_index=True, verbose_name=_("turn id"))
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, verbose_name=_("user")
+    )
+    rating = models.CharField(
+        max_length=4, choices=Rating.choices, blank=True, verbose_name=_("rating")
+    )
     should_be = models.CharField(_("should have been"), max_length=40, blank=True)
-    state = models.CharField(max_length=10, choices=State.choices, default=State.NEW)
-    case = models.ForeignKey(Case, on_delete=models.SET_NULL, null=True, blank=True)
-    created_at = models.DateTimeField(default=timezone.now)
-    updated_at = models.DateTimeField(default=timezone.now)
+    state = models.CharField(
+        max_length=10, choices=State.choices, default=State.NEW, verbose_name=_("state")
+    )
+    case = models.ForeignKey(
+        Case, on_delete=models.SET_NULL, null=True, blank=True, verbose_name=_("case")
+    )
+    created_at = models.DateTimeField(default=timezone.now, verbose_name=_("created at"))
+    updated_at = models.DateTimeField(default=timezone.now, verbose_name=_("updated at"))
 
     class Meta:
         ordering = ["-updated_at", "-pk"]

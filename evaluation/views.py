@@ -440,6 +440,7 @@ def feedback_queue(request: HttpRequest) -> HttpResponse:
         rows.append({
             "feedback": item, "question": question.text if question else "",
             "masked": mask(question.text) if question else "", "routed": routed(item.message),
+            "lang": question.language if question else "",
         })  # fmt: skip
     recent = (
         Message.objects.filter(organisation=organisation, role=Message.Role.USER)

@@ -20,7 +20,10 @@ class ProviderSettings(models.Model):
     """
 
     organisation = models.OneToOneField(
-        Organisation, on_delete=models.CASCADE, related_name="provider_settings"
+        Organisation,
+        on_delete=models.CASCADE,
+        related_name="provider_settings",
+        verbose_name=_("organisation"),
     )
     base_url = models.URLField(
         _("base URL"),
@@ -70,7 +73,7 @@ class ProviderSettings(models.Model):
             '"off": voice notes are stored and the sender is asked for text.'
         ),
     )
-    updated_at = models.DateTimeField(auto_now=True)
+    updated_at = models.DateTimeField(auto_now=True, verbose_name=_("updated at"))
 
     class Meta:
         verbose_name = _("model provider settings")
@@ -95,7 +98,7 @@ class ModelPrice(models.Model):
     output_per_million = models.DecimalField(
         _("output USD / 1M tokens"), max_digits=12, decimal_places=6
     )
-    updated_at = models.DateTimeField(auto_now=True)
+    updated_at = models.DateTimeField(auto_now=True, verbose_name=_("updated at"))
 
     class Meta:
         ordering = ["model_prefix"]
@@ -116,26 +119,30 @@ class ModelCall(models.Model):
         VISION = "vision", _("Photo reading")
         TRANSCRIPTION = "transcription", _("Voice transcription")
 
-    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, verbose_name=_("organisation")
+    )
     # A plain id: the chat sits above this package and owns its conversations.
-    conversation_id = models.BigIntegerField(null=True, blank=True, db_index=True)
-    turn_id = models.CharField(max_length=36, blank=True, db_index=True)
-    agent = models.CharField(max_length=40, blank=True)
-    purpose = models.CharField(max_length=16, choices=Purpose.choices)
-    model = models.CharField(max_length=100)
-    source = models.CharField(max_length=16, blank=True)
-    tokens_in = models.PositiveIntegerField(default=0)
-    tokens_out = models.PositiveIntegerField(default=0)
+    conversation_id = models.BigIntegerField(
+        null=True, blank=True, db_index=True, verbose_name=_("conversation id")
+    )
+    turn_id = models.CharField(max_length=36, blank=True, db_index=True, verbose_name=_("turn id"))
+    agent = models.CharField(max_length=40, blank=True, verbose_name=_("agent"))
+    purpose = models.CharField(max_length=16, choices=Purpose.choices, verbose_name=_("purpose"))
+    model = models.CharField(max_length=100, verbose_name=_("model"))
+    source = models.CharField(max_length=16, blank=True, verbose_name=_("source"))
+    tokens_in = models.PositiveIntegerField(default=0, verbose_name=_("tokens in"))
+    tokens_out = models.PositiveIntegerField(default=0, verbose_name=_("tokens out"))
     cost = models.DecimalField(_("cost (USD)"), max_digits=12, decimal_places=6, default=0)
-    latency_ms = models.FloatField(default=0.0)
-    first_token_ms = models.FloatField(null=True, blank=True)
-    ok = models.BooleanField(default=True)
-    error_kind = models.CharField(max_length=20, blank=True)
-    error = models.TextField(blank=True)
-    retries = models.PositiveSmallIntegerField(default=0)
+    latency_ms = models.FloatField(default=0.0, verbose_name=_("latency ms"))
+    first_token_ms = models.FloatField(null=True, blank=True, verbose_name=_("first token ms"))
+    ok = models.BooleanField(default=True, verbose_name=_("ok"))
+    error_kind = models.CharField(max_length=20, blank=True, verbose_name=_("error kind"))
+    error = models.TextField(blank=True, verbose_name=_("error"))
+    retries = models.PositiveSmallIntegerField(default=0, verbose_name=_("retries"))
     # The server reported no usage: the tokens are estimated from the request and the output.
-    usage_estimated = models.BooleanField(default=False)
-    created_at = models.DateTimeField(default=timezone.now)
+    usage_estimated = models.BooleanField(default=False, verbose_name=_("usage estimated"))
+    created_at = models.DateTimeField(default=timezone.now, verbose_name=_("created at"))
 
     class Meta:
         verbose_name = _("model call")

@@ -26,13 +26,26 @@ class WhatsAppAccount(models.Model):
     what the webhook's payload names."""
 
     organisation = models.OneToOneField(
-        Organisation, on_delete=models.CASCADE, related_name="whatsapp_account"
+        Organisation,
+        on_delete=models.CASCADE,
+        related_name="whatsapp_account",
+        verbose_name=_("organisation"),
     )
-    phone_number_id_encrypted = models.TextField(blank=True, editable=False)
-    phone_number_digest = models.CharField(max_length=64, blank=True, editable=False)
-    app_secret_encrypted = models.TextField(blank=True, editable=False)
-    verify_token_encrypted = models.TextField(blank=True, editable=False)
-    access_token_encrypted = models.TextField(blank=True, editable=False)
+    phone_number_id_encrypted = models.TextField(
+        blank=True, editable=False, verbose_name=_("phone number id encrypted")
+    )
+    phone_number_digest = models.CharField(
+        max_length=64, blank=True, editable=False, verbose_name=_("phone number digest")
+    )
+    app_secret_encrypted = models.TextField(
+        blank=True, editable=False, verbose_name=_("app secret encrypted")
+    )
+    verify_token_encrypted = models.TextField(
+        blank=True, editable=False, verbose_name=_("verify token encrypted")
+    )
+    access_token_encrypted = models.TextField(
+        blank=True, editable=False, verbose_name=_("access token encrypted")
+    )
     phone_number_id = EncryptedText(
         "phone_number_id_encrypted", digest_column="phone_number_digest"
     )
@@ -40,8 +53,12 @@ class WhatsAppAccount(models.Model):
     verify_token = EncryptedText("verify_token_encrypted")
     access_token = EncryptedText("access_token_encrypted")
     # The WhatsApp Business Account's id: template and account webhooks name it, not the number.
-    business_account_id_encrypted = models.TextField(blank=True, editable=False)
-    business_account_digest = models.CharField(max_length=64, blank=True, editable=False)
+    business_account_id_encrypted = models.TextField(
+        blank=True, editable=False, verbose_name=_("business account id encrypted")
+    )
+    business_account_digest = models.CharField(
+        max_length=64, blank=True, editable=False, verbose_name=_("business account digest")
+    )
     business_account_id = EncryptedText(
         "business_account_id_encrypted", digest_column="business_account_digest"
     )
@@ -90,26 +107,39 @@ class OutgoingMessage(models.Model):
         READ = "read", _("Read")
         FAILED = "failed", _("Failed")
 
-    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
-    conversation = models.ForeignKey(
-        Conversation, on_delete=models.CASCADE, related_name="outgoing"
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, verbose_name=_("organisation")
     )
-    message = models.OneToOneField(Message, on_delete=models.CASCADE, related_name="outgoing")
-    to = models.CharField(max_length=32)
-    text = models.TextField()
-    template = models.CharField(max_length=120, blank=True)  # sent as this template instead
+    conversation = models.ForeignKey(
+        Conversation,
+        on_delete=models.CASCADE,
+        related_name="outgoing",
+        verbose_name=_("conversation"),
+    )
+    message = models.OneToOneField(
+        Message, on_delete=models.CASCADE, related_name="outgoing", verbose_name=_("message")
+    )
+    to = models.CharField(max_length=32, verbose_name=_("to"))
+    text = models.TextField(verbose_name=_("text"))
+    template = models.CharField(
+        max_length=120, blank=True, verbose_name=_("template")
+    )  # sent as this template instead
     # A document sent with it (a quote's or invoice's PDF): {"kind", "id", "language"}; the PDF
     # is rendered and uploaded to the Graph API's /media when the row is sent.
-    document = models.JSONField(default=dict, blank=True)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
-    attempts = models.PositiveSmallIntegerField(default=0)
-    next_attempt_at = models.DateTimeField(default=timezone.now)
-    last_error = models.TextField(blank=True)
-    provider_message_id = models.CharField(max_length=128, blank=True, db_index=True)
+    document = models.JSONField(default=dict, blank=True, verbose_name=_("document"))
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.QUEUED, verbose_name=_("status")
+    )
+    attempts = models.PositiveSmallIntegerField(default=0, verbose_name=_("attempts"))
+    next_attempt_at = models.DateTimeField(default=timezone.now, verbose_name=_("next attempt at"))
+    last_error = models.TextField(blank=True, verbose_name=_("last error"))
+    provider_message_id = models.CharField(
+        max_length=128, blank=True, db_index=True, verbose_name=_("provider message id")
+    )
     # The Cloud API refused it as text (131047, the window closed): it goes as a template.
-    as_template = models.BooleanField(default=False)
-    created_at = models.DateTimeField(default=timezone.now)
-    updated_at = models.DateTimeField(default=timezone.now)
+    as_template = models.BooleanField(default=False, verbose_name=_("as template"))
+    created_at = models.DateTimeField(default=timezone.now, verbose_name=_("created at"))
+    updated_at = models.DateTimeField(default=timezone.now, verbose_name=_("updated at"))
 
     class Meta:
         db_table = "copilot_outgoingmessage"
@@ -149,33 +179,58 @@ class IncomingMedia(models.Model):
         REFUSED = "refused", _("Refused")  # too large or of a type not accepted: not kept
         FAILED = "failed", _("Failed")  # could not be fetched
 
-    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="media")
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, verbose_name=_("organisation")
+    )
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="media", verbose_name=_("conversation")
+    )
     # The user message it became (the placeholder for a photo, the transcript of a voice note).
     message = models.OneToOneField(
-        Message, on_delete=models.SET_NULL, null=True, blank=True, related_name="media"
+        Message,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="media",
+        verbose_name=_("message"),
     )
-    wa_message_id = models.CharField(max_length=64)
-    media_id = models.CharField(max_length=128)  # the Graph API's id of the file
-    kind = models.CharField(max_length=10, choices=Kind.choices)
-    sender = models.CharField(max_length=32)
-    caption = models.TextField(blank=True)
-    meta = models.JSONField(default=dict, blank=True)  # the webhook's sender, name, timestamp
-    mime_type = models.CharField(max_length=100, blank=True)
-    size = models.PositiveIntegerField(default=0)
-    sha256 = models.CharField(max_length=64, blank=True)
-    file = models.FileField(upload_to=media_path, blank=True, max_length=200)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
-    attempts = models.PositiveSmallIntegerField(default=0)  # fetches that met a transient fault
-    error = models.TextField(blank=True)
+    wa_message_id = models.CharField(max_length=64, verbose_name=_("wa message id"))
+    media_id = models.CharField(
+        max_length=128, verbose_name=_("media id")
+    )  # the Graph API's id of the file
+    kind = models.CharField(max_length=10, choices=Kind.choices, verbose_name=_("kind"))
+    sender = models.CharField(max_length=32, verbose_name=_("sender"))
+    caption = models.TextField(blank=True, verbose_name=_("caption"))
+    meta = models.JSONField(
+        default=dict, blank=True, verbose_name=_("meta")
+    )  # the webhook's sender, name, timestamp
+    mime_type = models.CharField(max_length=100, blank=True, verbose_name=_("mime type"))
+    size = models.PositiveIntegerField(default=0, verbose_name=_("size"))
+    sha256 = models.CharField(max_length=64, blank=True, verbose_name=_("sha256"))
+    file = models.FileField(
+        upload_to=media_path, blank=True, max_length=200, verbose_name=_("file")
+    )
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.PENDING, verbose_name=_("status")
+    )
+    attempts = models.PositiveSmallIntegerField(
+        default=0, verbose_name=_("attempts")
+    )  # fetches that met a transient fault
+    error = models.TextField(blank=True, verbose_name=_("error"))
     # A photo's reading (brand, model, capacity, symptom, kind) and a voice note's transcript.
-    extraction = models.JSONField(default=dict, blank=True)
-    transcript = models.TextField(blank=True)
-    customer = models.ForeignKey(Customer, on_delete=models.SET_NULL, null=True, blank=True)
-    equipment = models.ForeignKey(Equipment, on_delete=models.SET_NULL, null=True, blank=True)
-    job = models.ForeignKey(Job, on_delete=models.SET_NULL, null=True, blank=True)
-    created_at = models.DateTimeField(default=timezone.now)
-    updated_at = models.DateTimeField(default=timezone.now)
+    extraction = models.JSONField(default=dict, blank=True, verbose_name=_("extraction"))
+    transcript = models.TextField(blank=True, verbose_name=_("transcript"))
+    customer = models.ForeignKey(
+        Customer, on_delete=models.SET_NULL, null=True, blank=True, verbose_name=_("customer")
+    )
+    equipment = models.ForeignKey(
+        Equipment, on_delete=models.SET_NULL, null=True, blank=True, verbose_name=_("equipment")
+    )
+    job = models.ForeignKey(
+        Job, on_delete=models.SET_NULL, null=True, blank=True, verbose_name=_("job")
+    )
+    created_at = models.DateTimeField(default=timezone.now, verbose_name=_("created at"))
+    updated_at = models.DateTimeField(default=timezone.now, verbose_name=_("updated at"))
 
     class Meta:
         db_table = "copilot_incomingmedia"
@@ -207,7 +262,9 @@ class WhatsAppRejection(models.Model):
         RANGE = "range", _("Out of range")
         NESTING = "nesting", _("Nested too deep")
 
-    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, verbose_name=_("organisation")
+    )
     received_at = models.DateTimeField(_("received at"), default=timezone.now)
     message_id = models.CharField(_("WhatsApp message id"), max_length=128, blank=True)
     field = models.CharField(_("field"), max_length=40)
@@ -250,7 +307,9 @@ class WhatsAppTemplate(models.Model):
         MARKETING = "MARKETING", _("Marketing")
         AUTHENTICATION = "AUTHENTICATION", _("Authentication")
 
-    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, verbose_name=_("organisation")
+    )
     name = models.CharField(_("name"), max_length=512)
     language = models.CharField(_("language"), max_length=15, default="es_AR")
     category = models.CharField(_("category"), max_length=16, choices=Category.choices,
@@ -263,8 +322,10 @@ class WhatsAppTemplate(models.Model):
                               default=Status.PENDING)  # fmt: skip
     quality = models.CharField(_("quality"), max_length=16, blank=True)  # GREEN, YELLOW, RED
     reason = models.TextField(_("reason"), blank=True)  # Meta's, for a rejection or a pause
-    template_id = models.CharField(max_length=32, blank=True)  # Meta's id
-    updated_at = models.DateTimeField(default=timezone.now)
+    template_id = models.CharField(
+        max_length=32, blank=True, verbose_name=_("template id")
+    )  # Meta's id
+    updated_at = models.DateTimeField(default=timezone.now, verbose_name=_("updated at"))
 
     class Meta:
         db_table = "whatsapp_template"
@@ -290,12 +351,14 @@ class WhatsAppAlert(models.Model):
         ACCOUNT = "account", _("Account")
         TEMPLATE = "template", _("Template")
 
-    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE)
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, verbose_name=_("organisation")
+    )
     kind = models.CharField(_("kind"), max_length=10, choices=Kind.choices)
     event = models.CharField(_("event"), max_length=60)  # Meta's: ACCOUNT_RESTRICTION, PAUSED...
     subject = models.CharField(_("about"), max_length=200, blank=True)  # a template's name
     detail = models.TextField(_("detail"), blank=True)  # escaped, cut
-    key = models.CharField(max_length=64)
+    key = models.CharField(max_length=64, verbose_name=_("key"))
     received_at = models.DateTimeField(_("received at"), default=timezone.now)
     seen_at = models.DateTimeField(_("seen at"), null=True, blank=True)
 

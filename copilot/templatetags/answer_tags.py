@@ -78,3 +78,10 @@ def steps_need_eyes(steps: Any) -> bool:
         if agent.get("approvals") or any(t.get("ok") is False for t in agent.get("tools") or []):
             return True
     return False
+
+
+@register.filter
+def agent_label(name: str, consultable: Any) -> str:
+    """The agent's label in the screen's language, from the page's (name, label) pairs; "" for an
+    agent not among them (the caller shows the label recorded with the answer)."""
+    return next((label for agent, label in consultable or () if agent == name), "")

@@ -39,7 +39,8 @@ def test_the_conversation_renders_its_messages_and_not_as_flash_messages(
     page = client.get(reverse("chat_detail", args=[conversation.pk])).content.decode()
 
     assert "Message object" not in page
-    assert page.count('<div class="msg-text">cancelá el trabajo de Ana</div>') == 1
+    # In its own language, marked so (a Spanish message on an English screen is read as Spanish).
+    assert page.count('<div class="msg-text" lang="es">cancelá el trabajo de Ana</div>') == 1
     assert 'class="pill pill-ask" data-agent="scheduling"' in page  # a question, not a failure
     assert 'class="pill pill-bad" data-agent="financial"' in page
     assert "2 agentes · 2 pasos" in page
