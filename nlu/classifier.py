@@ -31,9 +31,10 @@ training function: importing it costs ~2 s that a process that never trains shou
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from nlu.features import featurize
@@ -62,6 +63,10 @@ class IntentClassifier:
     weights: np.ndarray  # (classes, features)
     intercept: np.ndarray  # (classes,)
     one_vs_rest_logistic: bool  # SGD log loss: sigmoid per class; else softmax of margins
+    # Built on first use from the word vocabulary: (word → idf, deletion variant → words).
+    _slips: tuple[dict[str, float], dict[str, list[str]]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         """One row of probabilities per text, columns in `labels` order."""
@@ -85,14 +90,41 @@ class IntentClassifier:
         return self._probabilities(merged)
 
     def counts(self, text: str) -> list[Counter[int]]:
-        """Term counts of a text in each vectoriser's vocabulary (unknown terms dropped)."""
-        document = featurize(text)
+        """Term counts of a text in each vectoriser's vocabulary (unknown terms dropped), after
+        mending the words the training never saw that are one slip from a word it did."""
+        document = self.mend(featurize(text))
         return [
             Counter(
                 i for gram in vec.analyze(document) if (i := vec.vocabulary.get(gram)) is not None
             )
             for vec in self.vectorisers
         ]
+
+    def mend(self, document: str) -> str:
+        """Each word of five letters or more that is not in the word vocabulary and is one slip
+        (`_one_slip`; the first and last letters kept) from words that
+        are becomes the most frequent of them: "persu"/"prseu"/"pressu" → "presu", "disaptch" →
+        "dispatch". Character n-grams share little with a short word typed wrong; the words the
+        training saw are what the model weighs."""
+        if getattr(self, "_slips", None) is None:  # a router pickled before mending
+            self._slips = _slip_index(self.vectorisers[-1])
+        known, index = self._slips  # type: ignore[misc]
+        if not index:
+            return document
+
+        def swap(match: re.Match[str]) -> str:
+            word = match[0]
+            if word in known or len(word) < 5 or word[0] == "z":
+                return word
+            found = {c for key in _deletes(word) for c in index.get(key, ())}
+            # The first and last letters kept: a changed ending is a plural, a gender or a
+            # tense ("abierto" is not "abiertos"), not a slip.
+            close = [
+                c for c in found if c[0] == word[0] and c[-1] == word[-1] and _one_slip(word, c)
+            ]  # fmt: skip
+            return min(close, key=lambda c: (known[c], c)) if close else word
+
+        return _WORD.sub(swap, document)
 
     def _probabilities(self, documents: Sequence[list[Counter[int]]]) -> np.ndarray:
         import numpy as np
@@ -126,6 +158,62 @@ class IntentClassifier:
         if len(self.labels) == 2 and margins.shape[0] == 1:  # binary models keep one margin
             margins = np.array([-margins[0], margins[0]])
         return margins
+
+
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+def _deletes(word: str) -> set[str]:
+    return {word, *(word[:i] + word[i + 1 :] for i in range(len(word)))}
+
+
+_KEYS = ("qwertyuiop", "asdfghjklñ", "zxcvbnm")
+_KEY_AT = {key: (row, col) for row, keys in enumerate(_KEYS) for col, key in enumerate(keys)}
+
+
+def _near(a: str, b: str) -> bool:
+    """Neighbouring keys on a QWERTY (es) keyboard."""
+    if a not in _KEY_AT or b not in _KEY_AT:
+        return False
+    (r1, c1), (r2, c2) = _KEY_AT[a], _KEY_AT[b]
+    return abs(r1 - r2) <= 1 and abs(c1 - c2) <= 1
+
+
+def _one_slip(typed: str, known: str) -> bool:
+    """`typed` is `known` with one slip of the fingers: two adjacent letters swapped, one letter
+    left out, one letter doubled, or one key hit next to the right one. Not any edit: "pedro" is
+    not "pero" with a letter added, nor "capo" "caso" with one changed."""
+    if len(typed) == len(known):
+        diff = [i for i in range(len(typed)) if typed[i] != known[i]]
+        if len(diff) == 1:
+            return _near(typed[diff[0]], known[diff[0]])
+        return (
+            len(diff) == 2 and diff[1] == diff[0] + 1 and typed[diff[0]] == known[diff[1]]
+            and typed[diff[1]] == known[diff[0]]
+        )  # fmt: skip
+    if len(typed) == len(known) - 1:
+        return any(known[:i] + known[i + 1 :] == typed for i in range(len(known)))
+    if len(typed) == len(known) + 1:
+        return any(
+            typed[:i] + typed[i + 1 :] == known and typed[i] == typed[i - 1]
+            for i in range(1, len(typed))
+        )
+    return False
+
+
+def _slip_index(vec: _Vectoriser) -> tuple[dict[str, float], dict[str, list[str]]]:
+    """The word vectoriser's single words (with their idf) and, for the words of four letters or
+    more (five), every deletion variant → the words it comes from."""
+    known = {
+        gram: float(vec.idf[i]) for gram, i in vec.vocabulary.items()
+        if " " not in gram and _WORD.fullmatch(gram)
+    }  # fmt: skip
+    index: dict[str, list[str]] = {}
+    for word in known:
+        if len(word) >= 5 and word[0] != "z":
+            for key in _deletes(word):
+                index.setdefault(key, []).append(word)
+    return known, index
 
 
 def _tfidf(analyzer: str, ngrams: tuple[int, int], min_df: int) -> Any:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from nlu.corpus import lexicon
 from nlu.corpus.families import FAMILIES, TRAIN_ONLY, Family
-from nlu.corpus.noise import Piece, apply_noise
+from nlu.corpus.noise import Piece, apply_noise, retype
 from nlu.rules import is_danger
 from nlu.service_lexicon import find_service
 
@@ -29,6 +29,10 @@ SPLITS = ("train", "dev", "test")
 # Lines per family, and multi-intent compositions per split (of two families each).
 PER_FAMILY = 8
 COMPOSED = {"train": 300, "dev": 120, "test": 120}
+# Retyped lines per train and dev family: the family's sentence as an operator typing fast on a
+# phone writes it (noise.retype). They come after every other line, from a generator of their own,
+# and never for test families, so the test split stays exactly as it was.
+RETYPED = 3
 # Requests that depend on another come after it in the text, so the text order is the chain.
 _DEPENDS = {
     "book_job": {"create_customer", "check_availability"},
@@ -127,6 +131,24 @@ def generate(
             for _ in range(per_family):
                 slots = values.draw(extra, family.lang)
                 lines.append(_render([family], slots, agents, "train", extra))
+    lines.extend(_retyped(usable, values, agents, seed))
+    return lines
+
+
+def _retyped(
+    usable: Sequence[Family], values: _Values, agents: Mapping[str, str], seed: int
+) -> list[Line]:
+    """RETYPED fast-typed lines of each train and dev family (voice `fast`): dev gets a real
+    measure of typing fast over phrasing it never saw, train learns what slips look like."""
+    rng = random.Random(f"{seed}:retyped")
+    lines = []
+    for family in usable:
+        split = split_of(family, seed)
+        if split == "test":
+            continue
+        for _ in range(RETYPED):
+            slots = values.draw(rng, family.lang)
+            lines.append(_render([family], slots, agents, split, rng, retyped=True))
     return lines
 
 
@@ -232,6 +254,8 @@ def _render(
     split: str,
     rng: random.Random,
     connector: str = "",
+    *,
+    retyped: bool = False,
 ) -> Line:
     first = families[0]
     pieces = _pieces(first.template, slots, first.lang)
@@ -239,7 +263,10 @@ def _render(
         more = _pieces(family.template, slots, family.lang)
         more[0].text = _lower_first(_GREETING.sub("", more[0].text))
         pieces += [Piece(connector), *more]
-    apply_noise(pieces, first.voice, first.lang, rng)
+    if retyped:
+        retype(pieces, first.lang, rng)
+    else:
+        apply_noise(pieces, first.voice, first.lang, rng)
     text, spans, at, canonical = "", [], 0, {}
     for piece in pieces:
         if piece.label and piece.text:
@@ -250,7 +277,8 @@ def _render(
         at += len(piece.text)
     intents = [intent for family in families for intent in family.chain]
     entities = _entities(spans, slots, text, canonical)
-    return Line(text, intents, [agents[i] for i in intents], first.lang, first.voice, split,
+    voice = "fast" if retyped else first.voice
+    return Line(text, intents, [agents[i] for i in intents], first.lang, voice, split,
                 [f.id for f in families], spans, entities)  # fmt: skip
 
 

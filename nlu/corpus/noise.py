@@ -14,6 +14,7 @@ import random
 import re
 from dataclasses import dataclass
 
+from common.text import fold
 from common.text import fold_keep_length as _plain
 
 _EMOJIS = ("🙏", "👍", "😅", "🙂", "😡", "🔥", "✅", "😬", "👋")
@@ -123,6 +124,80 @@ def apply_noise(pieces: list[Piece], voice: str, lang: str, rng: random.Random) 
         if typo and rng.random() < typo:
             piece.text = _typo(piece.text, rng)
     if voice in ("fast", "wa", "talk") and rng.random() < 0.35:
+        pieces.append(Piece(" " + rng.choice(_EMOJIS)))
+
+
+# Clipped words of the trade as operators type them (es-AR) — only the retyped variants use them
+# (`retype`), so the base lines keep their draws.
+_CLIPPED_ES = {
+    "presupuesto": "presu", "factura": "fact", "cliente": "cli", "clienta": "cli",
+    "teléfono": "tel", "dirección": "dire", "técnico": "tec", "información": "info",
+    "mantenimiento": "mant", "departamento": "depto", "reprogramá": "reprog",
+    "urgente": "urg", "camioneta": "camio",
+}  # fmt: skip
+_CLIPPED_EN = {
+    "appointment": "appt", "customer": "cust", "technician": "tech", "information": "info",
+    "invoice": "inv", "address": "addr", "maintenance": "maint", "schedule": "sched",
+    "quote": "qt", "tomorrow": "tmrw",
+}  # fmt: skip
+# Keys next to each other on a QWERTY keyboard: a finger that lands one key off.
+_ROWS_QWERTY = ("qwertyuiop", "asdfghjklñ", "zxcvbnm")
+_NEAR = {
+    key: "".join(
+        r[j] for r in _ROWS_QWERTY[max(0, i - 1) : i + 2] for j in (k - 1, k, k + 1)
+        if 0 <= j < len(r) and r[j] != key
+    )
+    for i, row in enumerate(_ROWS_QWERTY)
+    for k, key in enumerate(row)
+}  # fmt: skip
+
+
+def _slip(word: str, rng: random.Random) -> str:
+    """One slip inside a word of four letters or more: two letters swapped, one doubled, one
+    dropped, or a neighbouring key; the first letter stays (people see it)."""
+    at = rng.randrange(1, len(word) - 1)
+    kind = rng.randrange(4)
+    if kind == 0:
+        return word[:at] + word[at + 1] + word[at] + word[at + 2 :]
+    if kind == 1:
+        return word[: at + 1] + word[at] + word[at + 1 :]
+    if kind == 2:
+        return word[:at] + word[at + 1 :]
+    near = _NEAR.get(word[at].lower(), "")
+    return word[:at] + rng.choice(near) + word[at + 1 :] if near else word
+
+
+def retype(pieces: list[Piece], lang: str, rng: random.Random, *, slips: float = 0.2) -> None:
+    """Rewrite the pieces as an operator typing fast on a phone, harder than the `fast` voice:
+    lowercase, no accents (mostly), abbreviations and clipped words, no punctuation, and slips
+    of the fingers in any word of the literal text (`slips`: the chance per word). Slot values
+    keep what makes them findable; people's names get misspelt as in `apply_noise`."""
+    strip = rng.random() < 0.9
+    short = _SHORT_ES if lang == "es" else _SHORT_EN
+    clipped = _CLIPPED_ES if lang == "es" else _CLIPPED_EN
+
+    def word(match: re.Match[str]) -> str:
+        text = match[0]
+        text = short.get(text, text) if rng.random() < 0.6 else text
+        text = clipped.get(text, text) if rng.random() < 0.5 else text
+        if strip:
+            text = _strip_accents(text)
+        if len(text) >= 4 and text.isalpha() and rng.random() < slips:
+            text = _slip(text, rng)
+        return text
+
+    for piece in pieces:
+        piece.text = piece.text.lower()
+        if piece.label in ("customer", "technician") and rng.random() < MISSPELL["fast"]:
+            misspelt = misspell_name(piece.text, rng)
+            if fold(misspelt) != fold(piece.text):
+                piece.canonical, piece.text = piece.text, misspelt
+        if piece.value:
+            piece.text = _strip_accents(piece.text) if strip else piece.text
+            continue
+        piece.text = _PUNCTUATION.sub("", piece.text)
+        piece.text = re.sub(r"[\wáéíóúüñ]+", word, piece.text)
+    if rng.random() < 0.3:
         pieces.append(Piece(" " + rng.choice(_EMOJIS)))
 
 

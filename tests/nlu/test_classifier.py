@@ -39,3 +39,24 @@ def test_training_is_deterministic() -> None:
     first = train_classifier(texts, labels).predict_proba(["pasalo al viernes"])
     second = train_classifier(texts, labels).predict_proba(["pasalo al viernes"])
     assert np.array_equal(first, second)
+
+
+def test_a_word_one_slip_from_a_trained_word_is_read_as_that_word() -> None:
+    texts = ["hacele un presu a Ana", "presu para Juan", "agendame un turno para Juan",
+             "despachá a alguien ya", "dispatch a tech now"]  # fmt: skip
+    classifier = train_classifier(texts, ["quote", "quote", "book", "send", "send"])
+    # Swapped, doubled, dropped and neighbouring letters, each one slip from a trained word.
+    for typed, meant in [("persu", "presu"), ("prseu", "presu"), ("pressu", "presu"),
+                         ("disaptch", "dispatch"), ("agendme", "agendame"),
+                         ("turmo", "turno")]:  # fmt: skip
+        assert classifier.mend(f"{typed} para juan") == f"{meant} para juan"
+    assert classifier.predict_proba(["persu para juan"])[0].argmax() == classifier.labels.index(
+        "quote"
+    )
+    # Known words, short words, placeholders, a different first or last letter (an ending is
+    # grammar: "turnos" is not a slip of "turno") and two slips stay.
+    # A letter changed for one far away on the keyboard or added without doubling one is not a
+    # slip either ("tuzno", "prexsu").
+    for kept in ["presu para juan", "un tur", "zfecha zhora", "bresu", "presa", "turnos",
+                 "pesru para", "tuzno", "prexsu"]:  # fmt: skip
+        assert classifier.mend(kept) == kept
