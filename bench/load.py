@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/load.py --setup embedded [--sessions 200] [--seconds 60] [--interval 10]
     .venv/bin/python bench/load.py --setup redis [--daphnes 2] [--concurrency 8]
+        [--workers 1] [--pool threads|prefork]
     .venv/bin/python bench/load.py --setup redis --rate-search [--intervals 10,5,3,2,1.5,1]
         [--target-ms 1000] [--refine 2]
     common: [--json] [--seed 7] [--drain 90] [--logs DIR]
@@ -16,9 +17,13 @@ stops them in order). All traffic goes to 127.0.0.1.
 - `redis`: a fresh PostgreSQL database (`--database`, dropped and created; dropped again at the
   end), REDIS_URL on a dedicated db number (`--redis-db`, flushed before and after) of the
   machine's Redis or of a redis-server this script starts (`--redis-port`), `--daphnes` daphne
-  processes on consecutive free ports that only hold sockets, one Celery worker
-  (`celery -A capataz worker -Q turns,celery --pool=threads --concurrency=N`) that runs the
-  turns, and, with `--beat`, one `celery beat` (the 10 s `recover_turns`).
+  processes on consecutive free ports that only hold sockets, the Celery workers that run the
+  turns, and, with `--beat`, one `celery beat` (the 10 s `recover_turns`). Workers:
+  `--pool threads` (default) starts `--workers` processes of
+  `celery -A capataz worker -Q turns,celery --pool=threads --concurrency=N`; `--pool prefork`
+  starts one `celery … worker --pool=prefork --concurrency=<workers> -O fair
+  --prefetch-multiplier=1`, whose main process forks `--workers` children, one turn at a time
+  each (the production shape). CPU is summed over each process and its children.
 
 Then: migrate, load the demo, log in as the operator over HTTP (GET /login/, POST with the CSRF
 token), create `--sessions` conversations (one `manage.py shell -c`), open one websocket per
