@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/load.py --setup embedded [--sessions 200] [--seconds 60] [--interval 10]
     .venv/bin/python bench/load.py --setup redis [--daphnes 2] [--concurrency 8]
+        [--workers 1] [--pool threads|prefork]
     .venv/bin/python bench/load.py --setup redis --rate-search [--intervals 10,5,3,2,1.5,1]
         [--target-ms 1000] [--refine 2]
     common: [--json] [--seed 7] [--drain 90] [--logs DIR]
@@ -16,9 +17,13 @@ stops them in order). All traffic goes to 127.0.0.1.
 - `redis`: a fresh PostgreSQL database (`--database`, dropped and created; dropped again at the
   end), REDIS_URL on a dedicated db number (`--redis-db`, flushed before and after) of the
   machine's Redis or of a redis-server this script starts (`--redis-port`), `--daphnes` daphne
-  processes on consecutive free ports that only hold sockets, one Celery worker
-  (`celery -A capataz worker -Q turns,celery --pool=threads --concurrency=N`) that runs the
-  turns, and, with `--beat`, one `celery beat` (the 10 s `recover_turns`).
+  processes on consecutive free ports that only hold sockets, the Celery workers that run the
+  turns, and, with `--beat`, one `celery beat` (the 10 s `recover_turns`). Workers:
+  `--pool threads` (default) starts `--workers` processes of
+  `celery -A capataz worker -Q turns,celery --pool=threads --concurrency=N`; `--pool prefork`
+  starts one `celery … worker --pool=prefork --concurrency=<workers> -O fair
+  --prefetch-multiplier=1`, whose main process forks `--workers` children, one turn at a time
+  each (the production shape). CPU is summed over each process and its children.
 
 Then: migrate, load the demo, log in as the operator over HTTP (GET /login/, POST with the CSRF
 token), create `--sessions` conversations (one `manage.py shell -c`), open one websocket per
@@ -168,6 +173,36 @@ class Proc:
     cpu_before: float = 0.0  # CPU of earlier incarnations (a restarted daphne)
 
 
+POOLS = ("threads", "prefork")
+
+
+def worker_commands(workers: int, pool: str, concurrency: int) -> list[tuple[str, list[str]]]:
+    """The Celery worker processes of the redis set-up, as (name, argv).
+
+    `threads`: `workers` processes, each with `concurrency` turn threads. `prefork`: one Celery
+    main process that forks `workers` child processes (`--concurrency=workers`), one turn at a
+    time each, as `celery worker --pool=prefork` runs in production. The first is named
+    `worker` (bench/faults.py stops and starts it by that name)."""
+    if pool not in POOLS or workers < 1 or concurrency < 1:
+        raise ValueError(f"pool {pool!r}, workers {workers}, concurrency {concurrency}")
+    base = [str(BIN / "celery"), "-A", "capataz", "worker", "-Q", "turns,celery",
+            "--loglevel=WARNING", "--without-mingle", "--without-gossip"]  # fmt: skip
+    tag = f"load-{os.getpid()}"
+    if pool == "prefork":
+        # Each child takes one task at a time and holds no other in reserve, so a turn never
+        # waits behind another in a busy child while a sibling is idle.
+        args = [*base, "--pool=prefork", f"--concurrency={workers}", "-O", "fair",
+                "--prefetch-multiplier=1", "-n", f"{tag}@%h"]  # fmt: skip
+        return [("worker", args)]
+    commands = []
+    for index in range(workers):
+        name = "worker" if index == 0 else f"worker-{index}"
+        args = [*base, "--pool=threads", f"--concurrency={concurrency}",
+                "-n", f"{tag}-{index}@%h"]  # fmt: skip
+        commands.append((name, args))
+    return commands
+
+
 class Cluster:
     """The servers of one set-up, started and stopped by this script."""
 
@@ -178,6 +213,8 @@ class Cluster:
         var_dir: Path,
         daphnes: int = 1,
         concurrency: int = 8,
+        workers: int = 1,
+        pool: str = "threads",
         beat: bool = False,
         redis_port: int | None = None,
         redis_db: int = 12,
@@ -187,6 +224,8 @@ class Cluster:
     ) -> None:
         if setup not in {"embedded", "redis"}:
             raise ValueError(setup)
+        if pool not in POOLS or workers < 1:
+            raise ValueError(f"pool {pool!r}, workers {workers}")
         self.setup = setup
         self.var_dir = var_dir
         self.database = database
@@ -207,10 +246,8 @@ class Cluster:
             args = [str(BIN / "daphne"), "-b", HOST, "-p", str(port), "capataz.asgi:application"]
             self._add(f"daphne-{index}", "daphne", args)
         if setup == "redis":
-            worker = [str(BIN / "celery"), "-A", "capataz", "worker", "-Q", "turns,celery",
-                      "--pool=threads", f"--concurrency={concurrency}", "--loglevel=WARNING",
-                      "-n", f"load-{os.getpid()}@%h", "--without-mingle"]  # fmt: skip
-            self._add("worker", "worker", worker)
+            for name, args in worker_commands(workers, pool, concurrency):
+                self._add(name, "worker", args)
             if beat:
                 scheduler = "django_celery_beat.schedulers:DatabaseScheduler"
                 args = [str(BIN / "celery"), "-A", "capataz", "beat", "--scheduler", scheduler,
@@ -1055,7 +1092,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--interval", type=float, default=10.0)
     p.add_argument("--drain", type=float, default=90.0, help="seconds to wait for answers")
     p.add_argument("--daphnes", type=int, default=2, help="redis set-up only")
-    p.add_argument("--concurrency", type=int, default=8, help="the worker's threads")
+    p.add_argument("--concurrency", type=int, default=8, help="threads per threaded worker")
+    p.add_argument("--workers", type=int, default=1, help="redis: Celery worker processes")
+    p.add_argument(
+        "--pool",
+        choices=POOLS,
+        default="threads",
+        help="redis: `threads` (N processes × --concurrency threads) or `prefork` (N children)",
+    )
     p.add_argument("--runners", type=int, default=4, help="embedded: daphne's runner threads")
     p.add_argument("--beat", action="store_true", help="redis set-up: run celery beat too")
     p.add_argument("--database", default="capataz_load")
@@ -1106,6 +1150,8 @@ def cluster_for(args: argparse.Namespace, folder: Path, **overrides: Any) -> Clu
         "var_dir": folder,
         "daphnes": args.daphnes,
         "concurrency": args.concurrency,
+        "workers": getattr(args, "workers", 1),
+        "pool": getattr(args, "pool", "threads"),
         "beat": getattr(args, "beat", False),
         "redis_port": args.redis_port,
         "redis_db": args.redis_db,
