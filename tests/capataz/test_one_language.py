@@ -84,10 +84,10 @@ SPANISH = re.compile(
 # the tool's label; the id stays only as a `title`, in code, or in the form field that edits it.
 SNAKE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
 # Pages where ids still show (issue 28.1, left for the next slice): the tool descriptions name
-# their parameters (`dry_run`), the admin's run and held-action rows, the dataset's import help,
+# their parameters (`dry_run`), the admin's run and held-action rows,
 # a held action's and a turn's tool name. Shrink this, never grow it.
 SNAKE_LEFT = re.compile(
-    r"^/(agents/tools/|evaluation/datasets/\d+/|chat/traces/turn/|approvals/\d+/|"
+    r"^/(agents/tools/|chat/traces/turn/|approvals/\d+/|"
     r"admin/(copilot/agentrun|approvals/pendingaction|agents/agent)/)"
 )
 LANGUAGES = {"es-ar": ENGLISH, "en": SPANISH}
