@@ -15,7 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
-from django.utils import timezone
+from django.utils import formats, timezone
 from django.utils.translation import gettext_lazy as _
 from django_celery_beat.models import PeriodicTask
 
@@ -475,7 +475,9 @@ class ScheduleRun(models.Model):
         indexes = [models.Index(fields=["organisation", "detector", "-started_at"])]
 
     def __str__(self) -> str:
-        return f"{self.detector} {self.started_at:%Y-%m-%d %H:%M} ({self.status})"
+        # In the active zone (the organisation's on a request) and language, words not codes.
+        when = formats.date_format(timezone.localtime(self.started_at), "SHORT_DATETIME_FORMAT")
+        return f"{self.get_detector_display()} {when} ({self.get_status_display()})"
 
 
 class Suggestion(models.Model):

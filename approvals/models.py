@@ -95,7 +95,7 @@ class PendingAction(models.Model):
         verbose_name_plural = _("held actions")
 
     def __str__(self) -> str:
-        return f"#{self.pk} {self.tool} ({self.status})"
+        return f"#{self.pk} ({self.get_status_display()})"  # the tool's name is a code
 
     def summary_in(self, language: str) -> str:
         return self.summary_en if language.startswith("en") and self.summary_en else self.summary

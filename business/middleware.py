@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from business.hygiene import text_problem
@@ -11,7 +13,9 @@ from business.selectors import membership_for_user
 
 
 class OrganisationMiddleware:
-    """Attach the user's current membership (and so organisation) to the request.
+    """Attach the user's current membership (and so organisation) to the request, and show its
+    times in the organisation's timezone (issue 28.1: templates, forms and the admin convert to
+    the active zone; the server's is the default for anyone without one).
 
     A user in several organisations picks one with `?org=<slug>`-style switching stored in the
     session; otherwise the first membership is used.
@@ -26,7 +30,17 @@ class OrganisationMiddleware:
             membership = membership_for_user(request.user, request.session.get("org_slug"))
         request.membership = membership  # type: ignore[attr-defined]
         request.organisation = membership.organisation if membership else None  # type: ignore[attr-defined]
-        return self.get_response(request)
+        zone = _zone(request.organisation.timezone) if membership else None  # type: ignore[attr-defined]
+        with timezone.override(zone):
+            return self.get_response(request)
+
+
+def _zone(name: str) -> ZoneInfo | None:
+    """The organisation's zone; an unknown name leaves the server's (never an error page)."""
+    try:
+        return ZoneInfo(name) if name else None
+    except (ZoneInfoNotFoundError, ValueError):
+        return None
 
 
 class QueryHygieneMiddleware:

@@ -34,6 +34,7 @@ from business.scheduling import Slot, next_free_slots
 from business.services import service_duration
 from copilot import tasks, tryout
 from copilot.intake import accept_suggestion
+from copilot.memory_view import memory_lines
 from copilot.models import Conversation, Message, Turn
 from copilot.orchestration import direct_line
 from copilot.selectors import (
@@ -105,6 +106,8 @@ def chat_detail(request: HttpRequest, conversation_id: int) -> HttpResponse:
         "chat_messages": conversation.messages.select_related("outgoing"),
         "max_chars": settings.COPILOT_MAX_MESSAGE_CHARS,
         "replay_from": replay_from(conversation),
+        # The working memory in the reader's words (the stored summary is the model's).
+        "memory": memory_lines(conversation),
         "direct_line": _direct_line(conversation, enabled, language),
         # The agents an operator may tick for a message to consult (T3).
         "consultable": [(agent.name, agent.label(language)) for agent in enabled],

@@ -50,9 +50,9 @@ from django.db.models import (
     When,
 )
 from django.db.models.functions import Substr
-from django.utils import timezone
+from django.utils import formats, timezone
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, pgettext
 
 from agents.models import Agent
 from approvals.models import PendingAction
@@ -120,7 +120,10 @@ def period_from(
     if key == "custom":
         first, last = _day(params.get("from", "")), _day(params.get("to", ""))
         if first is None or last is None:
-            errors.append(_("Write both dates of a custom period as YYYY-MM-DD."))
+            errors.append(
+                _("Write both dates of a custom period as %(format)s.")
+                % {"format": date_placeholder()}
+            )
         elif first > last:
             errors.append(_("The period's start is after its end."))
         elif (last - first).days + 1 > MAX_DAYS:
@@ -133,10 +136,33 @@ def period_from(
 
 
 def _day(text: str) -> datetime.date | None:
-    try:
-        return datetime.date.fromisoformat(text.strip())
-    except ValueError:
-        return None
+    """A day as the reader writes it in the active language (es: 31/12/2026) or as ISO."""
+    text = text.strip()
+    for pattern in ("%Y-%m-%d", *formats.get_format("DATE_INPUT_FORMATS")):
+        try:
+            # A day's shape only: no moment, so no zone (the period's days are the organisation's).
+            return datetime.datetime.strptime(text, pattern).date()  # noqa: DTZ007
+        except ValueError:
+            continue
+    return None
+
+
+def date_input(day: datetime.date | None) -> str:
+    """A day as the period's inputs show it, in the active language's short date (31/12/2026)."""
+    return formats.date_format(day, "SHORT_DATE_FORMAT") if day is not None else ""
+
+
+def date_placeholder() -> str:
+    """The short date's shape for the reader ("dd/mm/aaaa" in es-AR, "mm/dd/yyyy" in en)."""
+    letters = {
+        "d": pgettext("date shape", "dd"),
+        "j": pgettext("date shape", "dd"),
+        "m": pgettext("date shape", "mm"),
+        "n": pgettext("date shape", "mm"),
+        "Y": pgettext("date shape", "yyyy"),
+        "y": pgettext("date shape", "yy"),
+    }
+    return "".join(letters.get(c, c) for c in str(formats.get_format("SHORT_DATE_FORMAT")))
 
 
 # --- misroute sources (operator feedback plugs in here) -------------------------------------

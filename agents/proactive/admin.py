@@ -10,12 +10,16 @@ from typing import Any
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils import formats, timezone
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from agents.models import ProactiveSchedule, ScheduleRun, Suggestion
 from agents.proactive.services import schedule_update
 from agents.proactive.tasks import BY_DETECTOR
+from agents.registry import all_tools
 from business.admin import OrgAdminAccess, OrgScopedAdmin
 
 
@@ -50,7 +54,12 @@ class ProactiveScheduleAdmin(OrgAdminAccess, OrgScopedAdmin):
         run = ScheduleRun.objects.filter(
             organisation_id=obj.organisation_id, detector=obj.detector
         ).first()
-        return str(run) if run is not None else "-"
+        if run is None:
+            return "—"
+        # In the organisation's zone (the request's: business/middleware.py) and the reader's
+        # date format, with the run's status as a word.
+        when = formats.date_format(timezone.localtime(run.started_at), "SHORT_DATETIME_FORMAT")
+        return f"{when} ({run.get_status_display()})"
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         schedule_update(schedule=obj)
@@ -85,10 +94,18 @@ class ScheduleRunAdmin(_ReadOnly):
 
 @admin.register(Suggestion)
 class SuggestionAdmin(_ReadOnly):
-    list_display = ("pk", "kind", "organisation", "customer", "state", "priority", "tool",
+    list_display = ("pk", "kind", "organisation", "customer", "state", "priority", "tool_shown",
                     "created_at", "acted_by")  # fmt: skip
     list_filter = ("organisation", "kind", "state")
-    fields = ("organisation", "kind", "customer", "records", "facts", "tool", "arguments",
+    fields = ("organisation", "kind", "customer", "records", "facts", "tool_shown", "arguments",
               "priority", "state", "created_at", "acted_by", "acted_at", "dismiss_reason",
               "conversation_id", "turn_id", "outcome", "run")  # fmt: skip
     readonly_fields = fields
+
+    @admin.display(description=_("tool"), ordering="tool")
+    def tool_shown(self, suggestion: Suggestion) -> SafeString:
+        """The tool by its label in the reader's language; its name as the title (issue 28.1)."""
+        tool = next((t for t in all_tools() if t.name == suggestion.tool), None)
+        if tool is None:
+            return format_html("<code>{}</code>", suggestion.tool)
+        return format_html('<span title="{}">{}</span>', suggestion.tool, tool.label)

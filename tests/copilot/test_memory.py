@@ -164,4 +164,8 @@ def test_the_chat_page_shows_what_the_copilot_remembers(
 
     page = client.get(reverse("chat_detail", args=[conversation.pk])).content.decode()
     assert 'data-testid="memory"' in page
-    assert "customer: Nora Gómez" in page and "asked: alta de Gómez [create_customer]" in page
+    # In the reader's words, not the model's summary: no intent name, no "customer:".
+    memory = page.split('data-testid="memory"')[1].split("</details>")[0]
+    assert "<strong>Cliente del que se habla:</strong> <span>Nora Gómez</span>" in memory
+    assert "Pediste (dar de alta al cliente)" in memory and "alta de Gómez" in memory
+    assert "create_customer" not in memory and "customer:" not in memory

@@ -224,6 +224,30 @@ def test_the_page_for_a_manager(client: Client, seeded: Cast) -> None:
     assert '"calls_by_day"' in page  # the charts' data
 
 
+def test_the_period_is_written_as_the_reader_writes_dates(client: Client, seeded: Cast) -> None:
+    """es-AR: the inputs show and take 20/11/2026 (not the browser's mm/dd/yyyy date picker)."""
+    client.force_login(seeded.manager)
+
+    response = client.get(
+        reverse("agent_metrics"),
+        {"period": "custom", "from": "20/11/2026", "to": "21/11/2026"},
+        HTTP_ACCEPT_LANGUAGE="es-ar",
+    )
+
+    period = response.context["period"]
+    assert (period.key, period.first_day, period.last_day) == (
+        "custom", datetime.date(2026, 11, 20), datetime.date(2026, 11, 21))  # fmt: skip
+    page = response.content.decode()
+    assert 'name="from" placeholder="dd/mm/aaaa" value="20/11/2026"' in page
+    assert 'value="21/11/2026"' in page and 'type="date"' not in page
+    wrong = client.get(
+        reverse("agent_metrics"), {"period": "custom", "from": "11/31/2026", "to": "x"},
+        HTTP_ACCEPT_LANGUAGE="es-ar",
+    )  # fmt: skip
+    assert wrong.context["period"].key == "7d"
+    assert "dd/mm/aaaa" in wrong.context["errors"][0]
+
+
 def test_bad_custom_dates_say_so_and_show_the_last_7_days(client: Client, seeded: Cast) -> None:
     client.force_login(seeded.admin)
 

@@ -287,3 +287,25 @@ def test_the_schedules_follow_the_organisation_to_another_timezone(cast: Cast) -
         for s in ProactiveSchedule.objects.filter(organisation=cast.org)
     }
     assert zones == {"America/Argentina/Mendoza"}
+
+
+def test_a_schedules_last_run_is_shown_in_the_organisations_timezone(cast: Cast) -> None:
+    """Issue 28.1: times in the organisation's zone, not the server's (Buenos Aires) nor UTC —
+    an organisation in Madrid sees its run at 13:00, with the detector and status as words."""
+    cast.org.timezone = "Europe/Madrid"  # UTC+1 in November; the server's zone is UTC-3
+    cast.org.save()
+    cast.admin.is_staff = True
+    cast.admin.save()
+    started = datetime.datetime(2026, 11, 20, 12, 0, tzinfo=datetime.UTC)
+    ScheduleRun.objects.create(
+        organisation=cast.org, detector=Detector.MAINTENANCE, trigger="admin",
+        status="ok", started_at=started,
+    )  # fmt: skip
+    client = Client(HTTP_ACCEPT_LANGUAGE="es-ar")
+    client.force_login(cast.admin)
+
+    page = client.get("/admin/agents/proactiveschedule/").content.decode()
+
+    assert "20/11/2026 13:00" in page
+    assert "09:00" not in page and "20/11/2026 12:00" not in page
+    assert "maintenance_due" not in page.split("<tbody>")[1]
