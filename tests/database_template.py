@@ -209,4 +209,19 @@ def put_back_migrated_rows(alias: str) -> bool:
     with transaction.atomic(using=alias), connection.cursor() as cursor:
         for table, copy in _kept[alias]:
             cursor.execute(f"INSERT INTO {quote(table)} SELECT * FROM {quote(copy)}")
+        # A flush that reset the sequences (`call_command("flush")`'s default; PostgreSQL's
+        # TRUNCATE … RESTART IDENTITY) would hand out the ids just put back: each sequence
+        # moves past its table's rows. SQLite numbers past the largest id by itself.
+        for statement in _sequences_past_rows(connection, {table for table, _ in _kept[alias]}):
+            cursor.execute(statement)
     return True
+
+
+def _sequences_past_rows(connection: Any, tables: set[str]) -> list[str]:
+    from django.apps import apps
+    from django.core.management.color import no_style
+
+    if connection.vendor == "sqlite":
+        return []
+    models = [m for m in apps.get_models(include_auto_created=True) if m._meta.db_table in tables]
+    return list(connection.ops.sequence_reset_sql(no_style(), models))
