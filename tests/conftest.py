@@ -53,6 +53,16 @@ def org(cast: Cast) -> Organisation:
     return cast.org
 
 
+@pytest.fixture
+def agents(cast: Cast) -> dict[str, Any]:
+    """The organisation's copies of the shipped agents, by name (tests/handlers pins its own)."""
+    from agents.models import Agent
+    from agents.services import agents_install_defaults
+
+    agents_install_defaults(organisation=cast.org)
+    return {agent.name: agent for agent in Agent.objects.filter(organisation=cast.org)}
+
+
 @pytest.fixture(autouse=True)
 def _no_model_summary(settings: Any) -> None:
     # The model's gist after a turn is one more request to a scripted server, which would take

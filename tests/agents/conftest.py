@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 from html.parser import HTMLParser
-from typing import Any
 
 import pytest
 
@@ -9,12 +8,6 @@ from agents.models import Agent, AgentVersion
 from agents.registry import all_tools
 from agents.services import agent_save, agents_install_defaults
 from tests.conftest import Cast
-
-
-@pytest.fixture(autouse=True)
-def fast_passwords(settings: Any) -> None:
-    # The default hasher spends ~0.7 s per user, and every test creates five.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture

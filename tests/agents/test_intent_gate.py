@@ -4,7 +4,6 @@ without a handler says it cannot do that yet."""
 
 from __future__ import annotations
 
-import pytest
 from django.utils import timezone
 
 from agents.base import Chain, Runner, Step
@@ -12,15 +11,9 @@ from agents.context import TurnContext
 from agents.customer_scope import NOT_FOR_CUSTOMERS
 from agents.intent_gate import cannot_yet, check
 from agents.models import Agent, AgentIntent
-from agents.services import agents_install_defaults
 from business.models import Organisation
 from nlu.values import Entities
 from tests import factories
-
-
-@pytest.fixture
-def agents(org: Organisation) -> dict[str, Agent]:
-    return {agent.name: agent for agent in agents_install_defaults(organisation=org)}
 
 
 def _runner(

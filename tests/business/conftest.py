@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Iterator
-from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -33,9 +32,3 @@ def english() -> Iterator[None]:
     """Messages in English, whatever the default language (assertions read the msgids)."""
     with translation.override("en"):
         yield
-
-
-@pytest.fixture
-def fast_passwords(settings: Any) -> None:
-    """The cast creates four users per test; the real hasher would dominate the run."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

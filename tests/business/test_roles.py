@@ -8,7 +8,7 @@ from django.core.exceptions import PermissionDenied
 from business.models import Membership, Role
 from business.roles import PERMISSIONS, can, outranks, require, role_at_least
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_passwords")]
+pytestmark = [pytest.mark.django_db]
 
 EXPECTED = {
     "chat": {"operator", "manager", "admin"},

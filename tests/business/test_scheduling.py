@@ -11,7 +11,7 @@ from business.models import Job
 from tests import factories
 from tests.business.conftest import BA, at
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_passwords", "english")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("english")]
 
 
 def test_zone_names_aliases_and_localities_fold_to_one_zone() -> None:

@@ -23,7 +23,7 @@ from business.models import (
 from tests import factories
 from tests.business.conftest import at
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_passwords", "english")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("english")]
 
 
 # --- get_<obj>_for_user ----------------------------------------------------------------------

@@ -28,7 +28,7 @@ from business.validators import normalise_phone
 from tests import factories
 from tests.business.conftest import at
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_passwords", "english")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("english")]
 
 VALID_CUIT = "20123456786"
 COMPANY_CUIT = "30-71234567-1"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime
 from collections import defaultdict
 from io import StringIO
-from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -49,12 +48,6 @@ def run(*args: str) -> str:
     out = StringIO()
     call_command("load_demo", *args, stdout=out, stderr=StringIO())
     return out.getvalue()
-
-
-@pytest.fixture(autouse=True)
-def fast_hasher(settings: Any) -> None:
-    # The load hashes the demo password; the default hasher is slow on purpose.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture

@@ -127,12 +127,6 @@ def add_intent(agent: Agent, **changes: Any) -> None:
 
 
 @pytest.fixture(autouse=True)
-def fast_passwords(settings: Any) -> None:
-    # The cast creates four users; the default hasher makes that ~1 s each.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture(autouse=True)
 def fresh_routers(request: pytest.FixtureRequest) -> Iterator[None]:
     # Routers are cached per organisation id in the process; ids come back between tests. A
     # module marked `one_router` (the demo's end-to-end tests) keeps one: the router takes

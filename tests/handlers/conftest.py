@@ -46,12 +46,6 @@ def at(day: datetime.date, hour: int, minute: int = 0) -> datetime.datetime:
     return datetime.datetime.combine(day, datetime.time(hour, minute), tzinfo=BA)
 
 
-@pytest.fixture(autouse=True)
-def fast_passwords(settings: Any) -> None:
-    # The cast creates four users per test; the default hasher makes that take seconds.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def agents(cast: Cast) -> dict[str, Agent]:
     """The organisation's own agent rows, with the shipped tools and the usual plan budget.

@@ -46,11 +46,6 @@ FINANCIAL = for_tool("payment_status")
 GENERAL = for_tool("org_info")
 
 
-@pytest.fixture(autouse=True)
-def fast_passwords(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def server(settings: Any) -> Iterator[ScriptedServer]:
     with ScriptedServer() as running:

@@ -38,7 +38,6 @@ from tests.llm.test_engine_e2e import (
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
 # The engine tests' fixtures: the scripted server, an llm organisation, its conversation.
-fast_passwords = engine_tests.fast_passwords
 server = engine_tests.server
 org = engine_tests.org
 conversation = engine_tests.conversation

@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from agents.models import Agent, AgentIntent
-from agents.services import agents_install_defaults
 from copilot.orchestration.orchestrator import (
     DESCRIPTION_LIMIT,
     AgentCall,
@@ -37,12 +36,6 @@ from tests.llm.conftest import tuned
 
 def call(agent: str, query: str, intent: str = "", call_id: str = "c1") -> AgentCall:
     return AgentCall(agent, intent, query, "", call_id, query)
-
-
-@pytest.fixture
-def agents(cast: Cast) -> dict[str, Agent]:
-    installed = agents_install_defaults(organisation=cast.org)
-    return {agent.name: agent for agent in installed}
 
 
 # --- tool schemas ------------------------------------------------------------------------------

@@ -3,8 +3,6 @@ each thing once, however often they run."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from django_celery_beat.models import PeriodicTask
 
@@ -14,11 +12,6 @@ from business.models import Organisation
 from capataz.demo import load_demo
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def fast_hasher(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def test_the_demo_gets_its_schedules_and_they_find_work_once() -> None:

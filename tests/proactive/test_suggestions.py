@@ -14,7 +14,6 @@ from django.utils import timezone
 
 from agents.models import Agent, Detector, Suggestion, ToolCall
 from agents.proactive.services import detector_run
-from agents.services import agents_install_defaults
 from approvals.models import PendingAction
 from approvals.services import actions_abandoned
 from business.models import Job, JobEvent
@@ -27,14 +26,10 @@ from tests.conftest import Cast
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.usefixtures("dispatched"),  # turns run by the test itself
+    pytest.mark.usefixtures("agents"),  # the organisation's shipped agents
 ]
 
 State = Suggestion.State
-
-
-@pytest.fixture(autouse=True)
-def agents(cast: Cast) -> None:
-    agents_install_defaults(organisation=cast.org)
 
 
 def _client(user: Any, language: str = "en") -> Client:

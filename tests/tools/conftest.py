@@ -29,12 +29,6 @@ def run(ctx: TurnContext, tool_name: str, /, **arguments: Any) -> ToolResult:
     return get_tool(tool_name).run(ctx, arguments)
 
 
-@pytest.fixture(autouse=True)
-def fast_passwords(settings: Any) -> None:
-    # The cast creates four users per test; the default hasher makes that take seconds.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def ctx(cast: Cast) -> TurnContext:
     return TurnContext(organisation=cast.org, user=cast.operator, conversation_id=None, now=NOW)

@@ -6,14 +6,12 @@ from typing import Any
 import pytest
 
 from agents.models import Agent
-from agents.services import agents_install_defaults
 from testing.fake_graph import FakeGraph
 from tests.conftest import Cast
 
-# The chat's fixtures hold here too: cheap password hashing and routers rebuilt per test
+# The chat's fixtures hold here too: routers rebuilt per test
 # (autouse), the registry of default agents and the scripted handlers.
 from tests.copilot.conftest import (  # noqa: F401
-    fast_passwords,
     fresh_routers,
     handlers,
     registry,
@@ -64,12 +62,6 @@ def accounts(cast: Cast) -> tuple[WhatsAppAccount, WhatsAppAccount]:
         _account(cast.org, NUMBER, SECRET, TOKEN),
         _account(cast.other_org, OTHER_NUMBER, OTHER_SECRET, "verify-frio"),
     )
-
-
-@pytest.fixture
-def agents(cast: Cast) -> dict[str, Agent]:
-    agents_install_defaults(organisation=cast.org)
-    return {agent.name: agent for agent in Agent.objects.filter(organisation=cast.org)}
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from django.apps import apps
 from django.utils import timezone
 
 from agents.defaults import default_specs
-from agents.models import Agent, AgentIntent
+from agents.models import AgentIntent
 from agents.phrasing import day
 from agents.services import agents_install_defaults
 from business.models import Customer, Job
@@ -151,12 +151,6 @@ def test_every_organisations_copy_gets_the_examples_once_and_keeps_its_own(cast:
 
 
 # --- on WhatsApp, end to end --------------------------------------------------------------------
-
-
-@pytest.fixture
-def agents(cast: Cast) -> dict[str, Agent]:
-    agents_install_defaults(organisation=cast.org)
-    return {agent.name: agent for agent in Agent.objects.filter(organisation=cast.org)}
 
 
 @pytest.fixture
