@@ -9,6 +9,8 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from business.hygiene import text_problem
+from business.models import Organisation
+from business.scheduling import org_tz
 from business.selectors import membership_for_user
 
 
@@ -30,15 +32,16 @@ class OrganisationMiddleware:
             membership = membership_for_user(request.user, request.session.get("org_slug"))
         request.membership = membership  # type: ignore[attr-defined]
         request.organisation = membership.organisation if membership else None  # type: ignore[attr-defined]
-        zone = _zone(request.organisation.timezone) if membership else None  # type: ignore[attr-defined]
+        zone = _zone(request.organisation) if membership else None  # type: ignore[attr-defined]
         with timezone.override(zone):
             return self.get_response(request)
 
 
-def _zone(name: str) -> ZoneInfo | None:
-    """The organisation's zone; an unknown name leaves the server's (never an error page)."""
+def _zone(organisation: Organisation) -> ZoneInfo | None:
+    """The organisation's zone (`org_tz`); an unknown name leaves the server's (never an error
+    page)."""
     try:
-        return ZoneInfo(name) if name else None
+        return org_tz(organisation)
     except (ZoneInfoNotFoundError, ValueError):
         return None
 
