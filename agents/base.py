@@ -223,15 +223,18 @@ class Runner:
         self._announce_start(tool_name, arguments)
         started = time.perf_counter()
         key = write_key(tool, arguments)
+        # A read commits nothing of its own: its row waits for the step's commit point.
+        reads = tool.category is Category.SAFE and key is None
         with ctx.writes.lock if key is not None else nullcontext():
             earlier = ctx.writes.first(key) if key is not None else None
-            with transaction.atomic():  # the call's writes and its row commit together
+            # A write's changes and its row commit together.
+            with nullcontext() if reads else transaction.atomic():
                 if isinstance(earlier, ToolResult):  # this turn already did it: not again
                     result, held = _repeat(earlier), None
                 else:
                     result, held = self._run(tool, arguments)
                 latency = round((time.perf_counter() - started) * 1000, 2)
-                self._record(tool, arguments, result, held, latency)
+                self._record(tool, arguments, result, held, latency, kept=reads and held is None)
             if key is not None and earlier is None and result.ok:
                 ctx.writes.remember(key, result)
         self.tools_invoked.append(tool_name)
@@ -355,8 +358,10 @@ class Runner:
         latency_ms: float,
         *,
         approval_id: int | None = None,
+        kept: bool = False,
     ) -> None:
-        ToolCall.objects.create(
+        """The call's row: stored now, or `kept` for the step's commit point (a plain read)."""
+        row = ToolCall(
             organisation=self.ctx.organisation, conversation_id=self.ctx.conversation_id,
             turn_id=self.ctx.turn_id, agent=self.agent.name, intent=self.step.intent,
             tool=tool.name, category=str(tool.category), arguments=_stored(arguments),
@@ -364,6 +369,10 @@ class Runner:
             approval_id=held.approval_id if held is not None else approval_id,
             approved=approval_id is not None, latency_ms=latency_ms,
         )  # fmt: skip
+        if kept:
+            self.ctx.reads.keep(row)
+        else:
+            row.save()
 
     @property
     def wrote(self) -> bool:

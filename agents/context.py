@@ -16,6 +16,7 @@ from functools import cached_property
 from zoneinfo import ZoneInfo
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Model
 from django.utils import timezone
 
 from agents.events import Event
@@ -45,6 +46,35 @@ class WriteLedger:
         self._results.setdefault(key, result)
 
 
+class ReadLog:
+    """The rows of the turn's read-only tool calls, kept until the step's commit point.
+
+    A read changes nothing, so its `ToolCall` row need not commit on its own: the step's
+    closing transaction (copilot/orchestration/delegate.py `_close`) writes the step's reads
+    with its `AgentRun`, and the turn's last transaction whatever is left — one commit for
+    what used to be one per call. Only a turn's context keeps them (`keeps`); any other
+    context writes each row at once."""
+
+    def __init__(self, keeps: bool = False) -> None:
+        self.keeps = keeps
+        self._rows: list[Model] = []
+        self._lock = threading.Lock()
+
+    def keep(self, row: Model) -> None:
+        if not self.keeps:
+            row.save()
+            return
+        with self._lock:
+            self._rows.append(row)
+
+    def write(self) -> None:
+        """Store what is kept (in the caller's transaction), in the order it was kept."""
+        with self._lock:
+            rows, self._rows = self._rows, []
+        for model in dict.fromkeys(type(row) for row in rows):
+            model._default_manager.bulk_create([row for row in rows if type(row) is model])
+
+
 @dataclass(frozen=True)
 class TurnContext:
     organisation: Organisation
@@ -57,6 +87,7 @@ class TurnContext:
     emit: EventSink = field(default=_drop, repr=False, compare=False)
     # Shared by every copy of the context (dataclasses.replace keeps the same ledger).
     writes: WriteLedger = field(default_factory=WriteLedger, repr=False, compare=False)
+    reads: ReadLog = field(default_factory=ReadLog, repr=False, compare=False)
     # A customer's own turn (WhatsApp): every tool call is scoped to this customer's records
     # (agents/customer_scope.py); None for the organisation's members.
     customer_id: int | None = None

@@ -17,7 +17,16 @@ from zoneinfo import ZoneInfo
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import connection
-from django.db.models import Case, Model, Prefetch, Q, QuerySet, Value, When
+from django.db.models import (
+    Case,
+    Model,
+    Prefetch,
+    Q,
+    QuerySet,
+    Value,
+    When,
+    prefetch_related_objects,
+)
 from django.utils import timezone
 
 from business.models import (
@@ -457,9 +466,14 @@ def customer_file(customer: Customer, *, recent_jobs: int = 20) -> CustomerFile:
     )
     invoices = invoice_rows(invoices_with_amounts(customer.organisation).filter(customer=customer))
     quotes = quotes_with_lines(customer.organisation).filter(customer=customer)
+    # Read afresh into the customer's cache: its primary address is read from them too.
+    getattr(customer, "_prefetched_objects_cache", {}).pop("addresses", None)
+    prefetch_related_objects(
+        [customer], Prefetch("addresses", queryset=Address.objects.order_by("-is_primary", "pk"))
+    )
     return CustomerFile(
         customer=customer,
-        addresses=list(customer.addresses.order_by("-is_primary", "pk")),
+        addresses=list(customer.addresses.all()),
         equipment=list(customer.equipment.select_related("address").order_by("kind", "pk")),
         jobs=list(jobs[:recent_jobs]),
         invoices=invoices,

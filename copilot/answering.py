@@ -15,7 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.abtest import apply_arms
-from agents.context import TurnContext
+from agents.context import ReadLog, TurnContext
 from agents.events import (
     CompletedEvent,
     ConsultedEvent,
@@ -80,11 +80,14 @@ def answer_turn(
     `atomic`: the producer runs inside that transaction (a call that must roll back with the
     reply); a producer that checkpoints or pauses the graph runs before it."""
     turn_id, asked, conversation = str(turn.pk), turn.message, turn.conversation
+    run: TurnRun | None = None
     try:
         run = open_run(turn, emit, text) if opens_run else None
         with transaction.atomic() if atomic else contextlib.nullcontext():
             done = produce(run)
         with transaction.atomic():
+            if run is not None:  # reads not yet written at a step's close (none ran, say)
+                run.ctx.reads.write()
             trace = {**done.trace, "turn_id": turn_id}
             if done.steps:
                 trace["did"] = _steps(emit, conversation.pk, turn_id, done.first)
@@ -97,6 +100,7 @@ def answer_turn(
             _finish_events(run, emit, turn_id, answer.pk, done.reply, done.consulted)
     except Exception as exc:
         logger.exception("turn %s failed", turn_id)
+        _keep_reads(run)
         if on_failure is not None:
             on_failure(exc)
         return fail_turn(turn, emit, exc)
@@ -104,6 +108,17 @@ def answer_turn(
         turn_id, True, done.reply, language, user_message_id=asked.pk,
         assistant_message_id=answer.pk, timings=done.timings,
     )  # fmt: skip
+
+
+def _keep_reads(run: TurnRun | None) -> None:
+    """A failed turn still leaves the rows of the reads it made (best effort)."""
+    if run is None:
+        return
+    try:
+        with transaction.atomic():
+            run.ctx.reads.write()
+    except Exception:
+        logger.exception("turn %s: could not store its reads", run.ctx.turn_id)
 
 
 def _one_message(
@@ -162,6 +177,7 @@ def open_run(turn: Turn, emit: Any, text: str | None = None) -> TurnRun:
         organisation=conversation.organisation, user=turn.user, conversation_id=conversation.pk,
         now=timezone.now(), turn_id=str(turn.pk), message_id=turn.message_id,
         text=turn.message.text if text is None else text, emit=emit, customer_id=customer_id,
+        reads=ReadLog(keeps=True),
     )  # fmt: skip
     engine, client = engines.open_for(ctx)
     # Intents are only read on the rare directive fallback: no prefetch on every turn.
@@ -173,7 +189,7 @@ def open_run(turn: Turn, emit: Any, text: str | None = None) -> TurnRun:
         ctx=ctx, engine=engine, llm=client, stream=TextStream(emit, ctx.turn_id),
         agents=tested.agents,
         consult=tuple(str(name) for name in ticked) if isinstance(ticked, list) else (),
-        arms=tested.arms, arm_intents=tested.intents,
+        arms=tested.arms, arm_intents=tested.intents, conversation=conversation,
     )  # fmt: skip
 
 

@@ -63,7 +63,8 @@ def write(organisation_id: int, conversation_id: int, events: list[Event]) -> li
     sequence numbers, one `INSERT` stores them — and send them live once it commits."""
     if not events:
         return []
-    with transaction.atomic():
+    # No savepoint inside a caller's transaction: a failure here fails the caller's too.
+    with transaction.atomic(savepoint=False):
         first = _next_seq(conversation_id, len(events)) - len(events) + 1
         sequenced = [cast(Event, {**event, "seq": first + i}) for i, event in enumerate(events)]
         ConversationEvent.objects.bulk_create(

@@ -116,7 +116,8 @@ def _store_reply(
     conversation: Conversation, state: TurnState, language: str, trace: dict[str, Any]
 ) -> Message:
     """The reply as stored history. When the model's agents answered, each agent's answer is its
-    own message (history stays separated per agent); the trace goes with the last one."""
+    own message (history stays separated per agent); the trace goes with the last one. The
+    conversation row is touched once, by `_remember` after it, in the same transaction."""
     parts: list[tuple[str, str]] = state.get("parts") or []
     direct = state["reading"].direct_agent
     # The model's agents, and a direct line's verbatim block with the copilot's notes after it
@@ -125,7 +126,7 @@ def _store_reply(
     if not per_agent:
         return message_add(
             conversation=conversation, role=Message.Role.ASSISTANT, text=state["reply"],
-            language=language, agent=direct, trace=trace,
+            language=language, agent=direct, trace=trace, touch=False,
         )  # fmt: skip
     merged: list[tuple[str, str]] = []
     for agent, text in parts:
@@ -139,6 +140,7 @@ def _store_reply(
         stored = message_add(
             conversation=conversation, role=Message.Role.ASSISTANT, text=text,
             language=language, agent=agent, trace=trace if last else {"turn_id": trace["turn_id"]},
+            touch=False,
         )  # fmt: skip
     assert stored is not None
     return stored

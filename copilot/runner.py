@@ -32,8 +32,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import close_old_connections, connection
-from django.db.models import Q
+from django.db import close_old_connections, connection, transaction
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from copilot.answering import TurnResult
@@ -65,7 +65,9 @@ def drain(organisation_id: int, conversation_id: int) -> Drained:
     token = f"{PROCESS}:{uuid.uuid4().hex[:8]}"
     drained = Drained()
     while True:
-        acquired = _acquire(organisation_id, conversation_id, token)
+        with transaction.atomic():  # a free lease and the first turn: one commit
+            acquired = _acquire(organisation_id, conversation_id, token)
+            claimed = _claim_next(conversation_id, token) if acquired is _FREE else None
         if acquired is None:
             if Conversation.objects.filter(
                 pk=conversation_id, organisation_id=organisation_id
@@ -75,15 +77,19 @@ def drain(organisation_id: int, conversation_id: int) -> Drained:
         with HEARTBEAT.holding(conversation_id, token):
             if acquired is _TAKEN_OVER:
                 drained.interrupted += _interrupt_orphans(conversation_id)
-            while (turn := _claim_next(conversation_id, token)) is not None:
-                drained.results.append(run_turn(turn))
-        # Given back only now, with nothing left running (an exception above lets it lapse,
-        # and the next runner then interrupts what was cut short).
-        _release(conversation_id, token)
-        # A message may have been queued after the last claim and before the release, by
-        # someone who then found the lease taken: look once more.
-        if not has_queued(conversation_id):
-            return drained
+            turn = claimed if acquired is not _TAKEN_OVER else _claim_next(conversation_id, token)
+            while True:
+                if turn is not None:
+                    drained.results.append(run_turn(turn))
+                # Given back only with nothing left running and nothing queued, in one
+                # statement (an exception above lets it lapse, and the next runner then
+                # interrupts what was cut short). A message queued meanwhile by someone who
+                # found the lease taken keeps it here: claimed next.
+                if _release_if_idle(conversation_id, token):
+                    return drained
+                if not _holds(conversation_id, token):  # lost to a runner that took it over
+                    break
+                turn = _claim_next(conversation_id, token)
 
 
 _FREE, _TAKEN_OVER = "free", "taken over"
@@ -111,10 +117,15 @@ def _renew(conversation_id: int, token: str) -> bool:
     return renewed == 1
 
 
-def _release(conversation_id: int, token: str) -> None:
-    Conversation.objects.filter(pk=conversation_id, lease_owner=token).update(
-        lease_owner="", lease_until=None
-    )
+def _release_if_idle(conversation_id: int, token: str) -> bool:
+    """Give the lease back unless a turn is queued (or the lease is no longer this runner's)."""
+    queued = Turn.objects.filter(conversation_id=OuterRef("pk"), status=Turn.Status.QUEUED)
+    mine = Conversation.objects.filter(pk=conversation_id, lease_owner=token)
+    return mine.filter(~Exists(queued)).update(lease_owner="", lease_until=None) == 1
+
+
+def _holds(conversation_id: int, token: str) -> bool:
+    return Conversation.objects.filter(pk=conversation_id, lease_owner=token).exists()
 
 
 def _until_lapse(conversation_id: int) -> float:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import NamedTuple
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -102,8 +103,15 @@ def consulted_for_turn(
 
     An agent that yielded did not act, so it is not listed; `labels` maps agent name → label.
     """
+    return consulted_of(agent_runs_for_turn(organisation, turn_id), labels)
+
+
+def consulted_of(runs: Iterable[AgentRun], labels: dict[str, str]) -> list[ConsultedAgent]:
+    """The consulted footer from a turn's `AgentRun` rows, in their order."""
     consulted: list[ConsultedAgent] = []
-    for run in agent_runs_for_turn(organisation, turn_id).filter(yielded=False):
+    for run in runs:
+        if run.yielded:
+            continue
         consulted.append(
             ConsultedAgent(
                 agent=run.agent,

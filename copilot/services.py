@@ -50,8 +50,10 @@ def message_add(
     agent: str = "",
     trace: dict[str, Any] | None = None,
     client_id: str = "",
+    touch: bool = True,
 ) -> Message:
-    """Store one message and touch the conversation (its first user message names it)."""
+    """Store one message and touch the conversation (its first user message names it).
+    `touch=False`: the caller updates the conversation row in the same transaction anyway."""
     now = timezone.now()
     message = Message.objects.create(
         organisation_id=conversation.organisation_id,
@@ -67,7 +69,8 @@ def message_add(
     fields: dict[str, Any] = {"updated_at": now}
     if not conversation.title and role == Message.Role.USER:
         fields["title"] = _title_from(text)
-    Conversation.objects.filter(pk=conversation.pk).update(**fields)
+    if touch or "title" in fields:
+        Conversation.objects.filter(pk=conversation.pk).update(**fields)
     for key, value in fields.items():
         setattr(conversation, key, value)
     if role == Message.Role.ASSISTANT:  # a channel's reader gets it (WhatsApp: the outbox)

@@ -353,16 +353,17 @@ def _emit_end(run: TurnRun, result: StepRun) -> None:
 def _close(
     run: TurnRun, result: StepRun, *, permanent: bool = False, tokens: tuple[int, int] = (0, 0)
 ) -> None:
-    """The step's run row and `agent_end` in one transaction: the turn's event log writes the
-    step's events at `agent_end` (copilot/turnlog.py), so they commit with the row."""
+    """The step's run row, its reads' rows and `agent_end` in one transaction: the turn's event
+    log writes the step's events at `agent_end` (copilot/turnlog.py), so they commit with them."""
     with transaction.atomic():
+        run.ctx.reads.write()  # the step's reads (agents/context.py ReadLog)
         _record(run, result, permanent=permanent, tokens=tokens)
         _emit_end(run, result)
 
 
 def _record(run: TurnRun, result: StepRun, *, permanent: bool, tokens: tuple[int, int]) -> None:
     ctx = run.ctx
-    agent_run_record(
+    row = agent_run_record(
         organisation=ctx.organisation,
         conversation_id=ctx.conversation_id,
         turn_id=ctx.turn_id,
@@ -384,6 +385,7 @@ def _record(run: TurnRun, result: StepRun, *, permanent: bool, tokens: tuple[int
         clarified=result.outcome.clarify is not None,
         arm=run.arms.get(result.step.agent),
     )
+    run.recorded.append(row)
 
 
 def _invoke(step: Step, runner: Runner) -> tuple[Outcome, bool, bool]:

@@ -28,13 +28,13 @@ from approvals.models import PendingAction
 from common.text import fold
 from copilot.orchestration import clarify, direct_line, engines, obligations, replies
 from copilot.orchestration import memory as wm
-from copilot.orchestration.delegate import gated, run_chain
+from copilot.orchestration.delegate import gated, run_chain, writes
 from copilot.orchestration.resume import run_decision
 from copilot.orchestration.state import Delegation, Reading, Route, StepRun, TurnRun, TurnState
 from copilot.orchestration.streaming import TextStream
 from copilot.orchestration.trace import build_trace
 from copilot.router_cache import router_for, router_with_intents, vocabulary_for
-from copilot.selectors import consulted_for_turn, get_conversation_for_org
+from copilot.selectors import consulted_of, get_conversation_for_org
 from copilot.services import turn_plan_record
 from llm import answers as model_text
 from llm.client import ModelFailure
@@ -76,7 +76,9 @@ def intake(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
     """Working memory, and what the models read of earlier turns."""
     run = runtime.context
     ctx = run.ctx
-    conversation = get_conversation_for_org(ctx.organisation.pk, ctx.conversation_id or 0)
+    conversation = run.conversation
+    if conversation is None or conversation.pk != ctx.conversation_id:
+        conversation = get_conversation_for_org(ctx.organisation.pk, ctx.conversation_id or 0)
     memory = wm.load_working_memory(conversation, before_message_id=ctx.message_id)
     return {
         "memory": memory,
@@ -767,13 +769,16 @@ def _obliged(
 
 
 def delegate(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
-    """Run the chain: each step through its agent (orchestration/delegate.py). The plan is recorded
-    first, so a turn cut short by a restart can say what it did not get to."""
+    """Run the chain: each step through its agent (orchestration/delegate.py). A plan that writes
+    or has several steps is recorded first, so a turn cut short by a restart can say what it did
+    not get to."""
     plan = [
         {"agent": step.agent, "intent": step.intent, "text": step.text}
         for step in state["route"].steps
     ]
-    if plan:
+    steps = state["route"].steps
+    # One read needs no plan on record: cut short, it has nothing left undone to name.
+    if len(steps) > 1 or any(writes(state, step.intent) for step in steps):
         turn_plan_record(turn_id=runtime.context.ctx.turn_id, plan=plan)
     return {"delegation": run_chain(runtime.context, state)}
 
@@ -943,7 +948,8 @@ def compose(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
     named = bool(reading.direct_agent) or reading.routed_by == "model"
     _stream_rest(run.stream, parts, named=named)
     labels = {name: a.label(language) for name, a in run.agents.items()}
-    consulted = consulted_for_turn(run.ctx.organisation, run.ctx.turn_id, labels)
+    # The rows this run stored (the same as a read of the turn's rows, without the read).
+    consulted = consulted_of(sorted(run.recorded, key=lambda row: row.pk), labels)
     asked = {(r.step.agent, r.step.intent) for r in delegation.runs if r.outcome.clarify}
     for row in consulted:
         if (row["agent"], row["intent"]) in asked:

@@ -31,6 +31,7 @@ from agents.base import Chain, Outcome, Step
 from agents.context import TurnContext
 from agents.events import ConsultedAgent
 from agents.models import Agent
+from copilot.models import AgentRun, Conversation
 from copilot.orchestration.clarify import Pending
 from copilot.orchestration.memory import WorkingMemory
 from copilot.orchestration.obligations import Obligation
@@ -54,6 +55,10 @@ class TurnRun:
     arms: dict[str, tuple[int, str]] = field(default_factory=dict)
     # …and the intents of those arms, which the router learns instead of the live ones.
     arm_intents: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    # The `AgentRun` rows this run stored, in order (the consulted footer reads them here).
+    recorded: list[AgentRun] = field(default_factory=list)
+    # The conversation as the turn loaded it (None: a graph run without a stored turn).
+    conversation: Conversation | None = None
 
 
 @dataclass

@@ -432,7 +432,7 @@ def test_the_lease_is_scoped_to_the_conversations_organisation(
     assert not runner._acquire(cast.other_org.pk, conversation.pk, token)
     assert runner._acquire(cast.org.pk, conversation.pk, token)
     assert not runner._acquire(cast.org.pk, conversation.pk, "runner-y")
-    runner._release(conversation.pk, token)
+    assert runner._release_if_idle(conversation.pk, token)
     assert runner._acquire(cast.org.pk, conversation.pk, "runner-y")
     connection.close()
 
@@ -453,7 +453,7 @@ def test_the_heartbeat_renews_a_lease_held_past_a_third_and_never_a_short_one(
         assert runner._acquire(cast.org.pk, conversation.pk, "short") == runner._FREE
         with runner.HEARTBEAT.holding(conversation.pk, "short"):
             pass  # a turn quicker than a third of the lease
-        runner._release(conversation.pk, "short")
+        assert runner._release_if_idle(conversation.pk, "short")
         time.sleep(0.4)
         assert renewals == []
 
@@ -467,7 +467,7 @@ def test_the_heartbeat_renews_a_lease_held_past_a_third_and_never_a_short_one(
         assert held.lease_until > timezone.now()  # never lapsed while it worked
     finally:
         runner._renew = saved  # type: ignore[assignment]
-        runner._release(conversation.pk, "long")
+        assert runner._release_if_idle(conversation.pk, "long")
 
 
 def test_a_runner_that_crashes_lets_its_lease_lapse_and_the_next_one_interrupts_its_turn(
@@ -504,8 +504,71 @@ def test_a_free_lease_is_taken_in_one_statement_and_skips_the_orphan_scan(
 ) -> None:
     with django_assert_num_queries(1):
         assert runner._acquire(cast.org.pk, conversation.pk, "mine") == runner._FREE
-    runner._release(conversation.pk, "mine")
+    assert runner._release_if_idle(conversation.pk, "mine")
     lapsed = timezone.now() - datetime.timedelta(seconds=1)
     Conversation.objects.filter(pk=conversation.pk).update(lease_owner="dead", lease_until=lapsed)
     assert runner._acquire(cast.org.pk, conversation.pk, "mine") == runner._TAKEN_OVER
     assert runner._acquire(cast.org.pk, conversation.pk, "yours") is None
+
+
+def test_a_message_queued_while_the_runner_works_is_claimed_by_it_before_it_lets_go(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    router.script["hola"] = [task("greeting", 1.0)]
+    router.script["buscá a Juan"] = [task("search_customer", 0.9)]
+    accept_message(conversation=conversation, user_id=cast.operator.pk, text="hola")
+    real_run_turn, later = runner.run_turn, []
+
+    def arriving_meanwhile(turn: Turn) -> Any:
+        if not later:  # someone sends a message while the first turn runs (and finds it leased)
+            later.append(
+                accept_message(
+                    conversation=conversation, user_id=cast.operator.pk, text="buscá a Juan"
+                )
+            )
+            assert runner.drain(cast.org.pk, conversation.pk).results == []
+        return real_run_turn(turn)
+
+    monkeypatch.setattr(runner, "run_turn", arriving_meanwhile)
+    drained = runner.drain(cast.org.pk, conversation.pk)
+
+    assert [r.turn_id for r in drained.results][1:] == [later[0].turn_id]
+    assert set(Turn.objects.filter(conversation=conversation).values_list("status", flat=True)) == {
+        Turn.Status.DONE
+    }
+    released = Conversation.objects.get(pk=conversation.pk)
+    assert (released.lease_owner, released.lease_until) == ("", None)
+
+
+def test_a_turns_reads_are_stored_with_its_step_and_a_failed_turn_keeps_its_own(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    from copilot.answering import answer_turn, emitter
+
+    router.script["buscá a Juan"] = [task("search_customer", 0.9, customer="Juan")]
+    done = answer(conversation, cast.operator.pk, "buscá a Juan").result
+    [read] = ToolCall.objects.filter(organisation=cast.org, turn_id=done.turn_id)
+    assert (read.tool, read.category, read.ok) == ("customers_find", "safe", True)
+
+    # A producer that reads outside any step and then breaks: no step closed to write the read.
+    accepted = accept_message(conversation=conversation, user_id=cast.operator.pk, text="otra")
+    turn = Turn.objects.select_related("conversation__organisation", "message").get(
+        pk=accepted.turn_id
+    )
+
+    def reads_then_breaks(run: Any) -> Any:
+        assert run.ctx.reads.keeps  # a turn's context keeps its reads for a commit point
+        run.ctx.reads.keep(
+            ToolCall(
+                organisation=cast.org, conversation_id=conversation.pk, turn_id=run.ctx.turn_id,
+                agent="customer", tool="customers_find", category="safe", arguments={}, ok=True,
+            )
+        )  # fmt: skip
+        raise RuntimeError("broke after reading")
+
+    failed = answer_turn(turn, emitter(turn), reads_then_breaks)
+
+    assert failed.error_code == "turn_failed"
+    assert ToolCall.objects.filter(organisation=cast.org, turn_id=accepted.turn_id).count() == 1
+    assert not ToolCall.objects.filter(organisation=cast.other_org).exists()

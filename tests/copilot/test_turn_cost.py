@@ -34,8 +34,8 @@ def defaults(cast: Cast) -> None:
     agents_install_defaults(organisation=cast.org)
 
 
-READ_ONLY = {"statements": 56, "transactions": 9, "connects": 0}
-BOOKING = {"statements": 59, "transactions": 8, "connects": 0}
+READ_ONLY = {"statements": 40, "transactions": 4, "connects": 0}
+BOOKING = {"statements": 48, "transactions": 6, "connects": 0}
 
 
 @dataclass
