@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from nlu.features import featurize
+from nlu.features import PLACEHOLDERS, featurize
 
 if TYPE_CHECKING:
     import numpy as np
@@ -105,7 +105,8 @@ class IntentClassifier:
         (`_one_slip`; the first and last letters kept) from words that
         are becomes the most frequent of them: "persu"/"prseu"/"pressu" → "presu", "disaptch" →
         "dispatch". Character n-grams share little with a short word typed wrong; the words the
-        training saw are what the model weighs."""
+        training saw are what the model weighs. The placeholders `featurize` writes ("zfecha",
+        "zname", …) are never mended, nor mended into."""
         if getattr(self, "_slips", None) is None:  # a router pickled before mending
             self._slips = _slip_index(self.vectorisers[-1])
         known, index = self._slips  # type: ignore[misc]
@@ -114,7 +115,7 @@ class IntentClassifier:
 
         def swap(match: re.Match[str]) -> str:
             word = match[0]
-            if word in known or len(word) < 5 or word[0] == "z":
+            if word in known or len(word) < 5 or word in PLACEHOLDERS:
                 return word
             found = {c for key in _deletes(word) for c in index.get(key, ())}
             # The first and last letters kept: a changed ending is a plural, a gender or a
@@ -210,7 +211,7 @@ def _slip_index(vec: _Vectoriser) -> tuple[dict[str, float], dict[str, list[str]
     }  # fmt: skip
     index: dict[str, list[str]] = {}
     for word in known:
-        if len(word) >= 5 and word[0] != "z":
+        if len(word) >= 5 and word not in PLACEHOLDERS:
             for key in _deletes(word):
                 index.setdefault(key, []).append(word)
     return known, index

@@ -38,6 +38,10 @@ _SUBSTITUTIONS: list[tuple[re.Pattern[str], str]] = [
     (_PHONE, " ztel "),
     (_NUMBER, " znum "),
 ]
+# Every word featurize puts in place of something (the classifier never mends these).
+PLACEHOLDERS = frozenset(
+    {placeholder.strip() for _, placeholder in _SUBSTITUTIONS} | {"zname", "zgritos", "zexclama"}
+)
 _LETTERS = re.compile(r"[^\W\d_]")
 
 

@@ -43,12 +43,13 @@ def test_training_is_deterministic() -> None:
 
 def test_a_word_one_slip_from_a_trained_word_is_read_as_that_word() -> None:
     texts = ["hacele un presu a Ana", "presu para Juan", "agendame un turno para Juan",
-             "despachá a alguien ya", "dispatch a tech now"]  # fmt: skip
-    classifier = train_classifier(texts, ["quote", "quote", "book", "send", "send"])
+             "despachá a alguien ya", "dispatch a tech now",
+             "mandá a alguien por zonas"]  # fmt: skip
+    classifier = train_classifier(texts, ["quote", "quote", "book", "send", "send", "send"])
     # Swapped, doubled, dropped and neighbouring letters, each one slip from a trained word.
     for typed, meant in [("persu", "presu"), ("prseu", "presu"), ("pressu", "presu"),
                          ("disaptch", "dispatch"), ("agendme", "agendame"),
-                         ("turmo", "turno")]:  # fmt: skip
+                         ("turmo", "turno"), ("zoans", "zonas")]:  # fmt: skip
         assert classifier.mend(f"{typed} para juan") == f"{meant} para juan"
     assert classifier.predict_proba(["persu para juan"])[0].argmax() == classifier.labels.index(
         "quote"
