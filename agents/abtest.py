@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +24,9 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from agents import cache
 from agents.models import ABTest, Agent, AgentVersion
+from agents.selectors import running_tests
 from agents.services import EDITABLE_FIELDS, Actor, agent_save, agent_snapshot
 from business.models import Organisation
 
@@ -42,12 +45,6 @@ def arm_for(test_id: int, conversation_id: int | str, share_b: int) -> str:
 
 
 # --- reads --------------------------------------------------------------------------------------
-
-
-def running_tests(organisation: Organisation) -> QuerySet[ABTest]:
-    return ABTest.objects.filter(
-        organisation=organisation, state=ABTest.State.RUNNING
-    ).select_related("agent", "arm_a", "arm_b")
 
 
 def tests_for_org(organisation: Organisation) -> QuerySet[ABTest]:
@@ -81,16 +78,18 @@ class Arms:
 
 
 def apply_arms(
-    organisation: Organisation, conversation_id: int | None, agents: dict[str, Agent]
-) -> Arms:
+    organisation: Organisation, conversation_id: int | None, agents: dict[str, Agent],
+    running: Iterable[ABTest] | None = None,
+) -> Arms:  # fmt: skip
     """The enabled agents as this conversation's arms configure them (one query when no test
-    runs). A turn with no conversation (a schedule's) runs the live configuration."""
+    runs, none when `running` gives the tests). A turn with no conversation (a schedule's) runs
+    the live configuration."""
     if conversation_id is None:
         return Arms(agents=agents, arms={}, intents={})
     result = dict(agents)
     arms: dict[str, tuple[int, str]] = {}
     intents: dict[str, list[dict[str, str]]] = {}
-    for test in running_tests(organisation):
+    for test in running_tests(organisation) if running is None else running:
         name = test.agent.name
         if name not in result:
             continue  # disabled meanwhile: nothing to test
@@ -160,6 +159,7 @@ def abtest_stop(*, test: ABTest, winner: str = "") -> ABTest:
     )
     if not updated:
         raise ValidationError(_("This A/B test is already stopped."))
+    cache.forget(test.organisation_id)  # an update sends no signal
     test.refresh_from_db()
     return test
 
@@ -201,5 +201,6 @@ def abtest_promote(*, test: ABTest, arm: str, actor: Actor = None) -> AgentVersi
         winner=arm,
         promoted_version=after,
     )
+    cache.forget(row.organisation_id)  # an update sends no signal
     test.refresh_from_db()
     return after

@@ -21,3 +21,24 @@ class AgentsConfig(AppConfig):
         post_migrate.connect(
             schedules_install_all, sender=self, dispatch_uid="agents.schedules.install"
         )
+        self._forget_kept_agents_on_change()
+
+    @staticmethod
+    def _forget_kept_agents_on_change() -> None:
+        """What agents/cache.py keeps is dropped when this process changes what it holds."""
+        from django.db.models.signals import post_delete, post_save
+
+        from agents import cache
+        from agents.models import ABTest, Agent, AgentIntent, AgentVersion
+
+        def of_organisation(sender: type, instance: Agent | ABTest, **kwargs: object) -> None:
+            cache.forget(instance.organisation_id)
+
+        def of_some_agent(sender: type, **kwargs: object) -> None:
+            cache.forget()  # an intent or a version: rare enough to drop every organisation's
+
+        for signal in (post_save, post_delete):
+            for owned in (Agent, ABTest):
+                signal.connect(of_organisation, sender=owned, weak=False)
+            for part in (AgentIntent, AgentVersion):
+                signal.connect(of_some_agent, sender=part, weak=False)

@@ -241,6 +241,7 @@ class Runner:
         self.results.append((tool_name, result))
         if held is not None:
             self.held.append(held.approval_id)
+            ctx.calls.held += 1
             ctx.emit(
                 ApprovalRequestedEvent(
                     type="approval_requested", turn_id=ctx.turn_id,
@@ -369,10 +370,7 @@ class Runner:
             approval_id=held.approval_id if held is not None else approval_id,
             approved=approval_id is not None, latency_ms=latency_ms,
         )  # fmt: skip
-        if kept:
-            self.ctx.reads.keep(row)
-        else:
-            row.save()
+        self.ctx.calls.record(row, kept=kept)
 
     @property
     def wrote(self) -> bool:

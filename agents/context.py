@@ -46,31 +46,37 @@ class WriteLedger:
         self._results.setdefault(key, result)
 
 
-class ReadLog:
-    """The rows of the turn's read-only tool calls, kept until the step's commit point.
+class CallLog:
+    """The turn's tool-call rows: each read's kept until the step's commit point, and every row
+    the turn recorded (with how many approvals it filed) for its seal.
 
     A read changes nothing, so its `ToolCall` row need not commit on its own: the step's
     closing transaction (copilot/orchestration/delegate.py `_close`) writes the step's reads
     with its `AgentRun`, and the turn's last transaction whatever is left — one commit for
-    what used to be one per call. Only a turn's context keeps them (`keeps`); any other
+    what used to be one per call. The seal (copilot/ledger.py) then takes the turn's calls from
+    here instead of reading them back. Only a turn's context keeps reads (`keeps`); any other
     context writes each row at once."""
 
     def __init__(self, keeps: bool = False) -> None:
         self.keeps = keeps
-        self._rows: list[Model] = []
+        self.rows: list[Model] = []  # every row recorded, in order (kept ones get their pk later)
+        self.held = 0  # approvals filed by the turn's calls
+        self._kept: list[Model] = []
         self._lock = threading.Lock()
 
-    def keep(self, row: Model) -> None:
-        if not self.keeps:
+    def record(self, row: Model, *, kept: bool) -> None:
+        """Store the call's row now, or keep it (a read) for the next commit point."""
+        if not (kept and self.keeps):
             row.save()
-            return
         with self._lock:
-            self._rows.append(row)
+            self.rows.append(row)
+            if kept and self.keeps:
+                self._kept.append(row)
 
     def write(self) -> None:
-        """Store what is kept (in the caller's transaction), in the order it was kept."""
+        """Store the kept rows (in the caller's transaction), in the order they were kept."""
         with self._lock:
-            rows, self._rows = self._rows, []
+            rows, self._kept = self._kept, []
         for model in dict.fromkeys(type(row) for row in rows):
             model._default_manager.bulk_create([row for row in rows if type(row) is model])
 
@@ -87,7 +93,7 @@ class TurnContext:
     emit: EventSink = field(default=_drop, repr=False, compare=False)
     # Shared by every copy of the context (dataclasses.replace keeps the same ledger).
     writes: WriteLedger = field(default_factory=WriteLedger, repr=False, compare=False)
-    reads: ReadLog = field(default_factory=ReadLog, repr=False, compare=False)
+    calls: CallLog = field(default_factory=CallLog, repr=False, compare=False)
     # A customer's own turn (WhatsApp): every tool call is scoped to this customer's records
     # (agents/customer_scope.py); None for the organisation's members.
     customer_id: int | None = None

@@ -11,7 +11,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import QuerySet
 
 from agents.defaults import INTENT_KEYS, SPEC_KEYS, intent_spec
-from agents.models import Agent, AgentIntent, AgentVersion
+from agents.models import ABTest, Agent, AgentIntent, AgentVersion
 from agents.registry import Tool, all_tools
 from business.models import Organisation
 from nlu.values import IntentSpec
@@ -20,6 +20,13 @@ AnyUser = AbstractBaseUser | AnonymousUser
 
 # (text, intent, agent name, lang)
 TrainingExample = tuple[str, str, str, str]
+
+
+def running_tests(organisation: Organisation) -> QuerySet[ABTest]:
+    """The organisation's A/B tests that split conversations now."""
+    return ABTest.objects.filter(
+        organisation=organisation, state=ABTest.State.RUNNING
+    ).select_related("agent", "arm_a", "arm_b")
 
 
 def agents_for_org(organisation: Organisation, enabled_only: bool = True) -> QuerySet[Agent]:

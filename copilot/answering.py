@@ -15,7 +15,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.abtest import apply_arms
-from agents.context import ReadLog, TurnContext
+from agents.cache import turn_agents
+from agents.context import CallLog, TurnContext
 from agents.events import (
     CompletedEvent,
     ConsultedEvent,
@@ -23,9 +24,9 @@ from agents.events import (
     ThinkingEvent,
     UsageEvent,
 )
-from agents.selectors import agents_for_org
 from copilot.answers import Steps, steps_for_turn, steps_of
 from copilot.channels import channel_of
+from copilot.ledger import hold_rows
 from copilot.models import Conversation, Message, Turn
 from copilot.orchestration import engines, replies
 from copilot.orchestration.state import TurnRun
@@ -87,7 +88,8 @@ def answer_turn(
             done = produce(run)
         with transaction.atomic():
             if run is not None:  # reads not yet written at a step's close (none ran, say)
-                run.ctx.reads.write()
+                run.ctx.calls.write()
+                hold_rows(turn, _written(run))  # the seal takes them from here
             trace = {**done.trace, "turn_id": turn_id}
             if done.steps:
                 trace["did"] = _steps(emit, conversation.pk, turn_id, done.first)
@@ -110,13 +112,25 @@ def answer_turn(
     )  # fmt: skip
 
 
+def _written(run: TurnRun) -> dict[str, list[Any] | None]:
+    """The rows the turn's run recorded, by table, for its seal: every step's `AgentRun` and
+    every tool call go through it; no model call without a model client, no approval row
+    unless a call was held (then the seal reads those tables)."""
+    return {
+        "agent_runs": list(run.recorded),
+        "tool_calls": list(run.ctx.calls.rows),
+        "model_calls": [] if run.llm is None else None,
+        "approvals_requested": [] if not run.ctx.calls.held else None,
+    }
+
+
 def _keep_reads(run: TurnRun | None) -> None:
     """A failed turn still leaves the rows of the reads it made (best effort)."""
     if run is None:
         return
     try:
         with transaction.atomic():
-            run.ctx.reads.write()
+            run.ctx.calls.write()
     except Exception:
         logger.exception("turn %s: could not store its reads", run.ctx.turn_id)
 
@@ -177,14 +191,14 @@ def open_run(turn: Turn, emit: Any, text: str | None = None) -> TurnRun:
         organisation=conversation.organisation, user=turn.user, conversation_id=conversation.pk,
         now=timezone.now(), turn_id=str(turn.pk), message_id=turn.message_id,
         text=turn.message.text if text is None else text, emit=emit, customer_id=customer_id,
-        reads=ReadLog(keeps=True),
+        calls=CallLog(keeps=True),
     )  # fmt: skip
     engine, client = engines.open_for(ctx)
-    # Intents are only read on the rare directive fallback: no prefetch on every turn.
-    enabled = agents_for_org(conversation.organisation).prefetch_related(None)
+    # The enabled agents with their intents and the running A/B tests, kept between turns.
+    enabled, running = turn_agents(conversation.organisation)
     ticked = (turn.message.trace or {}).get("consult") if turn.message.trace else None
     # A/B tests (V4): a running test's agent runs with this conversation's arm configuration.
-    tested = apply_arms(conversation.organisation, conversation.pk, {a.name: a for a in enabled})
+    tested = apply_arms(conversation.organisation, conversation.pk, enabled, running)
     return TurnRun(
         ctx=ctx, engine=engine, llm=client, stream=TextStream(emit, ctx.turn_id),
         agents=tested.agents,

@@ -7,10 +7,13 @@ runs, the tool calls, the model calls, the actions it held and the decision it c
 canonical JSON, and appends a `TraceSeal` to its conversation's chain (`chain`, the
 conversation's id) whose digest is SHA-256 over the previous seal's digest and that JSON. Only
 what cannot change honestly afterwards goes in: a held action's request, not its later status;
-a turn's identity, not its status (a paused turn is closed by its decision). The two messages
-come from what the turn holds (it just stored its answer and loaded its question; JSON fields
-pass through their encoder, so they read exactly as stored); the other tables are read back
-inside the turn's own transaction, so what is sealed is exactly what a later read returns.
+a turn's identity, not its status (a paused turn is closed by its decision). What the turn
+holds is sealed as it holds it — the two messages (it just stored its answer and loaded its
+question), and, from a turn that ran (`hold_rows`), its sub-agent runs and tool calls (every
+one goes through its run) and the model calls and approvals it cannot have made (no model
+client, no held call); JSON fields pass through their encoder, so they read exactly as stored.
+Any other table is read back inside the turn's own transaction. Either way what is sealed is
+exactly what a later read returns — `verify_chain` reads every table back to check it.
 
 No row is locked per turn: a conversation's turns run one at a time under its runner's lease,
 and two seals racing for one seq meet at the unique (chain, seq) and retry. Every minute the
@@ -143,11 +146,43 @@ def _messages(turn: Turn, held: bool) -> list[dict[str, Any]]:
     return _rows(rows, _MESSAGE_FIELDS)
 
 
+# What a turn that ran holds of the rows it wrote, by table, for its seal (`hold_rows`).
+_HELD_ROWS = "_sealable_rows"
+
+
+def hold_rows(turn: Turn, rows: dict[str, list[Model] | None]) -> None:
+    """Give the seal the rows the turn wrote and holds, by table (`agent_runs`, `tool_calls`,
+    `model_calls`, `approvals_requested`): a list is every row of that table the turn wrote
+    (empty: none), None has the seal read the table. Only a producer that recorded every row
+    of a table may give it (copilot/answering.py does, from the turn's run)."""
+    turn.__dict__[_HELD_ROWS] = rows
+
+
+def _table(
+    turn: Turn, held: bool, name: str, queryset: QuerySet[Any], fields: tuple[str, ...],
+    sealed_at: datetime,
+) -> list[dict[str, Any]]:  # fmt: skip
+    """A table's rows of the turn: as the turn holds them when it gave them all (each stored,
+    its own, not after the seal), else read back."""
+    kept = turn.__dict__.get(_HELD_ROWS, {}).get(name) if held else None
+    if kept is not None and all(
+        row.pk is not None and row.organisation_id == turn.organisation_id  # type: ignore[attr-defined]
+        and str(row.turn_id) == str(turn.pk) and row.created_at <= sealed_at  # type: ignore[attr-defined]
+        for row in kept
+    ):  # fmt: skip
+        return [_stored(row, fields) for row in sorted(kept, key=lambda row: row.pk)]
+    return _rows(queryset.filter(created_at__lte=sealed_at), fields)
+
+
 def turn_content(turn: Turn, sealed_at: datetime, *, held: bool = False) -> dict[str, Any]:
     """What the turn left in the database, by table; rows made after the seal are not its own.
-    `held`: its messages may come from what the turn holds (the seal; a check reads them)."""
+    `held`: its messages, and the tables whose rows it gave (`hold_rows`), come from what the
+    turn holds (the seal; a check reads them all)."""
     org, turn_id = turn.organisation_id, str(turn.pk)
-    upto = {"created_at__lte": sealed_at}
+
+    def table(name: str, queryset: QuerySet[Any], fields: tuple[str, ...]) -> Any:
+        return _table(turn, held, name, queryset, fields, sealed_at)
+
     content: dict[str, Any] = {
         "turn": {
             "id": turn_id,
@@ -160,20 +195,24 @@ def turn_content(turn: Turn, sealed_at: datetime, *, held: bool = False) -> dict
             "created_at": _utc(turn.created_at),
         },
         "messages": _messages(turn, held),
-        "agent_runs": _rows(
-            AgentRun.objects.filter(organisation_id=org, turn_id=turn_id, **upto),
+        "agent_runs": table(
+            "agent_runs",
+            AgentRun.objects.filter(organisation_id=org, turn_id=turn_id),
             _AGENT_RUN_FIELDS,
         ),
-        "tool_calls": _rows(
-            ToolCall.objects.filter(organisation_id=org, turn_id=turn_id, **upto),
+        "tool_calls": table(
+            "tool_calls",
+            ToolCall.objects.filter(organisation_id=org, turn_id=turn_id),
             _TOOL_CALL_FIELDS,
         ),
-        "model_calls": _rows(
-            ModelCall.objects.filter(organisation_id=org, turn_id=turn_id, **upto),
+        "model_calls": table(
+            "model_calls",
+            ModelCall.objects.filter(organisation_id=org, turn_id=turn_id),
             _MODEL_CALL_FIELDS,
         ),
-        "approvals_requested": _rows(
-            PendingAction.objects.filter(organisation_id=org, turn_id=turn_id, **upto),
+        "approvals_requested": table(
+            "approvals_requested",
+            PendingAction.objects.filter(organisation_id=org, turn_id=turn_id),
             _REQUEST_FIELDS,
         ),
         "decision": None,

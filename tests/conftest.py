@@ -107,6 +107,13 @@ def _registry_only_routers(settings: Any) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _agents_read_afresh(settings: Any) -> None:
+    # Tests change agents with `update` (no signal): every turn reads them (agents/cache.py);
+    # tests/copilot/test_turn_cost.py and tests/agents/test_cache.py keep them.
+    settings.AGENTS_CACHE_SECONDS = 0
+
+
+@pytest.fixture(autouse=True)
 def _no_golden_copy_per_organisation(settings: Any) -> None:
     # 426 case rows for each organisation a transactional test creates (two per cast);
     # tests/evaluation/test_datasets.py turns it on, the evaluation pages install it when opened.

@@ -356,7 +356,7 @@ def _close(
     """The step's run row, its reads' rows and `agent_end` in one transaction: the turn's event
     log writes the step's events at `agent_end` (copilot/turnlog.py), so they commit with them."""
     with transaction.atomic():
-        run.ctx.reads.write()  # the step's reads (agents/context.py ReadLog)
+        run.ctx.calls.write()  # the step's reads (agents/context.py CallLog)
         _record(run, result, permanent=permanent, tokens=tokens)
         _emit_end(run, result)
 

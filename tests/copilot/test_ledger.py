@@ -264,6 +264,32 @@ def test_a_seal_locks_no_organisation_row_and_seals_the_messages_the_turn_holds(
     assert verify_chain(cast.org.pk).intact  # what the turn held is what a read returns
 
 
+def test_a_turn_that_ran_seals_the_rows_it_holds_and_a_check_reads_them_all(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    router.script["buscá a Juan"] = [task("search_customer", 0.9, customer="Juan")]
+    with CaptureQueriesContext(connection) as queries:
+        done = answer(conversation, cast.operator.pk, "buscá a Juan").result
+    content = json.loads(TraceSeal.objects.get(turn_id=done.turn_id).content)
+    assert [call["tool"] for call in content["tool_calls"]] == ["customers_find"]
+    assert [run["agent"] for run in content["agent_runs"]] == ["customer"]
+    assert content["model_calls"] == content["approvals_requested"] == []
+    read = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("SELECT")]
+    for table in (
+        "copilot_agentrun",
+        "agents_toolcall",
+        "llm_modelcall",
+        "approvals_pendingaction",
+    ):
+        assert not [sql for sql in read if f'FROM "{table}"' in sql], table
+    assert verify_chain(cast.org.pk).intact  # what the turn held is what a read returns
+
+    ToolCall.objects.filter(turn_id=done.turn_id).update(summary="otra cosa")
+    verdict = verify_chain(cast.org.pk)
+    assert not verdict.intact
+    assert (verdict.breaks[0].turn_id, verdict.breaks[0].reason) == (done.turn_id, "rows")
+
+
 def test_the_scheduled_job_anchors_each_organisation_into_its_own_chain(
     cast: Cast, conversation: Conversation, approved: PendingAction, router: ScriptedRouter
 ) -> None:

@@ -558,12 +558,13 @@ def test_a_turns_reads_are_stored_with_its_step_and_a_failed_turn_keeps_its_own(
     )
 
     def reads_then_breaks(run: Any) -> Any:
-        assert run.ctx.reads.keeps  # a turn's context keeps its reads for a commit point
-        run.ctx.reads.keep(
+        assert run.ctx.calls.keeps  # a turn's context keeps its reads for a commit point
+        run.ctx.calls.record(
             ToolCall(
                 organisation=cast.org, conversation_id=conversation.pk, turn_id=run.ctx.turn_id,
                 agent="customer", tool="customers_find", category="safe", arguments={}, ok=True,
-            )
+            ),
+            kept=True,
         )  # fmt: skip
         raise RuntimeError("broke after reading")
 

@@ -29,13 +29,15 @@ pytestmark = [
 
 
 @pytest.fixture
-def defaults(cast: Cast) -> None:
-    """The organisation's seven default agents with their real tools and handlers."""
+def defaults(cast: Cast, settings: Any) -> None:
+    """The organisation's seven default agents with their real tools and handlers, kept between
+    turns as in production (agents/cache.py)."""
+    settings.AGENTS_CACHE_SECONDS = 60
     agents_install_defaults(organisation=cast.org)
 
 
-READ_ONLY = {"statements": 40, "transactions": 4, "connects": 0}
-BOOKING = {"statements": 48, "transactions": 6, "connects": 0}
+READ_ONLY = {"statements": 32, "transactions": 4, "connects": 0}
+BOOKING = {"statements": 40, "transactions": 6, "connects": 0}
 
 
 @dataclass

@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from agents import abtest
 from agents.models import ABTest, Agent, AgentVersion
+from agents.selectors import running_tests
 from agents.services import agent_save, agents_install_defaults
 from copilot import router_cache
 from copilot.models import AgentRun, Message
@@ -163,7 +164,7 @@ def test_stop_without_a_winner(cast: Cast) -> None:
     test = _start(cast, _agent(cast))
     abtest.abtest_stop(test=test)
     assert test.state == "stopped" and test.winner == "" and test.stopped_at is not None
-    assert not abtest.running_tests(cast.org).exists()
+    assert not running_tests(cast.org).exists()
     with pytest.raises(ValidationError):
         abtest.abtest_stop(test=test)
 
