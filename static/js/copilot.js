@@ -89,6 +89,17 @@
     thread.scrollTop = thread.scrollHeight;
   }
 
+  // Whether the reader follows the conversation: decided when they scroll, not when an answer
+  // grows under them (its rendered text, steps and actions arrive after it was scrolled to), so
+  // what comes next — a decision's result, say — is still brought into view.
+  let following = true;
+  function track() { following = nearBottom(); }
+  thread.addEventListener("scroll", track, { passive: true });
+  window.addEventListener("scroll", track, { passive: true });
+  document.addEventListener("htmx:afterSettle", (e) => {
+    if (following && thread.contains(e.target)) scrollDown();
+  });
+
   function dropEmpty() {
     const empty = document.getElementById("chat-empty");
     if (empty) empty.remove();
@@ -427,7 +438,7 @@
     const handler = handlers[ev.type];
     if (!handler) return;  // usage, reasoning: nothing to draw here
     if (ev.turn_id && ev.type !== "accepted" && doneTurns.has(ev.turn_id)) return;
-    const follow = nearBottom();
+    const follow = following || nearBottom();
     try {
       handler(ev);
     } catch (err) {  // one bad event must not stop the ones after it

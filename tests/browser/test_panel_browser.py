@@ -160,10 +160,14 @@ def test_a_free_hour_in_the_agenda_opens_the_chat_with_the_booking_prefilled(
     assert "prefill" not in page.url  # a reload does not type it again
 
 
-def _long_conversation(cast: Cast, answers: int) -> Conversation:
-    """A conversation of `answers` exchanges, each answer with its feedback controls."""
+def _long_conversation(
+    cast: Cast, answers: int, user: Any = None, job: bool = False
+) -> Conversation:
+    """A conversation of `answers` exchanges, each answer with its feedback controls (about a
+    customer, and one of their jobs when `job`)."""
     customer = factories.make_customer(cast.org, "Claudia Bianchi")
-    conversation = _conversation(cast, cast.operator, customer)
+    their_job = factories.make_job(cast.org, customer) if job else None
+    conversation = _conversation(cast, user or cast.operator, customer, their_job)
     for number in range(answers):
         message_add(conversation=conversation, role="user", text=f"pregunta {number}")
         message_add(
@@ -234,3 +238,31 @@ def test_on_a_phone_a_new_answer_scrolls_into_view_and_is_announced(
     )
     # The focus is back in the message box, ready for the next message.
     assert page.evaluate("document.activeElement.id") == "chat-input"
+
+
+IN_THREAD = """() => { const thread = document.getElementById('chat-thread');
+  const last = thread.querySelector(':scope > li:last-child').getBoundingClientRect();
+  const box = thread.getBoundingClientRect();
+  return last.bottom <= Math.min(box.bottom, window.innerHeight) + 2; }"""
+
+
+def test_what_follows_an_answer_that_grew_is_still_brought_into_view(
+    cast: Cast, open_page: Any
+) -> None:
+    # The held answer grows after it was scrolled to (its card, steps and actions); the
+    # decision's result that comes next must still be scrolled into view on a desktop.
+    conversation = _long_conversation(cast, answers=10, user=cast.manager, job=True)
+    job = Job.objects.get(pk=conversation.state["job_id"])
+    page = open_page(cast.manager, f"/chat/{conversation.pk}/")
+    page.locator("#chat-thread > li.msg-assistant").nth(9).wait_for()
+    _send(page, "cancelalo")
+    card = page.get_by_test_id("approval-card")
+    card.wait_for()
+    card.get_by_role("button", name="Aprobar").or_(
+        card.get_by_role("button", name="Approve")
+    ).click()
+    assert wait_for(lambda: Job.objects.get(pk=job.pk).status == Job.Status.CANCELLED)
+    page.locator(".approval-card.approval-executed").wait_for()
+    page.locator(".msg-assistant", has_text="aprobó la acción").wait_for()
+    page.wait_for_timeout(800)  # the result's own actions arrive after it
+    assert page.evaluate(IN_THREAD)
