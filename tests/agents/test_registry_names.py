@@ -65,12 +65,18 @@ def _ids_in_prose(url: str, html: str, language: str) -> list[str]:
     ],
 )
 def test_the_tool_catalogue_shows_parameters_as_code(
-    cast: Cast, agents: dict[str, Agent], language: str, parameter_sentence: str
+    cast: Cast, staff: Any, agents: dict[str, Agent], language: str, parameter_sentence: str
 ) -> None:
     html = _page(cast.manager, reverse("agents:tools"), language)
     row = html.split('id="tool-jobs_bulk_reschedule"')[1].split("</tr>")[0]
     assert parameter_sentence in row
     assert _ids_in_prose("/agents/tools/", html, language) == []
+    # The admin's catalogue too, its agents by their labels.
+    admin_page = _page(staff, reverse("admin:agents_agent_tools"), language)
+    assert parameter_sentence in admin_page
+    assert _ids_in_prose("/admin/agents/agent/tools/", admin_page, language) == []
+    scheduling = agents["scheduling"]
+    assert f'title="scheduling">{scheduling.label(language)}</span>' in admin_page
 
 
 @pytest.mark.parametrize(
