@@ -16,9 +16,12 @@ from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 from django.utils import formats, timezone
+from django.utils.text import capfirst
+from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 from django_celery_beat.models import PeriodicTask
 
+from agents.defaults import intent_phrase
 from business.models import Customer, Organisation, Role
 
 
@@ -287,7 +290,11 @@ class AgentIntent(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.agent.name}.{self.name}"
+        # As people name it, in the active language (the agent page's intent headings); the name
+        # stays in its form field.
+        language = get_language() or "es"
+        own = self.phrase_en if language.startswith("en") else self.phrase_es
+        return capfirst(own or intent_phrase(self.name, language))
 
     def examples(self) -> list[tuple[str, str]]:
         """(text, lang) pairs, blank lines dropped."""

@@ -15,7 +15,7 @@ from django.utils.translation import ngettext
 
 from approvals.models import ApprovalEvent, PendingAction
 from approvals.services import action_decide
-from business.admin import OrgScopedAdmin
+from business.admin import OrgScopedAdmin, RegistryCodesAdmin
 
 
 class ApprovalEventInline(admin.TabularInline):  # type: ignore[type-arg]
@@ -33,7 +33,7 @@ class ApprovalEventInline(admin.TabularInline):  # type: ignore[type-arg]
 
 
 @admin.register(PendingAction)
-class PendingActionAdmin(OrgScopedAdmin):
+class PendingActionAdmin(RegistryCodesAdmin, OrgScopedAdmin):
     list_display = ("id", "summary", "status", "requested_by", "created_at", "expires_at")
     list_filter = ("organisation", "status", "category")
     search_fields = ("summary", "summary_en", "tool")
@@ -47,8 +47,9 @@ class PendingActionAdmin(OrgScopedAdmin):
         return self._shown()
 
     def _shown(self) -> list[str]:
-        # The English summary marked as English: a Spanish page reads it in an English voice.
-        names = [field.name for field in PendingAction._meta.fields]
+        # The English summary marked as English: a Spanish page reads it in an English voice;
+        # the agent, intent, tool and category by their names in the reader's language.
+        names = self.shown_fields(PendingAction)
         return ["summary_in_english" if name == "summary_en" else name for name in names]
 
     @admin.display(description=_("summary en"))

@@ -21,6 +21,8 @@ from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.db import connection
 from django.db.models import Model, QuerySet
 from django.http import HttpRequest
+from django.template.loader import render_to_string
+from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext_lazy as _
 
 from business import models as m
@@ -39,6 +41,43 @@ def admin_organisation_ids(request: HttpRequest) -> set[int] | None:
         return set()
     memberships = Membership.objects.filter(user=user, role=Role.ADMIN)
     return set(memberships.values_list("organisation_id", flat=True))
+
+
+def registry_name(kind: str, code: str, organisation_id: int | None = None) -> SafeString:
+    """An agent's, intent's, tool's or tool category's code as people name it, in the reader's
+    language, the code as the title (agents/templatetags/registry_tags.py, through a template:
+    the registry is a floor above the records)."""
+    context = {"kind": kind, "code": code, "organisation_id": organisation_id}
+    return mark_safe(render_to_string("admin/_registry_name.html", context).strip())  # noqa: S308
+
+
+class RegistryCodesAdmin:
+    """Rows that keep the registry's codes (an agent run, a held action): each shown as people
+    name it, read-only; `shown_fields` puts them in place of the model's code fields."""
+
+    CODES: ClassVar[dict[str, str]] = {
+        "agent": "agent_shown", "intent": "intent_shown", "tool": "tool_shown",
+        "category": "category_shown",
+    }  # fmt: skip
+
+    def shown_fields(self, model: type[Model]) -> list[str]:
+        return [self.CODES.get(field.name, field.name) for field in model._meta.fields]
+
+    @admin.display(description=_("agent"), ordering="agent")
+    def agent_shown(self, row: Any) -> SafeString:
+        return registry_name("agent", row.agent, row.organisation_id)
+
+    @admin.display(description=_("intent"), ordering="intent")
+    def intent_shown(self, row: Any) -> SafeString:
+        return registry_name("intent", row.intent)
+
+    @admin.display(description=_("tool"), ordering="tool")
+    def tool_shown(self, row: Any) -> SafeString:
+        return registry_name("tool", row.tool)
+
+    @admin.display(description=_("category"), ordering="category")
+    def category_shown(self, row: Any) -> SafeString:
+        return registry_name("category", row.category)
 
 
 def can_administer(request: HttpRequest, organisation_id: int | None = None) -> bool:

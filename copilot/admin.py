@@ -7,13 +7,15 @@ from typing import Any
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
-from django.utils.html import format_html
+from django.template.loader import render_to_string
+from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from business.admin import OrgScopedAdmin
+from business.admin import OrgScopedAdmin, RegistryCodesAdmin
 from business.models import Organisation
 from copilot.ledger import Break, anchor_chains, verify_chain
+from copilot.memory_view import memory_lines
 from copilot.models import AgentRun, Conversation, Message, TraceSeal
 
 
@@ -28,24 +30,28 @@ class MessageInline(admin.TabularInline):  # type: ignore[type-arg]
 @admin.register(Conversation)
 class ConversationAdmin(OrgScopedAdmin):
     list_display = ("id", "title", "organisation", "user", "channel", "updated_at")
-    # The working memory (O9) as the next turn will load it: shown, never edited by hand.
-    # It is what the model reads (copilot/orchestration/memory.py: English, by design), shown as
-    # the chat page shows it: as stored, in a <pre>.
+    # The working memory (O9) as the next turn will load it: shown, never edited by hand. The
+    # stored summary is what the model reads (English, with intent names); the admin reads it as
+    # the chat's memory panel does, in the reader's language (copilot/memory_view.py).
     readonly_fields = ("memory", "state")
     exclude = ("summary",)
     inlines = (MessageInline,)
 
-    @admin.display(description=_("summary"))
-    def memory(self, conversation: Conversation) -> str:
-        return format_html('<pre lang="en">{}</pre>', conversation.summary)
+    @admin.display(description=_("what the copilot remembers"))
+    def memory(self, conversation: Conversation) -> SafeString | str:
+        lines = memory_lines(conversation)
+        if not lines:
+            return "—"
+        html = render_to_string("copilot/_memory_lines.html", {"memory": lines})
+        return mark_safe(html)  # noqa: S308 - a template's output, escaped there
 
 
 @admin.register(AgentRun)
-class AgentRunAdmin(OrgScopedAdmin):
+class AgentRunAdmin(RegistryCodesAdmin, OrgScopedAdmin):
     list_display = (
         "created_at",
-        "agent",
-        "intent",
+        "agent_shown",
+        "intent_shown",
         "confidence",
         "success",
         "yielded",
@@ -53,7 +59,12 @@ class AgentRunAdmin(OrgScopedAdmin):
         "error",
     )
     list_filter = ("organisation", "agent", "success", "yielded")
-    readonly_fields = [field.name for field in AgentRun._meta.fields]
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        return self.shown_fields(AgentRun)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return self.shown_fields(AgentRun)
 
 
 @admin.register(TraceSeal)

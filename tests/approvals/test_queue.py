@@ -112,4 +112,6 @@ def test_the_detail_reads_the_snapshot_in_words_and_hides_internals_from_manager
     admin_view = _get(cast.admin, f"/approvals/{action.pk}/").content.decode()
     assert "{&#x27;job&#x27;" not in manager_view and "Programado" in manager_view
     assert "30/11/2026" in manager_view
-    assert "job_cancel ·" not in manager_view and "job_cancel ·" in admin_view
+    # The technical details, for whoever edits agents: the tool's code as code, by its label.
+    code = "(<code>job_cancel</code>)"
+    assert code not in manager_view and code in admin_view
