@@ -140,6 +140,20 @@ def test_the_welcome_opens_a_closed_window(
     assert _texts_sent(graph) == [answer.text]
 
 
+def test_no_welcome_while_a_person_handles_the_conversation(
+    cast: Cast, accounts: Any, graph: FakeGraph, dispatched: list[Any],
+    django_capture_on_commit_callbacks: Any,
+) -> None:  # fmt: skip
+    assert _post(_delivery(_text("wamid.first", "hola"))).status_code == 200
+    Conversation.objects.filter(organisation=cast.org).update(mode=Conversation.Mode.HUMAN)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert _post(_payload("request_welcome")).status_code == 200
+    conversation = Conversation.objects.get(organisation=cast.org, contact=CUSTOMER)
+    assert conversation.messages.get(role=Message.Role.SYSTEM).trace["whatsapp_opened"]
+    assert not conversation.messages.filter(role=Message.Role.ASSISTANT).exists()
+    assert _texts_sent(graph) == []
+
+
 def test_another_organisations_welcome_does_not_count_here(
     cast: Cast, accounts: Any, graph: FakeGraph, django_capture_on_commit_callbacks: Any
 ) -> None:
