@@ -55,7 +55,7 @@ class WhatsAppAccountForm(TenantModelForm):
 
     class Meta:
         model = WhatsAppAccount
-        fields = ("organisation", "active", "template_name", "template_language")
+        fields = ("organisation", "active", "template_name", "template_language", "welcome")
 
     def clean_phone_number_id(self) -> str:
         """A number is one account's: one in use elsewhere is refused here, not by the database

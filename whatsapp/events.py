@@ -11,8 +11,8 @@ them — none is stored as a customer message, none starts a turn, none is answe
 - a **number change** (`system`, `user_changed_number`) moves the organisation's conversations
   with the old number to the new one (`Conversation.contact`, and the replies still to send), so
   replies go there; an identity change is a note;
-- a **call-permission reply** is a note; `request_welcome` (the customer opened the chat) is only
-  logged: the customer's first message starts the conversation.
+- a **call-permission reply** is a note. (`request_welcome`, the customer opening the chat, is
+  answered with the welcome message: whatsapp/welcome.py.)
 
 Every lookup is the receiving account's organisation and the sender's own conversations: another
 organisation's number never reaches these messages. Notes carry the event's id as `client_id`, so
@@ -43,7 +43,7 @@ def is_event(incoming: Incoming) -> bool:
     """Not a message from the customer: handled here, never answered."""
     kind, subtype = incoming.type, incoming.subtype
     return (
-        kind in ON_MESSAGES | {"system", "request_welcome"}
+        kind in ON_MESSAGES | {"system"}
         or (kind == "interactive" and subtype == "call_permission_reply")
         or (kind == "unsupported" and subtype in UNSEEN_CHANGES)
     )
@@ -152,7 +152,7 @@ def _note_text(incoming: Incoming, language: str) -> str:
         return wa_replies.calls_answered(incoming.answer == "accept", language)
     if incoming.type == "unsupported":
         return UNSEEN_CHANGES[incoming.subtype](language)
-    return ""  # request_welcome
+    return ""
 
 
 def _conversations(organisation_id: int, sender: str) -> QuerySet[Conversation]:

@@ -178,12 +178,15 @@ def _say(conversation: Conversation, text: str, language: str, trace: dict[str, 
     return message
 
 
-def note(conversation: Conversation, text: str, language: str, client_id: str = "") -> Message:
+def note(
+    conversation: Conversation, text: str, language: str, client_id: str = "",
+    trace: dict[str, Any] | None = None,
+) -> Message:  # fmt: skip
     """A note in the conversation (what happened outside the chat), shown at once on every open
     page; the customer never gets it."""
     message = message_add(
         conversation=conversation, role=Message.Role.SYSTEM, text=text, language=language,
-        client_id=client_id,
+        client_id=client_id, trace=trace,
     )  # fmt: skip
     eventlog.publish(
         conversation.organisation_id, conversation.pk,

@@ -68,6 +68,13 @@ class WhatsAppAccount(models.Model):
     template_name = models.CharField(_("template outside the 24-hour window"), max_length=120,
                                      blank=True)  # fmt: skip
     template_language = models.CharField(_("template language"), max_length=10, default="es_AR")
+    # Sent once to a customer who opens the chat from a click-to-chat link (`request_welcome`):
+    # blank, the channel's own greeting naming the organisation (whatsapp/welcome.py).
+    welcome = models.TextField(
+        _("welcome message"), blank=True, max_length=1000,
+        help_text=_("Sent once to a customer who opens the chat for the first time, in their "
+                    "register. Blank: a greeting that says what they can ask."),
+    )  # fmt: skip
     active = models.BooleanField(_("active"), default=True)
 
     class Meta:

@@ -222,9 +222,11 @@ def _body(
 
 def customer_wrote_at(conversation_id: int) -> datetime.datetime | None:
     """When the customer last wrote: the latest WhatsApp `timestamp` of their messages (never
-    later than it reached us: a sender's clock may be ahead), our arrival time for one without."""
+    later than it reached us: a sender's clock may be ahead), our arrival time for one without.
+    Opening the chat from a link (`request_welcome`, noted by whatsapp/welcome.py) counts."""
+    opened = Q(role=Message.Role.SYSTEM, trace__has_key="whatsapp_opened")
     rows = (
-        Message.objects.filter(conversation_id=conversation_id, role=Message.Role.USER)
+        Message.objects.filter(Q(role=Message.Role.USER) | opened, conversation_id=conversation_id)
         .order_by("-created_at")
         .values_list("created_at", "trace")[:50]
     )

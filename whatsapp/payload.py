@@ -29,6 +29,9 @@ EARLIEST = 1_230_768_000  # 2009-01-01: before WhatsApp; anything older is not a
 FUTURE_SLACK = 24 * 3600  # a sender's clock a day ahead is odd; further is not a timestamp
 TEXT_LIMIT = 4096  # the Cloud API's longest text; the webhook cuts further to the panel's limit
 STORED_ID = 64  # the message-id columns: a longer (valid) id is kept cut, as it always was
+FLOW_RESPONSE_LIMIT = 8192  # a flow's `response_json` kept (and read) up to this many characters
+FLOW_FIELDS = 30  # a flow's answered fields read into the message (all are kept raw)
+ORDER_ITEMS = 30  # Meta's cart holds at most 30 different products
 
 
 class BadPayload(ValueError):
@@ -82,6 +85,14 @@ class Incoming:
     reply_to: str = ""
     forwarded: bool = False
     referral: str = ""
+    # A flow's answer (`interactive` `nfm_reply`): Meta's `response_json` as sent, cut, and its
+    # answered fields (name as the customer would say it, value: text, or a checkbox's boolean).
+    flow_response: str = ""
+    flow_fields: tuple[tuple[str, str | bool], ...] = ()
+    # An `order` from the catalog: its id and each product's retailer id, quantity, unit price and
+    # currency, as sent; `text` is the note the customer added to the cart.
+    catalog_id: str = ""
+    items: tuple[tuple[str, str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -344,6 +355,8 @@ def _fields(
     incoming = replace(incoming, **_origin(_dict(raw.get("context")), _dict(raw.get("referral"))))
     if kind == "contacts":
         return replace(incoming, shared=_shared(raw.get("contacts")))
+    if kind == "order":
+        return replace(incoming, **_order(media))
     return replace(incoming, **_event_fields(kind, media))
 
 
@@ -402,6 +415,8 @@ def _event_fields(kind: str, body: dict[str, Any]) -> dict[str, Any]:
     if kind == "button":  # a quick reply of one of our templates
         return {"choice_id": _text(body.get("payload"), "choice_id", 256),
                 "text": _text(body.get("text"), "text", 100)}  # fmt: skip
+    if kind == "interactive" and _kind(body.get("type")) == "nfm_reply":
+        return _flow_reply(_dict(body.get("nfm_reply")))
     if kind in ("unsupported", "interactive"):
         subtype = _kind(body.get("type"))
         reply = _dict(body.get("call_permission_reply"))
@@ -409,6 +424,61 @@ def _event_fields(kind: str, body: dict[str, Any]) -> dict[str, Any]:
     if kind == "location":
         return {"address": _text(body.get("address"), "address", 300)}
     return {}
+
+
+def _flow_reply(reply: dict[str, Any]) -> dict[str, Any]:
+    """A flow's answer: `response_json` (a JSON object, as a string) kept as sent, and its
+    answered fields — the `flow_token` (our own) left out. A response that is not an object
+    has no fields: the message is then one the channel cannot read."""
+    raw = _text(reply.get("response_json"), "response_json", FLOW_RESPONSE_LIMIT)
+    try:
+        fields = json.loads(raw) if raw else {}
+    except (ValueError, RecursionError):
+        fields = {}
+    answered = tuple(
+        (_field_name(name), shown)
+        for name, value in list(_dict(fields).items())[:FLOW_FIELDS]
+        if name != "flow_token" and (shown := _field_value(value)) != ""
+    )
+    return {"subtype": "nfm_reply", "flow_response": raw, "flow_fields": answered}
+
+
+def _field_name(name: str) -> str:
+    """ "fecha_visita" → "fecha visita": a flow's field as the customer would say it."""
+    return excerpt(name, 60).replace("_", " ").strip()
+
+
+def _field_value(value: object) -> str | bool:
+    """A field's answer: a string or number as text, a list of them joined (a checkbox group),
+    a boolean (a single checkbox, worded by the webhook); anything else (an object, null) ""
+    — left out of the text, kept in the raw response."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, list):
+        return ", ".join(
+            shown for item in value[:20] if isinstance(shown := _field_value(item), str) and shown
+        )
+    if isinstance(value, str):
+        return excerpt(value.strip(), 500)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return excerpt(value)
+    return ""
+
+
+def _order(order: dict[str, Any]) -> dict[str, Any]:
+    """An order from the catalog: each product's retailer id (its SKU), quantity, unit price and
+    currency (Meta sends numbers or strings), and the note the customer added. A product without
+    a retailer id is left out."""
+    items = []
+    for raw in _list(order.get("product_items"))[:ORDER_ITEMS]:
+        item = _dict(raw)
+        product = _text(_plain(item.get("product_retailer_id")), "product_retailer_id", 100)
+        if product.strip():
+            items.append((product.strip(), excerpt(_plain(item.get("quantity")), 12),
+                          excerpt(_plain(item.get("item_price")), 20),
+                          excerpt(_plain(item.get("currency")), 3)))  # fmt: skip
+    return {"catalog_id": excerpt(_plain(order.get("catalog_id")), 32), "items": tuple(items),
+            "text": _text(order.get("text"), "text", TEXT_LIMIT)}  # fmt: skip
 
 
 def _edited(message: dict[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from common.wording import say
 
 def cannot_read(language: str) -> str:
     """The one line (a day, per conversation) answering a WhatsApp message the channel cannot
-    read: a video, a sticker, a location, contacts, an order (whatsapp/webhook.py)."""
+    read: a video, a sticker, a location, an order with no product (whatsapp/webhook.py)."""
     return say(
         language,
         _(
@@ -24,6 +24,16 @@ def cannot_read(language: str) -> str:
 
 def received(kind: str, language: str) -> str:
     return say(language, _("[%(kind)s received on WhatsApp]"), kind=kind)
+
+
+def flow_answered(fields: tuple[tuple[str, str | bool], ...], language: str) -> str:
+    """A flow's answer as the customer's message: one "field: value" line per answered field
+    (a checkbox "yes" or "no")."""
+    yes, no = pgettext_lazy("a flow's checkbox", "yes"), pgettext_lazy("a flow's checkbox", "no")
+    return "\n".join(
+        f"{name}: {say(language, yes if value else no) if isinstance(value, bool) else value}"
+        for name, value in fields
+    )
 
 
 # --- events about the conversation (issue 27.1): notes for the panel, never sent ----------------

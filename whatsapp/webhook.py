@@ -41,7 +41,9 @@ from whatsapp import customers as customers
 from whatsapp import events as events
 from whatsapp import humans as humans
 from whatsapp import media as whatsapp_media
+from whatsapp import orders as orders
 from whatsapp import replies as wa_replies
+from whatsapp import welcome as welcome
 from whatsapp.models import WhatsAppAccount, WhatsAppRejection
 from whatsapp.outbox import status_apply
 from whatsapp.payload import (
@@ -170,6 +172,9 @@ def _receive_one(incoming: Incoming, account: WhatsAppAccount) -> bool:
         with transaction.atomic():
             if events.is_event(incoming):  # a reaction, an edit, a number change, ...
                 return events.event_apply(account.organisation_id, incoming)
+            if incoming.type == "request_welcome":  # the chat opened from a link: welcomed once
+                conversation = _conversation_of(account, incoming)
+                return welcome.welcome_send(conversation, incoming, account, _meta(incoming))
             return _store(incoming, account)
     except MessageRefused as exc:
         logger.warning("WhatsApp message %s refused: %s", incoming.message_id, exc.code)
@@ -181,9 +186,7 @@ def _receive_one(incoming: Incoming, account: WhatsAppAccount) -> bool:
 def _store(incoming: Incoming, account: WhatsAppAccount) -> bool:
     """The message stored (False: it was before) and marked read — with the typing indicator
     when a turn will answer it, asked for before the turn is."""
-    conversation = conversation_for(account.organisation_id, incoming)
-    if conversation.customer_id is None:  # who is writing: a customer with this number?
-        customers.link_by_phone(conversation)
+    conversation = _conversation_of(account, incoming)
     if text := _written(conversation, incoming):
         # The panel refuses longer text; a customer's message is kept, cut at the limit.
         text = text[: settings.COPILOT_MAX_MESSAGE_CHARS]
@@ -211,6 +214,13 @@ def _store(incoming: Incoming, account: WhatsAppAccount) -> bool:
     return _read(incoming, account, _acknowledge_other(conversation, incoming))  # no turn
 
 
+def _conversation_of(account: WhatsAppAccount, incoming: Incoming) -> Conversation:
+    conversation = conversation_for(account.organisation_id, incoming)
+    if conversation.customer_id is None:  # who is writing: a customer with this number?
+        customers.link_by_phone(conversation)
+    return conversation
+
+
 def _read(incoming: Incoming, account: WhatsAppAccount, stored: bool, typing: bool = False) -> bool:
     """A message newly stored is marked read once this commits (whatsapp/outbox.py)."""
     if stored:
@@ -221,10 +231,15 @@ def _read(incoming: Incoming, account: WhatsAppAccount, stored: bool, typing: bo
 
 def _written(conversation: Conversation, incoming: Incoming) -> str:
     """What the customer wrote: a text's body, the option a tapped button or list row names
-    (whatsapp/choices.py), or a shared location's address when the registration is asking for
+    (whatsapp/choices.py), a flow's answered fields, an order's products and quantities (and
+    the note on the cart), or a shared location's address when the registration is asking for
     one (the registration step reads it as the address)."""
     if incoming.type == "text":
         return incoming.text if incoming.text.strip() else ""
+    if incoming.flow_fields:  # `interactive` `nfm_reply`
+        return wa_replies.flow_answered(incoming.flow_fields, humans.language_of(conversation))
+    if incoming.type == "order" and incoming.items:
+        return orders.ordered(conversation, incoming, humans.language_of(conversation))
     if incoming.type == "button" or (
         incoming.type == "interactive" and incoming.subtype in CHOICE_REPLIES
     ):
@@ -297,11 +312,22 @@ def _meta(incoming: Incoming) -> dict[str, object]:
         meta["forwarded"] = True
     if incoming.referral:  # the click-to-WhatsApp ad that opened the chat
         meta["referral"] = incoming.referral
+    if incoming.flow_response:  # a flow's answer as Meta sent it (the message is its fields)
+        meta["flow_response"] = incoming.flow_response
+    if incoming.type == "order":  # the cart as sent (the message is its products, as text)
+        meta["order"] = {
+            "catalog_id": incoming.catalog_id, "text": incoming.text,
+            "product_items": [
+                {"product_retailer_id": product, "quantity": quantity, "item_price": price,
+                 "currency": currency}
+                for product, quantity, price, currency in incoming.items
+            ],
+        }  # fmt: skip
     return meta
 
 
 def _acknowledge_other(conversation: Conversation, incoming: Incoming) -> bool:
-    """A message the channel cannot read (a video, a sticker, a location, contacts, an order):
+    """A message the channel cannot read (a video, a sticker, a location, an empty order):
     noted in the conversation and answered with one line, at most once a day per conversation
     (never while a person handles it). False when it was stored before."""
     if Message.objects.filter(conversation=conversation, client_id=incoming.message_id).exists():

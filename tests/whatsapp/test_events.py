@@ -206,20 +206,16 @@ def test_an_identity_change_is_a_note_and_nothing_is_sent(
     assert _counts(cast) == (messages + 1, outgoing, turns)
 
 
-def test_a_call_permission_reply_is_a_note_and_a_welcome_request_is_nothing(
-    cast: Cast, dispatched: list[Any]
-) -> None:
+def test_a_call_permission_reply_is_a_note(cast: Cast, dispatched: list[Any]) -> None:
+    """(A welcome request is answered: tests/whatsapp/test_welcome_orders_flows.py.)"""
     _asked(cast)
     messages, outgoing, turns = _counts(cast)
     reply = {"type": "call_permission_reply",
              "call_permission_reply": {"response": "accept", "is_permanent": False,
                                        "response_source": "user_action"}}  # fmt: skip
     assert _post(_delivery(_event("wamid.c1", "interactive", reply))).status_code == 200
-    welcome = _event("wamid.w1", "request_welcome", {})
-    assert _post(_delivery(welcome)).status_code == 200
     note = Message.objects.get(organisation=cast.org, client_id="wamid.c1")
     assert note.role == Message.Role.SYSTEM and "aceptó" in note.text
-    assert not Message.objects.filter(client_id="wamid.w1").exists()
     assert _counts(cast) == (messages + 1, outgoing, turns) and len(dispatched) == 1
 
 

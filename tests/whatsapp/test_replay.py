@@ -66,10 +66,12 @@ MEDIA = {"7788990011223344": (JPEG, "image/jpeg"), "7788990011223345": (JPEG, "i
 @dataclass(frozen=True)
 class Outcome:
     stored: str  # what the webhook keeps (the README's column)
-    reply: str  # "none", "line" (one line of the channel's, no turn) or "turn"
+    reply: str  # "none", "line" (one line of the channel's, no turn), "turn" or "welcome"
     error: str = ""  # the error kept, where there is one
 
 
+ORDERED = "the products and quantities as the customer's message, the cart in its trace"
+FLOW = "the flow's answered fields as the customer's message, the response in its trace"
 TABLE: dict[str, Outcome] = {
     "text": Outcome("the customer's message", "turn"),
     "text_reply_to_ours": Outcome("the customer's message", "turn"),
@@ -82,8 +84,10 @@ TABLE: dict[str, Outcome] = {
     "video": Outcome("a line in the conversation ([video received])", "line"),
     "sticker": Outcome("a line in the conversation ([sticker received])", "line"),
     "location": Outcome("a line in the conversation (the address, when one is asked for)", "line"),
-    "order": Outcome("a line in the conversation ([order received])", "line"),
-    "interactive_flow_reply": Outcome("a line in the conversation ([nfm_reply received])", "line"),
+    "order": Outcome(ORDERED, "turn"),
+    "order_two_products": Outcome(ORDERED, "turn"),
+    "interactive_flow_reply": Outcome(FLOW, "turn"),
+    "interactive_flow_reply_fields": Outcome(FLOW, "turn"),
     "unsupported": Outcome("a line in the conversation", "line", "131051"),
     "unknown": Outcome("a line in the conversation", "line", "131051"),
     "contacts": Outcome("the shared contact, offered to the office in a note", "none"),
@@ -102,7 +106,7 @@ TABLE: dict[str, Outcome] = {
     ),  # fmt: skip
     "system_identity_changed": Outcome("a note", "none"),
     "call_permission_reply": Outcome("a note", "none"),
-    "request_welcome": Outcome("nothing (logged)", "none"),
+    "request_welcome": Outcome("a note (the chat opened) and the welcome message, once", "welcome"),
     "status_sent": Outcome("the outgoing row's status", "none"),
     "status_delivered": Outcome("the outgoing row's status", "none"),
     "status_read": Outcome("the outgoing row's status", "none"),
@@ -225,6 +229,9 @@ def test_every_payload_shape_has_the_outcome_the_table_says(
         assert all(a.text != cannot_read for a in answers)
     elif expected.reply == "line":
         assert turns == 0 and len(answers) == 1 and len(customer_lines) == 1, shape
+    elif expected.reply == "welcome":  # the organisation's welcome, no turn, no customer line
+        assert turns == 0 and len(answers) == 1 and not customer_lines, shape
+        assert answers[0].text != cannot_read
     else:
         assert turns == 0 and not answers and not customer_lines[1:], shape
         assert shape == "contacts" or not customer_lines  # a contact is the customer's message
@@ -280,7 +287,33 @@ def _stored(
         assert media.status == IncomingMedia.Status.STORED and media.message is not None
         if shape == "image_with_caption":
             assert written.startswith("así está la unidad de afuera")
-    elif shape in ("video", "sticker", "location", "order", "interactive_flow_reply"):
+    elif shape.startswith("order"):
+        data = json.loads((PAYLOADS / f"{shape}.json").read_text())
+        order = data["entry"][0]["changes"][0]["value"]["messages"][0]["order"]
+        assert written == {
+            "order": "¿Cuánto sale este pedido del catálogo? 1 × carga-gas-3000\n"
+                     "lo quiero para el jueves",
+            "order_two_products": "¿Cuánto sale este pedido del catálogo? "
+                                  "2 × limpieza-split; 1 × carga-gas-3000",
+        }[shape]  # fmt: skip
+        kept = customer_lines[0].trace["whatsapp"]["order"]
+        assert kept["catalog_id"] == order["catalog_id"]
+        assert [item["product_retailer_id"] for item in kept["product_items"]] == [
+            item["product_retailer_id"] for item in order["product_items"]
+        ]  # fmt: skip
+    elif shape.startswith("interactive_flow_reply"):
+        data = json.loads((PAYLOADS / f"{shape}.json").read_text())
+        sent = data["entry"][0]["changes"][0]["value"]["messages"][0]["interactive"]
+        assert written == {
+            "interactive_flow_reply": "franja: tarde",
+            "interactive_flow_reply_fields": "fecha visita: 2026-12-03\nfranja: tarde\n"
+                                             "equipos: split living, split dormitorio\n"
+                                             "comentario: el portero abre hasta las 18\n"
+                                             "acepta terminos: sí",
+        }[shape]  # fmt: skip
+        kept = customer_lines[0].trace["whatsapp"]["flow_response"]
+        assert kept == sent["nfm_reply"]["response_json"]
+    elif shape in ("video", "sticker", "location"):
         assert written.startswith("[") and answers[0].text == replies.cannot_read("es")
     elif shape in ("unsupported", "unknown"):
         assert answers[0].text == replies.cannot_read("es")
@@ -304,8 +337,10 @@ def _stored(
         assert conversation.contact == NEW_NUMBER and len(notes) == 1
     elif shape in ("unsupported_edit", "system_identity_changed", "call_permission_reply"):
         assert len(notes) == 1
-    elif shape == "request_welcome":
-        assert not notes
+    elif shape == "request_welcome":  # noted (it opens the window), welcomed in her register
+        assert len(notes) == 1 and notes[0].trace["whatsapp_opened"]
+        assert answers[0].trace["whatsapp_welcome"] == notes[0].client_id
+        assert "podés" in answers[0].text
     elif shape.startswith("status_"):
         state = {"status_sent": "sent", "status_delivered": "delivered", "status_read": "read",
                  "status_failed_undeliverable": "failed"}.get(shape)  # fmt: skip
