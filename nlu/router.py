@@ -79,6 +79,10 @@ CORPUS_WEIGHT = 0.2
 # que espero el presupuesto… mándenmelo hoy", scope 0.32) were read as out of scope; dev OOS
 # stayed 72/72 ("agendá en mi calendario el cumple…" now reads 0.81).
 SCOPE_FLOOR = 0.4
+# How likely the words must make a read about no customer for a customer read naming only a
+# technician to move to it (`_not_a_customer`); below it the customer read stays and its handler
+# says it found no such customer.
+TECHNICIAN_READ_FLOOR = 0.05
 SCOPE_FLOOR_READ = 0.9
 SCOPE_SURE = 0.8
 # Below this every reading is unsure (the registry's agents gate at 0.35): there the scope model
@@ -220,7 +224,31 @@ class Router:
             intent, confidence = self.out_of_scope, max(confidence, 0.9)
         entities = extract_entities(seg.text, ctx, language)
         intent = intent_by_reference(intent, seg.text, entities, self.intents, self.specs)
+        intent, confidence = self._not_a_customer(intent, confidence, seg, entities)
         return Task(intent, self.agent_for(intent), confidence, seg.text, entities, candidates)
+
+    def _not_a_customer(
+        self, intent: str, confidence: float, seg: Segment, entities: Entities
+    ) -> tuple[str, float]:
+        """A read about a customer (the registry's `subject`) cannot be about a person the
+        organisation knows only as a technician: when the one person a segment names is its
+        technician ("¿qué trabajos tiene Lucas mañana?"), the reading moves to the likeliest
+        read that is about no customer, if the words make it likely enough at all. Writes are
+        left to the write gate."""
+        spec = self.specs.get(intent)
+        if spec is None or spec.writes or spec.subject != "customer":
+            return intent, confidence
+        if not entities.technician_matched or entities.customer:
+            return intent, confidence
+        ranked = sorted(zip(self.classifier.labels, seg.probs, strict=True), key=lambda p: -p[1])
+        for label, probability in ranked:
+            other = self.specs.get(label)
+            if other is None or other.writes or other.subject == "customer" or other.role:
+                continue
+            if probability >= TECHNICIAN_READ_FLOOR:
+                return label, round(float(probability), 4)
+            break
+        return intent, confidence
 
     def _outside(self, request: str, tasks: Sequence[Task]) -> float | None:
         """The scope model's probability that a message the words read as acting on is about
