@@ -528,7 +528,10 @@ class ChatClient:
             _estimate_usage(progress, allowance.prompt_estimate)
             self._spend(progress)
             completion = self._completion(progress, started, retries)
-            self._record(progress, purpose, agent, started, retries, None, completion.cost)
+            self._record(
+                progress, purpose, agent, started, retries, None, completion.cost,
+                latency_ms=completion.latency_ms,
+            )  # fmt: skip
             if isinstance(on_text, _Unmasking):
                 on_text.flush()
             return _unmasked(completion, redactor) if redactor is not None else completion
@@ -670,9 +673,15 @@ class ChatClient:
         retries: int,
         failure: ModelFailure | None,
         cost: Decimal | None = None,
+        *,
+        latency_ms: float | None = None,
     ) -> None:
+        """The call's row (now, or kept until `flush`); a completed call's cost and latency are
+        the ones its `Completion` carries, so the row and the caller read the same numbers."""
         if cost is None:
             cost = pricing.cost(progress.model, progress.tokens_in, progress.tokens_out)
+        if latency_ms is None:
+            latency_ms = (time.monotonic() - started) * 1000
         row = {
             "organisation": self.organisation,
             "conversation_id": self.conversation_id,
@@ -684,7 +693,7 @@ class ChatClient:
             "tokens_in": progress.tokens_in,
             "tokens_out": progress.tokens_out,
             "cost": cost,
-            "latency_ms": (time.monotonic() - started) * 1000,
+            "latency_ms": latency_ms,
             "first_token_ms": _ms_since(started, progress.first_token_at),
             "ok": failure is None,
             "error_kind": failure.kind if failure else "",

@@ -559,7 +559,7 @@ def test_deferred_rows_wait_for_flush_and_are_written_once_in_one_insert(
         "orchestrator", True, 100, 20,
     )  # fmt: skip
     assert first.cost == completion.cost and first.first_token_ms is not None
-    assert abs(first.latency_ms - completion.latency_ms) < 50
+    assert first.latency_ms == completion.latency_ms  # one measurement, not two (no timing)
     assert (second.purpose, second.agent, second.ok, second.error_kind) == (
         "agent", "sales", False, "bad_request",
     )  # fmt: skip
