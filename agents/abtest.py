@@ -59,8 +59,7 @@ def arm_version(test: ABTest, arm: str) -> AgentVersion:
 
 def configured(agent: Agent, snapshot: dict[str, Any]) -> Agent:
     """A copy of `agent` with the snapshot's settings, never saved (same pk, same name)."""
-    copy_ = copy.copy(agent)
-    copy_._state = copy.copy(agent._state)
+    copy_ = cache.own_copy(agent)
     for key in EDITABLE_FIELDS:
         if key in snapshot:
             setattr(copy_, key, copy.deepcopy(snapshot[key]))

@@ -47,7 +47,7 @@ def turn_agents(organisation: Organisation) -> tuple[dict[str, Agent], list[ABTe
     kept = _kept.get(organisation.pk)
     if kept is None or time.monotonic() - kept.at >= ttl:
         kept = _read(organisation, keep=ttl > 0)
-    return {agent.name: _own(agent) for agent in kept.agents}, list(kept.tests)
+    return {agent.name: own_copy(agent) for agent in kept.agents}, list(kept.tests)
 
 
 def _read(organisation: Organisation, *, keep: bool) -> _Kept:
@@ -63,7 +63,8 @@ def _read(organisation: Organisation, *, keep: bool) -> _Kept:
     return kept
 
 
-def _own(agent: Agent) -> Agent:
+def own_copy(agent: Agent) -> Agent:
+    """A copy a turn may change (same pk, never saved); what it was read with stays shared."""
     mine = copy.copy(agent)
     mine._state = copy.copy(agent._state)
     return mine
