@@ -1,6 +1,11 @@
 """Understanding by voice on the generated corpus's held-out families (issue 24).
 
     .venv/bin/python bench/voices.py [--split dev|test|both] [--json] [--show N]
+    .venv/bin/python bench/voices.py --file CASES.jsonl [--file …] [--show N]
+
+With `--file`, the labelled files (PRODUCT.md's evaluation format, a `voice:…` tag per case) are
+read instead, on the demo organisation (`load_demo`: its customers, technicians and registry) at
+the corpus's reference date: a way to score messages written apart from the corpus.
 
 On a throw-away test database with the shipped registry and an organisation whose records are the
 corpus lexicon's customers and technicians (so names are matched against its own records), the
@@ -127,9 +132,26 @@ def _print(split: str, table: dict[str, Any]) -> None:
         )
 
 
-def run(splits: list[str], show: int, tries: list[str]) -> dict[str, Any]:
-    organisation = _organisation()
-    lines = corpus_lines(organisation.slug)
+def _demo() -> Organisation:
+    from capataz.demo.load import SLUG, load_demo
+
+    load_demo()
+    return Organisation.objects.get(slug=SLUG)
+
+
+def _file_cases(paths: list[str]) -> dict[str, list[dict[str, Any]]]:
+    cases: dict[str, list[dict[str, Any]]] = {}
+    for path in paths:
+        rows = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+        cases[Path(path).stem] = rows
+    return cases
+
+
+def run(
+    splits: list[str], show: int, tries: list[str], files: list[str] | None = None
+) -> dict[str, Any]:
+    organisation = _demo() if files else _organisation()
+    lines = [] if files else corpus_lines(organisation.slug)
     started = time.perf_counter()
     router = router_for(organisation)
     print(f"router built in {time.perf_counter() - started:.1f} s (corpus, classifier, tagger)")
@@ -145,11 +167,13 @@ def run(splits: list[str], show: int, tries: list[str]) -> dict[str, Any]:
             print(f"  {text!r}: {task.intent} {task.confidence:.2f} {task.candidates[:3]}")
         print(f"    segments: {understanding.trace.get('segments')}")
     tables: dict[str, Any] = {}
-    for split in splits:
-        rows = [line for line in lines if line.split == split]
+    named = _file_cases(files) if files else {}
+    for split in list(named) or splits:
+        rows = named.get(split) or [line.as_case(n) for n, line in enumerate(
+            (line for line in lines if line.split == split), start=1)]  # fmt: skip
         scored = []
-        for number, line in enumerate(rows, start=1):
-            case = case_from_json(line.as_case(number))
+        for number, row in enumerate(rows, start=1):
+            case = case_from_json(row)
             pred = read_case(reader, case, number)
             tasks = router.understand(case.input, ctx).tasks
             done = [i for i in (ran(t, agents, intents, writes, gate=True) for t in tasks) if i]
@@ -176,13 +200,14 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--show", type=int, default=0, help="print up to N misread lines")
     parser.add_argument("--try", dest="tries", action="append", default=[], help="read TEXT")
+    parser.add_argument("--file", dest="files", action="append", default=[], help="cases JSONL")
     args = parser.parse_args()
     splits = ["dev", "test"] if args.split == "both" else [args.split]
     setup_test_environment()
     old_name = connection.settings_dict["NAME"]
     connection.creation.create_test_db(verbosity=0, autoclobber=True)
     try:
-        tables = run(splits, args.show, args.tries)
+        tables = run(splits, args.show, args.tries, args.files)
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)
     if args.json:

@@ -72,6 +72,14 @@ _ADDRESS_CUE = re.compile(
 )
 # "…vive en Av. Cabildo 3500, CABA, y agendale…": a place alone before a comma ("CABA", "Villa
 # Crespo", "Lanús") ends the address before it; the request opens after the comma.
+# Who is writing ("soy Daniel Ibarra", "me llamo Ana", "les escribe el encargado", "this is Tom
+# Green", "my name is Ann"): on WhatsApp a customer says it before or after the request. Like a
+# record's field, it is a detail of the request beside it, never a request of its own.
+_INTRODUCTION = re.compile(
+    r"\s*(?i:(?:hola|buenas|buen\s+d[ií]a|buenos\s+d[ií]as|buenas\s+tardes|hi|hello)[\s,!.]+)?"
+    r"(?i:soy|me\s+llamo|mi\s+nombre\s+es|les\s+(?:habla|escribe)|te\s+(?:habla|escribe)|"
+    r"my\s+name\s+is|this\s+is|i'?m|i\s+am)\s+(?:el|la|de|cliente|clienta|[A-ZÁÉÍÓÚÑ])",
+)
 _PLACE_CLAUSE = re.compile(r"\s*((?:[A-ZÁÉÍÓÚÑ][\w.'-]*\s+){0,2}[A-ZÁÉÍÓÚÑ][\w.'-]*)\s*,")
 # Questions start requests too, typed with or without their accents.
 _QUESTION = word_set(
@@ -190,6 +198,8 @@ def how_it_starts(text: str, openers: frozenset[str]) -> Opening:
         return "other"
     if fold(words[0]) in ATTRIBUTES or _ADDRESS_CUE.match(" ".join(fold(w) for w in words)):
         return "detail"
+    if _INTRODUCTION.match(text) and not any(_imperative(w) for w in words[:3]):
+        return "detail"
     if _place_first(text, openers):
         return "detail"
     imperative = any(_imperative(w) for w in words[:5])
@@ -204,6 +214,38 @@ def how_it_starts(text: str, openers: frozenset[str]) -> Opening:
     if _reports(words):
         return "report"
     return "request" if words[0] in openers or _slipped_opener(words[0], openers) else "other"
+
+
+# Before these a verb is governed ("hay que pasar", "can you book", "the call"), not a new request.
+_GOVERNED = word_set(
+    """
+    to can could would will should must you i we he she they it please need want lets let
+    de del para por a al con sin en que q xq pq no ni se me te le lo la les los nos su sus mi
+    tu hay voy vas va vamos van puedo podes puede pueden quiero queres quiere tenes tengo
+    """
+)
+
+
+def opens_mid_sentence(word: str, previous: str, openers: frozenset[str], fast: bool) -> bool:
+    """Can a request start at `word` with no connector or punctuation before it, as in a
+    dictated or fast-typed run-on ("marcelo esta enfermo pasa todos sus trabajos al viernes")?
+    Only at an imperative (voseo with its accent or a verb with clitics, "pasale"; without its
+    accent when the whole message is typed without accents, `fast`) — English office verbs are
+    nouns as often ("the Hoffman invoice") — and never right after a word that governs it ("hay
+    que pasar", "can you book") or an article ("una carga de gas"). The segmenter still has to
+    find the two parts better explained apart than together."""
+    before = fold(previous)
+    if before in _GOVERNED or before in _ARTICLES or before in _LEAD:
+        return False
+    if _imperative(word):
+        return True
+    return fast and fold(word) in _unaccented_voseo(openers)
+
+
+@functools.lru_cache(maxsize=16)
+def _unaccented_voseo(openers: frozenset[str]) -> frozenset[str]:
+    """The learned openers that are voseo imperatives ("pasá", "cargá"), without the accent."""
+    return frozenset(fold(o) for o in openers if o[-1:] in ("á", "é", "í") and _imperative(o))
 
 
 # Shorter words are too often another word one slip away ("pasa", "carga").

@@ -17,7 +17,14 @@ from nlu.answers import dont_know
 from nlu.classifier import IntentClassifier, train_classifier
 from nlu.entities import extract_entities
 from nlu.language import detect_language
-from nlu.openers import how_it_starts, opener_words, opening_verb, opening_word, verb_intents
+from nlu.openers import (
+    how_it_starts,
+    opener_words,
+    opening_verb,
+    opening_word,
+    opens_mid_sentence,
+    verb_intents,
+)
 from nlu.ordering import apply_labelling_rules, order_chain
 from nlu.prerequisites import add_stated, settle_facts
 from nlu.references import intent_by_reference
@@ -161,6 +168,7 @@ class Router:
             lambda part: how_it_starts(part, self.openers),
             self.tuning,
             frozenset(i for i, label in enumerate(self.classifier.labels) if label in self.cues),
+            lambda word, previous, fast: opens_mid_sentence(word, previous, self.openers, fast),
         )
         classified = time.perf_counter()
         tasks = [self._task(seg, ctx, language) for seg in segments]

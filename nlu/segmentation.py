@@ -101,7 +101,9 @@ _WORD = re.compile(r"[a-z]+")
 class Boundary:
     start: int  # the connector occupies text[start:end]; it belongs to neither side
     end: int
-    kind: str  # "strong" (después, also...) | "sentence" | "comma" | "weak" (a bare y/and)
+    # "strong" (después, also...) | "sentence" | "comma" | "weak" (a bare y/and) | "bare" (no
+    # connector at all: before a verb that opens a request in a run-on)
+    kind: str
     connector: str = ""  # folded connector text
 
 
@@ -134,10 +136,11 @@ class Tuning:
     comma: float = -2.0
     strong: float = -3.0  # "y después", "and then", "also", "además"
     weak: float = -1.5  # a bare "y" / "and"
+    bare: float = -1.0  # nothing between the parts: "está enfermo pasá sus trabajos"
     min_content_words: int = 1
     # Cut kinds after which the next segment must start like a request ("y agendale", "and book"),
     # so "Juan y María Pérez", "calefón y termotanque" or "the fox and the child" stay whole.
-    needs_opener: frozenset[str] = frozenset({"weak", "comma", "sentence"})
+    needs_opener: frozenset[str] = frozenset({"weak", "comma", "sentence", "bare"})
     # ... unless the part is this confident on its own (", humidity near Denver" after a
     # request is a request without a verb; "Villa Crespo" or "misma hora" never score this high).
     confident_without_opener: float = 0.9
@@ -146,13 +149,23 @@ class Tuning:
     # A part the classifier barely recognises ("tengo a los chicos acá", "en fin") is a comment on
     # its neighbour, not a request of its own.
     min_part_confidence: float = 0.25
+    # A later part after a comma, a full stop, a bare "y" or nothing must be surer than that: a
+    # reason or an aside ("…, conseguí a otro técnico") is read weakly as some intent, a second
+    # request clearly. Chosen on the corpus's dev families (0.3–0.45 tie; 0.55 loses requests).
+    side_confidence: float = 0.35
     # Cut kinds after which a report ("dice que...", "they're upset") reading as a cue intent is
     # context: an explicit "además" / "also" still opens a second request.
     context_after: frozenset[str] = frozenset({"weak", "comma", "sentence"})
 
 
-def boundaries(text: str) -> list[Boundary]:
-    """Candidate split points, in text order, without overlaps."""
+# Opens a request at this word, after that one, in a message typed without accents or not?
+OpensAt = Callable[[str, str, bool], bool]
+_ACCENTED = re.compile(r"[áéíóúÁÉÍÓÚñÑ]")
+
+
+def boundaries(text: str, opens_at: OpensAt | None = None) -> list[Boundary]:
+    """Candidate split points, in text order, without overlaps. With `opens_at`, a word of a
+    run-on that opens a request is a candidate too (kind "bare")."""
     folded = fold_keep_length(text)
     found: list[Boundary] = []
     for kind, pattern in (
@@ -168,13 +181,36 @@ def boundaries(text: str) -> list[Boundary]:
                 connector = folded[start:end].strip()
                 strength = "strong" if _STRONG.search(connector) else kind
                 found.append(Boundary(start, end, strength, connector))
+    if opens_at is not None:
+        found += _bare(text, found, opens_at)
     found.sort(key=lambda b: b.start)
     limit = _boundary_limit(len(text))
     if len(found) > limit:
         # Keep the strongest evidence.
-        rank = {"strong": 0, "sentence": 1, "comma": 2, "weak": 3}
+        rank = {"strong": 0, "sentence": 1, "comma": 2, "weak": 3, "bare": 4}
         found = sorted(sorted(found, key=lambda b: rank[b.kind])[:limit], key=lambda b: b.start)
     return found
+
+
+_TOKEN = re.compile(r"[^\W\d_][\w']*")
+# Words a run-on's part needs before a bare cut: "pasá" after one word is its subject or a slip.
+_MIN_WORDS_BEFORE = 2
+
+
+def _bare(text: str, found: Sequence[Boundary], opens_at: OpensAt) -> list[Boundary]:
+    """Cuts before the words of a run-on that open a request, away from the other cuts."""
+    fast = not _ACCENTED.search(text)
+    words = list(_TOKEN.finditer(text))
+    bare = []
+    for k in range(_MIN_WORDS_BEFORE, len(words) - 1):
+        at = words[k].start()
+        if any(b.start <= at <= b.end for b in found):
+            continue
+        if text[words[k - 1].end() : at].strip():
+            continue  # punctuation or a value in between: the other cuts' business
+        if opens_at(words[k][0], words[k - 1][0], fast):
+            bare.append(Boundary(at, at, "bare"))
+    return bare
 
 
 def _boundary_limit(length: int) -> int:
@@ -222,6 +258,7 @@ def segment(
     how_it_starts: Callable[[str], str] = lambda _text: "request",
     tuning: Tuning = Tuning(),
     cues: frozenset[int] = frozenset(),
+    opens_at: OpensAt | None = None,
 ) -> list[Segment]:
     """The best partition of `text` into request segments (one segment when it is one request).
 
@@ -229,7 +266,7 @@ def segment(
     the pieces being the text between candidate cuts (connectors left out). `cues` are the
     columns of the intents a report can only be evidence for (point 5 above).
     """
-    cuts = boundaries(text)
+    cuts = boundaries(text, opens_at)
     # Segment i..j (0 <= i < j <= n) spans from the end of cut i-1 to the start of cut j-1.
     starts = [0] + [b.end for b in cuts]
     ends = [b.start for b in cuts] + [len(text)]
@@ -300,6 +337,10 @@ def _allowed(
     """
     if cut.kind not in tuning.needs_opener:
         return "yes"
+    if cut.kind == "bare":
+        # The cut is at a verb that opens a request; with nothing between the parts, the one
+        # before must be a clear request of its own ("marcelo esta enfermo" | "pasa todo").
+        return "if clear before"
     opening = how_it_starts(seg.text)
     if opening in ("request", "detail"):
         return "yes" if opening == "request" else "no"
@@ -325,6 +366,21 @@ def _repeats_request(
     return how_it_starts(before.text) == "request" and how_it_starts(seg.text) == "request"
 
 
+# A clause that sets a condition or a time for what follows: "si pagó, …", "antes de que me hagan
+# la factura, …", "once you book it, …".
+_CONDITION_START = re.compile(
+    r"\s*[¿¡]?(?:si|if|(?:antes|despues|luego)\s+de\s+que|una\s+vez\s+que|ni\s+bien|apenas|"
+    r"before|after|once|as\s+soon\s+as)\b"
+)
+
+
+def _leans_on_next(text: str, how_it_starts: Callable[[str], str]) -> bool:
+    """A first part that cannot stand alone: a detail ("soy Daniel Ibarra." before "¿me pasan
+    el turno…?") or a condition ("antes de que me hagan la factura, ¿me confirman el CUIT?")
+    of the request that follows."""
+    return how_it_starts(text) == "detail" or bool(_CONDITION_START.match(fold(text)))
+
+
 def _best_partition(
     n: int,
     table: dict[tuple[int, int], Segment],
@@ -347,6 +403,10 @@ def _best_partition(
             if not whole and (score is None or seg.confidence < tuning.min_part_confidence):
                 continue
             score = score if score is not None else math.log(max(seg.confidence, 1e-9))
+            if i == 0 and not whole and _leans_on_next(seg.text, how_it_starts):
+                continue
+            if i > 0 and cuts[i - 1].kind != "strong" and seg.confidence < tuning.side_confidence:
+                continue  # not after "además", "also": those announce a second request
             allowed = _allowed(cuts[i - 1], tuning, seg, how_it_starts) if i > 0 else "yes"
             if allowed == "no":
                 continue

@@ -309,6 +309,19 @@ _TRAIN_ONLY_ROWS: tuple[tuple[str, str, str, str], ...] = (
     ("unknown", "en", "neg", "remind me to pick up the kids {date} {time}"),
     ("unknown", "en", "neg", "set an alarm {date} {time} for the gym"),
     ("unknown", "en", "neg", "book a tennis court {date} {time}"),
+    # The office's own life with the trade's words in it: a car, a job, a message that is personal,
+    # not the company's (scope and `unknown` learn them; never held out). Bills and tradesmen "at
+    # home" are left out: they taught "no voy a estar en casa" that a customer's move is personal.
+    ("unknown", "es", "neg", "mi auto personal hace un ruido en la caja, ¿conocés un taller?"),
+    ("unknown", "es", "fast", "sabes d algun mecanico bueno x mi casa? el mio no arranca"),
+    ("unknown", "es", "neg", "un amigo busca trabajo de técnico, ¿sabés de alguna empresa que esté tomando?"),
+    ("unknown", "es", "neg", "ayudame a escribir un saludo de fin de año para mi familia"),
+    ("unknown", "es", "dict", "eh bueno che una pregunta nada que ver el service de mi moto cada cuánto se hace"),
+    ("unknown", "es", "neg", "¿me explicás cómo hago el reclamo en defensa del consumidor por mi heladera?"),
+    ("unknown", "en", "neg", "my personal phone bill is way too high this month, how do I dispute it?"),
+    ("unknown", "en", "neg", "do you know a good mechanic for my own car?"),
+    ("unknown", "en", "neg", "my cousin is looking for work as a plumber, any company hiring?"),
+    ("unknown", "en", "neg", "write a birthday card message for my mom"),
     # A technician's day (check_availability names the technician's jobs beside the free slots):
     # without these the registry's "¿qué trabajos tiene registrados <cliente>?" taught that any
     # "qué trabajos tiene <nombre>" is a customer's file.

@@ -1,0 +1,118 @@
+"""Run-ons, introductions and asides (nlu/segmentation.py): a dictated or fast-typed message with
+no connector between two requests is still two requests; "soy …" is who writes, not a request;
+a weakly read aside after a request is that request's context."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from nlu.openers import how_it_starts, opens_mid_sentence
+from nlu.segmentation import Boundary, boundaries, joined, segment
+from tests.nlu.test_segmentation import keyword_classifier as keywords_read
+
+LABELS = ["technician_sick", "bulk_reschedule", "reschedule", "complaint", "search_customer"]
+KEYWORDS = {
+    "technician_sick": ("enferm", "fiebre"),
+    "bulk_reschedule": ("todos sus trabajos", "todas sus visitas"),
+    "reschedule": ("turno", "cambi"),
+    "complaint": ("tecnico", "técnico"),
+    "search_customer": ("soy",),
+}
+OPENERS = frozenset({"pasá", "cambiá", "repartí", "cancelá"})
+
+
+def keyword_classifier(texts: Sequence[str]) -> list[list[float]]:
+    return keywords_read(texts, LABELS, KEYWORDS)
+
+
+def _opens_at(word: str, previous: str, fast: bool) -> bool:
+    return opens_mid_sentence(word, previous, OPENERS, fast)
+
+
+def _parts(text: str, classify=keyword_classifier) -> list[str]:  # type: ignore[no-untyped-def]
+    segments = segment(
+        text, joined(classify), lambda part: how_it_starts(part, OPENERS), opens_at=_opens_at
+    )
+    return [s.text for s in segments]
+
+
+def _bare(text: str) -> list[str]:
+    return [text[b.start :].split()[0] for b in boundaries(text, _opens_at) if b.kind == "bare"]
+
+
+def test_a_run_on_is_cut_before_the_verb_that_opens_the_second_request() -> None:
+    text = "ramiro esta con fiebre pasale todos sus trabajos a lucas"
+    assert _bare(text) == ["pasale"]
+    assert _parts(text) == ["ramiro esta con fiebre", "pasale todos sus trabajos a lucas"]
+
+
+def test_a_message_typed_without_accents_opens_at_the_voseo_written_without_its_accent() -> None:
+    assert _bare("ramiro esta enfermo pasa todos sus trabajos al lunes") == ["pasa"]
+    # With accents elsewhere, a bare "pasa" is the indicative ("el técnico pasa mañana").
+    assert _bare("Ramiro está enfermo pasa todos sus trabajos al lunes") == []
+    assert _bare("Ramiro está enfermo pasá todos sus trabajos al lunes") == ["pasá"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "hay que pasale todos sus trabajos a lucas",  # governed by "hay que"
+        "necesito que pasale sus trabajos",  # after "que"
+        "el técnico pasa mañana por lo de Ibarra",
+        "agendale a Ibarra el viernes",  # the first words never start a part
+    ],
+)
+def test_no_bare_cut_where_the_verb_is_governed_or_not_an_imperative(text: str) -> None:
+    assert _bare(text) == []
+
+
+def test_a_bare_cut_never_sits_on_a_connector() -> None:
+    cuts = boundaries("ramiro esta con fiebre y pasale todos sus trabajos a lucas", _opens_at)
+    assert [b.kind for b in cuts] == ["weak"]
+    assert all(isinstance(b, Boundary) for b in cuts)
+
+
+def test_an_introduction_is_a_detail_of_the_request_beside_it() -> None:
+    for text in ("soy Daniel Ibarra", "Hola, soy Daniel Ibarra", "I'm Ann Walker", "this is Tom"):
+        assert how_it_starts(text, OPENERS) == "detail", text
+    for text in ("I'm sick", "this is urgent", "soy re boludo, cambiá el turno"):
+        assert how_it_starts(text, OPENERS) != "detail", text
+    # So it never stands alone, at the start either.
+    assert _parts("soy Daniel Ibarra. ¿Me cambian el turno del jueves?") == [
+        "soy Daniel Ibarra. ¿Me cambian el turno del jueves?"
+    ]
+
+
+def test_a_weakly_read_aside_after_a_request_is_its_context() -> None:
+    def unsure_aside(texts: Sequence[str]) -> list[list[float]]:
+        rows = keyword_classifier(texts)
+        for text, row in zip(texts, rows, strict=True):
+            if text.strip().startswith("cancelá"):  # the aside: complaint at 0.30
+                row[:] = [0.1, 0.2, 0.2, 0.3, 0.2]
+        return rows
+
+    text = "cambiá el turno de Ibarra al lunes, cancelá lo otro que ya fue"
+    assert _parts(text, unsure_aside) == [text]
+    # Read clearly, the same part is a second request.
+    assert len(_parts("cambiá el turno de Ibarra al lunes, ramiro tiene fiebre")) == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "without"),
+    [
+        (
+            "antes de que me cambien el turno, ramiro tiene fiebre?",
+            "me cambian el turno, ramiro tiene fiebre?",
+        ),
+        (
+            "si ramiro tiene fiebre, cambiá el turno de Ibarra",
+            "ramiro tiene fiebre, cambiá el turno de Ibarra",
+        ),
+    ],
+)
+def test_a_condition_at_the_start_is_part_of_what_follows(text: str, without: str) -> None:
+    assert _parts(text) == [text]
+    # Without the condition word the same two clauses are two requests.
+    assert len(_parts(without)) == 2
