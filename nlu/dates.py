@@ -82,7 +82,14 @@ def _words_re(pattern: str) -> re.Pattern[str]:
 _FIXED: list[tuple[re.Pattern[str], int]] = [
     (_words_re(r"pasado\s+manana|day\s+after\s+tomorrow|(?<=para\s)pasado|(?<=al\s)pasado"), 2),
     (_words_re(r"anteayer|antes\s+de\s+ayer|day\s+before\s+yesterday"), -2),
-    (re.compile(r"(?<!\bla )(?<!\besta )(?<!\bpasado )\bmanana\b|\btomorrow\b"), 1),
+    # Typed fast: "mñn"/"mñna" (folded "mnn"), "tmrw".
+    (
+        re.compile(
+            r"(?<!\bla )(?<!\besta )(?<!\bpasado )\b(?:manana|mnna?|maniana)\b"
+            r"|\b(?:tomorrow|tmrw|tmw|2morrow)\b"
+        ),
+        1,
+    ),  # fmt: skip
     (_words_re(r"hoy|today|tonight|esta\s+(?:noche|tarde|manana)|this\s+(?:morning|afternoon)"), 0),
     (_words_re(r"(?<!antes de )ayer|yesterday"), -1),
 ]

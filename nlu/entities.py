@@ -19,7 +19,7 @@ from nlu.amounts import find_amount
 from nlu.cuit import _DOTTED_CUIT, CUIT_IN_TEXT, format_cuit
 from nlu.dates import Mention, find_dates, find_impossible_dates, pick_date, target_date
 from nlu.language import detect_language
-from nlu.names import NameHit, find_names
+from nlu.names import NameHit, as_written, find_names
 from nlu.references import Reference, find_references
 from nlu.service_lexicon import find_service
 from nlu.times import TimeMention, find_part_of_day, find_times
@@ -146,6 +146,14 @@ def _names(hits: list[NameHit], role: str, whole_message: bool) -> NameHit | Non
     return of_role[0]
 
 
+def _written(text: str, hit: NameHit) -> str | None:
+    """A snapped name as written, when that differs from the name on file."""
+    if not hit.matched:
+        return None
+    written = as_written(text, hit.name, hit.start)
+    return written if written != hit.name else None
+
+
 def extract_entities(
     text: str,
     ctx: Context,
@@ -186,7 +194,9 @@ def extract_entities(
     technician = _names(hits, "technician", whole_message)
     if customer:
         entities.customer, entities.customer_matched = customer.name, customer.matched
+        entities.customer_written = _written(text, customer)
     if technician:
         entities.technician, entities.technician_matched = technician.name, technician.matched
+        entities.technician_written = _written(text, technician)
     entities.service = find_service(text)
     return entities

@@ -169,6 +169,24 @@ def match_vocabulary(tokens: list[Token], names: tuple[str, ...]) -> tuple[str, 
     return names[best], start
 
 
+def as_written(text: str, name: str, start: int) -> str:
+    """The words of `name`, a name on file found at `start`, that the text writes there, in its
+    order and spelt as on file: "Panadería La Espiga" for "Panadería La Espiga SRL", "Martín"
+    for "Martín Sosa", "Graciela Ibarra" for "graciela ivarra". Evaluation files name people as
+    written (TAXONOMY.md); the handlers look them up by the name on file."""
+    index = _index((name,))
+    spelt = {t.folded: t.text for t in tokenize(name)}
+    words: list[str] = []
+    for token in tokenize(text):
+        if token.start < start:
+            continue
+        similar = [t for t, _exact in _similar_tokens(token.folded, index)]
+        if not similar:
+            break
+        words.append(spelt.get(similar[0], token.text))
+    return " ".join(words) or name
+
+
 def match_vocabulary_all(tokens: list[Token], names: tuple[str, ...]) -> list[tuple[str, int]]:
     """Every full-name match, or else the best unambiguous partial one."""
     if not names:

@@ -27,11 +27,21 @@ _PART = (
     r"|\s+(?:de\s+la|in\s+the|por\s+la|at)\s+(?P<part>manana|tarde|noche|morning|afternoon|evening|night))?"
 )
 _UNIT = r"(?:\s*(?P<unit>hs|hrs|hr|h|horas|hours|o'?clock)\b\.?)?"
+# Hours as a dictated message spells them (folded).
+_HOUR_WORDS = {
+    "una": 1, "dos": 2, "tres": 3, "cuatro": 4, "cinco": 5, "seis": 6, "siete": 7, "ocho": 8,
+    "nueve": 9, "diez": 10, "once": 11, "doce": 12,
+}  # fmt: skip
 _PATTERNS = [
     # "a las 10", "a la 1 y media", "at 3", "tipo 10", "desde las 9"
     re.compile(
         r"\b(?:a\s+las?|a\s+eso\s+de\s+las?|tipo|desde\s+las?|para\s+las?|at|by|around|from)\s+"
         rf"(?P<hour>\d{{1,2}}){_MINUTES}{_FRACTION}{_UNIT}{_PART}(?![\d/])"
+    ),
+    # Dictated: "a las once", "a las cuatro de la tarde", "tipo nueve y media"
+    re.compile(
+        r"\b(?:a\s+las?|a\s+eso\s+de\s+las?|tipo|desde\s+las?|para\s+las?)\s+"
+        rf"(?P<word>{'|'.join(_HOUR_WORDS)})\b{_FRACTION}{_UNIT}{_PART}"
     ),
     # "9 y media", "10 menos cuarto"
     re.compile(
@@ -72,7 +82,7 @@ def _to_24h(hour: int, minute: int, match: re.Match[str]) -> str | None:
 
 
 def _from_match(match: re.Match[str]) -> str | None:
-    hour = int(match["hour"])
+    hour = _HOUR_WORDS[match["word"]] if _group(match, "word") else int(match["hour"])
     minute = int(_group(match, "min") or 0)
     if _group(match, "frac"):
         minute = 30 if match["frac"] == "media" else 15
@@ -102,7 +112,7 @@ def find_times(text: str) -> list[TimeMention]:
 # part introduced as one counts ("a la tarde", "por la mañana", "esta noche", "Friday morning").
 _DAY_PARTS: dict[str, re.Pattern[str]] = {
     "morning": re.compile(
-        r"\b(?:(?:a|por|de|en|durante)\s+la|esta)\s+manana\b"
+        r"\b(?:(?:a|por|de|en|durante)\s+la|esta)\s+(?:manana|mnna?)\b"
         r"|(?<!\bgood )\b(?:in\s+the\s+|this\s+|tomorrow\s+|\w+day\s+)?morning\b"
     ),
     "afternoon": re.compile(

@@ -160,12 +160,16 @@ class Entities:
     part_of_day: str | None = None
     customer_matched: bool = False  # True when snapped to a name in Vocabulary
     technician_matched: bool = False
+    # A snapped name as the message wrote it, spelt as on file ("Martín" for "Martín Sosa"):
+    # what evaluation files expect (names as written); the fields above are what handlers use.
+    customer_written: str | None = None
+    technician_written: str | None = None
 
     def as_eval_dict(self) -> dict[str, str]:
         """The evaluation-file keys (PRODUCT.md), only those with a value."""
         values: dict[str, str | None] = {
-            "customer": self.customer,
-            "technician": self.technician,
+            "customer": self.customer_written or self.customer,
+            "technician": self.technician_written or self.technician,
             "date": self.date.isoformat() if self.date else None,
             "time": self.time,
             "cuit": self.cuit,

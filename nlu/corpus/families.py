@@ -322,6 +322,35 @@ _TRAIN_ONLY_ROWS: tuple[tuple[str, str, str, str], ...] = (
     ("unknown", "en", "neg", "do you know a good mechanic for my own car?"),
     ("unknown", "en", "neg", "my cousin is looking for work as a plumber, any company hiring?"),
     ("unknown", "en", "neg", "write a birthday card message for my mom"),
+    # Customers on WhatsApp ask indirectly, politely, with their reasons around the request (the
+    # held-out families had one or two such lines per intent).
+    ("book_job", "es", "wa", "Buenas tardes, quería consultar si podrían venir {date} a hacer {service}"),
+    ("book_job", "es", "wa", "¿Sería posible que alguien pase {date} por casa? Necesito {service}. Estoy en {street}"),
+    ("book_job", "es", "wa", "hola! me gustaria que vengan a ver el equipo, necesito {service}, {date} estoy todo el dia"),
+    ("book_job", "es", "wa", "Les escribo para pedir una visita por {service}, mi dirección es {street}"),
+    ("book_job", "es", "wa", "buen dia, quisiera coordinar {service} para {date} {time} si tienen lugar"),
+    ("book_job", "en", "wa", "Hello, would it be possible to have someone come over {date} for {service}?"),
+    ("book_job", "en", "wa", "hi there, I was wondering if you could send a technician for {service}, I'm at {street}"),
+    ("reschedule", "es", "wa", "Hola, ¿habría forma de pasar la visita para {date}? ese día no puedo"),
+    ("reschedule", "es", "wa", "buenas, surgió un imprevisto, ¿me podrían reprogramar el turno a {date} {time}?"),
+    ("reschedule", "en", "wa", "Hi, would it be ok to move my appointment to {date}? I have to work that day"),
+    ("cancel_job", "es", "wa", "Hola, les aviso que no voy a necesitar la visita de {date}, ya lo solucioné, pueden darla de baja"),
+    ("cancel_job", "en", "wa", "hi, please cancel my visit {date}, I won't need it anymore"),
+    ("generate_quote", "es", "wa", "Buenas, ¿me podrían cotizar {service}? Es para un departamento en {street}"),
+    ("generate_quote", "en", "wa", "Hello, I'd like an estimate for {service} please"),
+    ("payment_status", "es", "wa", "Hola, quería saber si quedó registrada la transferencia que hice, soy {customer}"),
+    ("payment_status", "es", "wa", "buenas, ¿tengo algo pendiente de pago con ustedes?"),
+    ("search_customer", "es", "wa", "Hola, ¿me confirman a qué hora viene el técnico {date}? Soy {customer}"),
+    ("update_customer", "es", "wa", "Hola, les paso mi nuevo número de celular para que lo agenden, soy {customer}"),
+    ("update_customer", "es", "wa", "Buenas, ¿me actualizan la dirección? Ahora vivo en {street}"),
+    ("complaint", "es", "wa", "Buenas, les escribo porque el arreglo que hicieron {date} no duró nada y estoy muy molesta"),
+    ("complaint", "en", "wa", "Hi, I'm not happy with the work done {date}, the unit is leaking again"),
+    # The office logs a grievance it just told ("… Registralo como reclamo"): a complaint, not
+    # a new record.
+    ("complaint", "es", "op", "llamó {customer} furioso por la visita de {date}. Cargalo como reclamo"),
+    ("complaint", "es", "op", "anotá como queja lo de {customer}, dice que el técnico llegó tarde"),
+    ("complaint", "es", "fast", "registra un reclamo x {customer} el tecnico no volvio"),
+    ("complaint", "en", "op", "{customer} called, upset about the visit {date}, log it as a complaint"),
     # A technician's day (check_availability names the technician's jobs beside the free slots):
     # without these the registry's "¿qué trabajos tiene registrados <cliente>?" taught that any
     # "qué trabajos tiene <nombre>" is a customer's file.

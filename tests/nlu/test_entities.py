@@ -74,6 +74,12 @@ def test_english_dates(ctx: Context, text: str, expected: datetime.date) -> None
         ("a la tarde", None),
         ("in the morning", None),
         ("el 15/12 y el 16/12", None),
+        # Dictated, in words.
+        ("agendale el viernes a las once", "11:00"),
+        ("pasalo a las cuatro de la tarde", "16:00"),
+        ("tipo nueve y media", "09:30"),
+        ("una vez que lo agendes", None),
+        ("son las once de la noche", None),  # no "a las": not a time to book
     ],
 )
 def test_times(ctx: Context, text: str, expected: str | None) -> None:
@@ -311,3 +317,12 @@ def test_a_part_of_day_is_not_a_time(ctx: Context) -> None:
     entities = extract_entities("libres mañana a la tarde", ctx)
     assert entities.time is None
     assert entities.date == D(2026, 11, 19)
+
+
+def test_dates_typed_fast(ctx: Context) -> None:
+    tomorrow = D(2026, 11, 19)
+    for text in ("dale la fiorino a martin mñn", "q hay libre mñna", "book ann tmrw 3pm"):
+        assert extract_entities(text, ctx).date == tomorrow, text
+    # "a la mñn" is the morning, as "a la mañana" is.
+    read = extract_entities("q tecnicos hay libres mñn a la mñn?", ctx)
+    assert (read.date, read.part_of_day) == (tomorrow, "morning")

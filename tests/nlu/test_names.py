@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from nlu.entities import extract_entities
 from nlu.names import find_names, match_vocabulary, sound, tokenize
 from nlu.values import Vocabulary
+from tests.nlu.conftest import make_context
 
 NAMES = ("Valeria Godoy", "Hugo Ocampo", "Noelia Villafañe", "Walter Saavedra", "Mirta Zalazar",
          "Graciela Ibarra", "Romina Cabral")  # fmt: skip
@@ -85,3 +87,24 @@ def test_a_misspelt_name_on_file_wins_over_the_capitalised_words_around_it(text:
         [("Romina Cabral", True)],
         [("Valeria Godoy", True)],
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "on_file", "written"),
+    [
+        # The words the message wrote, spelt as on file: evaluation files name people as written.
+        ("armale un presupuesto a la Panadería La Espiga por dos splits",
+         "Panadería La Espiga SRL", "Panadería La Espiga"),
+        ("dale la fiorino a martin mñn", "Martín Sosa", "Martín"),
+        ("soy graciela ivarra, vivo en Cabildo", "Graciela Ibarra", "Graciela Ibarra"),
+        ("cancel hotel plaza castelar job pls", "Hotel Plaza Castelar SA", "Hotel Plaza Castelar"),
+    ],
+)  # fmt: skip
+def test_a_snapped_name_is_reported_as_written(text: str, on_file: str, written: str) -> None:
+    vocabulary = Vocabulary(customers=(on_file,)) if "Sosa" not in on_file else Vocabulary(
+        technicians=(on_file,))  # fmt: skip
+    entities = extract_entities(text, make_context(vocabulary), "es")
+    key = "technician" if vocabulary.technicians else "customer"
+    # Handlers get the name on file; the evaluation gets it as the message wrote it.
+    assert getattr(entities, key) == on_file
+    assert entities.as_eval_dict()[key] == written
