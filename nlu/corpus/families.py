@@ -351,6 +351,10 @@ _TRAIN_ONLY_ROWS: tuple[tuple[str, str, str, str], ...] = (
     ("complaint", "es", "op", "anotá como queja lo de {customer}, dice que el técnico llegó tarde"),
     ("complaint", "es", "fast", "registra un reclamo x {customer} el tecnico no volvio"),
     ("complaint", "en", "op", "{customer} called, upset about the visit {date}, log it as a complaint"),
+    # "Reagendar" is es-AR for moving a visit; its "agend" read as a booking.
+    ("reschedule", "es", "op", "reagendá la visita de {customer} para {date} {time}"),
+    ("reschedule", "es", "fast", "reagenda a {customer} p/ el {date}"),
+    ("reschedule", "es", "dict", "eh reagendale a {customer} lo que tenía, pasalo para {date} o sea {time}"),
     # A technician's day (check_availability names the technician's jobs beside the free slots):
     # without these the registry's "¿qué trabajos tiene registrados <cliente>?" taught that any
     # "qué trabajos tiene <nombre>" is a customer's file.
