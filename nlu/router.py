@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
 import hashlib
 import time
 from collections.abc import Sequence
@@ -211,9 +213,15 @@ class Router:
         )
         entities = self._tagged(request, entities, ctx, [t.intent for t in ordered])
         entities = _people_by_intent(entities, [t.intent for t in ordered], self.specs)
+        moved_to = self._target_dates(ordered)
         for task in ordered:
             own = _people_by_intent(task.entities, [task.intent], self.specs)
-            task.entities = own.merged_with(entities)
+            shared = entities
+            if own.date is None and entities.date in moved_to:
+                # "Ramiro está con fiebre, pasale todo al lunes": Monday is where the jobs go,
+                # not the day of the absence.
+                shared = dataclasses.replace(entities, date=None)
+            task.entities = own.merged_with(shared)
         trace = {
             "request": request,
             "segments": [{"text": s.text, "candidates": self._top(s)} for s in segments],
@@ -222,6 +230,17 @@ class Router:
             "classify_ms": round((classified - started) * 1000, 3),
         }
         return self._done(ordered, entities, language, "classifier", started, trace=trace)
+
+    def _target_dates(self, tasks: Sequence[Task]) -> set[datetime.date]:
+        """The dates a segment of its own names as the day something moves to (the registry's
+        `date_is` "target"): they belong to that step, not to the others of the chain."""
+        return {
+            task.entities.date
+            for task in tasks
+            if task.entities.date is not None
+            and (spec := self.specs.get(task.intent)) is not None
+            and spec.date_is == "target"
+        }
 
     def _task(self, seg: Segment, ctx: Context, language: str) -> Task:
         candidates = self._top(seg)

@@ -4,12 +4,15 @@ a weakly read aside after a request is that request's context."""
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Sequence
 
 import pytest
 
+from nlu import Router, Vocabulary
 from nlu.openers import how_it_starts, opens_mid_sentence
 from nlu.segmentation import Boundary, boundaries, joined, segment
+from tests.nlu.conftest import make_context
 from tests.nlu.test_segmentation import keyword_classifier as keywords_read
 
 LABELS = ["technician_sick", "bulk_reschedule", "reschedule", "complaint", "search_customer"]
@@ -116,3 +119,18 @@ def test_a_condition_at_the_start_is_part_of_what_follows(text: str, without: st
     assert _parts(text) == [text]
     # Without the condition word the same two clauses are two requests.
     assert len(_parts(without)) == 2
+
+
+def test_the_day_jobs_move_to_is_not_the_day_of_the_absence(router: Router) -> None:
+    people = Vocabulary(technicians=("Ramiro Giménez", "Diego Fernández"))
+    read = router.understand(
+        "Ramiro está enfermo, pasá todos sus trabajos al jueves", make_context(people)
+    )
+    dates = {task.intent: task.entities.date for task in read.tasks}
+    # Thursday is where the jobs go (the registry's date_is "target"): the absence is today's.
+    assert dates == {"technician_sick": None, "bulk_reschedule": datetime.date(2026, 11, 19)}
+    # A date no move owns is still shared: both steps of a booking and a quote take Friday.
+    read = router.understand(
+        "agendale un service a Ibarra el viernes y cotizale el termotanque", make_context(people)
+    )
+    assert {task.entities.date for task in read.tasks} == {datetime.date(2026, 11, 20)}
