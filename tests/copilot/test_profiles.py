@@ -168,9 +168,13 @@ def test_the_idle_sweep_takes_each_quiet_conversation_once(
     an_hour_ago = timezone.now() - datetime.timedelta(hours=1)
     Conversation.objects.filter(pk=conversation.pk).update(updated_at=an_hour_ago)
 
-    assert memory_tasks.sweep_idle_conversations.delay().get() == 1
+    # Celery's "never join inside a task" flag is one per process, not per thread: a task another
+    # test's thread is still running eagerly sets it. These ran eagerly already; no join waits.
+    assert memory_tasks.sweep_idle_conversations.delay().get(disable_sync_subtasks=False) == 1
     assert CustomerProfile.objects.get(customer=customer).fields["preferred_days"]["value"]
-    assert memory_tasks.sweep_idle_conversations.delay().get() == 0  # once
+    assert (
+        memory_tasks.sweep_idle_conversations.delay().get(disable_sync_subtasks=False) == 0
+    )  # once
     fresh.refresh_from_db()
     assert fresh.profiled_at is None  # not idle yet
 
@@ -181,10 +185,23 @@ def test_tasks_given_deleted_rows_end_cleanly(cast: Cast, conversation: Conversa
     conversation.save()
     customer.delete()
 
-    assert memory_tasks.extract_profiles.delay(cast.org.pk, conversation.pk).get() == 0
-    assert memory_tasks.extract_profiles.delay(cast.org.pk, 999_999).get() == 0
+    assert (
+        memory_tasks.extract_profiles.delay(cast.org.pk, conversation.pk).get(
+            disable_sync_subtasks=False
+        )
+        == 0
+    )
+    assert (
+        memory_tasks.extract_profiles.delay(cast.org.pk, 999_999).get(disable_sync_subtasks=False)
+        == 0
+    )
     # another organisation's conversation is the same as a missing one
-    assert memory_tasks.extract_profiles.delay(cast.other_org.pk, conversation.pk).get() == 0
+    assert (
+        memory_tasks.extract_profiles.delay(cast.other_org.pk, conversation.pk).get(
+            disable_sync_subtasks=False
+        )
+        == 0
+    )
     assert not CustomerProfile.objects.exists()
 
 

@@ -106,7 +106,12 @@ def test_an_embedded_organisation_asks_no_model(cast: Cast, server: ScriptedServ
 
 
 def test_the_task_given_a_deleted_conversation_ends_cleanly(cast: Cast) -> None:
-    assert memory_tasks.refresh_summary.delay(cast.org.pk, 999_999, FACTS).get() is False
+    assert (
+        memory_tasks.refresh_summary.delay(cast.org.pk, 999_999, FACTS).get(
+            disable_sync_subtasks=False
+        )
+        is False
+    )
 
 
 def test_the_summary_request_goes_through_the_privacy_guard(

@@ -175,7 +175,7 @@ def test_a_task_given_a_deleted_organisation_ends_cleanly(cast: Cast) -> None:
     gone.delete()
     assert PeriodicTask.objects.filter(args=f"[{gone_id}]").count() == len(Detector.values)
     for task in tasks.BY_DETECTOR.values():
-        assert task.delay(gone_id).get() is None
+        assert task.delay(gone_id).get(disable_sync_subtasks=False) is None
     assert not ScheduleRun.objects.exists()
     assert not PeriodicTask.objects.filter(args=f"[{gone_id}]").exists()  # beat stops calling
 
