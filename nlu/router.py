@@ -6,12 +6,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import hashlib
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -220,7 +219,7 @@ class Router:
             if own.date is None and entities.date in moved_to:
                 # "Ramiro está con fiebre, pasale todo al lunes": Monday is where the jobs go,
                 # not the day of the absence.
-                shared = dataclasses.replace(entities, date=None)
+                shared = replace(entities, date=None)
             task.entities = own.merged_with(shared)
         trace = {
             "request": request,

@@ -184,6 +184,11 @@ class Entities:
         for key, value in other.__dict__.items():
             if getattr(merged, key) in (None, False) and value not in (None, False):
                 setattr(merged, key, value)
+        # A person and how the message wrote them go together: a name of one's own never takes
+        # how another part of the message wrote someone else.
+        for person in ("customer", "technician"):
+            if getattr(self, person) is not None:
+                setattr(merged, f"{person}_written", getattr(self, f"{person}_written"))
         return merged
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from nlu.entities import extract_entities
 from nlu.names import find_names, match_vocabulary, sound, tokenize
-from nlu.values import Vocabulary
+from nlu.values import Entities, Vocabulary
 from tests.nlu.conftest import make_context
 
 NAMES = ("Valeria Godoy", "Hugo Ocampo", "Noelia Villafañe", "Walter Saavedra", "Mirta Zalazar",
@@ -90,21 +90,29 @@ def test_a_misspelt_name_on_file_wins_over_the_capitalised_words_around_it(text:
 
 
 @pytest.mark.parametrize(
-    ("text", "on_file", "written"),
+    ("text", "role", "on_file", "written"),
     [
         # The words the message wrote, spelt as on file: evaluation files name people as written.
         ("armale un presupuesto a la Panadería La Espiga por dos splits",
-         "Panadería La Espiga SRL", "Panadería La Espiga"),
-        ("dale la fiorino a martin mñn", "Martín Sosa", "Martín"),
-        ("soy graciela ivarra, vivo en Cabildo", "Graciela Ibarra", "Graciela Ibarra"),
-        ("cancel hotel plaza castelar job pls", "Hotel Plaza Castelar SA", "Hotel Plaza Castelar"),
+         "customer", "Panadería La Espiga SRL", "Panadería La Espiga"),
+        ("dale la fiorino a martin mñn", "technician", "Martín Sosa", "Martín"),
+        ("soy graciela ivarra, vivo en Cabildo", "customer", "Graciela Ibarra", "Graciela Ibarra"),
+        ("cancel hotel plaza castelar job pls",
+         "customer", "Hotel Plaza Castelar SA", "Hotel Plaza Castelar"),
     ],
 )  # fmt: skip
-def test_a_snapped_name_is_reported_as_written(text: str, on_file: str, written: str) -> None:
-    vocabulary = Vocabulary(customers=(on_file,)) if "Sosa" not in on_file else Vocabulary(
-        technicians=(on_file,))  # fmt: skip
+def test_a_snapped_name_is_reported_as_written(
+    text: str, role: str, on_file: str, written: str
+) -> None:
+    vocabulary = Vocabulary(**{f"{role}s": (on_file,)})
     entities = extract_entities(text, make_context(vocabulary), "es")
-    key = "technician" if vocabulary.technicians else "customer"
     # Handlers get the name on file; the evaluation gets it as the message wrote it.
-    assert getattr(entities, key) == on_file
-    assert entities.as_eval_dict()[key] == written
+    assert getattr(entities, role) == on_file
+    assert entities.as_eval_dict()[role] == written
+
+
+def test_a_name_of_its_own_keeps_how_it_was_written() -> None:
+    own = Entities(customer="Graciela Ibarra")
+    other = Entities(customer="Panadería La Espiga SRL", customer_written="Panadería La Espiga")
+    assert own.merged_with(other).as_eval_dict()["customer"] == "Graciela Ibarra"
+    assert Entities().merged_with(other).as_eval_dict()["customer"] == "Panadería La Espiga"
