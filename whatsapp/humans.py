@@ -197,9 +197,15 @@ def note(
 
 
 def language_of(conversation: Conversation) -> str:
+    """The language the customer last wrote in; before they wrote (a chat opened from a link),
+    the organisation's own."""
     return (
-        Message.objects.filter(conversation=conversation, role=Message.Role.USER)
-        .exclude(language="")
-        .values_list("language", flat=True)
-        .last()
-    ) or "es"
+        (
+            Message.objects.filter(conversation=conversation, role=Message.Role.USER)
+            .exclude(language="")
+            .values_list("language", flat=True)
+            .last()
+        )
+        or conversation.organisation.language
+        or "es"
+    )

@@ -46,6 +46,8 @@ logger = logging.getLogger(__name__)
 WINDOW = datetime.timedelta(hours=24)
 OUTSIDE_WINDOW = "outside the 24-hour window"
 NO_TEMPLATE = "no approved template in the conversation's language"
+# A note's trace key: the customer opened the chat (whatsapp/welcome.py); it opens the window.
+WINDOW_OPENED = "whatsapp_opened"
 REENGAGEMENT = 131047  # Meta: more than 24 hours since the customer last wrote
 STUCK_SECONDS = 120  # far more than one attempt's timeout
 # Callbacks may arrive out of order: a status never goes back to an earlier one.
@@ -224,7 +226,7 @@ def customer_wrote_at(conversation_id: int) -> datetime.datetime | None:
     """When the customer last wrote: the latest WhatsApp `timestamp` of their messages (never
     later than it reached us: a sender's clock may be ahead), our arrival time for one without.
     Opening the chat from a link (`request_welcome`, noted by whatsapp/welcome.py) counts."""
-    opened = Q(role=Message.Role.SYSTEM, trace__has_key="whatsapp_opened")
+    opened = Q(role=Message.Role.SYSTEM, trace__has_key=WINDOW_OPENED)
     rows = (
         Message.objects.filter(Q(role=Message.Role.USER) | opened, conversation_id=conversation_id)
         .order_by("-created_at")

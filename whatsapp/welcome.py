@@ -17,12 +17,11 @@ from django.utils.translation import gettext_lazy as _
 from common.wording import say
 from copilot.models import Conversation, Message
 from copilot.services import message_add
-from whatsapp import humans
+from whatsapp import humans, outbox
 from whatsapp.channel import styled
 from whatsapp.models import WhatsAppAccount
 from whatsapp.payload import Incoming
 
-OPENED = "whatsapp_opened"  # the note's trace key: the chat was opened (a window opener)
 WELCOMED = "whatsapp_welcome"  # the welcome's trace key: the request it answered
 
 
@@ -38,7 +37,7 @@ def welcome_send(
     welcomed = theirs.filter(trace__has_key=WELCOMED).exists()
     language = humans.language_of(conversation)
     humans.note(conversation, opened(language), language, client_id=incoming.message_id,
-                trace={"whatsapp": meta, OPENED: True})  # fmt: skip
+                trace={"whatsapp": meta, outbox.WINDOW_OPENED: True})  # fmt: skip
     if welcomed or conversation.mode == Conversation.Mode.HUMAN:
         return True
     text = account.welcome.strip() or greeting(conversation.organisation.name, language)

@@ -103,6 +103,20 @@ def test_a_customer_opening_the_chat_is_welcomed_once_through_the_outbox(
     assert _stored(cast.other_org) == outsider_before  # the other organisation saw nothing
 
 
+def test_an_english_speaking_organisation_welcomes_in_english(
+    cast: Cast, accounts: Any, graph: FakeGraph, django_capture_on_commit_callbacks: Any
+) -> None:
+    """Before the customer has written a word, the welcome is in the organisation's language."""
+    cast.org.language = "en"
+    cast.org.save(update_fields=["language"])
+    with django_capture_on_commit_callbacks(execute=True):
+        assert _post(_payload("request_welcome", sender=NEWCOMER)).status_code == 200
+    answer = Message.objects.get(organisation=cast.org, role=Message.Role.ASSISTANT)
+    assert answer.language == "en" and answer.text == welcome.greeting("Clima Sur", "en")
+    assert answer.text != welcome.greeting("Clima Sur", "es")
+    assert _texts_sent(graph) == [answer.text]
+
+
 def test_the_organisations_own_welcome_goes_in_the_customers_register(
     cast: Cast, accounts: Any, graph: FakeGraph, django_capture_on_commit_callbacks: Any
 ) -> None:
