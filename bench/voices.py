@@ -58,6 +58,7 @@ from evaluation.metrics import Case, Prediction, case_from_json, compute_metrics
 from evaluation.reading import Reader, read_case  # noqa: E402
 from evaluation.services import reference_context  # noqa: E402
 from nlu.corpus import lexicon  # noqa: E402
+from nlu.tagger import gazetteer_of  # noqa: E402
 
 VOICES = ("op", "fast", "dict", "wa", "neg", "talk")
 
@@ -166,6 +167,11 @@ def run(
         for task in understanding.tasks:
             print(f"  {text!r}: {task.intent} {task.confidence:.2f} {task.candidates[:3]}")
         print(f"    segments: {understanding.trace.get('segments')}")
+        print(f"    entities: {understanding.entities.as_eval_dict()}")
+        if router.tagger is not None:
+            names = gazetteer_of(vocabulary.customers, vocabulary.technicians)
+            spans = router.tagger.spans(text, names)
+            print(f"    tagger: {[(text[a:b], label) for a, b, label in spans]}")
     tables: dict[str, Any] = {}
     named = _file_cases(files) if files else {}
     for split in list(named) or splits:

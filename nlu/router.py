@@ -14,8 +14,10 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
+from common.text import fold
 from nlu.answers import dont_know
 from nlu.classifier import IntentClassifier, train_classifier
+from nlu.dates import find_dates
 from nlu.entities import extract_entities
 from nlu.language import detect_language
 from nlu.openers import (
@@ -331,31 +333,48 @@ class Router:
     def _tagged(
         self, text: str, entities: Entities, ctx: Context, intents: Sequence[str]
     ) -> Entities:
-        """The people the rules left empty, filled from the tagger's one reading of each.
+        """The people the rules left empty, or found only in part, from the tagger's reading.
 
-        Only names: the tagger's services and addresses lost to the rules on dev (a service is
-        the trade lexicon's kind-of-work-and-equipment, which rules read exactly)."""
+        A key is filled from the tagger's one reading of it (two readings: none, the labelling
+        rules). A name the rules snapped from one word of it to someone on file ("paula" of
+        "paula torres", when the records have a Paula but no Paula Torres) becomes the longer
+        name the tagger read around that word: lowercase text hides where a name ends, which
+        the capitals of "Paula Torres" told the rules. Only names: the tagger's services and
+        addresses lost to the rules on dev (a service is the trade lexicon's
+        kind-of-work-and-equipment, which rules read exactly)."""
         tagger = self.tagger
         if tagger is None:
             return entities
-        missing = [key for key in TAGGED if getattr(entities, key) is None
-                   and set(intents) & tagger.intents.get(key, frozenset())]  # fmt: skip
-        if not missing:
+        wanted = [key for key in TAGGED if set(intents) & tagger.intents.get(key, frozenset())]
+        missing = [key for key in wanted if getattr(entities, key) is None]
+        partial = [key for key in wanted if key not in missing and _one_word_of(entities, key)]
+        if not missing and not partial:
             return entities
         vocabulary = ctx.vocabulary
         found: dict[str, set[str]] = {}
         for start, end, label in tagger.spans(
             text, gazetteer_of(vocabulary.customers, vocabulary.technicians)
         ):
-            if looks_like_a_name(tagger, text[start:end]):
-                found.setdefault(label, set()).add(text[start:end].strip())
+            if name := _name_words(tagger, text[start:end], ctx.today):
+                found.setdefault(label, set()).add(name)
         filled = Entities(**entities.__dict__)
         people = {entities.customer, entities.technician}
         for key in missing:
             values = found.get(key, set()) - people
-            if len(values) == 1:  # two readings of one key: none (the labelling rules)
+            # A lone lowercase word beside a whole name is the tagger's slip ("… de matias
+            # suarez, se va de viaje"), not a second person.
+            whole = {v for v in values if " " in v}
+            values = whole if len(whole) == 1 else values
+            if len(values) == 1:
                 setattr(filled, key, values.pop())
                 people.add(getattr(filled, key))
+        for key in partial:
+            word = fold(_one_word_of(entities, key))
+            longer = {v for v in found.get(key, set()) if word in fold(v).split() and " " in v}
+            if len(longer) == 1:
+                setattr(filled, key, longer.pop())
+                setattr(filled, f"{key}_matched", False)
+                setattr(filled, f"{key}_written", None)
         return filled
 
     def _names_intent(self, seg: Segment) -> bool:
@@ -509,3 +528,30 @@ def _scope(
     texts = [e.text for e in examples] + [text for text, _ in lines]
     flags = [e.intent in outside for e in examples] + [flag for _, flag in lines]
     return train_scope(texts, flags)
+
+
+def _one_word_of(entities: Entities, key: str) -> str:
+    """The one word a name snapped to someone on file was written as ("Paula" for Paula
+    Gómez), or "" (a whole name, or a name the rules read as written)."""
+    written = getattr(entities, f"{key}_written") or ""
+    on_file = getattr(entities, key) or ""
+    matched = getattr(entities, f"{key}_matched")
+    return written if matched and " " not in written and " " in on_file else ""
+
+
+def _name_words(tagger: EntityTagger, span: str, today: datetime.date) -> str:
+    """The name in a span the tagger read: its leading words that look like a name, up to the
+    first that does not (a phone number, "tmrw", "pal jueves 26") — the tagger does not always
+    see where a lowercase name ends. "" when no word of it looks like one."""
+    words: list[str] = []
+    for word in span.split():
+        if (
+            not looks_like_a_name(tagger, word)
+            or find_dates(word, today, "es")
+            or (find_dates(word, today, "en"))
+        ):
+            if words or word[:1].isupper():
+                break  # a place or a phrase around a word of a name ("Vicente López")
+            continue  # "das a nico": the name starts later
+        words.append(word)
+    return " ".join(words[:4])

@@ -93,3 +93,32 @@ def test_what_is_not_a_name_is_never_filled_in(tagged_router: Router) -> None:
     assert tagged_router.tagger is not None
     assert not looks_like_a_name(tagged_router.tagger, "el 362")
     assert not looks_like_a_name(tagged_router.tagger, "make an")
+
+
+def test_a_lowercase_name_ends_where_its_words_stop(tagged_router: Router) -> None:
+    """The tagger does not always see where a lowercase name ends: the name is its leading
+    name-like words, before a phone number, a date word or a common word."""
+    ctx = make_context(Vocabulary())
+    for text, name in (
+        ("alta cliente lola mendieta 1155667788 corrientes 1200", "lola mendieta"),
+        ("agendale a lola mendieta mñn a las 10 un service", "lola mendieta"),
+    ):
+        assert tagged_router.understand(text, ctx).entities.customer == name, text
+
+
+def test_one_word_of_a_lowercase_name_is_not_someone_else_on_file(tagged_router: Router) -> None:
+    """ "lola" of "lola mendieta" snapped to Lola Sívori on file: the capitals that tell "Lola
+    Mendieta" apart are missing in lowercase, so the tagger's longer name wins. The whole name
+    on file, or the first name alone, still snaps."""
+    ctx = make_context(Vocabulary(customers=("Lola Sívori", "Bruno Kessler")))
+    text = "dale de alta a lola mendieta, vive en corrientes 1200"
+    reading = tagged_router.understand(text, ctx)
+    assert (reading.entities.customer, reading.entities.customer_matched) == (
+        "lola mendieta",
+        False,
+    )
+    assert reading.entities.as_eval_dict()["customer"] == "lola mendieta"
+    reading = tagged_router.understand("buscame los datos de lola sivori", ctx)
+    assert reading.entities.customer == "Lola Sívori" and reading.entities.customer_matched
+    reading = tagged_router.understand("buscame la ficha de lola", ctx)
+    assert reading.entities.customer == "Lola Sívori"
