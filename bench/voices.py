@@ -119,7 +119,7 @@ def report(split: str, scored: list[Scored], intent_agent: dict[str, str]) -> di
     keys = ["all", *[v for v in VOICES if v in groups]]
     keys += sorted(k for k in groups if "/" in k)
     groups["all"] = scored
-    return {key: summary(groups[key], intent_agent) for key in keys}
+    return {key: summary(groups[key], intent_agent) for key in keys if groups[key]}
 
 
 def _print(split: str, table: dict[str, Any]) -> None:

@@ -129,10 +129,20 @@ def generate(
     for family in TRAIN_ONLY:
         if all(intent in agents for intent in family.chain):
             for _ in range(per_family):
-                slots = values.draw(extra, family.lang)
+                slots = {**values.draw(extra, family.lang), **_personal(extra, family.lang)}
                 lines.append(_render([family], slots, agents, "train", extra))
     lines.extend(_retyped(usable, values, agents, seed))
     return lines
+
+
+def _personal(rng: random.Random, lang: str) -> dict[str, tuple[str, str]]:
+    """The personal slots of the train-only hard negatives (never an entity)."""
+    relatives = lexicon.RELATIVES_EN if lang == "en" else lexicon.RELATIVES_ES
+    return {
+        "xutility": (rng.choice(lexicon.UTILITIES), ""),
+        "xrelative": (rng.choice(relatives), ""),
+        "xteam": (rng.choice(lexicon.TEAMS), ""),
+    }
 
 
 def _retyped(

@@ -84,3 +84,20 @@ SURNAMES: tuple[str, ...] = (
 STREETS: tuple[str, ...] = (
     "Av. Cabildo 2150", "Corrientes 1234", "Av. San Martín 1450", "Thames 850", "Gurruchaga 320",
 )  # fmt: skip
+
+# A person's own life (the train-only hard negatives of nlu/corpus/families.py): other
+# companies, relatives, teams. Never an entity.
+UTILITIES: tuple[str, ...] = (
+    "Edenor", "Edesur", "Metrogas", "Naturgy", "AySA", "Telecentro", "Movistar", "Personal",
+    "Claro", "Camuzzi", "Fibertel", "Flow",
+)  # fmt: skip
+RELATIVES_ES: tuple[str, ...] = (
+    "mi vieja", "mi viejo", "mi hermana", "mi cuñado", "mi suegra", "mi tía", "mi hijo",
+    "mi abuela", "mi primo", "mi novia",
+)  # fmt: skip
+RELATIVES_EN: tuple[str, ...] = (
+    "mom", "dad", "sister", "brother-in-law", "grandma", "son", "aunt", "cousin",
+)  # fmt: skip
+TEAMS: tuple[str, ...] = (
+    "River", "Boca", "Racing", "Independiente", "San Lorenzo", "Huracán", "Vélez", "Estudiantes",
+)  # fmt: skip
