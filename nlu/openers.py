@@ -154,6 +154,27 @@ def _imperative(word: str) -> bool:
     return bool(_CLITIC_IMPERATIVE.match(fold(word)))
 
 
+# A conjugated verb follows these, an imperative never does ("lo esperé toda la mañana", "ya
+# pagué", "yo le mandé": a first-person preterite of an -ar verb is accented like the voseo
+# imperative of an -er verb, "hacé"; the voseo imperative takes its pronouns after: "esperalo").
+_BEFORE_A_CONJUGATED_VERB = word_set("lo la le los las les me te se nos ya yo")
+
+
+def _imperative_among(text: str, first: int = 5) -> bool:
+    """An imperative among the first `first` real words (`_real_words`) of the text."""
+    raw = _WORD.findall(text.lower())
+    seen = 0
+    for i, word in enumerate(raw):
+        if fold(word) in _LEAD:
+            continue
+        if _imperative(word) and not (i and fold(raw[i - 1]) in _BEFORE_A_CONJUGATED_VERB):
+            return True
+        seen += 1
+        if seen == first:
+            break
+    return False
+
+
 def _place_first(text: str, openers: frozenset[str]) -> bool:
     match = _PLACE_CLAUSE.match(text)
     if match is None:
@@ -202,7 +223,7 @@ def how_it_starts(text: str, openers: frozenset[str]) -> Opening:
         return "detail"
     if _place_first(text, openers):
         return "detail"
-    imperative = any(_imperative(w) for w in words[:5])
+    imperative = _imperative_among(text)
     raw = _WORD.findall(text.lower())
     if fold(raw[0]) in _CONDITIONS and not imperative:
         return "report"  # "si hay lugar", "if there's a slot": a condition on the request

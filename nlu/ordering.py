@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from common.text import fold
+from nlu.acts import read_act
 from nlu.finding import asks_to_find
 from nlu.reference import refers_to_existing
 from nlu.values import IntentSpecs, Task, with_role
@@ -119,6 +120,36 @@ def _setting_of_a_grievance(
     return kept
 
 
+def _telling_of_a_grievance(
+    tasks: Sequence[Task], opens_request: Callable[[str], bool], grievances: frozenset[str]
+) -> list[Task]:
+    """A part right after a grievance that does not open like a request and tells rather than
+    asks (the act model's statement) is the grievance going on ("el técnico nunca vino!! lo
+    esperé toda la mañana y nadie me avisó"), not a request of its own, however its words read."""
+    kept: list[Task] = []
+    for task in tasks:
+        previous = kept[-1] if kept else None
+        telling = (
+            previous is not None
+            and previous.intent in grievances
+            and task.intent not in grievances
+            and not opens_request(task.text)
+            and _tells(task.text)
+        )
+        if not telling:
+            kept.append(task)
+    return kept
+
+
+# How sure the act model must be that a part tells (a statement) for it to continue a grievance.
+TELLS = 0.8
+
+
+def _tells(text: str) -> bool:
+    reading = read_act(text)
+    return reading.act == "statement" and reading.confidence >= TELLS
+
+
 def apply_labelling_rules(
     tasks: Sequence[Task],
     today: datetime.date | None = None,
@@ -134,6 +165,7 @@ def apply_labelling_rules(
     if opens_request is not None:
         grievances = with_role(specs, "grievance", "frustration")
         framed = _setting_of_a_grievance(tasks, opens_request, grievances)
+        framed = _telling_of_a_grievance(framed, opens_request, grievances)
         if len(framed) != len(tasks):
             dropped = [t.intent for t in tasks if t not in framed]
             notes.append("setting of a grievance: " + ", ".join(dropped))

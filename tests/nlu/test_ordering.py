@@ -141,6 +141,25 @@ def test_a_clear_or_verb_led_part_before_a_grievance_stays() -> None:
         assert [t.intent for t in kept] == [first.intent, "complaint"]
 
 
+def test_a_part_that_goes_on_telling_a_grievance_is_the_grievance() -> None:
+    """However sure its words: "lo esperé toda la mañana" tells, it asks for nothing."""
+    grievance = Task("complaint", "", 0.98, "el técnico nunca apareció!!")
+    telling = Task("bulk_reschedule", "", 0.95, "lo esperé toda la mañana y nadie me avisó nada")
+    kept, notes = apply_labelling_rules([grievance, telling], None, _opens_request, specs=SPECS)
+    assert [t.intent for t in kept] == ["complaint"]
+    assert any("dropped" in note for note in notes) or len(kept) == 1
+
+
+def test_a_request_after_a_grievance_stays() -> None:
+    grievance = Task("complaint", "", 0.96, "Claudia está furiosa porque ayer no fue nadie")
+    for asked in (
+        Task("dispatch", "", 0.9, "mandá a alguien hoy mismo"),
+        Task("reschedule", "", 0.6, "¿me la pasás para mañana a las 9?"),
+    ):
+        kept, _ = apply_labelling_rules([grievance, asked], None, _opens_request, specs=SPECS)
+        assert [t.intent for t in kept] == ["complaint", asked.intent], asked.text
+
+
 def test_an_unclear_part_not_followed_by_a_grievance_stays() -> None:
     lead = Task("technician_sick", "", 0.46, "Ramón se siente mal")
     asked = Task("dispatch", "", 0.99, "mandá a alguien a lo de Ledesma")

@@ -159,3 +159,18 @@ def test_only_a_verb_in_the_imperative_names_the_request() -> None:
     assert opening_verb("agendale a Sosa el jueves") == "agendale"
     assert opening_verb("book the repair") == "book"
     assert opening_verb("¿la factura 0003-00000871 ya está paga?") == ""  # "factura", a noun
+
+
+@pytest.mark.parametrize(
+    ("text", "opening"),
+    [
+        ("lo esperé toda la mañana", "other"),  # a first-person preterite, not "hacé"
+        ("ya pagué la factura", "other"),
+        ("le mandé el presupuesto ayer", "other"),
+        ("hacé la factura de Pérez", "request"),  # the voseo imperative of an -er verb
+        ("pasalo al jueves", "request"),
+        ("si está, agendale el jueves", "request"),
+    ],
+)
+def test_a_verb_after_its_pronoun_is_conjugated_not_an_order(text: str, opening: str) -> None:
+    assert how_it_starts(text, OPENERS) == opening
