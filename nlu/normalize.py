@@ -22,3 +22,18 @@ def squash_spaces(text: str) -> str:
 def word_set(text: str) -> frozenset[str]:
     """A set from whitespace-separated words (long word lists read better as text)."""
     return frozenset(text.split())
+
+
+# A word said twice in a row, with at most a comma between: dictation's stutter ("the, the
+# campaign", "que que", "el, el técnico"). Letters only: "10 10" may be two numbers.
+_REPEATED = re.compile(r"\b([^\W\d_]+)(?:,\s*|\s+)\1\b", re.IGNORECASE)
+
+
+def without_stutter(text: str) -> str:
+    """The text with a word repeated right after itself said once ("uh let's kick off the, the
+    campaign" → "uh let's kick off the campaign"): the comma between would otherwise cut the
+    request in two."""
+    previous = None
+    while previous != text:
+        previous, text = text, _REPEATED.sub(r"\1", text)
+    return text

@@ -20,6 +20,7 @@ from nlu.classifier import IntentClassifier, train_classifier
 from nlu.dates import find_dates
 from nlu.entities import extract_entities
 from nlu.language import detect_language
+from nlu.normalize import without_stutter
 from nlu.openers import (
     how_it_starts,
     opener_words,
@@ -164,7 +165,7 @@ class Router:
         return self._classify(text, ctx, language, started)
 
     def _classify(self, text: str, ctx: Context, language: str, started: float) -> Understanding:
-        request = strip_courtesy(text) or text
+        request = without_stutter(strip_courtesy(text) or text)
         segments = segment(
             request,
             self.classifier.predict_spans,

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import pytest
 
 from nlu import Router, Vocabulary
+from nlu.normalize import without_stutter
 from nlu.openers import how_it_starts, opens_mid_sentence
 from nlu.segmentation import Boundary, boundaries, joined, segment
 from tests.nlu.conftest import make_context
@@ -135,3 +136,17 @@ def test_the_day_jobs_move_to_is_not_the_day_of_the_absence(router: Router) -> N
         "agendale un service a Ibarra el viernes y cotizale el termotanque", make_context(people)
     )
     assert {task.entities.date for task in read.tasks} == {datetime.date(2026, 11, 20)}
+
+
+@pytest.mark.parametrize(
+    ("said", "meant"),
+    [
+        ("uh let's kick off the, the summer campaign", "uh let's kick off the summer campaign"),
+        ("agendale a a Pérez el el jueves", "agendale a Pérez el jueves"),
+        ("dale dale dale", "dale"),
+        ("el 10 10", "el 10 10"),  # numbers may be two
+        ("Ana Anabella", "Ana Anabella"),  # whole words only
+    ],
+)
+def test_a_word_said_twice_in_a_row_is_said_once(said: str, meant: str) -> None:
+    assert without_stutter(said) == meant
