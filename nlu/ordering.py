@@ -141,6 +141,28 @@ def _telling_of_a_grievance(
     return kept
 
 
+def _asides(
+    tasks: Sequence[Task], opens_request: Callable[[str], bool], outside: frozenset[str]
+) -> list[Task]:
+    """A later part read as out of scope that asks nothing — it neither opens like a request
+    nor has a question mark — is an aside beside the request before it ("…el jueves, hace un
+    ruido feo cuando arranca", "quería cancelar la visita, lo terminó arreglando mi cuñado"):
+    TAXONOMY.md keeps `unknown` in a chain only for an out-of-scope *ask* ("…y cuánto está el
+    dólar?", "y pedime un café")."""
+    kept: list[Task] = []
+    for task in tasks:
+        aside = (
+            bool(kept)
+            and task.intent in outside
+            and any(t.intent not in outside for t in kept)
+            and "?" not in task.text
+            and not opens_request(task.text)
+        )
+        if not aside:
+            kept.append(task)
+    return kept
+
+
 # How sure the act model must be that a part tells (a statement) for it to continue a grievance.
 TELLS = 0.8
 
@@ -166,6 +188,7 @@ def apply_labelling_rules(
         grievances = with_role(specs, "grievance", "frustration")
         framed = _setting_of_a_grievance(tasks, opens_request, grievances)
         framed = _telling_of_a_grievance(framed, opens_request, grievances)
+        framed = _asides(framed, opens_request, with_role(specs, "out_of_scope"))
         if len(framed) != len(tasks):
             dropped = [t.intent for t in tasks if t not in framed]
             notes.append("setting of a grievance: " + ", ".join(dropped))

@@ -160,6 +160,24 @@ def test_a_request_after_a_grievance_stays() -> None:
         assert [t.intent for t in kept] == ["complaint", asked.intent], asked.text
 
 
+def test_an_out_of_scope_part_that_asks_nothing_is_an_aside() -> None:
+    cancel = Task("cancel_job", "", 0.99, "quería cancelar la visita de mañana")
+    aside = Task("unknown", "", 0.94, "lo terminó arreglando mi cuñado")
+    kept, _ = apply_labelling_rules([cancel, aside], None, _opens_request, specs=SPECS)
+    assert [t.intent for t in kept] == ["cancel_job"]
+
+
+def test_an_out_of_scope_ask_stays_in_the_chain() -> None:
+    book = Task("book_job", "", 0.99, "agendá a Pérez el jueves")
+    for ask in ("y cuánto está el dólar?", "send me a joke"):
+        asked = Task("unknown", "", 0.99, ask)
+        kept, _ = apply_labelling_rules([book, asked], None, _opens_request, specs=SPECS)
+        assert [t.intent for t in kept] == ["book_job", "unknown"], ask
+    alone = Task("unknown", "", 0.9, "lo terminó arreglando mi cuñado")
+    kept, _ = apply_labelling_rules([alone], None, _opens_request, specs=SPECS)
+    assert [t.intent for t in kept] == ["unknown"]  # nothing to be an aside to
+
+
 def test_an_unclear_part_not_followed_by_a_grievance_stays() -> None:
     lead = Task("technician_sick", "", 0.46, "Ramón se siente mal")
     asked = Task("dispatch", "", 0.99, "mandá a alguien a lo de Ledesma")
