@@ -374,11 +374,19 @@ _CONDITION_START = re.compile(
 )
 
 
+# es-AR names what a request is about first, "lo de Gómez", and the request takes it back with
+# a pronoun: "lo de Gómez, pasalo al viernes" (fillers may come first: "eh, lo de…").
+_TOPIC_START = re.compile(r"\s*(?:(?:eh|este|bueno|mira|che|y)\W+)*lo\s+del?\b")
+
+
 def _leans_on_next(text: str, how_it_starts: Callable[[str], str]) -> bool:
     """A first part that cannot stand alone: a detail ("soy Daniel Ibarra." before "¿me pasan
-    el turno…?") or a condition ("antes de que me hagan la factura, ¿me confirman el CUIT?")
-    of the request that follows."""
-    return how_it_starts(text) == "detail" or bool(_CONDITION_START.match(fold(text)))
+    el turno…?"), a condition ("antes de que me hagan la factura, ¿me confirman el CUIT?") or
+    the topic ("lo de Gómez, pasalo al viernes") of the request that follows."""
+    opening = how_it_starts(text)
+    if opening == "detail" or _CONDITION_START.match(fold(text)):
+        return True
+    return opening != "request" and bool(_TOPIC_START.match(fold(text)))
 
 
 def _best_partition(

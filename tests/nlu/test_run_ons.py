@@ -12,7 +12,7 @@ import pytest
 from nlu import Router, Vocabulary
 from nlu.normalize import without_stutter
 from nlu.openers import how_it_starts, opens_mid_sentence
-from nlu.segmentation import Boundary, boundaries, joined, segment
+from nlu.segmentation import Boundary, _leans_on_next, boundaries, joined, segment
 from tests.nlu.conftest import make_context
 from tests.nlu.test_segmentation import keyword_classifier as keywords_read
 
@@ -150,3 +150,17 @@ def test_the_day_jobs_move_to_is_not_the_day_of_the_absence(router: Router) -> N
 )
 def test_a_word_said_twice_in_a_row_is_said_once(said: str, meant: str) -> None:
     assert without_stutter(said) == meant
+
+
+@pytest.mark.parametrize(
+    ("first", "leans"),
+    [
+        ("lo de Gómez", True),  # "lo de Gómez, pasalo al viernes": the topic of the move
+        ("eh, lo de la Clínica Patitas, el service de los aires", True),
+        ("lo del jueves", True),
+        ("agendale a Gómez", False),  # a request of its own
+        ("Gómez pagó", False),
+    ],
+)
+def test_the_topic_named_first_leans_on_the_request_after_it(first: str, leans: bool) -> None:
+    assert _leans_on_next(first, lambda part: how_it_starts(part, frozenset())) is leans
