@@ -77,7 +77,11 @@ _CONNECTORS = [
     r"otra\s+cosa", r"y", r"e", r"and", r"then", r"also", r"plus", r"afterwards",
 ]  # fmt: skip
 _CONNECTOR_RE = re.compile(r"\s+(?:" + "|".join(_CONNECTORS) + r")\b[,:]?\s+")
-_COMMA_RE = re.compile(r"\s*,\s*(?:(?:" + "|".join(_CONNECTORS) + r")\b[,:]?\s*)?")
+# A comma, or a dash between clauses ("is out sick tomorrow — push his jobs"; a hyphen only
+# with a space before it and no number around it: "Gómez-Rivas" is a name, "11 - 5555" a phone).
+_COMMA_RE = re.compile(
+    r"(?:\s*,|\s*[—–]|(?<!\d)\s+-(?!\s*\d))\s*(?:(?:" + "|".join(_CONNECTORS) + r")\b[,:]?\s*)?"
+)
 _SENTENCE_RE = re.compile(
     r"(?<!\b[a-z])(?<!\bsr)(?<!\bsra)(?<!\bdr)(?<!\bdra)(?<!\bav)(?<!\bst)(?<!\bmr)(?<!\bmrs)"
     r"(?<!\bnro)(?<!\bhnos)(?<!\bing)(?<!\blic)[.!?;]+[\"')]*\s+(?:(?:"

@@ -164,3 +164,17 @@ def test_a_word_said_twice_in_a_row_is_said_once(said: str, meant: str) -> None:
 )
 def test_the_topic_named_first_leans_on_the_request_after_it(first: str, leans: bool) -> None:
     assert _leans_on_next(first, lambda part: how_it_starts(part, frozenset())) is leans
+
+
+@pytest.mark.parametrize(
+    ("text", "cuts"),
+    [
+        ("Diego is out sick tomorrow — push all his jobs to Saturday", ["—"]),
+        ("Ramiro está enfermo – pasale todo al sábado", ["–"]),
+        ("Ramiro está enfermo - pasale todo al sábado", ["-"]),
+        ("dale de alta a Ana Gómez-Rivas", []),  # a name
+        ("su cel es 11 - 5555 - 1234", []),  # a phone number
+    ],
+)
+def test_a_dash_between_clauses_is_a_cut(text: str, cuts: list[str]) -> None:
+    assert [b.connector for b in boundaries(text)] == cuts
