@@ -10,6 +10,7 @@ Two readings of the same finders:
 from __future__ import annotations
 
 import datetime
+import itertools
 import re
 from collections.abc import Sequence
 
@@ -116,11 +117,36 @@ def _date(
     distinct = {m.value for m in dates}
     if len(distinct) <= 1 or not whole_message:
         return pick_date(text, dates)
+    if taken_back := _taken_back(text, [(m.start, m.end, m.value) for m in dates]):
+        return taken_back
     roles = {specs[i].date_is for i in intents if i in specs}
     if "own" in roles:  # next to a move, two dates may belong to two requests
         return None
     moving = "target" in roles or (not intents and _MOVE_VERB.search(fold(text)))
     return target_date(text, dates) if moving else None
+
+
+# Between two dates or two times, the words that take the first back ("el martes, no, perdón,
+# el jueves", "on Tuesday, scratch that, Thursday"): dictation's self-correction.
+_BACK = (
+    r"no|perdon|digo|mejor(?:\s+dicho)?|o\s+sea|actually|wait|sorry|i\s+mean|scratch\s+that|"
+    r"make\s+(?:it|that)"
+)
+_AROUND = r"eh|este|uh|um|el|la|las|al|a|para|on|at|for|to"
+_TAKING_BACK = re.compile(rf"^\W*(?:(?:{_AROUND})\W+)*(?:{_BACK})\W+(?:(?:{_BACK}|{_AROUND})\W+)*$")
+
+
+def _taken_back[T](text: str, mentions: Sequence[tuple[int, int, T]]) -> T | None:
+    """The value meant when two are said (start, end, value) and the words between them take
+    the first back."""
+    for (_, end, value), (start, _, meant) in itertools.pairwise(sorted(mentions, key=_first)):
+        if value != meant and _TAKING_BACK.match(fold(text[end:start]) + " "):
+            return meant
+    return None
+
+
+def _first(mention: tuple[int, int, object]) -> int:
+    return mention[0]
 
 
 def _time(
@@ -182,7 +208,8 @@ def extract_entities(
     entities.part_of_day = find_part_of_day(without_cuit)
     without_dates = _blank(without_cuit, [(m.start, m.end) for m in dates])
     times = find_times(without_dates)
-    entities.time = _time(times, dates, entities.date, whole_message)
+    meant = _taken_back(without_dates, [(t.start, t.end, t.value) for t in times])
+    entities.time = meant or _time(times, dates, entities.date, whole_message)
     without_times = _blank(without_dates, [(t.start, t.end) for t in times])
     hits = find_names(text, ctx.vocabulary)
     addresses = find_addresses(without_times, [(h.start, h.start + len(h.name)) for h in hits])

@@ -329,6 +329,21 @@ def _cost(cut: Boundary, tuning: Tuning) -> float:
     return float(getattr(tuning, cut.kind))
 
 
+# A part that takes back what the one before it said: dictation's self-correction.
+_CORRECTION_START = re.compile(
+    r"\s*(?:(?:uh|um|eh|este)\W+)*(?:actually|i\s+mean|no\s+wait|wait\s+no|scratch\s+that|"
+    r"make\s+that|sorry\W+i\s+mean|perdon|digo|mejor|quise\s+decir|o\s+sea\s+no|"
+    r"no\W+(?:mejor|perdon|digo|wait|sorry|actually))\b"
+)
+
+
+# The same, said at the end of the part before the cut ("…at three pm, actually no").
+_TAKES_BACK_AT_END = re.compile(
+    r"\b(?:actually(?:\s+no)?|no\s+wait|wait\s+no|scratch\s+that|i\s+mean|no\W+perdon|perdon|"
+    r"digo|mejor\s+dicho|no\W+mejor|o\s+sea\s+no)\W*$"
+)
+
+
 def _allowed(
     cut: Boundary, tuning: Tuning, seg: Segment, how_it_starts: Callable[[str], str]
 ) -> str:
@@ -345,6 +360,8 @@ def _allowed(
         # The cut is at a verb that opens a request; with nothing between the parts, the one
         # before must be a clear request of its own ("marcelo esta enfermo" | "pasa todo").
         return "if clear before"
+    if _CORRECTION_START.match(fold(seg.text)):
+        return "no"  # "…at three pm, actually no, make it four pm": it fixes the part before
     opening = how_it_starts(seg.text)
     if opening in ("request", "detail"):
         return "yes" if opening == "request" else "no"
@@ -420,6 +437,8 @@ def _best_partition(
             if i > 0 and cuts[i - 1].kind != "strong" and seg.confidence < tuning.side_confidence:
                 continue  # not after "además", "also": those announce a second request
             allowed = _allowed(cuts[i - 1], tuning, seg, how_it_starts) if i > 0 else "yes"
+            if i > 0 and _TAKES_BACK_AT_END.search(fold(table[(0, i)].text)):
+                allowed = "no"  # "…at three pm, actually no, | make it four pm"
             if allowed == "no":
                 continue
             cost = _cost(cuts[i - 1], tuning) if i > 0 else 0.0

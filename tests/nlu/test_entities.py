@@ -326,3 +326,22 @@ def test_dates_typed_fast(ctx: Context) -> None:
     # "a la mñn" is the morning, as "a la mañana" is.
     read = extract_entities("q tecnicos hay libres mñn a la mñn?", ctx)
     assert (read.date, read.part_of_day) == (tomorrow, "morning")
+
+
+@pytest.mark.parametrize(
+    ("text", "date", "time"),
+    [
+        ("agendale a Juan Pérez el martes, no, mejor el jueves a las 10", D(2026, 11, 19), "10:00"),
+        ("agendale a Pérez el martes, no, perdón, el jueves", D(2026, 11, 19), None),
+        ("book Ana Ruiz on Tuesday, scratch that, Thursday at 3pm", D(2026, 11, 19), "15:00"),
+        ("agendale a Pérez el martes a las 9, no, perdón, a las 11", D(2026, 11, 24), "11:00"),
+        # Nothing taken back: two days are two days, two hours stay with their day.
+        ("agendale a Pérez el martes y el jueves", None, None),
+        ("agendale a Pérez el martes a las 9, a las 11", D(2026, 11, 24), "09:00"),
+    ],
+)
+def test_a_value_taken_back_is_replaced_by_the_one_meant(
+    ctx: Context, text: str, date: datetime.date | None, time: str | None
+) -> None:
+    entities = extract_entities(text, ctx, whole_message=True, intents=["book_job"], specs=SPECS)
+    assert (entities.date, entities.time) == (date, time)

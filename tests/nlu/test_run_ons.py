@@ -178,3 +178,15 @@ def test_the_topic_named_first_leans_on_the_request_after_it(first: str, leans: 
 )
 def test_a_dash_between_clauses_is_a_cut(text: str, cuts: list[str]) -> None:
     assert [b.connector for b in boundaries(text)] == cuts
+
+
+def test_a_part_that_takes_back_the_one_before_it_is_not_a_request_of_its_own() -> None:
+    """Dictation's self-correction fixes the part before it: "…, no, perdón, …", "…, actually
+    no, …" never opens a request of its own; without it the same words are two requests."""
+    assert len(_parts("ramiro esta con fiebre, pasale todos sus trabajos a lucas")) == 2
+    for text in (
+        "ramiro esta con fiebre, no, perdón, pasale todos sus trabajos a lucas",
+        "ramiro esta con fiebre, actually no, pasale todos sus trabajos a lucas",
+        "ramiro esta con fiebre, no, mejor pasale todos sus trabajos a lucas",
+    ):
+        assert len(_parts(text)) == 1, text
