@@ -21,6 +21,7 @@ from nlu.cuit import _DOTTED_CUIT, CUIT_IN_TEXT, format_cuit
 from nlu.dates import Mention, find_dates, find_impossible_dates, pick_date, target_date
 from nlu.language import detect_language
 from nlu.names import NameHit, as_written, find_names
+from nlu.normalize import TAKE_BACK
 from nlu.references import Reference, find_references
 from nlu.service_lexicon import find_service
 from nlu.times import TimeMention, find_part_of_day, find_times
@@ -128,10 +129,7 @@ def _date(
 
 # Between two dates or two times, the words that take the first back ("el martes, no, perdón,
 # el jueves", "on Tuesday, scratch that, Thursday"): dictation's self-correction.
-_BACK = (
-    r"no|perdon|digo|mejor(?:\s+dicho)?|o\s+sea|actually|wait|sorry|i\s+mean|scratch\s+that|"
-    r"make\s+(?:it|that)"
-)
+_BACK = rf"{TAKE_BACK}|no|o\s+sea|wait|sorry"
 _AROUND = r"eh|este|uh|um|el|la|las|al|a|para|on|at|for|to"
 _TAKING_BACK = re.compile(rf"^\W*(?:(?:{_AROUND})\W+)*(?:{_BACK})\W+(?:(?:{_BACK}|{_AROUND})\W+)*$")
 

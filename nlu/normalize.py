@@ -37,3 +37,13 @@ def without_stutter(text: str) -> str:
     while previous != text:
         previous, text = text, _REPEATED.sub(r"\1", text)
     return text
+
+
+# Words that take back what was just said (dictation's self-correction: "el martes, no, perdón,
+# el jueves", "at three, actually no, four"), as a regex alternation over folded text. The
+# segmenter (a part that opens or a cut that follows with them) and the entity finders (two
+# values with them between) add what only they may read so: a bare "no", "sorry".
+TAKE_BACK = (
+    r"actually|i\s+mean|no\s+wait|wait\s+no|scratch\s+that|make\s+(?:it|that)|perdon|digo|"
+    r"mejor(?:\s+dicho)?|quise\s+decir|o\s+sea\s+no"
+)

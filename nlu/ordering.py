@@ -120,25 +120,25 @@ def _setting_of_a_grievance(
     return kept
 
 
+def _without(tasks: Sequence[Task], dropped: Callable[[list[Task], Task], bool]) -> list[Task]:
+    """The tasks, in order, less those `dropped(kept so far, task)` says go."""
+    kept: list[Task] = []
+    for task in tasks:
+        if not dropped(kept, task):
+            kept.append(task)
+    return kept
+
+
 def _telling_of_a_grievance(
     tasks: Sequence[Task], opens_request: Callable[[str], bool], grievances: frozenset[str]
 ) -> list[Task]:
     """A part right after a grievance that does not open like a request and tells rather than
     asks (the act model's statement) is the grievance going on ("el técnico nunca vino!! lo
     esperé toda la mañana y nadie me avisó"), not a request of its own, however its words read."""
-    kept: list[Task] = []
-    for task in tasks:
-        previous = kept[-1] if kept else None
-        telling = (
-            previous is not None
-            and previous.intent in grievances
-            and task.intent not in grievances
-            and not opens_request(task.text)
-            and _tells(task.text)
-        )
-        if not telling:
-            kept.append(task)
-    return kept
+    return _without(tasks, lambda kept, task: (
+        bool(kept) and kept[-1].intent in grievances and task.intent not in grievances
+        and not opens_request(task.text) and _tells(task.text)
+    ))  # fmt: skip
 
 
 def _asides(
@@ -149,18 +149,10 @@ def _asides(
     ruido feo cuando arranca", "quería cancelar la visita, lo terminó arreglando mi cuñado"):
     TAXONOMY.md keeps `unknown` in a chain only for an out-of-scope *ask* ("…y cuánto está el
     dólar?", "y pedime un café")."""
-    kept: list[Task] = []
-    for task in tasks:
-        aside = (
-            bool(kept)
-            and task.intent in outside
-            and any(t.intent not in outside for t in kept)
-            and "?" not in task.text
-            and not opens_request(task.text)
-        )
-        if not aside:
-            kept.append(task)
-    return kept
+    return _without(tasks, lambda kept, task: (
+        task.intent in outside and any(t.intent not in outside for t in kept)
+        and "?" not in task.text and not opens_request(task.text)
+    ))  # fmt: skip
 
 
 # How sure the act model must be that a part tells (a statement) for it to continue a grievance.
@@ -186,13 +178,17 @@ def apply_labelling_rules(
     tasks = retargeted
     if opens_request is not None:
         grievances = with_role(specs, "grievance", "frustration")
-        framed = _setting_of_a_grievance(tasks, opens_request, grievances)
-        framed = _telling_of_a_grievance(framed, opens_request, grievances)
-        framed = _asides(framed, opens_request, with_role(specs, "out_of_scope"))
-        if len(framed) != len(tasks):
-            dropped = [t.intent for t in tasks if t not in framed]
-            notes.append("setting of a grievance: " + ", ".join(dropped))
-        tasks = framed
+        outside = with_role(specs, "out_of_scope")
+        rules = (
+            ("setting of a grievance", _setting_of_a_grievance, grievances),
+            ("told with a grievance", _telling_of_a_grievance, grievances),
+            ("aside", _asides, outside),
+        )
+        for note, rule, roles in rules:
+            framed = rule(tasks, opens_request, roles)
+            if len(framed) != len(tasks):
+                notes.append(f"{note}: " + ", ".join(t.intent for t in tasks if t not in framed))
+            tasks = framed
     intents = {t.intent for t in tasks}
     # The registry's roles: courtesy goes when anything else is said, frustration when a request
     # is (anger beside a request is that request's tone; alone, a person hears it).

@@ -546,13 +546,14 @@ def _name_words(tagger: EntityTagger, span: str, today: datetime.date) -> str:
     see where a lowercase name ends. "" when no word of it looks like one."""
     words: list[str] = []
     for word in span.split():
-        if (
-            not looks_like_a_name(tagger, word)
-            or find_dates(word, today, "es")
-            or (find_dates(word, today, "en"))
-        ):
+        if not looks_like_a_name(tagger, word) or _a_day(word, today):
             if words or word[:1].isupper():
                 break  # a place or a phrase around a word of a name ("Vicente López")
             continue  # "das a nico": the name starts later
         words.append(word)
     return " ".join(words[:4])
+
+
+def _a_day(word: str, today: datetime.date) -> bool:
+    """A word that names a day in either language ("mñn", "tmrw", "lunes")."""
+    return bool(find_dates(word, today, "es") or find_dates(word, today, "en"))

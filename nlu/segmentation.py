@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from common.text import fold, fold_keep_length
-from nlu.normalize import word_set
+from nlu.normalize import TAKE_BACK, word_set
 from nlu.openers import tells_about_someone
 
 # A clause that asks for a second thing to be done first or afterwards: "después de agendarle",
@@ -331,17 +331,10 @@ def _cost(cut: Boundary, tuning: Tuning) -> float:
 
 # A part that takes back what the one before it said: dictation's self-correction.
 _CORRECTION_START = re.compile(
-    r"\s*(?:(?:uh|um|eh|este)\W+)*(?:actually|i\s+mean|no\s+wait|wait\s+no|scratch\s+that|"
-    r"make\s+that|sorry\W+i\s+mean|perdon|digo|mejor|quise\s+decir|o\s+sea\s+no|"
-    r"no\W+(?:mejor|perdon|digo|wait|sorry|actually))\b"
+    rf"\s*(?:(?:uh|um|eh|este)\W+)*(?:{TAKE_BACK}|no\W+(?:{TAKE_BACK}|wait|sorry))\b"
 )
-
-
 # The same, said at the end of the part before the cut ("…at three pm, actually no").
-_TAKES_BACK_AT_END = re.compile(
-    r"\b(?:actually(?:\s+no)?|no\s+wait|wait\s+no|scratch\s+that|i\s+mean|no\W+perdon|perdon|"
-    r"digo|mejor\s+dicho|no\W+mejor|o\s+sea\s+no)\W*$"
-)
+_TAKES_BACK_AT_END = re.compile(rf"\b(?:{TAKE_BACK}|actually\s+no|no\W+(?:perdon|mejor))\W*$")
 
 
 def _allowed(
