@@ -228,6 +228,22 @@ def dispatched(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
     return calls
 
 
+@pytest.fixture
+def scripted_server() -> Iterator[Any]:
+    """A scripted OpenAI-compatible server (testing/scripted.py) for one test."""
+    from testing.scripted import ScriptedServer
+
+    with ScriptedServer() as running:
+        yield running
+
+
+@pytest.fixture
+def server(scripted_server: Any) -> Any:
+    """The scripted server by its short name. Packages whose tests point the settings at it
+    (tests/llm, tests/evaluation/test_engines.py) override this and ask for it by the same name."""
+    return scripted_server
+
+
 @pytest.fixture(autouse=True)
 def _fresh_vocabulary() -> Iterator[None]:
     # Names the NLU snaps to are kept per organisation id for a few seconds; a rolled-back test

@@ -11,7 +11,7 @@ import datetime
 import json
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -229,12 +229,6 @@ def test_a_search_with_one_hit_is_the_row_under_discussion() -> None:
 
 
 # --- the loop against the scripted server -----------------------------------------------------
-
-
-@pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    with ScriptedServer() as running:
-        yield running
 
 
 @dataclass

@@ -218,12 +218,16 @@ def _answer_html(page: str) -> list[str]:
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.usefixtures("registry", "handlers")
 @pytest.mark.parametrize(
-    ("text", "line", "what"), [("buscá a Juan", "Encontré 1 cliente", "Qué hice"),
-                               ("EN find Juan", "Found 1 customer", "What I did")]
+    ("text", "screen", "line", "what", "agent"),
+    [("buscá a Juan", "es-ar", "Encontré 1 cliente", "Qué hice", "Clientes"),
+     ("EN find Juan", "en", "Found 1 customer", "What I did", "Customers"),
+     # An English message in a Spanish panel: its lines are English, the screen's words and the
+     # agent's name Spanish.
+     ("EN find Juan", "es-ar", "Found 1 customer", "Qué hice", "Clientes")],
 )  # fmt: skip
 def test_a_reload_shows_the_steps_and_chips_the_live_view_was_sent(
     client: Client, cast: Cast, conversation: Conversation, router: ScriptedRouter,
-    text: str, line: str, what: str,
+    text: str, screen: str, line: str, what: str, agent: str,
 ) -> None:  # fmt: skip
     juan = factories.make_customer(cast.org, "Juan Pérez")
     router.script[text] = [task("search_customer", 0.9, customer="Juan")]
@@ -237,7 +241,7 @@ def test_a_reload_shows_the_steps_and_chips_the_live_view_was_sent(
     assert reply.trace["did"]["agents"][0]["tools"][0]["line"] == line
 
     client.force_login(cast.operator)
-    ui = {"HTTP_ACCEPT_LANGUAGE": "en" if text.startswith("EN") else "es-ar"}
+    ui = {"HTTP_ACCEPT_LANGUAGE": screen}
     page = client.get(reverse("chat_detail", args=[conversation.pk]), **ui).content.decode()
     fragment = client.get(
         reverse("chat_answer", args=[conversation.pk, turn.result.turn_id]), **ui
@@ -245,6 +249,9 @@ def test_a_reload_shows_the_steps_and_chips_the_live_view_was_sent(
     (on_page,) = _answer_html(page)
     assert on_page.strip() == fragment.strip()  # the live swap is what the reload renders
     assert line in on_page and what in on_page
+    assert f'<span class="step-label">{agent}</span>' in on_page
+    labels = re.search(r'<script id="agent-labels" type="application/json">(.*?)</script>', page)
+    assert labels is not None and json.loads(labels.group(1))["customer"] == agent  # live steps
     assert f'href="{reverse("customer_detail", args=[juan.pk])}"' in on_page
     assert page.count('class="msg-consulted"') == 1  # one set of agent pills
     ConversationEvent.objects.filter(conversation=conversation).delete()  # past the log's days

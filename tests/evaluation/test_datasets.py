@@ -14,7 +14,6 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from agents.services import agents_install_defaults
 from evaluation.datasets import (
     GOLDEN_PATH,
     DatasetError,
@@ -29,13 +28,6 @@ from tests.conftest import Cast
 pytestmark = pytest.mark.django_db
 
 GOLDEN_LINES = [json.loads(line) for line in GOLDEN_PATH.read_text().splitlines() if line.strip()]
-
-
-@pytest.fixture
-def registry(cast: Cast) -> Cast:
-    agents_install_defaults(organisation=cast.org)
-    agents_install_defaults(organisation=cast.other_org)
-    return cast
 
 
 def _dataset(org: Any, name: str = "mine") -> Dataset:

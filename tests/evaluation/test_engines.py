@@ -32,7 +32,7 @@ VAGUE = "el coso ese"  # the embedded router is unsure of it (below the hybrid g
 
 
 @pytest.fixture
-def server(settings: Any) -> Iterator[ScriptedServer]:
+def server(server: ScriptedServer, settings: Any) -> Iterator[ScriptedServer]:
     settings.OPENAI_API_KEY = ""  # nothing configured: each test says where the model is
     settings.OPENAI_TIMEOUT = 2.0
     settings.OPENAI_MAX_RETRIES = 0
@@ -40,8 +40,7 @@ def server(settings: Any) -> Iterator[ScriptedServer]:
     ModelPrice.objects.create(
         model_prefix="scripted-eval", input_per_million=Decimal(1), output_per_million=Decimal(2)
     )
-    with ScriptedServer() as running:
-        yield running
+    yield server
     pricing.forget()
 
 

@@ -12,7 +12,6 @@ from django.test import Client
 from django.urls import reverse
 
 from agents.models import AgentIntent
-from agents.services import agents_install_defaults
 from copilot.models import Conversation, Message, Turn
 from evaluation.models import Case, Dataset, Feedback
 from tests import factories
@@ -24,13 +23,6 @@ QUESTION = (
     "agendame una visita para Juan Pérez el lunes, su cel es 11 5555-1234 y el mail "
     "juan.perez@example.com, CUIT 20-12345678-6"
 )
-
-
-@pytest.fixture
-def registry(cast: Cast) -> Cast:
-    agents_install_defaults(organisation=cast.org)
-    agents_install_defaults(organisation=cast.other_org)
-    return cast
 
 
 def _exchange(org: Any, user: Any, text: str = QUESTION, routed: str = "book_job") -> Message:

@@ -49,13 +49,6 @@ SMALL = "\n".join(
 )
 
 
-@pytest.fixture
-def registry(cast: Cast) -> Cast:
-    agents_install_defaults(organisation=cast.org)
-    agents_install_defaults(organisation=cast.other_org)
-    return cast
-
-
 def _small(org: Any) -> Dataset:
     dataset = Dataset.objects.create(
         organisation=org, name="small", reference_date=datetime.date(2026, 11, 18)

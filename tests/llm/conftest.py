@@ -15,16 +15,9 @@ from tests.agents.test_admin import staff_admin, superuser  # noqa: F401 - the a
 
 
 @pytest.fixture
-def scripted_server() -> Iterator[ScriptedServer]:
-    with ScriptedServer() as server:
-        yield server
-
-
-@pytest.fixture
 def server(scripted_server: ScriptedServer, settings: Any) -> ScriptedServer:
-    """The scripted server as the environment's model (OPENAI_*), failing fast: 0.5 s, no
-    retries. test_engine_e2e and test_orchestrator define their own (a loaded machine's headroom,
-    one retry)."""
+    """The scripted server (tests/conftest.py) as the environment's model (OPENAI_*), failing
+    fast: 0.5 s, no retries. test_engine_e2e gives a loaded machine more headroom and one retry."""
     settings.OPENAI_API_KEY = "test-key"
     settings.OPENAI_BASE_URL = scripted_server.base_url
     settings.OPENAI_MODEL = "scripted-model"

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,16 +46,13 @@ GENERAL = for_tool("org_info")
 
 
 @pytest.fixture
-def server(settings: Any) -> Iterator[ScriptedServer]:
-    with ScriptedServer() as running:
-        settings.OPENAI_API_KEY = "test-key"
-        settings.OPENAI_BASE_URL = running.base_url
-        settings.OPENAI_MODEL = "scripted-model"
-        settings.OPENAI_TIMEOUT = 2.0  # headroom on a loaded machine; the hang fault lasts 3 s
-        settings.OPENAI_MAX_RETRIES = 1
-        settings.OPENAI_RETRY_BUDGET = 0.5
-        settings.COPILOT_BUFFER_FLUSH_DELAY_MS = 1
-        yield running
+def server(server: ScriptedServer, settings: Any) -> ScriptedServer:
+    """The package's scripted model (tests/llm/conftest.py) with headroom for a loaded machine."""
+    settings.OPENAI_TIMEOUT = 2.0  # the hang fault lasts 3 s
+    settings.OPENAI_MAX_RETRIES = 1
+    settings.OPENAI_RETRY_BUDGET = 0.5
+    settings.COPILOT_BUFFER_FLUSH_DELAY_MS = 1
+    return server
 
 
 @pytest.fixture

@@ -222,11 +222,6 @@ MIXED = "agendá a Pérez el martes y pasame el presupuesto de López por dos sp
 
 
 @pytest.fixture
-def server(scripted_server: scripted.ScriptedServer) -> scripted.ScriptedServer:
-    return scripted_server
-
-
-@pytest.fixture
 def client(cast: Cast, provider: Provider) -> ChatClient:
     # No retries: a scripted failure is the answer, not a reason to wait.
     sure = tuned(provider, default_model="scripted-mini", timeout_s=5.0, max_retries=0)

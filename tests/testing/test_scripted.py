@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import httpx2
@@ -15,12 +14,6 @@ import pytest
 
 from testing import scripted
 from testing.scripted import ScriptedServer
-
-
-@pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    with ScriptedServer() as running:
-        yield running
 
 
 def _client(server: ScriptedServer, timeout: float = 2.0) -> openai.OpenAI:
