@@ -92,6 +92,7 @@ def chat_detail(request: HttpRequest, conversation_id: int) -> HttpResponse:
             "name"
         )
     )
+    consultable = [(agent.name, agent.label(language)) for agent in enabled]
     context = {
         "conversation": conversation,
         # A supervisor reads a member's conversation: labelled as such, with no composer.
@@ -109,8 +110,10 @@ def chat_detail(request: HttpRequest, conversation_id: int) -> HttpResponse:
         # The working memory in the reader's words (the stored summary is the model's).
         "memory": memory_lines(conversation),
         "direct_line": _direct_line(conversation, enabled, language),
-        # The agents an operator may tick for a message to consult (T3).
-        "consultable": [(agent.name, agent.label(language)) for agent in enabled],
+        # The agents an operator may tick for a message to consult (T3), and their labels for the
+        # live steps (copilot/_answers_live.html): the screen's language, not the message's.
+        "consultable": consultable,
+        "consultable_labels": dict(consultable),
     }
     return render(request, "copilot/chat.html", context)
 
@@ -128,7 +131,13 @@ def chat_answer(request: HttpRequest, conversation_id: int, turn_id: str) -> Htt
     ).order_by("pk")
     if not answers:
         raise Http404
-    return render(request, "copilot/_answers.html", {"answers": answers})
+    language = request.LANGUAGE_CODE[:2]
+    enabled = Agent.objects.filter(organisation_id=conversation.organisation_id, enabled=True)
+    # The steps name their agents in the screen's language, as on the page (copilot/_answer.html).
+    consultable = [(agent.name, agent.label(language)) for agent in enabled]
+    return render(
+        request, "copilot/_answers.html", {"answers": answers, "consultable": consultable}
+    )
 
 
 def _direct_line(

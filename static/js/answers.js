@@ -36,6 +36,8 @@
 
   if (!panel || !boot) return;
   const t = (key) => boot.dataset["i18n" + key] || key;
+  const labelsNode = document.getElementById("agent-labels");
+  const LABELS = labelsNode ? JSON.parse(labelsNode.textContent || "{}") : {};
   const views = new Map();  // turn_id → { block, list, agents: [] }
 
   function turnLi(turnId) {
@@ -72,7 +74,7 @@
   function addAgent(view, ev) {
     const item = el("li", "step step-running");
     const head = el("div", "step-head");
-    head.append(el("span", "step-icon"), el("span", "step-label", ev.label || ev.agent || ""));
+    head.append(el("span", "step-icon"), el("span", "step-label", LABELS[ev.agent] || ev.label || ev.agent || ""));
     const tools = el("ul", "step-tools");
     item.append(head, tools);
     view.list.append(item);
