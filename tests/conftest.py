@@ -229,6 +229,22 @@ def dispatched(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
 
 
 @pytest.fixture
+def superuser(db: None) -> Any:
+    """A superuser of no organisation (the Django admin's own)."""
+    from django.contrib.auth import get_user_model
+
+    return get_user_model().objects.create_superuser("jefa", password="capataz-test-pw")
+
+
+@pytest.fixture
+def staff_admin(cast: Cast) -> Any:
+    """The organisation's admin, let into the Django admin."""
+    cast.admin.is_staff = True
+    cast.admin.save()
+    return cast.admin
+
+
+@pytest.fixture
 def scripted_server() -> Iterator[Any]:
     """A scripted OpenAI-compatible server (testing/scripted.py) for one test."""
     from testing.scripted import ScriptedServer

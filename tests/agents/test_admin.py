@@ -4,7 +4,6 @@ from html.parser import HTMLParser
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 
@@ -65,18 +64,6 @@ def _form_data(html: str) -> dict[str, Any]:
             data[name] = value
     # A textarea's first newline is eaten by browsers; the admin renders one after the tag.
     return {k: (v[1:] if isinstance(v, str) and v.startswith("\n") else v) for k, v in data.items()}
-
-
-@pytest.fixture
-def superuser(db: None) -> Any:
-    return get_user_model().objects.create_superuser("jefa", password="capataz-test-pw")
-
-
-@pytest.fixture
-def staff_admin(cast: Cast) -> Any:
-    cast.admin.is_staff = True
-    cast.admin.save()
-    return cast.admin
 
 
 def _change_url(agent: Agent) -> str:

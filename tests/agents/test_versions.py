@@ -16,13 +16,6 @@ from tests.conftest import Cast
 
 
 @pytest.fixture
-def staff_admin(cast: Cast) -> Any:
-    cast.admin.is_staff = True
-    cast.admin.save()
-    return cast.admin
-
-
-@pytest.fixture
 def agent(cast: Cast) -> Agent:
     installed = agents_install_defaults(organisation=cast.org)
     return next(a for a in installed if a.name == "scheduling")

@@ -292,6 +292,12 @@ def conversation(cast: Cast) -> Conversation:
     return conversation_create(organisation=cast.org, user=cast.operator, channel="panel")
 
 
+@pytest.fixture
+def default_agents(cast: Cast) -> None:
+    """The organisation with the agents a new organisation gets (not pinned like `registry`)."""
+    agents_install_defaults(organisation=cast.org)
+
+
 def job_under_discussion(cast: Cast, conversation: Conversation, customer_name: str) -> Any:
     """A booked job of a new customer, which the conversation is talking about (its state)."""
     customer = factories.make_customer(cast.org, customer_name)

@@ -17,7 +17,6 @@ from django.contrib.sessions.backends.db import SessionStore
 from django.db import transaction
 
 from agents.events import EVENT_TYPES
-from agents.services import agents_install_defaults
 from capataz.asgi import application
 from copilot import eventlog, tasks
 from copilot.models import Conversation, ConversationEvent, Message, Turn
@@ -26,7 +25,7 @@ from tests import factories
 from tests.conftest import Cast
 from tests.websocket import WebsocketCommunicator
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("default_agents")]
 
 # The page's origin and the Host it was served from: the socket accepts its own origin only.
 HOST = b"127.0.0.1:8000"
@@ -105,12 +104,6 @@ def _shown(events: list[dict[str, Any]]) -> str:
 
 def _send(text: str, **extra: Any) -> str:
     return json.dumps({"type": "message", "text": text, **extra})
-
-
-@pytest.fixture
-def conversation(cast: Cast) -> Conversation:
-    agents_install_defaults(organisation=cast.org)
-    return conversation_create(organisation=cast.org, user=cast.operator)
 
 
 def _messages(conversation: Conversation) -> list[tuple[str, str]]:

@@ -22,11 +22,9 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import connection
 
-from agents.services import agents_install_defaults
 from capataz.celery import app
 from copilot import eventlog
 from copilot.models import Conversation, ConversationEvent, Message, Turn
-from copilot.services import conversation_create
 from tests.conftest import Cast
 from tests.copilot.test_consumer import _open, _receive, _send, _turn_events
 
@@ -34,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CELERY = Path(sys.executable).parent / "celery"
 
 pytestmark = [
+    pytest.mark.usefixtures("default_agents"),
     pytest.mark.django_db(transaction=True),  # the worker must see the rows: committed
     pytest.mark.skipif(
         not settings.REDIS_URL
@@ -105,12 +104,6 @@ def to_the_broker() -> Iterator[None]:
     app.conf.task_always_eager = False
     yield
     app.conf.task_always_eager = was
-
-
-@pytest.fixture
-def conversation(cast: Cast) -> Conversation:
-    agents_install_defaults(organisation=cast.org)
-    return conversation_create(organisation=cast.org, user=cast.operator)
 
 
 @pytest.mark.usefixtures("to_the_broker")

@@ -11,7 +11,6 @@ import pytest
 from llm import pricing
 from llm.provider import Provider
 from testing.scripted import ScriptedServer
-from tests.agents.test_admin import staff_admin, superuser  # noqa: F401 - the admin tests' users
 
 
 @pytest.fixture
