@@ -123,6 +123,8 @@ def report(split: str, scored: list[Scored], intent_agent: dict[str, str]) -> di
 
 
 def _print(split: str, table: dict[str, Any]) -> None:
+    if "all" not in table:  # an empty file (`--file /dev/null --try …`): nothing to score
+        return
     print(f"\n{split}: {table['all']['cases']} lines")
     head = f"{'voice':<12}{'n':>5}{'chain':>7}{'agent':>7}{'entF1':>7}{'names':>9}{'oos':>8}"
     print(head + f"{'wrong w.':>10}")

@@ -139,7 +139,8 @@ class EntityTagger:
         for (start, end, raw), label in zip(tokens, labels, strict=True):
             if not raw[0].isalnum():  # a name never ends on punctuation ("Mike's")
                 continue
-            if label.startswith("I-") and found and found[-1][2] == label[2:]:
+            joined = found and "\n" not in text[found[-1][1] : start]  # a name is on one line
+            if label.startswith("I-") and joined and found[-1][2] == label[2:]:
                 found[-1] = (found[-1][0], end, label[2:])
             elif label != "O":
                 found.append((start, end, label[2:]))

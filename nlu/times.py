@@ -126,8 +126,33 @@ _DAY_PARTS: dict[str, re.Pattern[str]] = {
 }
 
 
+# A form's answer, one "field: value" line each (a WhatsApp flow's, whatsapp/replies.py): a field
+# whose value is a part of the day ("franja: tarde", "turno: noche", "slot: morning"). A
+# bare "mañana" is a part of the day only under a field that is not a date ("fecha: mañana").
+# The lines may arrive joined ("franja: tarde equipos: split"): the value is the word after
+# the field's colon, up to the next field.
+_FIELD_PART = re.compile(
+    r"(?P<field>\b\w+(?:[ \t]\w+){0,2}):[ \t]*(?:(?:a|por|de|en)\s+la\s+)?"
+    r"(?P<part>manana|tarde|noche|morning|afternoon|evening)[ \t.]*"
+    r"(?=$|\n|(?:\w+[ \t]){0,2}\w+:)"  # the value ends: the text, the line or the next field
+)
+_PART_WORDS = {"manana": "morning", "tarde": "afternoon", "noche": "evening"}
+_DATE_FIELD = re.compile(r"\b(?:fecha|dia|cuando|date|day|when)\b")
+
+
+def _field_parts(folded: str) -> set[str]:
+    parts: set[str] = set()
+    for match in _FIELD_PART.finditer(folded):
+        word = match["part"]
+        if word == "manana" and _DATE_FIELD.search(match["field"]):
+            continue  # "fecha: mañana" is tomorrow
+        parts.add(_PART_WORDS.get(word, word))
+    return parts
+
+
 def find_part_of_day(text: str) -> str | None:
     """ "morning", "afternoon" or "evening" when the text names exactly one of them."""
     folded = fold_keep_length(text)
     named = [part for part, pattern in _DAY_PARTS.items() if pattern.search(folded)]
+    named = sorted(set(named) | _field_parts(folded))
     return named[0] if len(named) == 1 else None

@@ -28,6 +28,7 @@ from agents.context import TurnContext
 from agents.phrasing import day
 from business.models import Customer, Job
 from business.selectors import scoped
+from common.text import fold
 from common.wording import say
 from copilot.orchestration.state import StepRun, TurnState
 
@@ -112,8 +113,14 @@ def visit_line(
     start, end = ctx.local(job.scheduled_start), ctx.local(job.scheduled_end)
     values = {"service": job.service[:1].lower() + job.service[1:], "day": day(start.date(),
               language), "start": f"{start:%H:%M}", "end": f"{end:%H:%M}"}  # fmt: skip
-    if moved:
+    # A service that is a visit already ("visita técnica") is not "your visita técnica visit".
+    a_visit = fold(job.service).startswith("visit")
+    if moved and a_visit:
+        line = _("Done: I moved your %(service)s to %(day)s, between %(start)s and %(end)s.")
+    elif moved:
         line = _("Done: I moved your %(service)s visit to %(day)s, between %(start)s and %(end)s.")
+    elif booked and a_visit:
+        line = _("Done: your %(service)s is booked for %(day)s, between %(start)s and %(end)s.")
     elif booked:
         line = _("Done: your %(service)s visit is booked for %(day)s, between %(start)s and "
                  "%(end)s.")  # fmt: skip

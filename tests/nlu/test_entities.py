@@ -306,6 +306,13 @@ def test_a_possible_date_is_not_impossible(ctx: Context, text: str) -> None:
         ("buenas tardes, ¿hay lugar el jueves?", None),  # a greeting
         ("good morning, any slots tomorrow?", None),
         ("a la mañana o a la tarde", None),  # two parts: neither
+        # A form's answers (a WhatsApp flow's "field: value" lines, joined or not).
+        ("fecha visita: 2026-12-03\nfranja: tarde\nequipos: split", "afternoon"),
+        ("fecha visita: 2026-12-03 franja: tarde equipos: split living", "afternoon"),
+        ("turno: mañana", "morning"),
+        ("horario preferido: por la noche.", "evening"),
+        ("fecha: mañana", None),  # tomorrow, under a date's field
+        ("ojo: tarde o temprano se rompe", None),  # not a field's whole value
     ],
 )
 def test_part_of_day(ctx: Context, text: str, part: str | None) -> None:

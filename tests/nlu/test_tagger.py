@@ -55,6 +55,13 @@ def test_the_records_are_matched_without_case_or_accents(tagger: EntityTagger) -
     assert found == {"customer:ana sivori"}
 
 
+def test_a_name_never_runs_over_a_line_break(tagger: EntityTagger) -> None:
+    """A form's answers, one field a line: a span never joins the end of one to the next."""
+    text = "equipos: split living, split dormitorio\ncomentario: el portero abre hasta las 18"
+    assert all("\n" not in text[s:e] for s, e, _ in tagger.spans(text, Gazetteer()))
+    assert "customer:quilmes paredon" in _names(tagger, "alta cliente quilmes paredon\ncorrientes")
+
+
 def test_nothing_is_tagged_in_small_talk(tagger: EntityTagger) -> None:
     assert _names(tagger, "gracias, eso es todo, chau") == set()
 

@@ -16,7 +16,7 @@ import pytest
 from django.utils import timezone
 
 from agents.models import Agent
-from business.models import CustomerProfile, Quote
+from business.models import CustomerProfile, Job, Quote
 from business.profiles import profile_field
 from copilot import runner
 from copilot.models import Conversation, Message, Turn
@@ -283,6 +283,32 @@ def test_a_flow_reply_is_her_answered_fields_with_the_response_kept(
     assert "visita-43" not in asked.text  # the token is ours, not something she wrote
     assert dispatched == [(cast.org.pk, asked.conversation_id)]
     assert not Message.objects.filter(organisation=cast.other_org).exists()
+
+
+def test_a_flow_answer_for_a_visit_books_it_on_its_day_in_its_part_of_the_day(
+    cast: Cast, accounts: Any, graph: FakeGraph, dispatched: list[Any],
+    registry: dict[str, Agent], clock: datetime.datetime, django_capture_on_commit_callbacks: Any,
+) -> None:  # fmt: skip
+    """The form's answers read as she would have written them: the visit on its date, in the
+    afternoon its "franja" asks for, told to her without the office's words (no "visita de
+    visita técnica": the visit a job is named for is said once)."""
+    scheduling = registry["scheduling"]
+    scheduling.tools = [*scheduling.tools, "slots_find"]  # as the shipped defaults have it
+    scheduling.save(update_fields=["tools"])
+    marta = _customer(cast)
+    factories.make_technician(cast.org, "Lucía Fernández")
+    with django_capture_on_commit_callbacks(execute=True):
+        assert _post(_payload("interactive_flow_reply_fields")).status_code == 200
+    asked = Message.objects.get(organisation=cast.org, role=Message.Role.USER)
+    with django_capture_on_commit_callbacks(execute=True):
+        runner.drain(cast.org.pk, asked.conversation_id)
+    [job] = Job.objects.filter(organisation=cast.org)
+    start = timezone.localtime(job.scheduled_start)
+    assert job.customer == marta and start.date() == datetime.date(2026, 12, 3)
+    assert 12 <= start.hour < 19  # the afternoon
+    answer = Message.objects.get(organisation=cast.org, role=Message.Role.ASSISTANT)
+    assert answer.text.startswith("Listo: tu visita técnica quedó agendada para el jueves 03/12")
+    assert "Va Lucía." in answer.text
 
 
 @pytest.mark.parametrize("response_json", ["[1, 2]", "not json", '{"flow_token": "visita-43"}'])
