@@ -9,7 +9,7 @@ es-AR and en, at 390 and 1366 px wide, it counts:
   - horizontal overflow: the page wider than the window, or a visible element whose right edge
     passes the window's (outside the containers that scroll on purpose);
   - in Spanish pages, English words from a kept list and raw references (`job:258`);
-  - axe-core's serious and critical violations (tests/browser/vendor/axe.min.js, at 1366 px).
+  - axe-core's serious and critical violations (tests/browser/vendor/axe.min.js), at both widths.
 It prints one line per finding and the totals. Debian's Chromium, driven by Playwright; nothing
 is downloaded.
 """
@@ -29,8 +29,10 @@ AXE = ROOT / "tests" / "browser" / "vendor" / "axe.min.js"
 USERS = ("operadora", "gerente", "admin")
 LANGUAGES = ("es-AR", "en")
 WIDTHS = (390, 1366)
-START = ("/", "/chat/")
-SKIP = re.compile(r"/(logout|i18n|admin|static|media)/|\.pdf$|/pdf/|/export|\?.*download")
+START = ("/", "/chat/", "/admin/")
+SKIP = re.compile(
+    r"/(logout|i18n|static|media)/|/admin/.*/(delete|history)/|\.pdf$|/pdf/|/export|\?.*download"
+)
 # English-only words a Spanish screen must not show (whole words, case-sensitive where they
 # begin a label). Words that are Spanish too ("No", "Total", "Email") are not listed.
 ENGLISH = re.compile(
@@ -158,15 +160,15 @@ def _check(page: Any, base: str, path: str, language: str) -> list[tuple[str, st
             return [("error", str(response.status if response else "no response"))]
         page.wait_for_load_state("networkidle")
         found += [("overflow", f"{width}px {item}") for item in page.evaluate(OVERFLOW_JS, width)]
+        page.add_script_tag(path=str(AXE))
+        results = page.evaluate("async () => await axe.run(document)")
+        found += [
+            ("axe", f"{width}px {v['id']}") for v in results["violations"] if v["impact"] in SERIOUS
+        ]
     if language.startswith("es"):
         text = page.evaluate(TEXT_JS)
         found += [("english", word) for word in sorted(set(ENGLISH.findall(text)))]
         found += [("raw", ref.group(0)) for ref in RAW.finditer(text)]
-    page.add_script_tag(path=str(AXE))
-    results = page.evaluate("async () => await axe.run(document)")
-    found += [
-        ("axe", v["id"]) for v in results["violations"] if v["impact"] in ("serious", "critical")
-    ]
     return found
 
 
