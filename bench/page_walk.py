@@ -57,6 +57,7 @@ OVERFLOW_JS = """(width) => {
   for (const n of document.querySelectorAll('body *')) {
     const r = n.getBoundingClientRect();
     if (!r.width || !r.height || r.right <= width + 1 || scrolls(n)) continue;
+    if (n.closest('.visually-hidden')) continue;  // clipped to nothing: never seen
     const s = getComputedStyle(n);
     if (s.visibility === 'hidden' || s.position === 'fixed') continue;
     const name = n.id ? '#' + n.id : n.tagName.toLowerCase() + '.' + [...n.classList].join('.');

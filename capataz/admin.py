@@ -14,6 +14,8 @@ from django.contrib.auth import get_user_model
 from django.db.models import Model, QuerySet
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
+from django_celery_beat.admin import PeriodicTaskInline
+from django_celery_beat.models import PeriodicTask
 
 from agents.proactive.services import schedules_retime
 from agents.services import agents_install_defaults
@@ -21,6 +23,11 @@ from business.admin import ScopedChoices, admin_organisation_ids, scope_choices
 from business.models import Customer, Membership, Organisation
 from capataz.forgetting import customer_forget
 from llm.provider import effective_engine
+
+# The admin names the product, not the framework ("Administración de Capataz").
+admin.site.site_header = _("Capataz administration")
+admin.site.site_title = _("Capataz administration")
+admin.site.index_title = _("Your organisation's records and settings")
 
 
 class MembershipInline(ScopedChoices, admin.TabularInline):  # type: ignore[type-arg]
@@ -94,13 +101,39 @@ def _superusers_only(model_admin: type[admin.ModelAdmin]) -> type[admin.ModelAdm
     return SuperusersOnly
 
 
+class _TaskFilter(admin.AllValuesFieldListFilter):
+    """The beat entries by task, titled in the reader's language (django-celery-beat names the
+    field "Task Name" without marking it for translation; capataz/library_words.py)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.title = _("task")
+
+
+class _EntriesOfASchedule(PeriodicTaskInline):
+    """The beat entries under a schedule, the task's column titled in the reader's language."""
+
+    fields = readonly_fields = ("name", "task_path", "args", "kwargs")
+
+    @admin.display(description=_("task"))
+    def task_path(self, entry: PeriodicTask) -> str:
+        return entry.task
+
+
+def _in_our_words(model_admin: type[admin.ModelAdmin]) -> type[admin.ModelAdmin]:  # type: ignore[type-arg]
+    inlines = [_EntriesOfASchedule if i is PeriodicTaskInline else i for i in model_admin.inlines]
+    filters = [("task", _TaskFilter) if f == "task" else f for f in model_admin.list_filter]
+    words = {"inlines": inlines, "list_filter": filters}
+    return type(model_admin.__name__, (model_admin,), words)
+
+
 for _model, _model_admin in list(admin.site._registry.items()):
     if (
         _model._meta.app_label in ("django_celery_beat", "axes", "auth")
         and _model is not get_user_model()
     ):
         admin.site.unregister(_model)
-        admin.site.register(_model, _superusers_only(type(_model_admin)))
+        admin.site.register(_model, _superusers_only(_in_our_words(type(_model_admin))))
 
 
 # --- forgetting a customer: it reaches every floor, so its action is added up here ----------

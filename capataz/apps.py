@@ -13,7 +13,10 @@ class CapatazConfig(AppConfig):
         # The schedules module imports django-celery-beat's models: only once the apps are loaded.
         from django.db.models.signals import post_migrate
 
+        from capataz import library_words
         from capataz.schedules import install
+
+        library_words.adopt()
 
         # Django sends post_migrate only to apps with a models module, and this one has none:
         # the entries are installed when django-celery-beat's app (whose tables they live in)

@@ -15,87 +15,112 @@ from typing import Any
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
+from django.utils import translation
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
 from django_celery_beat.models import CrontabSchedule, IntervalSchedule, PeriodicTask
+
+StrOrPromise = str | Promise
 
 
 @dataclass(frozen=True)
 class Schedule:
-    name: str
+    name: StrOrPromise  # stored in the installation's language (LANGUAGE_CODE)
     task: str
-    description: str
+    description: StrOrPromise
     every_seconds: int | None = None
     cron: tuple[str, str] | None = None  # (minute, hour), in CELERY_TIMEZONE
 
 
 SCHEDULES = (
     Schedule(
-        "copilot: recover stalled turns",
+        _("copilot: recover stalled turns"),
         "copilot.recover_turns",
-        "Every 10 seconds: a conversation whose runner died (its lease lapsed) or whose queued "
-        "turns nobody picked up (the job queue was down) gets a runner.",
+        _(
+            "Every 10 seconds: a conversation whose runner died (its lease lapsed) or whose queued "
+            "turns nobody picked up (the job queue was down) gets a runner."
+        ),
         every_seconds=10,
     ),
     Schedule(
-        "copilot: anchor the trace chains",
+        _("copilot: anchor the trace chains"),
         "copilot.anchor_trace_chains",
-        "Every minute: each conversation's chain of sealed turns that grew is vouched for by an "
-        "anchor in its organisation's chain (what `verify_trace` holds the seals against).",
+        _(
+            "Every minute: each conversation's chain of sealed turns that grew is vouched for by "
+            "an anchor in its organisation's chain (what `verify_trace` holds the seals against)."
+        ),
         every_seconds=60,
     ),
     Schedule(
-        "copilot: WhatsApp outbox",
+        _("copilot: WhatsApp outbox"),
         "copilot.whatsapp_flush_outbox",
-        "Every 30 seconds: outgoing WhatsApp messages due for an attempt that no job holds (the "
-        "job queue was down, a worker died mid-send) get a job.",
+        _(
+            "Every 30 seconds: outgoing WhatsApp messages due for an attempt that no job holds "
+            "(the job queue was down, a worker died mid-send) get a job."
+        ),
         every_seconds=30,
     ),
     Schedule(
-        "copilot: WhatsApp media",
+        _("copilot: WhatsApp media"),
         "whatsapp.media_sweep",
-        "Every minute: photos and voice notes received that no job fetched (the job queue was "
-        "down, a worker died) get a job.",
+        _(
+            "Every minute: photos and voice notes received that no job fetched (the job queue was "
+            "down, a worker died) get a job."
+        ),
         every_seconds=60,
     ),
     Schedule(
-        "copilot: purge the event log",
+        _("copilot: purge the event log"),
         "copilot.purge_event_log",
-        "Every day at 03:30: conversation events older than COPILOT_EVENT_LOG_DAYS (what a "
-        "reconnecting panel could still ask for) are deleted.",
+        _(
+            "Every day at 03:30: conversation events older than COPILOT_EVENT_LOG_DAYS (what a "
+            "reconnecting panel could still ask for) are deleted."
+        ),
         cron=("30", "3"),
     ),
     Schedule(
-        "copilot: purge old checkpoints",
+        _("copilot: purge old checkpoints"),
         "copilot.purge_checkpoints",
-        "Every day at 03:40: paused turns older than COPILOT_CHECKPOINT_DAYS, whose held "
-        "actions can no longer be decided, lose their checkpoints.",
+        _(
+            "Every day at 03:40: paused turns older than COPILOT_CHECKPOINT_DAYS, whose held "
+            "actions can no longer be decided, lose their checkpoints."
+        ),
         cron=("40", "3"),
     ),
     Schedule(
-        "copilot: profiles of idle conversations",
+        _("copilot: profiles of idle conversations"),
         "copilot.sweep_idle_conversations",
-        "Every 10 minutes: conversations quiet for half an hour, with something new since their "
-        "last extraction and no farewell, get their customers' profiles extracted (once).",
+        _(
+            "Every 10 minutes: conversations quiet for half an hour, with something new since "
+            "their last extraction and no farewell, get their customers' profiles extracted (once)."
+        ),
         every_seconds=600,
     ),
     Schedule(
-        "approvals: expire due actions",
+        _("approvals: expire due actions"),
         "approvals.expire_due",
-        "Every minute: held actions past their expiry become expired, never run, and the "
-        "conversation that asked for them is told.",
+        _(
+            "Every minute: held actions past their expiry become expired, never run, and the "
+            "conversation that asked for them is told."
+        ),
         every_seconds=60,
     ),
     Schedule(
-        "approvals: fail abandoned runs",
+        _("approvals: fail abandoned runs"),
         "approvals.fail_abandoned",
-        "Every 5 minutes: an approved action whose run was cut off (its process died) for "
-        "longer than APPROVALS_ABANDONED_MINUTES is marked failed; it is never run again.",
+        _(
+            "Every 5 minutes: an approved action whose run was cut off (its process died) for "
+            "longer than APPROVALS_ABANDONED_MINUTES is marked failed; it is never run again."
+        ),
         every_seconds=300,
     ),
     Schedule(
-        "approvals: purge decided actions",
+        _("approvals: purge decided actions"),
         "approvals.purge_decided",
-        "Every day at 03:50: decided actions and their audit trail older than "
-        "APPROVALS_RETENTION_DAYS are deleted.",
+        _(
+            "Every day at 03:50: decided actions and their audit trail older than "
+            "APPROVALS_RETENTION_DAYS are deleted."
+        ),
         cron=("50", "3"),
     ),
 )
@@ -106,14 +131,16 @@ def install(*, using: str = DEFAULT_DB_ALIAS, **kwargs: Any) -> None:
     app: `using` is the database just migrated). An existing entry is the admins': left alone."""
     if PeriodicTask._meta.db_table not in connections[using].introspection.table_names():
         return  # django-celery-beat was migrated back to zero: nothing to install into
-    with transaction.atomic(using=using):
+    # An entry is known by its task: its name is the admins' to change, and is written in the
+    # installation's language (an installation that installed it in English keeps that name).
+    with transaction.atomic(using=using), translation.override(settings.LANGUAGE_CODE):
         for entry in SCHEDULES:
-            if not PeriodicTask.objects.using(using).filter(name=entry.name).exists():
+            if not PeriodicTask.objects.using(using).filter(task=entry.task).exists():
                 _create(entry, using)
 
 
 def _create(entry: Schedule, using: str) -> None:
-    fields: dict[str, Any] = {"task": entry.task, "description": entry.description}
+    fields: dict[str, Any] = {"task": entry.task, "description": str(entry.description)}
     if entry.every_seconds is not None:
         fields["interval"], _ = IntervalSchedule.objects.using(using).get_or_create(
             every=entry.every_seconds, period=IntervalSchedule.SECONDS
@@ -125,4 +152,4 @@ def _create(entry: Schedule, using: str) -> None:
             minute=minute, hour=hour, day_of_week="*", day_of_month="*",
             month_of_year="*", timezone=settings.CELERY_TIMEZONE,
         )  # fmt: skip
-    PeriodicTask.objects.using(using).create(name=entry.name, **fields)
+    PeriodicTask.objects.using(using).create(name=str(entry.name), **fields)

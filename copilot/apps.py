@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class CopilotConfig(AppConfig):
     """The chat and the turn: conversations, messages, turns, their event log, agent runs."""
 
     name = "copilot"
+    verbose_name = _("Copilot")
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:

@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class EvaluationConfig(AppConfig):
     name = "evaluation"
+    verbose_name = _("Evaluation")
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:

@@ -339,6 +339,8 @@ def seasonal_reminder(step: Step, runner: Runner) -> Outcome:
     return Outcome(
         text=runner.say(
             _(
+                # Translators: {name} is a placeholder the operator fills in, shown as written.
+                # xgettext:no-python-brace-format
                 "Campaign for %(campaign)s: %(total)s pieces of equipment of %(customers)s "
                 "customers to offer a service to (%(never)s never serviced by us):\n"
                 "%(listing)s%(more)s\nSuggested message: “Hi {name}, this is %(org)s: "

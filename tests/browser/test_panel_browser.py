@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from agents.services import agents_install_defaults
 from approvals.models import PendingAction
 from business.models import Job
 from copilot.models import Conversation
@@ -137,6 +138,25 @@ def test_axe_finds_nothing_serious(cast: Cast, open_page: Any, path: str) -> Non
     page = open_page(cast.operator, path)
     page.wait_for_load_state("networkidle")
     assert axe_serious(page) == []
+
+
+def test_the_admins_own_widgets_read_out_and_fit_a_phone(cast: Cast, open_page: Any) -> None:
+    """Django's admin as the demo's admin (a superuser) sees it at 390 px: fields edited in a
+    list's rows, autocomplete boxes and the filter boxes' help icons carry names
+    (static/js/admin.js), and the index fits the window."""
+    agents_install_defaults(organisation=cast.org)
+    cast.admin.is_staff = cast.admin.is_superuser = True
+    cast.admin.save()
+    page = open_page(cast.admin, "/admin/", width=390)
+    page.wait_for_load_state("networkidle")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    for path in ("/admin/agents/agent/", "/admin/business/job/add/", "/admin/auth/group/add/"):
+        page.goto(page.url.split("/admin/")[0] + path)
+        page.wait_for_load_state("networkidle")
+        assert axe_serious(page) == [], path
+    page.goto(page.url.split("/admin/")[0] + "/admin/agents/agent/")
+    enabled = page.locator("#id_form-0-enabled")
+    assert (enabled.get_attribute("aria-label") or "").startswith("Habilitado: ")
 
 
 def test_a_free_hour_in_the_agenda_opens_the_chat_with_the_booking_prefilled(

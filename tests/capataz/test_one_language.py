@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import zoneinfo
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
@@ -92,8 +93,7 @@ QUOTED = {"script", "style", "template", "textarea", "pre", "code"}
 FIELDS = {"select", "datalist"}
 SHOWN_ATTRIBUTES = ("title", "aria-label", "placeholder", "alt")
 VOID = {"area", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
-# Admin pages of other packages: their strings are theirs (django-celery-beat's crontab
-# descriptions come from cron-descriptor, in English), not ours to translate.
+# Admin pages of other packages, walked on their own (the superuser's).
 THIRD_PARTY = {"django_celery_beat", "axes"}
 _CONVERTER = re.compile(r"<(?:\w+:)?(\w+)>")
 
@@ -154,10 +154,18 @@ class _Visible(HTMLParser):
             self._fields = [depth for depth in self._fields if depth <= len(self._open)]
 
     def handle_data(self, data: str) -> None:
-        if not self._quoted and not self._foreign and not _is_json(data):
+        if not self._quoted and not self._foreign and not _is_json(data) and not _a_zone(data):
             self.parts.append(data)
             if not self._fields:
                 self.prose.append(data)
+
+
+ZONES = zoneinfo.available_timezones()
+
+
+def _a_zone(text: str) -> bool:
+    """A time zone's IANA name ("America/Port of Spain" in a schedule's zone list): data."""
+    return text.strip().replace(" ", "_") in ZONES  # shown with spaces for underscores
 
 
 def _is_json(text: str) -> bool:
@@ -354,12 +362,13 @@ def panel_urls(walk: Walk) -> list[str]:
     return [url for url in urls if not SKIP.search(url)]
 
 
-def admin_urls(walk: Walk) -> list[str]:
-    """The admin's index, each app's, and each model's list, add form and one change form."""
+def admin_urls(walk: Walk, third_party: bool = False) -> list[str]:
+    """The admin's index, each app's, and each model's list, add form and one change form: of
+    our apps, or (`third_party`) of the libraries' apps, which superusers alone are let into."""
     urls = [reverse("admin:index")]
     for model in admin.site._registry:
         meta = model._meta
-        if meta.app_label in THIRD_PARTY:
+        if (meta.app_label in THIRD_PARTY) != third_party:
             continue
         urls.append(reverse("admin:app_list", args=[meta.app_label]))
         urls.append(reverse(f"admin:{meta.app_label}_{meta.model_name}_changelist"))
@@ -419,6 +428,23 @@ def test_every_screen_speaks_one_language(walk: Walk, role: str, language: str) 
         pytest.fail(f"{len(found)} hits:\n" + "\n".join(found), pytrace=False)
 
 
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_libraries_admin_pages_speak_one_language_too(walk: Walk, language: str) -> None:
+    """The beat schedules (django-celery-beat) and the sign-in records (django-axes): the demo's
+    admin is a superuser and sees them, in the libraries' words (capataz/library_words.py) and
+    with the crontab schedules described in the reader's language."""
+    client = Client(raise_request_exception=True, HTTP_ACCEPT_LANGUAGE=language)
+    client.force_login(get_user_model().objects.get(username=ROLES["admin"], is_superuser=True))
+    client.get(reverse("admin:index"))  # a sign-in record for the access logs' pages
+    pages = render_all(client, admin_urls(walk, third_party=True), language)
+    found = [hit for page in pages for hit in hits(page, ENGLISH)] if language != "en" else []
+    found += [hit for page in pages for hit in hits(page, RAW)]
+    logger.info("library admin pages in %s: %d rendered, %d hits", language, len(pages), len(found))
+    assert len(pages) > 20
+    if found:
+        pytest.fail(f"{len(found)} hits:\n" + "\n".join(found), pytrace=False)
+
+
 def test_the_walk_catches_what_it_looks_for() -> None:
     page = visible(
         "/x/",
@@ -437,6 +463,8 @@ def test_the_walk_catches_what_it_looks_for() -> None:
     assert [_word(h) for h in hits(ids, SNAKE, prose=True)] == ["job_cancel", "quote_create"]
     data = visible("/z/", '<div class="readonly">{"status": "scheduled"}</div>')
     assert hits(data, ENGLISH) == []  # a record's JSON, shown as stored
+    zones = visible("/t/", "<select><option>America/Port of Spain</option></select>")
+    assert hits(zones, ENGLISH) == []  # a time zone's name
     spanish = visible("/y/", '<p>Estado: Pendiente · lunes 26</p><p lang="es">Hoy</p>', "en")
     assert [_word(h) for h in hits(spanish, SPANISH)] == ["Estado", "Pendiente", "lunes"]
 

@@ -18,12 +18,16 @@ pytestmark = pytest.mark.django_db
 
 def test_every_schedule_is_installed_with_a_description_and_a_real_task() -> None:
     install()
-    rows = {row.name: row for row in PeriodicTask.objects.all()}
+    rows = {row.task: row for row in PeriodicTask.objects.all()}
     app.loader.import_default_modules()
     for entry in SCHEDULES:
-        row = rows[entry.name]
-        assert row.task == entry.task and row.description and row.enabled
+        row = rows[entry.task]
+        assert row.description and row.enabled
         assert entry.task in app.tasks
+    # Written in the installation's language (es-ar), as the admin reads it.
+    recover = rows["copilot.recover_turns"]
+    assert recover.name == "copiloto: recuperar turnos trabados"
+    assert recover.description.startswith("Cada 10 segundos:")
 
 
 def test_an_admins_change_survives_the_next_install() -> None:

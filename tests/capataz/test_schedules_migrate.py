@@ -33,12 +33,13 @@ def _migrate(var_dir: Path) -> None:
 
 
 def _entries(var_dir: Path) -> dict[str, tuple[str, bool, int | None]]:
+    """Each beat entry by its task: its name, whether it is on, its interval."""
     with sqlite3.connect(var_dir / "capataz.sqlite3") as db:
         rows = db.execute(
-            "SELECT t.name, t.task, t.enabled, i.every FROM django_celery_beat_periodictask t "
+            "SELECT t.task, t.name, t.enabled, i.every FROM django_celery_beat_periodictask t "
             "LEFT JOIN django_celery_beat_intervalschedule i ON i.id = t.interval_id"
         ).fetchall()
-    return {name: (task, bool(enabled), every) for name, task, enabled, every in rows}
+    return {task: (name, bool(enabled), every) for task, name, enabled, every in rows}
 
 
 @pytest.fixture(scope="module")
@@ -52,9 +53,9 @@ def migrated(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_migrate_on_an_empty_database_installs_every_declared_schedule(migrated: Path) -> None:
     entries = _entries(migrated)
     for entry in SCHEDULES:
-        task, enabled, every = entries[entry.name]
-        assert (task, enabled, every) == (entry.task, True, entry.every_seconds)
-    assert entries["copilot: recover stalled turns"][0] == "copilot.recover_turns"
+        _name, enabled, every = entries[entry.task]
+        assert (enabled, every) == (True, entry.every_seconds)
+    assert entries["copilot.recover_turns"][0] == "copiloto: recuperar turnos trabados"
 
 
 def test_a_later_migrate_keeps_an_admins_edits_and_adds_no_duplicates(migrated: Path) -> None:
@@ -65,10 +66,14 @@ def test_a_later_migrate_keeps_an_admins_edits_and_adds_no_duplicates(migrated: 
             "WHERE task = 'approvals.expire_due'"
         )
     before = _entries(migrated)
-    assert before["approvals: expire due actions"][1:] == (False, 300)
+    assert before["approvals.expire_due"][1:] == (False, 300)
 
     _migrate(migrated)
 
     after = _entries(migrated)
-    assert after["approvals: expire due actions"] == ("approvals.expire_due", False, 300)
+    assert after["approvals.expire_due"] == (
+        "aprobaciones: vencer las acciones expiradas",
+        False,
+        300,
+    )
     assert after == before and len(after) == len(SCHEDULES)  # nothing changed, nothing twice
