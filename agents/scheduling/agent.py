@@ -15,6 +15,7 @@ from typing import Any
 
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext_lazy
 
 from agents.base import Outcome, Runner, Step, handles
 from agents.payloads import CustomersFound, JobRow, JobsFound, Slot
@@ -65,6 +66,18 @@ _NEXT_JOB = re.compile(
     r"|turno|monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|month|day|slot|free"
     r"|available|time))"
 )
+# "¿qué trabajos hay mañana?", "what jobs do we have on Friday?": the day's agenda, not its gaps
+# (check_availability covers both questions about a day; the words of the question tell them
+# apart). A question that names a free slot is about the gaps.
+_ABOUT_BOOKED = re.compile(
+    r"\b(?:trabajos?|visitas?|agendad[oa]s?|laburos?|servicios?|jobs?|visits?|appointments?"
+    r"|bookings?|booked|scheduled)\b"
+)
+_ABOUT_FREE = re.compile(
+    r"\b(?:libres?|disponibles?|disponibilidad|lugar(?:es)?|huecos?|hueco|espacio|free|available"
+    r"|availability|slots?|openings?|room|gaps?|fit|squeeze|cabe|entra|meter)\b"
+)
+AGENDA_LISTED = 12  # jobs of a day listed before "and N more"
 
 
 # --- small pieces -----------------------------------------------------------------------------
@@ -863,6 +876,9 @@ def check_availability(step: Step, runner: Runner) -> Outcome:
         "count": AVAILABILITY_SLOTS,
         **_slot_filter(step),
     }
+    asked = fold(step.text)
+    if on is not None and _ABOUT_BOOKED.search(asked) and not _ABOUT_FREE.search(asked):
+        return _agenda(step, runner, on)
     if on is not None:
         arguments["date"] = on
     found = runner.call("slots_find", **arguments)
@@ -875,6 +891,39 @@ def check_availability(step: Step, runner: Runner) -> Outcome:
     if free.requested_range_full or not slots:
         return _day_full(step, runner, on, slots, service)
     return _free_on(step, runner, on, slots, service)
+
+
+def _agenda(step: Step, runner: Runner, on: datetime.date) -> Outcome:
+    """The open jobs of a day, by time (a technician's only, when one is named)."""
+    arguments: dict[str, Any] = {"date": on, "status": "open"}
+    if step.entities.technician:
+        arguments["technician"] = step.entities.technician
+    result = runner.call("jobs_find", **arguments)
+    if (found := JobsFound.of(result)) is None:
+        return failed(runner, result, runner.say(_("I couldn't read the agenda")))
+    language = runner.language
+    jobs = sorted(found.jobs, key=lambda job: job.start)
+    if not jobs:
+        return Outcome(
+            text=runner.say(_("There are no jobs booked on %(day)s."), day=day(on, language))
+        )
+    listing = bullets(
+        f"{job.start:%H:%M}–{job.end:%H:%M} {job_line(job, language)}"
+        for job in jobs[:AGENDA_LISTED]
+    )
+    text = runner.say(
+        ngettext_lazy(
+            "On %(day)s there is %(count)d job booked:\n%(listing)s",
+            "On %(day)s there are %(count)d jobs booked:\n%(listing)s",
+            found.total,
+        ),
+        day=day(on, language), count=found.total, listing=listing,
+    )  # fmt: skip
+    if found.total > AGENDA_LISTED:
+        text += "\n" + runner.say(
+            _("…and %(more)d more (the Agenda shows them all)."), more=found.total - AGENDA_LISTED
+        )
+    return Outcome(text=text)
 
 
 def _for(runner: Runner, service: str | None) -> str:

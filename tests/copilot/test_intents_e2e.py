@@ -233,6 +233,25 @@ def _free_slots(demo: Demo, turn: Turn, diff: Diff) -> None:
     assert any(name in turn.reply for name in names), turn.reply
 
 
+def _agenda(key: str) -> Callable[..., None]:
+    """The day's open jobs, each by its number, and how many; not its free slots."""
+
+    def check(demo: Demo, turn: Turn, diff: Diff) -> None:
+        diff.assert_unchanged()
+        day = demo.facts[key]
+        jobs = sorted(
+            (job for job in demo.open_jobs() if demo.local(job.scheduled_start).date() == day),
+            key=lambda job: job.scheduled_start,
+        )
+        assert jobs, "the demo has jobs on every working day"
+        assert f" {len(jobs)} " in turn.reply, turn.reply
+        for job in jobs[:12]:
+            assert f"#{job.pk} " in turn.reply, (job.pk, turn.reply)
+        assert not re.search(r"libres|are free", turn.reply), turn.reply
+
+    return check
+
+
 # create_customer, search_customer, update_customer, validate_cuit
 
 
@@ -429,6 +448,10 @@ CASES = [
          "caldera?", _free_slots),
     case("check_availability", "en", "Can you check if anyone is free on {day_b_en} at 10 for a "
          "split installation?", _free_slots),
+    case("check_availability", "es", "¿Qué trabajos hay el {day_c_es}?", _agenda("day_c"),
+         id="agenda"),
+    case("check_availability", "en", "What jobs do we have on {day_b_en}?", _agenda("day_b"),
+         id="agenda"),
     # --- customers ---
     case("create_customer", "es", "Registrá a Rocío Almada, tel 11 5566-7788, vive en Av. "
          "Cabildo 3500, CABA", _registered("Rocío Almada", "1155667788", "Av. Cabildo 3500")),
