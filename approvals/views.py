@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
@@ -36,7 +37,7 @@ from approvals.selectors import (
     snapshot_view,
 )
 from approvals.services import Decided, action_decide, may_decide_as
-from business.roles import permission_required
+from business.roles import can, permission_required
 
 REASON_MAX = 500
 
@@ -57,10 +58,16 @@ def queue(request: HttpRequest) -> HttpResponse:
     return render(request, template, context)
 
 
-@permission_required("decide_approvals")
+@permission_required("chat")
 def detail(request: HttpRequest, action_id: int) -> HttpResponse:
+    """An action's page: a manager's to decide; the member who asked for it reads it too (the
+    chip of their answer links here), without the decision's buttons."""
     action = _action_or_404(request, action_id)
+    manager = can(getattr(request, "membership", None), "decide_approvals")
+    if not manager and action.requested_by_id != request.user.pk:
+        raise PermissionDenied
     context = {
+        "manager": manager,
         "row": _row(request, action),
         "audit": list(action.events.select_related(None).order_by("created_at", "pk")),
         "snapshot": snapshot_view(action.snapshot),

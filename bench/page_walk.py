@@ -67,8 +67,10 @@ OVERFLOW_JS = """(width) => {
   return out;
 }"""
 HIDDEN = "script, style, [hidden], .visually-hidden, pre, code, .mono, textarea"
+# Text marked as written in another language (a message, an answer, a title) is not the screen's.
 TEXT_JS = f"""() => {{ const clone = document.body.cloneNode(true);
   clone.querySelectorAll('{HIDDEN}').forEach((n) => n.remove());
+  clone.querySelectorAll('[lang]:not([lang^="es"])').forEach((n) => n.remove());
   return clone.innerText; }}"""
 HREFS_JS = "(as) => as.map((a) => a.getAttribute('href'))"
 SERIOUS = ("serious", "critical")

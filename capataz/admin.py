@@ -11,6 +11,7 @@ from typing import Any
 
 from django.contrib import admin
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group, Permission
 from django.db.models import Model, QuerySet
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
@@ -22,6 +23,7 @@ from agents.services import agents_install_defaults
 from business.admin import ScopedChoices, admin_organisation_ids, scope_choices
 from business.models import Customer, Membership, Organisation
 from capataz.forgetting import customer_forget
+from capataz.library_words import permission_label
 from llm.provider import effective_engine
 
 # The admin names the product, not the framework ("Administración de Capataz").
@@ -126,6 +128,21 @@ def _in_our_words(model_admin: type[admin.ModelAdmin]) -> type[admin.ModelAdmin]
     words = {"inlines": inlines, "list_filter": filters}
     return type(model_admin.__name__, (model_admin,), words)
 
+
+class _PermissionsInWords:
+    """A group's or a user's permissions listed in the reader's words (capataz/library_words.py)."""
+
+    def formfield_for_manytomany(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        field = super().formfield_for_manytomany(db_field, request, **kwargs)  # type: ignore[misc]
+        if field is not None and db_field.related_model is Permission:
+            field.label_from_instance = permission_label
+        return field
+
+
+for _with_permissions in (Group, get_user_model()):
+    _words = type(admin.site._registry[_with_permissions])
+    admin.site.unregister(_with_permissions)
+    admin.site.register(_with_permissions, type(_words.__name__, (_PermissionsInWords, _words), {}))
 
 for _model, _model_admin in list(admin.site._registry.items()):
     if (

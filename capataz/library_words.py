@@ -24,7 +24,7 @@ from typing import Any
 from django.utils.dates import MONTHS, WEEKDAYS
 from django.utils.formats import date_format
 from django.utils.timezone import localtime
-from django.utils.translation import get_language, gettext, gettext_noop
+from django.utils.translation import get_language, gettext, gettext_lazy, gettext_noop
 
 # django-celery-beat: missing from its Spanish catalogue, or translated there with English left.
 CELERY_BEAT = (
@@ -125,6 +125,27 @@ def _log(log: Any) -> str:
         "user": log.username,
         "when": _when(log.attempt_time),
     }
+
+
+# Django's own permissions are named in English when `migrate` creates them ("Can add agent"),
+# whatever the reader's language; the admin's permission lists name them again, in words.
+PERMISSION_ACTIONS = {
+    "add": gettext_lazy("Can add %(name)s"),
+    "change": gettext_lazy("Can change %(name)s"),
+    "delete": gettext_lazy("Can delete %(name)s"),
+    "view": gettext_lazy("Can view %(name)s"),
+}
+
+
+def permission_label(permission: Any) -> str:
+    """ "Agentes | agente | Puede agregar agente": a default permission in the reader's words;
+    one of a model's own ("Can approve…") as it was written."""
+    action, _, model_name = permission.codename.partition("_")
+    model = permission.content_type.model_class()
+    name = permission.name
+    if action in PERMISSION_ACTIONS and model is not None and model_name == model._meta.model_name:
+        name = str(PERMISSION_ACTIONS[action]) % {"name": model._meta.verbose_name}
+    return f"{permission.content_type} | {name}"
 
 
 def adopt() -> None:

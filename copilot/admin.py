@@ -8,6 +8,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.template.loader import render_to_string
+from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
@@ -17,6 +18,7 @@ from business.models import Organisation
 from copilot.ledger import Break, anchor_chains, verify_chain
 from copilot.memory_view import memory_lines
 from copilot.models import AgentRun, Conversation, Message, TraceSeal
+from nlu.language import detect_language
 
 
 class MessageInline(admin.TabularInline):  # type: ignore[type-arg]
@@ -29,13 +31,20 @@ class MessageInline(admin.TabularInline):  # type: ignore[type-arg]
 
 @admin.register(Conversation)
 class ConversationAdmin(OrgScopedAdmin):
-    list_display = ("id", "title", "organisation", "user", "channel", "updated_at")
+    list_display = ("id", "titled", "organisation", "user", "channel", "updated_at")
     # The working memory (O9) as the next turn will load it: shown, never edited by hand. The
     # stored summary is what the model reads (English, with intent names); the admin reads it as
     # the chat's memory panel does, in the reader's language (copilot/memory_view.py).
     readonly_fields = ("memory", "state")
     exclude = ("summary",)
     inlines = (MessageInline,)
+
+    @admin.display(description=_("title"), ordering="title")
+    def titled(self, conversation: Conversation) -> SafeString:
+        """The title in its own language (taken from the first message, which may be English
+        on a Spanish screen)."""
+        return format_html('<span lang="{}">{}</span>', detect_language(conversation.title),
+                           conversation.title)  # fmt: skip
 
     @admin.display(description=_("what the copilot remembers"))
     def memory(self, conversation: Conversation) -> SafeString | str:

@@ -10,6 +10,7 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext
 
 from copilot import answers
+from nlu.language import detect_language
 
 register = template.Library()
 
@@ -85,3 +86,10 @@ def agent_label(name: str, consultable: Any) -> str:
     """The agent's label in the screen's language, from the page's (name, label) pairs; "" for an
     agent not among them (the caller shows the label recorded with the answer)."""
     return next((label for agent, label in consultable or () if agent == name), "")
+
+
+@register.filter
+def text_lang(text: str | None) -> str:
+    """ "es" or "en": the language a text someone wrote is in (a conversation's title, taken
+    from its first message), for its `lang` attribute on a screen in another language."""
+    return detect_language(text or "")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.test import Client
 
 from approvals.models import PendingAction
+from tests import factories
 from tests.conftest import Cast
 
 
@@ -35,6 +36,20 @@ def test_a_manager_sees_the_held_actions_of_their_organisation(cast: Cast) -> No
 
 def test_an_operator_cannot_open_the_queue(cast: Cast) -> None:
     assert _get(cast.operator).status_code == 403
+
+
+def test_the_operator_who_asked_reads_the_action_a_manager_decides(cast: Cast) -> None:
+    """The chip of the operator's answer links to the action: theirs to read, not to decide;
+    another operator's is not theirs, and another organisation's does not exist for them."""
+    action = _held(cast, cast.org, "job_cancel")
+    url = f"/approvals/{action.pk}/"
+    mine = _get(cast.operator, url)
+    assert mine.status_code == 200
+    body = mine.content.decode()
+    assert 'name="decision"' not in body and 'href="/approvals/"' not in body
+    assert 'name="decision"' in _get(cast.manager, url).content.decode()
+    assert _get(factories.make_user(cast.org, "operator", "otra"), url).status_code == 403
+    assert _get(cast.outsider, url).status_code == 404
 
 
 def test_the_outsider_sees_none_of_the_first_organisations_actions(cast: Cast) -> None:

@@ -66,7 +66,8 @@ ENGLISH = re.compile(
     r"Answers?|Message|Steps?|Organi[sz]ation|Schedule|Overview|Change|Add|View|History|"
     r"booked|cancelled|scheduled|held for approval|jobs|customers|invoices|the|and|with|of|for|"
     r"Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|January|February|March|April|"
-    r"June|July|August|September|October|November|December|[ap]\.m\.|None)\b"
+    r"June|July|August|September|October|November|December|[ap]\.m\.|None|agents?|"
+    r"Can (?:add|change|delete|view))\b"
 )
 # Internal references and template or formatting leftovers, in any language (a Python `None` is
 # in the English list: "None available" is English on an English screen).
