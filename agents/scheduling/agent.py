@@ -907,10 +907,7 @@ def _agenda(step: Step, runner: Runner, on: datetime.date) -> Outcome:
         return Outcome(
             text=runner.say(_("There are no jobs booked on %(day)s."), day=day(on, language))
         )
-    listing = bullets(
-        f"{job.start:%H:%M}–{job.end:%H:%M} {job_line(job, language)}"
-        for job in jobs[:AGENDA_LISTED]
-    )
+    listing = bullets(_agenda_line(job, language) for job in jobs[:AGENDA_LISTED])
     text = runner.say(
         ngettext_lazy(
             "On %(day)s there is %(count)d job booked:\n%(listing)s",
@@ -924,6 +921,15 @@ def _agenda(step: Step, runner: Runner, on: datetime.date) -> Outcome:
             _("…and %(more)d more (the Agenda shows them all)."), more=found.total - AGENDA_LISTED
         )
     return Outcome(text=text)
+
+
+def _agenda_line(job: JobRow, language: str) -> str:
+    """ "08:00–12:00 #239 Instalación split — Federico Castro, con Martín Sosa": the day is the
+    answer's heading."""
+    line = f"{job.start:%H:%M}–{job.end:%H:%M} #{job.id} {job.service} — {job.customer}"
+    if job.technician:
+        line += ", " + say(language, _("with %(technician)s"), technician=job.technician)
+    return line
 
 
 def _for(runner: Runner, service: str | None) -> str:
