@@ -33,6 +33,11 @@
 
   const lineBox = document.getElementById("direct-line");
   const t = (key) => panel.dataset["i18n" + key] || key;
+  // An agent by its label in the screen's language (#agent-labels, copilot/_answers_live.html);
+  // the event's label is in the message's.
+  const labelsNode = document.getElementById("agent-labels");
+  const agentLabels = labelsNode ? JSON.parse(labelsNode.textContent || "{}") : {};
+  const agentLabel = (agent, fallback) => agentLabels[agent] || fallback || agent || "";
   const BACKOFF_FIRST_MS = 500;
   const BACKOFF_CAP_MS = 10000;
   const RESEND_UNAVAILABLE_MS = 3000;  // the server could not store it: try again, a bit later
@@ -369,14 +374,14 @@
       lineBox.hidden = !ev.agent;
       lineBox.dataset.agent = ev.agent || "";
       const label = lineBox.querySelector("[data-direct-label]");
-      if (label) label.textContent = ev.label || "";
+      if (label) label.textContent = agentLabel(ev.agent, ev.label || "");
     },
     consulted(ev) {
       if (!ev.agents.length) return;
       const view = turnView(ev.turn_id);
       const footer = el("div", "msg-consulted", t("Consulted") + ": ");
       ev.agents.forEach((a) => {
-        const pill = el("button", "pill" + (a.clarifying ? " pill-ask" : a.success ? "" : " pill-bad"), a.label);
+        const pill = el("button", "pill" + (a.clarifying ? " pill-ask" : a.success ? "" : " pill-bad"), agentLabel(a.agent, a.label));
         pill.type = "button";
         pill.dataset.agent = a.agent;
         footer.append(pill);
