@@ -25,6 +25,7 @@ from business.models import Customer, Invoice, Job, Quote
 from copilot.models import Conversation, Message
 from copilot.orchestration.clarify import PENDING
 from copilot.orchestration.memory import DONE_SHOWN, HELD, LAST_INTENTS, RECORDS, _wrote
+from nlu.language import detect_language
 from nlu.values import IntentSpecs, specs_by_name
 
 ASKED = "asked: "
@@ -87,11 +88,12 @@ def memory_lines(conversation: Conversation) -> list[MemoryLine]:
         phrase = _phrase(str(pending.get("intent") or ""), language, specs)
         heading = gettext("Question left open (%(action)s)") % {"action": phrase}
         lines.append(MemoryLine(heading, str(pending["question"]), _asked_language(conversation)))
-    asked_in = _asked_language(conversation)
     for text, intents in _asks(conversation.summary, state):
         said = ", ".join(_phrase(i, language, specs) for i in intents)
         heading = pgettext("memory", "Asked") + (f" ({said})" if said else "")
-        lines.append(MemoryLine(heading, text, asked_in))
+        # Each ask in its own language: a conversation may switch ("Who has overdue invoices?"
+        # after three questions in Spanish).
+        lines.append(MemoryLine(heading, text, detect_language(text)))
     return lines
 
 

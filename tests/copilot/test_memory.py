@@ -169,3 +169,11 @@ def test_the_chat_page_shows_what_the_copilot_remembers(
     assert "<strong>Cliente del que se habla:</strong> <span>Nora Gómez</span>" in memory
     assert "Pediste (dar de alta al cliente)" in memory and "alta de Gómez" in memory
     assert "create_customer" not in memory and "customer:" not in memory
+
+    # A question in English after it: each ask keeps its own language.
+    router.script["who owes us money?"] = [task("payment_status")]
+    answer(conversation, cast.operator.pk, "who owes us money?")
+    page = client.get(reverse("chat_detail", args=[conversation.pk])).content.decode()
+    memory = page.split('data-testid="memory"')[1].split("</details>")[0]
+    assert '<span lang="es">alta de Gómez</span>' in memory
+    assert '<span lang="en">who owes us money?</span>' in memory
