@@ -655,13 +655,25 @@ def _correct_last_write(
     if target is None or not (found.date or found.time) or found.customer or found.service:
         return
     # The writes a correction turns into `into` would write again (book a second job).
-    again = {n for n, s in state["reading"].specs.items() if s.corrected_by == into and n != into}
+    specs = state["reading"].specs
+    again = {n for n, s in specs.items() if s.corrected_by == into and n != into}
     correcting = read_act(text).act == "correction"
     for i, step in enumerate(steps):
-        if step.intent in again or (correcting and step.intent == into):
+        # A doubtful reading ("mejor a las 15": out of scope 0.36, a move 0.33) among whose
+        # candidates the move is: nothing but a new time for the job just written.
+        doubtful = _doubtful(step, agents, specs) and into in [name for name, _ in step.candidates]
+        if step.intent in again or (correcting and step.intent == into) or doubtful:
             step.intent, step.agent = into, target.name
             step.confidence = max(step.confidence, target.min_confidence)
             sources[i] = "correction"
+
+
+def _doubtful(step: Step, agents: dict[str, Agent], specs: Any) -> bool:
+    """Below its agent's threshold, or the out-of-scope fallback (which has no threshold)."""
+    spec = specs.get(step.intent)
+    agent = agents.get(step.agent)
+    fallback = spec is not None and spec.role == "out_of_scope"
+    return fallback or (agent is not None and step.confidence < agent.min_confidence)
 
 
 def _with_emergency(

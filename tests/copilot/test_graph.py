@@ -458,6 +458,30 @@ def test_a_follow_up_message_continues_the_job_under_discussion(
     assert state["reply"] == f"Reprogramo el trabajo #{job.pk}."
 
 
+def test_a_new_time_the_classifier_doubts_right_after_a_booking_moves_that_job(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter
+) -> None:
+    """ "mejor a las 15" after a booking: the demo's classifier reads it as out of scope (0.36)
+    before a move (0.33), and asked which reading was meant; the job just written makes it a
+    move, never a second booking."""
+    job = job_under_discussion(cast, conversation, "Marta Gómez")
+    conversation.state = {
+        **conversation.state,
+        "records": [{"kind": "job", "id": job.pk, "intent": "book_job", "label": "service"}],
+        "last_intents": ["book_job"],
+    }
+    conversation.save()
+    text = "mejor a las 15"
+    router.script[text] = [task("unknown", 0.36, candidates=[("reschedule", 0.33)], time="15:00")]
+
+    state, _ = turn(cast, conversation, text)
+
+    (run,) = runs(state)
+    assert run.intent == "reschedule" and not run.yielded
+    assert state["trace"]["steps"][0]["source"] == "correction"
+    assert state["reply"] == f"Reprogramo el trabajo #{job.pk}."
+
+
 def test_a_vague_follow_up_below_the_gate_still_continues_the_job(
     cast: Cast, conversation: Conversation, router: ScriptedRouter
 ) -> None:
