@@ -34,6 +34,15 @@ from copilot.orchestration.state import StepRun, TurnState
 
 BOOKS, MOVES = "job_book", "job_reschedule"
 READS_VISITS = frozenset({"customer_history", "jobs_find"})
+READS_SLOTS = frozenset({"slots_find", "technicians_free"})
+# A customer asking when someone comes ("¿cuándo viene el técnico?", "¿a qué hora llegan?",
+# "when is the technician coming?") asks about their visit, not about free slots; a question
+# with a day of its own ("¿pueden venir el jueves?") is about availability.
+_WHEN_COMING = re.compile(
+    r"\b(?:cuando|que\s+(?:dia|hora)|a\s+que\s+hora|when|what\s+time)\b.{0,40}?"
+    r"\b(?:viene|vienen|venis|llega|llegan|llegas|pasa|pasan|pasas|come|comes|coming|arrive"
+    r"|arrives|arriving|be\s+here|show\s+up)\b"
+)
 OPENS_TICKET = "ticket_create"
 
 _RECORD_IN_BRACKETS = re.compile(
@@ -68,9 +77,15 @@ def _line(run: StepRun, ctx: TurnContext, customer: Customer, language: str) -> 
         return visit_line(job, ctx, language, moved=MOVES in tools)
     if OPENS_TICKET in tools:
         return complaint_recorded(language)
-    if tools & READS_VISITS:
+    if tools & READS_VISITS or (tools & READS_SLOTS and _asks_when_coming(run)):
         return next_visit(customer, ctx, language)
     return outcome.text
+
+
+def _asks_when_coming(run: StepRun) -> bool:
+    found = run.step.entities
+    undated = found.date is None and found.time is None
+    return undated and bool(_WHEN_COMING.search(fold(run.step.text)))
 
 
 def complaint_recorded(language: str) -> str:

@@ -12,13 +12,18 @@ from typing import Any
 
 import pytest
 
+from agents.base import Outcome, Step
+from agents.context import TurnContext
 from business.models import Customer, EscalationTicket, Job
 from copilot.models import Conversation
+from copilot.orchestration.state import StepRun
+from nlu.values import Entities
 from testing.fake_graph import FakeGraph
 from tests import factories
 from tests.clock import BUENOS_AIRES
 from tests.conftest import Cast
 from tests.whatsapp.test_customers import SENDER, _customer, _turn
+from whatsapp import voice
 from whatsapp.voice import without_office_references
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the runner reopens its connection
@@ -126,6 +131,32 @@ def test_no_visit_booked_is_said_so(
 ) -> None:  # fmt: skip
     _customer(cast)
     assert _turn(cast, text, django_capture_on_commit_callbacks) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "answered"),
+    [
+        ("cuando viene el técnico?", "visit"), ("¿a qué hora llegan?", "visit"),
+        ("when is the technician coming?", "visit"),
+        ("¿cuándo pueden venir?", "slots"), ("¿hay lugar el viernes?", "slots"),
+    ],
+)  # fmt: skip
+def test_when_someone_comes_read_as_free_slots_is_still_her_visit(
+    cast: Cast, visit: Job, clock: datetime.datetime, text: str, answered: str
+) -> None:
+    """The corpus-trained classifier reads "cuando viene el técnico?" as a question about free
+    slots (0.56); to a customer with a visit booked it is about that visit. A question about
+    when they can come, or with a day of its own, keeps the slots."""
+    friday = datetime.date(2026, 11, 27) if "viernes" in text else None
+    step = Step(0, "check_availability", "scheduling", 0.56, text, Entities(date=friday))
+    slots = Outcome(text="Los próximos turnos libres:\n1. lunes 30/11 11:00")
+    run = StepRun(step=step, outcome=slots, label="Agenda", tools=["slots_find"])
+    ctx = TurnContext(organisation=cast.org, user=None, conversation_id=None, now=clock)
+    line = voice._line(run, ctx, visit.customer, "en" if text.startswith("when") else "es")
+    if answered == "visit":
+        assert "27" in line and "10:00" in line and "Lucía" in line, line
+    else:
+        assert line == slots.text
 
 
 @pytest.mark.parametrize(
