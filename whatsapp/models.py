@@ -158,6 +158,33 @@ class OutgoingMessage(models.Model):
     def __str__(self) -> str:
         return f"→ {self.to} ({self.status})"
 
+    @property
+    def failure_in_words(self) -> str:
+        """Why it was not sent, in the reader's language (the panel; `last_error` keeps the
+        technical detail for the admin's outbox)."""
+        return str(failure_in_words(self.last_error))
+
+
+# Why a send failed, by what `last_error` says (whatsapp/outbox.py, whatsapp/graph.py).
+_FAILURES = (
+    (
+        ("131047", "24-hour window"),
+        _("more than 24 hours passed since the customer's last message"),
+    ),
+    (("no active WhatsApp account",), _("the organisation has no active WhatsApp account")),
+    (("HTTP 401", "HTTP 403"), _("WhatsApp refused the account's credentials")),
+    (("HTTP 429",), _("WhatsApp limited the sending rate")),
+    (("ConnectError", "Timeout", "connection", "HTTP 5"), _("WhatsApp could not be reached")),
+    (("worker stopped",), _("the sending job stopped")),
+)
+
+
+def failure_in_words(error: str) -> str:
+    for marks, words in _FAILURES:
+        if any(mark in error for mark in marks):
+            return str(words)
+    return str(_("WhatsApp refused it")) if error else ""
+
 
 def media_path(instance: IncomingMedia, filename: str) -> str:
     """Where a received file is stored: under its organisation, by month, a random name (the
