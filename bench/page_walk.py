@@ -34,10 +34,10 @@ SKIP = re.compile(
     r"/(logout|i18n|static|media)/|/admin/.*/(delete|history)/|\.pdf$|/pdf/|/export|\?.*download"
 )
 # English-only words a Spanish screen must not show (whole words, case-sensitive where they
-# begin a label). Words that are Spanish too ("No", "Total", "Email") are not listed.
+# begin a label). Words that are Spanish too ("No", "Total", "Email", "Ticket") are not listed.
 ENGLISH = re.compile(
     r"\b(Updated|Created|Organisation|Organization|Save|Delete|Search|Filter|Approve|Reject|"
-    r"Pending|booked|cancelled|Customer|Customers|Technician|Vehicle|Invoice|Quote|Ticket|"
+    r"Pending|booked|cancelled|Customer|Customers|Technician|Vehicle|Invoice|Quote|"
     r"Schedule|Overview|Settings|Enabled|Disabled|Yes|Submit|Back|Next|Previous|Today|Week|"
     r"Sign out|Unpaid|Paid|Amount|Description|Phone|Address|held for approval|Open|Closed|"
     r"Status|Details|Name|Date|Price|Run|Runs|Accept|Dismiss|Answer|Answers|Message|Steps?|"

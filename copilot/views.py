@@ -246,15 +246,15 @@ def suggestion_accept(request: HttpRequest, pk: int) -> HttpResponse:
     template = "copilot/suggestions.html#accept"
     context: dict[str, Any] = {"row": _rows([suggestion])[0]}
     if request.method == "POST" and suggestion.state != Suggestion.State.NEW:
-        return render(request, "copilot/suggestions.html#row", context)  # a second click
+        return _decided(request, suggestion)  # a second click
     slots = _slots(suggestion) if suggestion.tool == "job_book" else []
     context["slots"] = slots
     if request.method != "POST":
-        return render(request, template, context)
+        return _step(request, template, context, "accept")
     arguments = _chosen(suggestion, request.POST, slots)
     if arguments is None:
         context["problem"] = gettext("That time is no longer free: pick another one.")
-        return render(request, template, context, status=409)
+        return _step(request, template, context, "accept", status=409)
     with transaction.atomic():
         if suggestion_claim(suggestion=suggestion, user=request.user, arguments=arguments):
             note = gettext("Suggestion accepted: %(action)s. %(reason)s") % {
@@ -267,7 +267,25 @@ def suggestion_accept(request: HttpRequest, pk: int) -> HttpResponse:
             organisation_id = suggestion.organisation_id
             transaction.on_commit(lambda: tasks.dispatch(organisation_id, conversation_id))
     suggestion.refresh_from_db()
-    return render(request, "copilot/suggestions.html#row", {"row": _rows([suggestion])[0]})
+    return _decided(request, suggestion)
+
+
+def _step(
+    request: HttpRequest, template: str, context: dict[str, Any], step: str, status: int = 200
+) -> HttpResponse:
+    """The accept or dismiss step: the row's fragment for htmx, a page of its own for a plain
+    link (no JavaScript)."""
+    if request.htmx:  # type: ignore[attr-defined]
+        return render(request, template, context, status=status)
+    page = "copilot/suggestion_step.html"
+    return render(request, page, {**context, "step": step}, status=status)
+
+
+def _decided(request: HttpRequest, suggestion: Suggestion) -> HttpResponse:
+    """The decided row for htmx; back to the list for a plain form, where it shows on top."""
+    if request.htmx:  # type: ignore[attr-defined]
+        return render(request, "copilot/suggestions.html#row", {"row": _rows([suggestion])[0]})
+    return redirect("suggestions")
 
 
 @permission_required("chat")
@@ -275,12 +293,13 @@ def suggestion_dismiss(request: HttpRequest, pk: int) -> HttpResponse:
     """GET: the optional reason. POST: new → dismissed, once."""
     suggestion = _suggestion(request, pk)
     if request.method != "POST":
-        return render(request, "copilot/suggestions.html#dismiss", {"row": _rows([suggestion])[0]})
+        context = {"row": _rows([suggestion])[0]}
+        return _step(request, "copilot/suggestions.html#dismiss", context, "dismiss")
     suggestion_dismiss_service(
         suggestion=suggestion, user=request.user, reason=request.POST.get("reason", "")
     )
     suggestion.refresh_from_db()
-    return render(request, "copilot/suggestions.html#row", {"row": _rows([suggestion])[0]})
+    return _decided(request, suggestion)
 
 
 # --- the trace browser (D5): managers and admins read what a turn understood and did -----------

@@ -6,7 +6,8 @@
   window.capatazLive("/ws/suggestions/", (ev) => {
     if (ev.type !== "suggestions" || typeof ev.new !== "number") return;
     document.querySelectorAll("[data-suggestions-count]").forEach((badge) => {
-      badge.textContent = String(ev.new);
+      const number = badge.querySelector("[data-suggestions-number]");
+      (number || badge).textContent = String(ev.new);  // the words for screen readers stay
       badge.hidden = !ev.new;
     });
     document.body.dispatchEvent(new CustomEvent("suggestions-changed", { detail: ev }));

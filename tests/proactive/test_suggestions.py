@@ -68,7 +68,7 @@ def test_the_page_says_why_in_the_readers_language_with_the_proposed_action(cast
     listed = _client(cast.operator).get("/suggestions/?part=list")
     assert listed.status_code == 200 and "<html" not in listed.content.decode()
     badge = _client(cast.operator).get("/suggestions/?part=badge").content.decode()
-    assert re.search(r">\s*1\s*</a>", badge)
+    assert re.search(r"data-suggestions-number>1<", badge)
 
 
 def test_the_list_costs_the_same_few_queries_however_many_suggestions(
@@ -91,8 +91,8 @@ def test_accepting_runs_the_call_once_as_a_turn_even_on_a_double_click(
     suggestion, job = _follow_up(cast)
     client = _client(cast.operator)
     url = f"/suggestions/{suggestion.pk}/accept/"
-    first = client.post(url, {"note": "Anda perfecto"})
-    second = client.post(url, {"note": "Anda perfecto"})
+    first = client.post(url, {"note": "Anda perfecto"}, HTTP_HX_REQUEST="true")
+    second = client.post(url, {"note": "Anda perfecto"}, HTTP_HX_REQUEST="true")
     assert first.status_code == second.status_code == 200
     assert len(dispatched) == 1
     results = _drain(dispatched)
@@ -293,7 +293,9 @@ def test_accepting_says_so_in_place_of_the_card_with_a_link_to_its_conversation(
     before = client.get("/suggestions/?part=list").content.decode()
     assert accepted not in before and 'class="suggestion-actions"' in before
 
-    response = client.post(f"/suggestions/{suggestion.pk}/accept/", {"note": "Bien"}).content
+    response = client.post(
+        f"/suggestions/{suggestion.pk}/accept/", {"note": "Bien"}, HTTP_HX_REQUEST="true"
+    ).content
     suggestion.refresh_from_db()
     chat = f'href="/chat/{suggestion.conversation_id}/"'
     assert accepted in response.decode() and chat in response.decode()
@@ -322,9 +324,27 @@ def test_dismissing_says_so_in_place_of_the_card(cast: Cast, language: str, dism
     suggestion, _job = _follow_up(cast)
     client = _client(cast.operator, language)
 
-    response = client.post(f"/suggestions/{suggestion.pk}/dismiss/", {"reason": "Ya lo llamé"})
+    url = f"/suggestions/{suggestion.pk}/dismiss/"
+    response = client.post(url, {"reason": "Ya lo llamé"}, HTTP_HX_REQUEST="true")
 
     assert dismissed in response.content.decode()
     assert dismissed in client.get("/suggestions/?part=list").content.decode()
-    again = client.post(f"/suggestions/{suggestion.pk}/dismiss/", {"reason": "otra cosa"})
+    again = client.post(url, {"reason": "otra cosa"}, HTTP_HX_REQUEST="true")
     assert dismissed in again.content.decode()  # a second click reads the same, changes nothing
+
+
+def test_without_javascript_accepting_is_a_page_then_back_to_the_list(
+    cast: Cast, dispatched: list[tuple[int, int]]
+) -> None:
+    """The card's links work as plain links: the step is a whole page (a title, the page's
+    language, the row in a list), and its form goes back to the list, where the card says so."""
+    suggestion, _job = _follow_up(cast)
+    client = _client(cast.operator, "es-ar")
+    url = f"/suggestions/{suggestion.pk}/accept/"
+    page = client.get(url).content.decode()
+    assert page.lower().startswith("<!doctype html>") and '<html lang="es-ar"' in page
+    assert '<ul class="list suggestions">' in page and f'id="suggestion-{suggestion.pk}"' in page
+    response = client.post(url, {"note": "Bien"})
+    assert response.status_code == 302 and response["Location"] == "/suggestions/"
+    assert "Aceptada" in client.get("/suggestions/").content.decode()
+    assert len(dispatched) == 1

@@ -11,11 +11,12 @@ import re
 from typing import Any
 
 import pytest
+from django.test import Client
 
 from agents.base import Outcome, Step
 from agents.context import TurnContext
 from business.models import Customer, EscalationTicket, Job
-from copilot.models import Conversation
+from copilot.models import Conversation, Turn
 from copilot.orchestration.state import StepRun
 from nlu.values import Entities
 from testing.fake_graph import FakeGraph
@@ -86,6 +87,12 @@ def test_a_whole_customer_conversation_is_written_to_her(
     assert conversation.mode == "human"
     assert told[-1][1]["event"] == "human_requested"
     assert told[-1][1]["conversation_id"] == conversation.pk
+    # A manager reads each of her turns' traces: she, not a user of the panel, asked.
+    manager = Client()
+    manager.force_login(cast.manager)
+    for turn in Turn.objects.filter(conversation=conversation):
+        page = manager.get(f"/chat/traces/turn/{turn.pk}/")
+        assert page.status_code == 200 and "<strong>Marta Gómez:</strong>" in page.content.decode()
 
 
 @pytest.fixture
