@@ -669,11 +669,12 @@ def _correct_last_write(
 
 
 def _doubtful(step: Step, agents: dict[str, Agent], specs: Any) -> bool:
-    """Below its agent's threshold, or the out-of-scope fallback (which has no threshold)."""
+    """Below its agent's threshold (`gated`), or the out-of-scope fallback, which `gated` never
+    holds back (it has nowhere better to go) but which a correction may replace."""
     spec = specs.get(step.intent)
     agent = agents.get(step.agent)
     fallback = spec is not None and spec.role == "out_of_scope"
-    return fallback or (agent is not None and step.confidence < agent.min_confidence)
+    return fallback or (agent is not None and gated(agent, step, specs))
 
 
 def _with_emergency(
