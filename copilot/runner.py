@@ -173,6 +173,7 @@ class _Heartbeat:
     def __init__(self) -> None:
         self._held: dict[tuple[int, str], float] = {}  # (conversation, token) → next renewal
         self._lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)  # a new lease may be due before the nap ends
         self._thread: threading.Thread | None = None
 
     @contextmanager
@@ -185,6 +186,7 @@ class _Heartbeat:
                     target=self._beat, name="copilot-lease", daemon=True
                 )
                 self._thread.start()
+            self._wake.notify()
         try:
             yield
         finally:
@@ -216,7 +218,8 @@ class _Heartbeat:
                     except Exception:  # the database hiccuped: the next beat tries again
                         logger.warning("lease renewal failed", exc_info=True)
                         close_old_connections()
-                time.sleep(wait)
+                with self._lock:
+                    self._wake.wait(wait)
         finally:
             connection.close()  # this thread's own, if a renewal opened one
 

@@ -470,6 +470,34 @@ def test_the_heartbeat_renews_a_lease_held_past_a_third_and_never_a_short_one(
         assert runner._release_if_idle(conversation.pk, "long")
 
 
+def test_a_lease_taken_while_the_heartbeat_naps_on_a_longer_one_is_still_renewed_in_time(
+    cast: Cast, conversation: Conversation, settings: Any
+) -> None:
+    """The heartbeat thread of an earlier, long lease sleeps a third of it; a lease taken
+    meanwhile wakes it instead of waiting out that nap (CI saw no renewal in 0.9 s)."""
+    renewals: list[int] = []
+    real_renew = runner._renew
+
+    def counted(conversation_id: int, token: str) -> bool:
+        renewals.append(conversation_id)
+        return real_renew(conversation_id, token)
+
+    runner._renew, saved = counted, real_renew  # type: ignore[assignment]
+    try:
+        settings.COPILOT_LEASE_SECONDS = 30
+        with runner.HEARTBEAT.holding(conversation.pk, "napping"):
+            time.sleep(0.1)  # the thread is up and naps ten seconds
+        settings.COPILOT_LEASE_SECONDS = 0.6
+        assert runner._acquire(cast.org.pk, conversation.pk, "quick") == runner._FREE
+        with runner.HEARTBEAT.holding(conversation.pk, "quick"):
+            time.sleep(0.9)
+        assert len(renewals) >= 2
+        assert renewals == [conversation.pk] * len(renewals)
+    finally:
+        runner._renew = saved  # type: ignore[assignment]
+        assert runner._release_if_idle(conversation.pk, "quick")
+
+
 def test_a_runner_that_crashes_lets_its_lease_lapse_and_the_next_one_interrupts_its_turn(
     cast: Cast, conversation: Conversation, router: ScriptedRouter, settings: Any,
     monkeypatch: pytest.MonkeyPatch,
