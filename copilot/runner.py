@@ -36,6 +36,7 @@ from django.db import close_old_connections, connection, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
+from copilot import services
 from copilot.answering import TurnResult
 from copilot.eventlog import PROCESS
 from copilot.models import Conversation, Turn
@@ -79,13 +80,15 @@ def drain(organisation_id: int, conversation_id: int) -> Drained:
                 drained.interrupted += _interrupt_orphans(conversation_id)
             turn = claimed if acquired is not _TAKEN_OVER else _claim_next(conversation_id, token)
             while True:
+                released: list[bool] = []  # set when the turn's closing transaction commits
                 if turn is not None:
-                    drained.results.append(run_turn(turn))
+                    drained.results.append(_run_releasing(turn, token, released))
                 # Given back only with nothing left running and nothing queued, in one
-                # statement (an exception above lets it lapse, and the next runner then
-                # interrupts what was cut short). A message queued meanwhile by someone who
-                # found the lease taken keeps it here: claimed next.
-                if _release_if_idle(conversation_id, token):
+                # statement — in the turn's own closing transaction when it got that far (an
+                # exception above lets it lapse, and the next runner then interrupts what was
+                # cut short). A message queued meanwhile by someone who found the lease taken
+                # keeps it here: claimed next.
+                if released[-1] if released else _release_if_idle(conversation_id, token):
                     return drained
                 if not _holds(conversation_id, token):  # lost to a runner that took it over
                     break
@@ -93,6 +96,24 @@ def drain(organisation_id: int, conversation_id: int) -> Drained:
 
 
 _FREE, _TAKEN_OVER = "free", "taken over"
+
+
+def _run_releasing(turn: Turn, token: str, released: list[bool]) -> TurnResult:
+    """Run the claimed turn; the transaction that finishes it also gives the lease back if
+    nothing is queued (one commit less a turn). `released` learns the outcome once that
+    transaction commits: a closing rolled back (the failure is stored after it) says nothing."""
+
+    def close(finished: Turn) -> None:
+        if finished.pk != turn.pk:  # another turn finished from this one (a decision's resume)
+            return
+        outcome = _release_if_idle(finished.conversation_id, token)
+        transaction.on_commit(lambda: released.append(outcome))
+
+    reset = services.at_turn_close.set(close)
+    try:
+        return run_turn(turn)
+    finally:
+        services.at_turn_close.reset(reset)
 
 
 def _acquire(organisation_id: int, conversation_id: int, token: str) -> str | None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -17,6 +19,11 @@ from copilot.models import AgentRun, Conversation, Message, Turn
 logger = logging.getLogger(__name__)
 
 TITLE_LENGTH = 60
+
+# What the runner does in the transaction that closes the turn it claimed (copilot/runner.py:
+# give the conversation's lease back when nothing else is queued), so a turn's last commit is
+# also the runner's. Called with the finished turn; a turn it did not claim is left alone.
+at_turn_close: ContextVar[Callable[[Turn], None] | None] = ContextVar("at_turn_close", default=None)
 
 
 def conversation_create(
@@ -108,6 +115,8 @@ def turn_finish(*, turn: Turn, status: str, answer: Message | None = None, error
     for key, value in fields.items():
         setattr(turn, key, value)
     turn_seal(turn)
+    if (closing := at_turn_close.get()) is not None:
+        closing(turn)
 
 
 def turn_seal(turn: Turn) -> None:

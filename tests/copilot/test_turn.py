@@ -19,7 +19,7 @@ from django.utils import timezone
 from agents.base import Outcome
 from agents.events import EVENT_TYPES
 from agents.models import ToolCall
-from copilot import eventlog, runner, tasks
+from copilot import answering, eventlog, runner, services, tasks
 from copilot.intake import MessageRefused, accept_message
 from copilot.models import AgentRun, Conversation, ConversationEvent, Message, Turn
 from copilot.orchestration import nodes
@@ -437,18 +437,24 @@ def test_the_lease_is_scoped_to_the_conversations_organisation(
     connection.close()
 
 
-def test_the_heartbeat_renews_a_lease_held_past_a_third_and_never_a_short_one(
-    cast: Cast, conversation: Conversation, settings: Any
-) -> None:
-    settings.COPILOT_LEASE_SECONDS = 0.6
-    renewals: list[int] = []
+@pytest.fixture
+def renewals(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The conversations whose lease the heartbeat renewed, in order."""
+    renewed: list[int] = []
     real_renew = runner._renew
 
     def counted(conversation_id: int, token: str) -> bool:
-        renewals.append(conversation_id)
+        renewed.append(conversation_id)
         return real_renew(conversation_id, token)
 
-    runner._renew, saved = counted, real_renew  # type: ignore[assignment]
+    monkeypatch.setattr(runner, "_renew", counted)
+    return renewed
+
+
+def test_the_heartbeat_renews_a_lease_held_past_a_third_and_never_a_short_one(
+    cast: Cast, conversation: Conversation, settings: Any, renewals: list[int]
+) -> None:
+    settings.COPILOT_LEASE_SECONDS = 0.6
     try:
         assert runner._acquire(cast.org.pk, conversation.pk, "short") == runner._FREE
         with runner.HEARTBEAT.holding(conversation.pk, "short"):
@@ -466,23 +472,14 @@ def test_the_heartbeat_renews_a_lease_held_past_a_third_and_never_a_short_one(
         assert held.lease_owner == "long" and held.lease_until > taken
         assert held.lease_until > timezone.now()  # never lapsed while it worked
     finally:
-        runner._renew = saved  # type: ignore[assignment]
         assert runner._release_if_idle(conversation.pk, "long")
 
 
 def test_a_lease_taken_while_the_heartbeat_naps_on_a_longer_one_is_still_renewed_in_time(
-    cast: Cast, conversation: Conversation, settings: Any
+    cast: Cast, conversation: Conversation, settings: Any, renewals: list[int]
 ) -> None:
     """The heartbeat thread of an earlier, long lease sleeps a third of it; a lease taken
     meanwhile wakes it instead of waiting out that nap (CI saw no renewal in 0.9 s)."""
-    renewals: list[int] = []
-    real_renew = runner._renew
-
-    def counted(conversation_id: int, token: str) -> bool:
-        renewals.append(conversation_id)
-        return real_renew(conversation_id, token)
-
-    runner._renew, saved = counted, real_renew  # type: ignore[assignment]
     try:
         settings.COPILOT_LEASE_SECONDS = 30
         with runner.HEARTBEAT.holding(conversation.pk, "napping"):
@@ -494,8 +491,35 @@ def test_a_lease_taken_while_the_heartbeat_naps_on_a_longer_one_is_still_renewed
         assert len(renewals) >= 2
         assert renewals == [conversation.pk] * len(renewals)
     finally:
-        runner._renew = saved  # type: ignore[assignment]
         assert runner._release_if_idle(conversation.pk, "quick")
+
+
+def test_the_turns_closing_transaction_gives_the_lease_back_and_a_rolled_back_one_does_not(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    router.script["hola"] = [task("greeting", 1.0)]
+    accept_message(conversation=conversation, user_id=cast.operator.pk, text="hola")
+    seen: list[str] = []
+    real_finish = services.turn_finish
+
+    def finish(**kwargs: Any) -> None:
+        real_finish(**kwargs)
+        held = Conversation.objects.get(pk=conversation.pk)
+        seen.append(held.lease_owner)  # inside the closing transaction, after the release
+        if kwargs["status"] == Turn.Status.DONE:
+            raise RuntimeError("the closing fails after the lease was given back")
+
+    monkeypatch.setattr(answering, "turn_finish", finish)
+    monkeypatch.setattr(services, "turn_finish", finish)
+    [result] = runner.drain(cast.org.pk, conversation.pk).results
+
+    # The answer's transaction released the lease and rolled back; the failure's released it
+    # again, for good: the runner gave it back once, and nothing waits for a lapse.
+    assert not result.ok and seen == ["", ""]
+    held = Conversation.objects.get(pk=conversation.pk)
+    assert held.lease_owner == "" and held.lease_until is None
+    assert Turn.objects.get(message__text="hola").status == Turn.Status.FAILED
 
 
 def test_a_runner_that_crashes_lets_its_lease_lapse_and_the_next_one_interrupts_its_turn(

@@ -36,8 +36,8 @@ def defaults(cast: Cast, settings: Any) -> None:
     agents_install_defaults(organisation=cast.org)
 
 
-READ_ONLY = {"statements": 32, "transactions": 4, "connects": 0}
-BOOKING = {"statements": 40, "transactions": 6, "connects": 0}
+READ_ONLY = {"statements": 32, "transactions": 3, "connects": 0}
+BOOKING = {"statements": 40, "transactions": 5, "connects": 0}
 
 
 @dataclass
