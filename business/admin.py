@@ -44,9 +44,9 @@ def admin_organisation_ids(request: HttpRequest) -> set[int] | None:
 
 
 def registry_name(kind: str, code: str, organisation_id: int | None = None) -> SafeString:
-    """An agent's, intent's, tool's or tool category's code as people name it, in the reader's
-    language, the code as the title (agents/templatetags/registry_tags.py, through a template:
-    the registry is a floor above the records)."""
+    """An agent's, intent's, tool's or tool category's code, or a stored error, as people name
+    it, in the reader's language, the code as the title (agents/templatetags/registry_tags.py,
+    through a template: the registry is a floor above the records)."""
     context = {"kind": kind, "code": code, "organisation_id": organisation_id}
     return mark_safe(render_to_string("admin/_registry_name.html", context).strip())  # noqa: S308
 
@@ -57,7 +57,7 @@ class RegistryCodesAdmin:
 
     CODES: ClassVar[dict[str, str]] = {
         "agent": "agent_shown", "intent": "intent_shown", "tool": "tool_shown",
-        "category": "category_shown",
+        "category": "category_shown", "error": "error_shown",
     }  # fmt: skip
 
     def shown_fields(self, model: type[Model]) -> list[str]:
@@ -78,6 +78,10 @@ class RegistryCodesAdmin:
     @admin.display(description=_("category"), ordering="category")
     def category_shown(self, row: Any) -> SafeString:
         return registry_name("category", row.category)
+
+    @admin.display(description=_("error"), ordering="error")
+    def error_shown(self, row: Any) -> SafeString:
+        return registry_name("error", row.error)
 
 
 def can_administer(request: HttpRequest, organisation_id: int | None = None) -> bool:

@@ -65,7 +65,7 @@ class AgentRunAdmin(RegistryCodesAdmin, OrgScopedAdmin):
         "success",
         "yielded",
         "latency_ms",
-        "error",
+        "error_shown",
     )
     list_filter = ("organisation", "agent", "success", "yielded")
 

@@ -19,6 +19,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import capfirst
 from django.utils.translation import get_language
 
+from agents import errors
 from agents.defaults import intent_phrase
 from agents.models import Agent
 from agents.registry import Category, Tool, all_tools
@@ -85,6 +86,19 @@ def _parameters_as_code(tool: Tool, text: str) -> SafeString:
         return escaped
     pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in names) + r")\b")
     return mark_safe(pattern.sub(r"<code>\1</code>", escaped))  # noqa: S308 - escaped above
+
+
+@register.filter
+def error_words(code: object) -> SafeString | str:
+    """A stored error code in the reader's language (agents/errors.py), the code as the title;
+    one the table does not know is shown as code."""
+    text = str(code or "")
+    if not text:
+        return ""
+    words = errors.in_words(text)
+    if words is None:
+        return format_html("<code>{}</code>", text)
+    return format_html('<span title="{}">{}</span>', text, words)
 
 
 @register.filter

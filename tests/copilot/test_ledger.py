@@ -19,6 +19,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
+from agents.customer_scope import NOT_FOR_CUSTOMERS
 from agents.models import ToolCall
 from approvals.models import PendingAction
 from copilot import ledger, runner, services, tasks
@@ -328,6 +329,19 @@ def test_a_seal_that_cannot_be_written_costs_no_answer_and_shows_as_unsealed(
     assert Turn.objects.get(pk=second.result.turn_id).status == Turn.Status.DONE
     verdict = verify_chain(cast.org.pk)
     assert verdict.unsealed == [second.result.turn_id] and not verdict.intact
+
+
+def test_a_steps_error_is_read_in_the_managers_language_with_its_code_as_the_title(
+    cast: Cast, conversation: Conversation, approved: PendingAction
+) -> None:
+    code = f"invoice_create {NOT_FOR_CUSTOMERS}"
+    answer = Turn.objects.get(pk=approved.turn_id).answer
+    assert answer is not None and answer.trace["steps"]
+    trace = {**answer.trace, "steps": [{**answer.trace["steps"][0], "error": code}]}
+    Message.objects.filter(pk=answer.pk).update(trace=trace)  # as a refused step stores it
+    body = _as(cast.manager).get(f"/chat/traces/turn/{approved.turn_id}/").content.decode()
+    assert f'<span title="{code}">Un cliente no puede pedir esto por WhatsApp: ' in body
+    assert f">{code}<" not in body
 
 
 def test_each_organisation_has_its_own_chain_and_an_outsider_sees_none_of_ours(
