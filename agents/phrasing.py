@@ -28,6 +28,7 @@ from agents.selectors import specs_of_agents
 from business.models import money as round_money
 from business.validators import format_phone
 from common.text import fold
+from common.wording import say
 from nlu.values import IntentSpecs
 
 _NOT_FOUND = re.compile(r"\bnot found\b")
@@ -126,12 +127,17 @@ def _of(job: JobLike, name: str) -> Any:
 
 def job_line(job: JobLike, language: str) -> str:
     """A job in one line: #id, service, customer, when, technician."""
-    parts = [
-        f"#{_of(job, 'id')} {_of(job, 'service')} — {_of(job, 'customer')}",
-        when(_of(job, "start"), language),
-    ]
+    return job_listed(job, language, when(_of(job, "start"), language))
+
+
+def job_listed(job: JobLike, language: str, moment: str = "") -> str:
+    """ "#239 Instalación split — Federico Castro[, <moment>], con Martín Sosa": `moment` is
+    left out where the list's heading already says the day (an agenda puts the hours first)."""
+    parts = [f"#{_of(job, 'id')} {_of(job, 'service')} — {_of(job, 'customer')}"]
+    if moment:
+        parts.append(moment)
     if technician := _of(job, "technician"):
-        parts.append(("with " if is_en(language) else "con ") + str(technician))
+        parts.append(say(language, _("with %(technician)s"), technician=technician))
     return ", ".join(parts)
 
 

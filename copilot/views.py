@@ -87,12 +87,8 @@ def chat_detail(request: HttpRequest, conversation_id: int) -> HttpResponse:
             {"conversation": conversation, "max_chars": settings.COPILOT_MAX_MESSAGE_CHARS},
         )  # fmt: skip
     language = request.LANGUAGE_CODE[:2]
-    enabled = list(  # one read of the organisation's agents for the line and the ticks
-        Agent.objects.filter(organisation_id=conversation.organisation_id, enabled=True).order_by(
-            "name"
-        )
-    )
-    consultable = [(agent.name, agent.label(language)) for agent in enabled]
+    enabled = _enabled(conversation)  # one read of the organisation's agents for both uses
+    consultable = _labelled(enabled, language)
     context = {
         "conversation": conversation,
         # A supervisor reads a member's conversation: labelled as such, with no composer.
@@ -131,13 +127,24 @@ def chat_answer(request: HttpRequest, conversation_id: int, turn_id: str) -> Htt
     ).order_by("pk")
     if not answers:
         raise Http404
-    language = request.LANGUAGE_CODE[:2]
-    enabled = Agent.objects.filter(organisation_id=conversation.organisation_id, enabled=True)
     # The steps name their agents in the screen's language, as on the page (copilot/_answer.html).
-    consultable = [(agent.name, agent.label(language)) for agent in enabled]
+    consultable = _labelled(_enabled(conversation), request.LANGUAGE_CODE[:2])
     return render(
         request, "copilot/_answers.html", {"answers": answers, "consultable": consultable}
     )
+
+
+def _enabled(conversation: Conversation) -> list[Agent]:
+    return list(
+        Agent.objects.filter(organisation_id=conversation.organisation_id, enabled=True).order_by(
+            "name"
+        )
+    )
+
+
+def _labelled(agents: list[Agent], language: str) -> list[tuple[str, str]]:
+    """(name, label in the screen's language) of each agent: the ticks and the live steps."""
+    return [(agent.name, agent.label(language)) for agent in agents]
 
 
 def _direct_line(

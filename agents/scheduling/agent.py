@@ -34,6 +34,7 @@ from agents.phrasing import (
     held_id,
     impossible_date,
     job_line,
+    job_listed,
     numbered,
     service_reason,
     slot_line,
@@ -926,10 +927,7 @@ def _agenda(step: Step, runner: Runner, on: datetime.date) -> Outcome:
 def _agenda_line(job: JobRow, language: str) -> str:
     """ "08:00–12:00 #239 Instalación split — Federico Castro, con Martín Sosa": the day is the
     answer's heading."""
-    line = f"{job.start:%H:%M}–{job.end:%H:%M} #{job.id} {job.service} — {job.customer}"
-    if job.technician:
-        line += ", " + say(language, _("with %(technician)s"), technician=job.technician)
-    return line
+    return f"{job.start:%H:%M}–{job.end:%H:%M} {job_listed(job, language)}"
 
 
 def _for(runner: Runner, service: str | None) -> str:
