@@ -248,6 +248,27 @@ def test_the_period_is_written_as_the_reader_writes_dates(client: Client, seeded
     assert "dd/mm/aaaa" in wrong.context["errors"][0]
 
 
+def test_engines_approvals_and_chart_days_are_in_the_readers_words(
+    client: Client, seeded: Cast
+) -> None:
+    client.force_login(seeded.manager)
+    response = client.get(
+        reverse("agent_metrics"),
+        {"period": "custom", "from": "20/11/2026", "to": "21/11/2026"},
+        HTTP_ACCEPT_LANGUAGE="es-ar",
+    )
+    page = response.content.decode()
+    row = page.split('data-agent="scheduling"', 1)[1].split("</tr>", 1)[0]
+    assert "Integrado (sin conexión) 4" in row and "Modelo de lenguaje 1" in row
+    assert "embedded" not in row and "approved" not in row and "rejected" not in row
+    charts = response.context["charts"]
+    assert charts["days"] == ["2026-11-20", "2026-11-21"]  # the data stays ISO
+    assert charts["day_labels"] == ["20/11/2026", "21/11/2026"]
+    assert charts["engine_labels"] == {
+        "embedded": "Integrado (sin conexión)", "llm": "Modelo de lenguaje",
+    }  # fmt: skip
+
+
 def test_bad_custom_dates_say_so_and_show_the_last_7_days(client: Client, seeded: Cast) -> None:
     client.force_login(seeded.admin)
 
