@@ -14,16 +14,20 @@ the conversation's subject; `delegate` runs the chain step by step (delegate.py:
 reroutes, hand-offs, concurrent llm steps); `compose` writes the reply and the trace.
 
 Both are compiled once per process and reused; a turn passes its `TurnRun` as the run context.
+The straight path runs its nodes without LangGraph's per-step machinery (`run_graph`); the
+compiled graph is its declaration and the yardstick it is tested against (`run_compiled`).
 Only the held-turn graph has a checkpointer (checkpoints.py): a turn without approvals
 writes no checkpoint at all, and a paused one writes one when it pauses and one per decision.
 """
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Annotated, Any, cast, get_origin, get_type_hints
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -132,9 +136,53 @@ def resume(run: TurnRun, paused_turn_id: str, approval_id: int) -> TurnState | N
 
 def run_graph(run: TurnRun) -> TurnState:
     """Run one turn synchronously (in a worker thread: the ORM is sync). Events go to
-    `run.ctx.emit`; the model client's rows are written afterwards, whatever happened."""
+    `run.ctx.emit`; the model client's rows are written afterwards, whatever happened.
+
+    The path is a straight line with no checkpoint, so it runs without LangGraph's per-step
+    machinery (about 3 ms of CPU a turn, a quarter of the graph's; bench/turn_cost.py): the
+    same nodes in the same order, each given a copy of the state and run in a copy of the
+    caller's context, as LangGraph runs them, each update merged by `TurnState`'s reducers.
+    tests/copilot/test_graph.py keeps it equal to the compiled graph's run. LangGraph keeps the
+    held turns, where its checkpoints earn their place."""
+    runtime, line = Runtime(context=run), _line()
+    state: dict[str, Any] = {}
+    try:
+        for node in line:
+            given = cast(TurnState, dict(state))
+            update = contextvars.copy_context().run(node, given, runtime)
+            for key, value in (update or {}).items():
+                merge = _REDUCERS.get(key)
+                state[key] = merge(state[key], value) if merge and key in state else value
+        return cast(TurnState, state)
+    finally:
+        if run.llm is not None:
+            run.llm.flush()
+
+
+def run_compiled(run: TurnRun) -> TurnState:
+    """The same turn through the compiled LangGraph graph (what `run_graph` must equal)."""
     try:
         return cast(TurnState, get_graph().invoke({}, context=run))
     finally:
         if run.llm is not None:
             run.llm.flush()
+
+
+def _reducers() -> dict[str, Callable[[Any, Any], Any]]:
+    """The state keys merged by a function (`Annotated[..., reducer]`), by key."""
+    hints = get_type_hints(TurnState, include_extras=True)
+    return {
+        key: hint.__metadata__[0]
+        for key, hint in hints.items()
+        if get_origin(hint) is Annotated and callable(hint.__metadata__[0])
+    }
+
+
+_REDUCERS = _reducers()
+
+
+@functools.cache
+def _line() -> tuple[Node, ...]:
+    """The nodes of the straight path, timed, once the handlers are registered."""
+    load_handlers()
+    return tuple(_timed(name, getattr(nodes, name)) for name in NODES)

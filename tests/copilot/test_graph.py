@@ -15,7 +15,7 @@ from approvals.models import PendingAction
 from business.models import Customer, EscalationTicket, Job
 from copilot import router_cache
 from copilot.models import AgentRun, Conversation
-from copilot.orchestration import nodes
+from copilot.orchestration import graph, nodes
 from copilot.orchestration.graph import build_graph, get_graph, run_graph
 from nlu.tone import read_signals
 from nlu.values import Directive, Task
@@ -566,6 +566,45 @@ def test_the_trace_keeps_the_candidates_and_the_signals(
     assert set(state["timings"]) == {
         "intake", "signals", "understand", "route", "delegate", "compose",
     }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["buscá a Juan", "buscá a Juan!!", "agendale un service a Juan", "hola", "qué onda el clima"],
+)
+def test_the_straight_path_runs_as_the_compiled_langgraph_graph_does(
+    cast: Cast, router: ScriptedRouter, text: str
+) -> None:
+    """run_graph runs the nodes without LangGraph's machinery: the same state, keys, reply,
+    events and agent runs as the compiled graph for a read, an urgent read, a question back,
+    a greeting and something out of scope."""
+    factories.make_customer(cast.org, "Juan Pérez")
+    factories.make_customer(cast.org, "Juan Gómez")
+    router.script["buscá a Juan"] = [task("search_customer", 0.9, customer="Juan")]
+    router.script["buscá a Juan!!"] = [task("search_customer", 0.9, customer="Juan")]
+    router.script["agendale un service a Juan"] = [task("book_job", 0.9, customer="Juan")]
+    router.script["hola"] = [task("greeting", 1.0)]
+    router.script["qué onda el clima"] = [task("unknown", 0.3)]
+
+    def through(runner: Any) -> tuple[dict[str, Any], Emitted, list[tuple[str, bool]]]:
+        conversation = Conversation.objects.create(organisation=cast.org, user=cast.operator)
+        emitted = Emitted()
+        run = make_run(cast.org, cast.operator, conversation, text, emitted)
+        state = dict(runner(run))
+        done = [(r.intent, r.success) for r in AgentRun.objects.filter(turn_id=run.ctx.turn_id)]
+        return state, emitted, done
+
+    compiled, compiled_events, compiled_runs = through(graph.run_compiled)
+    straight, straight_events, straight_runs = through(graph.run_graph)
+
+    assert set(straight) == set(compiled) and set(straight["timings"]) == set(compiled["timings"])
+    assert straight["reply"] == compiled["reply"] and straight["reply"]
+    assert straight_runs == compiled_runs
+    assert straight_events.types() == compiled_events.types()
+    unlike = {"timings", "trace", "delegation", "memory"}  # times and per-turn ids differ
+    assert {k: v for k, v in straight.items() if k not in unlike} == {
+        k: v for k, v in compiled.items() if k not in unlike
+    }
 
 
 def test_signals_read_es_and_en_emergencies_and_frustration() -> None:
