@@ -7,7 +7,10 @@ production minus the socket. It reports, per kind of message, the median CPU tim
 (thread CPU, so the warm-up and any other thread are not counted), and the statements,
 transactions (commits, plus writes run in autocommit) and connections opened per turn.
 
-    .venv/bin/python bench/turn_cost.py [--rounds 10] [--json]
+    .venv/bin/python bench/turn_cost.py [--rounds 10] [--json] [--compiled]
+
+`--compiled` runs the turns' straight path through the compiled LangGraph graph
+(`graph.run_compiled`) instead of `graph.run_graph`: what LangGraph's machinery costs a turn.
 
 Issue 26's targets: a read-only turn ≤ 12 ms CPU, ≤ 30 statements, ≤ 3 transactions; a
 booking ≤ 15 ms. tests/copilot/test_turn_cost.py keeps the statement and transaction counts.
@@ -135,16 +138,19 @@ def _turn(conversation: Any, user_id: int, text: str, counter: Counter) -> dict[
     }
 
 
-def run(rounds: int) -> dict[str, Any]:
+def run(rounds: int, compiled: bool = False) -> dict[str, Any]:
     from django.contrib.auth import get_user_model
     from django.db import connection
 
     from business.models import Organisation
-    from copilot import tasks
+    from copilot import kinds, tasks
     from copilot.models import Conversation
+    from copilot.orchestration import graph
     from copilot.turn import warm_up
 
     tasks.dispatch = lambda organisation_id, conversation_id: True  # the bench runs turns itself
+    if compiled:
+        kinds.run_graph = graph.run_compiled  # type: ignore[assignment]
     counter = Counter()
     _instrument(counter)
     connection.ensure_connection()
@@ -183,10 +189,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--compiled", action="store_true", help="through LangGraph's invoke")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="capataz-turn-cost-") as folder:
         _setup(Path(folder))
-        result = run(args.rounds)
+        result = run(args.rounds, compiled=args.compiled)
     if args.json:
         print(json.dumps(result))
         return
