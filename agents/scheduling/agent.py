@@ -904,6 +904,14 @@ def _agenda(step: Step, runner: Runner, on: datetime.date) -> Outcome:
         return failed(runner, result, runner.say(_("I couldn't read the agenda")))
     language = runner.language
     jobs = sorted(found.jobs, key=lambda job: job.start)
+    if not jobs and step.entities.technician:  # "what does Lucas have tomorrow": Lucas's day
+        return Outcome(
+            text=runner.say(
+                _("%(name)s has no jobs booked on %(day)s."),
+                name=step.entities.technician,
+                day=day(on, language),
+            )  # fmt: skip
+        )
     if not jobs:
         return Outcome(
             text=runner.say(_("There are no jobs booked on %(day)s."), day=day(on, language))

@@ -238,7 +238,23 @@ def _facts(demo: Demo) -> dict[str, Any]:
     facts["invoice_es"], facts["invoice_en"] = uninvoiced[0], uninvoiced[-1]
     facts["book_es_hour"] = bookable_hour(demo, day_a, "ac")
     facts["book_en_hour"] = bookable_hour(demo, day_b, "heating")
+    facts["idle_tech"] = _idle_technician(demo, day_b)
     return facts
+
+
+def _idle_technician(demo: Demo, day: Any) -> str:
+    """The first name of a technician (the only one with it) with no open job on `day`."""
+    busy = set(
+        demo.open_jobs()
+        .filter(scheduled_start__range=(demo.at(day, 0), demo.at(day, 23, 59)))
+        .values_list("technician_id", flat=True)
+    )
+    names = list(Technician.objects.filter(organisation=demo.org).order_by("name"))
+    firsts = [t.name.split()[0] for t in names]
+    for technician, first in zip(names, firsts, strict=True):
+        if technician.pk not in busy and firsts.count(first) == 1:
+            return first
+    raise AssertionError("every technician has an open job that day")
 
 
 def absence_facts(demo: Demo) -> dict[str, Any]:

@@ -252,6 +252,20 @@ def _agenda(key: str) -> Callable[..., None]:
     return check
 
 
+def _idle_name(demo: Demo) -> dict[str, str]:
+    return {"idle_tech": demo.facts["idle_tech"]}
+
+
+def _idle_day(words: str) -> Callable[..., None]:
+    """A technician's empty day is said as theirs, not as an empty agenda."""
+
+    def check(demo: Demo, turn: Turn, diff: Diff) -> None:
+        diff.assert_unchanged()
+        assert demo.facts["idle_tech"] in turn.reply and words in turn.reply, turn.reply
+
+    return check
+
+
 # create_customer, search_customer, update_customer, validate_cuit
 
 
@@ -452,6 +466,8 @@ CASES = [
          id="agenda"),
     case("check_availability", "en", "What jobs do we have on {day_b_en}?", _agenda("day_b"),
          id="agenda"),
+    case("check_availability", "en", "Which jobs does {idle_tech} have on {day_b_en}?",
+         _idle_day("has no jobs booked"), id="agenda", names=_idle_name),
     # --- customers ---
     case("create_customer", "es", "Registrá a Rocío Almada, tel 11 5566-7788, vive en Av. "
          "Cabildo 3500, CABA", _registered("Rocío Almada", "1155667788", "Av. Cabildo 3500")),
