@@ -13,7 +13,7 @@ from django.utils.dateparse import parse_datetime
 from django.utils.dates import WEEKDAYS_ABBR
 from django.utils.translation import gettext_lazy as _
 
-from business.models import Address, Job, JobEvent, Skill, money
+from business.models import Address, Job, JobEvent, Organisation, Skill, money
 from business.validators import format_phone
 
 register = template.Library()
@@ -109,3 +109,14 @@ def phone(value: str | None) -> str:
 def address_line(address: Address | None) -> str:
     """An address the one way the site shows it (Address.__str__: no "CABA (CABA)")."""
     return str(address) if address is not None else ""
+
+
+@register.filter
+def engine_words(code: object) -> str:
+    """An engine as the organisation's settings name it ("Integrado (sin conexión)"); a code
+    that is not one of them as it is."""
+    value = str(code or "")
+    try:
+        return str(Organisation.Engine(value).label)
+    except ValueError:
+        return value

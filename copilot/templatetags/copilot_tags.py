@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from django import template
-from django.utils.translation import gettext, ngettext, pgettext
+from django.utils.translation import gettext, ngettext, pgettext, pgettext_lazy
 
 register = template.Library()
 
@@ -81,3 +81,19 @@ def privacy_receipt(receipt: Any) -> str:
         "privacy receipt",
         "Sent to a model: %(parts)s. Masked first, as placeholders like [TEL_1]: %(what)s.",
     ) % {**sent, "what": what}
+
+
+_ROUTED_BY = {
+    "embedded": pgettext_lazy("routed by", "the embedded reading"),
+    "model": pgettext_lazy("routed by", "the model"),
+    "directive": pgettext_lazy("routed by", "a #agent directive"),
+    "clarification": pgettext_lazy("routed by", "the answer to its question"),
+    "choice": pgettext_lazy("routed by", "an option it offered"),
+}
+
+
+@register.filter
+def routed_by_words(code: object) -> str:
+    """What chose the turn's chain, in the reader's language; an unknown code as it is."""
+    value = str(code or "")
+    return str(_ROUTED_BY.get(value, value))

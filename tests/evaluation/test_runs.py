@@ -90,6 +90,8 @@ def test_a_run_from_the_page_has_the_metrics_of_evaluate_on_the_same_file(
     assert f'data-run="{run.pk}"' in index and 'data-testid="run-form"' in index
     page = client.get(reverse("evaluation:run", args=[run.pk])).content.decode()
     assert 'data-testid="confusion"' in page and 'data-testid="failing"' in page
+    assert "Integrado (sin conexión)" in page and "· embedded ·" not in page  # named, not coded
+    assert "<td>Integrado (sin conexión)</td>" in index
     shown = page.split('data-metric="chain_accuracy">')[1].split("<")[0]
     assert float(shown.replace(",", ".")) == run.metrics["chain_accuracy"]  # es-AR: 0,9812
 
