@@ -16,8 +16,8 @@ from django.utils.translation import gettext_lazy as _
 
 from agents.customer_scope import NOT_FOR_CUSTOMERS
 from agents.defaults import intent_phrase
-from agents.registry import all_tools
-from business.models import Job
+from agents.registry import get_tool
+from business.models import Job, choice_label
 
 # Codes without parameters.
 _FIXED = {
@@ -65,22 +65,15 @@ _FIXED = {
 
 
 def _action(code: str) -> str:
-    """A tool by its label's first clause, an intent by its phrase, anything else as it is."""
-    tool = next((t for t in all_tools() if t.name == code), None)
-    if tool is not None:
-        return str(tool.label).split(". ", 1)[0].rstrip(".")
-    return intent_phrase(code, _language())
-
-
-def _language() -> str:
-    return (get_language() or "es")[:2]
+    """A tool by its label's first sentence, an intent by its phrase, anything else as it is."""
+    try:
+        return get_tool(code).headline.rstrip(".")
+    except KeyError:
+        return intent_phrase(code, (get_language() or "es")[:2])
 
 
 def _job_status(status: str) -> str:
-    try:
-        return str(Job.Status(status).label).lower()
-    except ValueError:
-        return status
+    return choice_label(Job.Status, status).lower()
 
 
 # Codes with parameters: a pattern and how to say it.

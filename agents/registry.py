@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime
 import importlib
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -165,6 +166,10 @@ ToolFunc = Callable[..., ToolResult]
 PreviewFunc = Callable[..., Preview]
 
 
+# A sentence ends at a full stop before a capital ("e.g. all" does not end one).
+_SENTENCE_END = re.compile(r"(?<=\.)\s+(?=[A-ZÁÉÍÓÚÑ])")
+
+
 @dataclass(frozen=True)
 class Tool:
     name: str
@@ -179,6 +184,12 @@ class Tool:
         """The description in the reader's language, for people; `description` stays the
         English text the model reads (each module marks it with `gettext_noop`)."""
         return gettext(self.description)
+
+    @property
+    def headline(self) -> str:
+        """The label's first sentence ("Cancelar un trabajo abierto (necesita …)."): how a
+        screen names the tool in a line."""
+        return _SENTENCE_END.split(self.label, maxsplit=1)[0]
 
     def openai_schema(self) -> dict[str, Any]:
         return {

@@ -36,6 +36,15 @@ def money(value: Decimal) -> Decimal:
     return value.quantize(CENT, rounding=ROUND_HALF_UP)
 
 
+def choice_label(choices: type[models.TextChoices], code: str) -> str:
+    """A stored code by its label in the reader's language; a code no longer among the choices
+    as it is (screens show the label, the data keeps the code)."""
+    try:
+        return str(choices(code).label)
+    except ValueError:
+        return code
+
+
 def weekdays_monday_to_friday() -> list[int]:
     return [0, 1, 2, 3, 4]
 

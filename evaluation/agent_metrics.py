@@ -56,7 +56,7 @@ from django.utils.translation import gettext_lazy, pgettext
 
 from agents.models import Agent
 from approvals.models import PendingAction
-from business.models import Organisation
+from business.models import Organisation, choice_label
 from copilot.models import AgentRun
 from llm.models import ModelCall
 
@@ -298,23 +298,11 @@ class AgentRow:
     @property
     def approvals_shown(self) -> list[tuple[str, int]]:
         """(status in the reader's language, count): the codes stay in the data."""
-        return [(_choice(PendingAction.Status, code), n) for code, n in self.approvals.items()]
+        return [(choice_label(PendingAction.Status, c), n) for c, n in self.approvals.items()]
 
     @property
     def engines_shown(self) -> list[tuple[str, int]]:
-        return [(engine_label(code), n) for code, n in self.engines.items()]
-
-
-def _choice(choices: Any, code: str) -> str:
-    try:
-        return str(choices(code).label)
-    except ValueError:  # a code no longer among the choices: shown as it is
-        return code
-
-
-def engine_label(code: str) -> str:
-    """An engine as the organisation's settings name it ("Integrado (sin conexión)")."""
-    return _choice(Organisation.Engine, code)
+        return [(choice_label(Organisation.Engine, c), n) for c, n in self.engines.items()]
 
 
 @dataclass
@@ -338,7 +326,7 @@ class Report:
             "latency_buckets": _bucket_labels(self.latency_edges),
             "latency_histogram": {row.agent: row.latency_histogram for row in self.rows if row.ran},
             "engines": self.totals.engines,
-            "engine_labels": {code: engine_label(code) for code in self.totals.engines},
+            "engine_labels": {c: choice_label(Organisation.Engine, c) for c in self.totals.engines},
             # The days as the reader writes them (31/12/2026 in es-AR); `days` stays ISO.
             "day_labels": [
                 formats.date_format(datetime.date.fromisoformat(day), "SHORT_DATE_FORMAT")

@@ -57,8 +57,7 @@ def tool_label(name: object) -> SafeString | str:
     tool = _tool(code)
     if tool is None:
         return format_html("<code>{}</code>", code)
-    first = _SENTENCE_END.split(tool.label, maxsplit=1)[0]
-    return format_html('<span title="{}">{}</span>', code, _parameters_as_code(tool, first))
+    return format_html('<span title="{}">{}</span>', code, _parameters_as_code(tool, tool.headline))
 
 
 @register.filter
@@ -69,10 +68,6 @@ def tool_description(name: object) -> SafeString | str:
     if tool is None:
         return ""
     return _parameters_as_code(tool, tool.label)
-
-
-# A sentence ends at a full stop before a capital ("e.g. all" does not end one).
-_SENTENCE_END = re.compile(r"(?<=\.)\s+(?=[A-ZÁÉÍÓÚÑ])")
 
 
 def _tool(code: str) -> Tool | None:

@@ -13,7 +13,7 @@ from django.utils.dateparse import parse_datetime
 from django.utils.dates import WEEKDAYS_ABBR
 from django.utils.translation import gettext_lazy as _
 
-from business.models import Address, Job, JobEvent, Organisation, Skill, money
+from business.models import Address, Job, JobEvent, Organisation, Skill, choice_label, money
 from business.validators import format_phone
 
 register = template.Library()
@@ -115,8 +115,4 @@ def address_line(address: Address | None) -> str:
 def engine_words(code: object) -> str:
     """An engine as the organisation's settings name it ("Integrado (sin conexión)"); a code
     that is not one of them as it is."""
-    value = str(code or "")
-    try:
-        return str(Organisation.Engine(value).label)
-    except ValueError:
-        return value
+    return choice_label(Organisation.Engine, str(code or ""))

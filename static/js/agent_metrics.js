@@ -19,7 +19,7 @@
     make("chart-calls", {
       type: "bar",
       data: {
-        labels: data.day_labels || data.days,
+        labels: data.day_labels,
         datasets: Object.entries(data.calls_by_day).map(([agent, counts], i) => ({
           label: label(agent), data: counts, backgroundColor: colour(i),
         })),
@@ -29,7 +29,7 @@
     make("chart-success", {
       type: "line",
       data: {
-        labels: data.day_labels || data.days,
+        labels: data.day_labels,
         datasets: [{
           label: words.success, borderColor: colour(1), spanGaps: true,
           data: data.success_by_day.map((v) => (v === null ? null : Math.round(v * 1000) / 10)),
@@ -49,11 +49,10 @@
     });
     make("chart-cost", {
       type: "line",
-      data: { labels: data.day_labels || data.days, datasets: [{ label: words.cost, data: data.cost_by_day, borderColor: colour(2) }] },
+      data: { labels: data.day_labels, datasets: [{ label: words.cost, data: data.cost_by_day, borderColor: colour(2) }] },
       options: { scales: { y: { beginAtZero: true } }, animation: false },
     });
-    const engineLabels = data.engine_labels || {};
-    for (const [id, mix, named] of [["chart-engines", data.engines, engineLabels], ["chart-models", data.models, {}]]) {
+    for (const [id, mix, named] of [["chart-engines", data.engines, data.engine_labels], ["chart-models", data.models, {}]]) {
       const keys = Object.keys(mix);
       make(id, {
         type: "doughnut",
