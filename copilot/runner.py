@@ -107,7 +107,12 @@ def _run_releasing(turn: Turn, token: str, released: list[bool]) -> TurnResult:
         if finished.pk != turn.pk:  # another turn finished from this one (a decision's resume)
             return
         outcome = _release_if_idle(finished.conversation_id, token)
-        transaction.on_commit(lambda: released.append(outcome))
+        transaction.on_commit(lambda: _closed(finished.conversation_id, outcome))
+
+    def _closed(conversation_id: int, outcome: bool) -> None:
+        released.append(outcome)
+        if outcome:  # given back: the heartbeat must not try to renew it any more
+            HEARTBEAT.forget(conversation_id, token)
 
     reset = services.at_turn_close.set(close)
     try:
@@ -213,6 +218,11 @@ class _Heartbeat:
         finally:
             with self._lock:
                 self._held.pop(key, None)
+
+    def forget(self, conversation_id: int, token: str) -> None:
+        """Stop renewing a lease its runner gave back before leaving `holding`."""
+        with self._lock:
+            self._held.pop((conversation_id, token), None)
 
     def _due(self) -> tuple[list[tuple[int, str]], float] | None:
         """The leases to renew now and how long to sleep after; None (and the thread is gone)

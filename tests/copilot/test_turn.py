@@ -522,6 +522,26 @@ def test_the_turns_closing_transaction_gives_the_lease_back_and_a_rolled_back_on
     assert Turn.objects.get(message__text="hola").status == Turn.Status.FAILED
 
 
+def test_a_lease_given_back_at_the_close_is_no_longer_renewed_by_the_heartbeat(
+    cast: Cast, conversation: Conversation, router: ScriptedRouter,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    router.script["hola"] = [task("greeting", 1.0)]
+    accept_message(conversation=conversation, user_id=cast.operator.pk, text="hola")
+    held_after: list[set[tuple[int, str]]] = []
+    real_run_turn = runner.run_turn
+
+    def run_turn(turn: Turn) -> Any:
+        result = real_run_turn(turn)  # the closing committed; the runner is still `holding`
+        held_after.append(set(runner.HEARTBEAT._held))
+        return result
+
+    monkeypatch.setattr(runner, "run_turn", run_turn)
+    [result] = runner.drain(cast.org.pk, conversation.pk).results
+    assert result.ok
+    assert held_after == [set()]  # nothing left for the heartbeat to renew (and warn about)
+
+
 def test_a_runner_that_crashes_lets_its_lease_lapse_and_the_next_one_interrupts_its_turn(
     cast: Cast, conversation: Conversation, router: ScriptedRouter, settings: Any,
     monkeypatch: pytest.MonkeyPatch,
