@@ -138,7 +138,7 @@ def _turn(conversation: Any, user_id: int, text: str, counter: Counter) -> dict[
     }
 
 
-def run(rounds: int, compiled: bool = False) -> dict[str, Any]:
+def run(rounds: int, compiled: bool = False, by_message_wanted: bool = False) -> dict[str, Any]:
     from django.contrib.auth import get_user_model
     from django.db import connection
 
@@ -161,6 +161,7 @@ def run(rounds: int, compiled: bool = False) -> dict[str, Any]:
     operator = get_user_model().objects.get(username="operadora")
     warm_up(organisation.pk)
     samples: dict[str, list[dict[str, float]]] = defaultdict(list)
+    by_message: dict[str, list[float]] = defaultdict(list)
     for round_number in range(rounds + 1):
         conversation = Conversation.objects.create(
             organisation=organisation, user=operator, title=f"bench {round_number}"
@@ -169,13 +170,14 @@ def run(rounds: int, compiled: bool = False) -> dict[str, Any]:
             sample = _turn(conversation, operator.pk, text, counter)
             if round_number:  # the first round warms caches and the router
                 samples["read"].append(sample)
+                by_message[text].append(sample["cpu_ms"])
         conversation = Conversation.objects.create(
             organisation=organisation, user=operator, title=f"bench booking {round_number}"
         )
         sample = _turn(conversation, operator.pk, BOOKING, counter)
         if round_number:
             samples["booking"].append(sample)
-    return {
+    result: dict[str, Any] = {
         kind: {
             "turns": len(rows),
             **{key: round(statistics.median(row[key] for row in rows), 2) for key in rows[0]},
@@ -183,6 +185,11 @@ def run(rounds: int, compiled: bool = False) -> dict[str, Any]:
         }
         for kind, rows in samples.items()
     }
+    if by_message_wanted:
+        result["by_message"] = {
+            text: round(statistics.median(cpu), 2) for text, cpu in by_message.items()
+        }
+    return result
 
 
 def main() -> None:
@@ -190,13 +197,18 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--compiled", action="store_true", help="through LangGraph's invoke")
+    parser.add_argument(
+        "--by-message", action="store_true", help="also each read-only message's CPU median"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="capataz-turn-cost-") as folder:
         _setup(Path(folder))
-        result = run(args.rounds, compiled=args.compiled)
+        result = run(args.rounds, compiled=args.compiled, by_message_wanted=args.by_message)
     if args.json:
         print(json.dumps(result))
         return
+    for text, cpu in result.pop("by_message", {}).items():
+        print(f"{cpu:7.1f} ms  {text}")
     for kind, row in result.items():
         print(
             f"{kind:8} turns={row['turns']:4} cpu median {row['cpu_ms']:6.1f} ms "

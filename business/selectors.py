@@ -190,14 +190,16 @@ def invoices_with_amounts(organisation: Organisation) -> QuerySet[Invoice]:
     return (
         scoped(Invoice, organisation)
         .select_related("customer", "job")
-        .prefetch_related("lines", "payments")
+        .prefetch_related(
+            Prefetch("lines", to_attr=Invoice.LINES), Prefetch("payments", to_attr=Invoice.PAYMENTS)
+        )
     )
 
 
 def invoice_row(invoice: Invoice) -> InvoiceRow:
     """Totals and payment state from prefetched lines and payments (no query per invoice)."""
     total = invoice.totals()["total"]
-    paid = money(sum((p.amount for p in invoice.payments.all()), Decimal("0")))
+    paid = money(sum((p.amount for p in invoice.payment_items()), Decimal("0")))
     balance = total - paid
     state: PaymentState
     if invoice.status in (Invoice.Status.VOID, Invoice.Status.DRAFT):
@@ -238,7 +240,11 @@ def unpaid_rows(organisation: Organisation) -> list[InvoiceRow]:
 
 
 def quotes_with_lines(organisation: Organisation) -> QuerySet[Quote]:
-    return scoped(Quote, organisation).select_related("customer", "job").prefetch_related("lines")
+    return (
+        scoped(Quote, organisation)
+        .select_related("customer", "job")
+        .prefetch_related(Prefetch("lines", to_attr=Quote.LINES))
+    )
 
 
 def overdue_equipment(organisation: Organisation, today: datetime.date) -> list[Equipment]:

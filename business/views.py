@@ -236,7 +236,7 @@ def invoice_detail(request: OrgRequest, pk: int) -> HttpResponse:
         "invoice": invoice,
         "row": selectors.invoice_row(invoice),
         "totals": invoice.totals(),
-        "payments": invoice.payments.all(),
+        "payments": invoice.payment_items(),
     }
     return render(request, "business/invoice_detail.html", context)
 

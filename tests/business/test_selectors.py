@@ -205,6 +205,26 @@ def test_invoices_with_balance_sums_what_is_owed_and_since_when(cast) -> None:
     assert [(d.customer, d.owed) for d in debtors] == [(ana, Decimal("1121.00"))]
 
 
+def test_balances_read_lines_and_payments_once_however_many_invoices(
+    cast, django_assert_num_queries
+) -> None:
+    """Three statements (invoices with their customers, all their lines, all their payments)
+    for any number of invoices; the rows' totals come from the prefetched lists, which are
+    plain lists (Prefetch to_attr), not a related queryset built per invoice."""
+    org = cast.org
+    for index in range(6):
+        customer = factories.make_customer(org, f"Cliente {index}")
+        invoice = factories.make_invoice(org, customer, Decimal("100") * (index + 1))
+        factories.make_payment(org, invoice, "10")
+    with django_assert_num_queries(3):
+        balances = selectors.invoices_with_balance(org)
+        assert balances.owed == Decimal("121") * 21 - Decimal("60")
+        for row in balances.rows:
+            assert isinstance(row.invoice.line_items(), list)
+            assert row.invoice.payment_items()[0].amount == Decimal("10")
+            assert row.invoice.totals()["total"] == row.total
+
+
 # --- Proactive ---------------------------------------------------------------------------------
 
 
