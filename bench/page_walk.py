@@ -41,7 +41,8 @@ ENGLISH = re.compile(
     r"Schedule|Overview|Settings|Enabled|Disabled|Yes|Submit|Back|Next|Previous|Today|Week|"
     r"Sign out|Unpaid|Paid|Amount|Description|Phone|Address|held for approval|Open|Closed|"
     r"Status|Details|Name|Date|Price|Run|Runs|Accept|Dismiss|Answer|Answers|Message|Steps?|"
-    r"agents?|jobs|customers|invoices|the|and|with|for)\b"
+    r"agents?|jobs|customers|invoices|the|and|with|for|embedded|hybrid|executed|expired|failed|"
+    r"routed)\b"
 )
 RAW = re.compile(r"\b(job|customer|invoice|quote|ticket|technician|vehicle|agent):\d+\b")
 OVERFLOW_JS = """(width) => {

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from django.contrib import admin, messages
 from django.db.models import QuerySet
@@ -10,11 +10,11 @@ from django.http import HttpRequest
 from django.template.loader import render_to_string
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.translation import gettext
+from django.utils.translation import gettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
 
 from business.admin import OrgScopedAdmin, RegistryCodesAdmin
-from business.models import Organisation
+from business.models import Organisation, choice_label
 from copilot.ledger import Break, anchor_chains, verify_chain
 from copilot.memory_view import memory_lines
 from copilot.models import AgentRun, Conversation, Message, TraceSeal
@@ -55,8 +55,28 @@ class ConversationAdmin(OrgScopedAdmin):
         return mark_safe(html)  # noqa: S308 - a template's output, escaped there
 
 
+# What chose an agent run's step (AgentRun.source), in the reader's words.
+_SOURCES = {
+    "classifier": pgettext_lazy("step source", "the embedded reading"),
+    "model": pgettext_lazy("step source", "the model"),
+    "directive": pgettext_lazy("step source", "a #agent directive"),
+    "reroute": pgettext_lazy("step source", "handed over by another agent"),
+    "continuation": pgettext_lazy("step source", "the conversation so far"),
+    "correction": pgettext_lazy("step source", "a correction of the last action"),
+    "courtesy": pgettext_lazy("step source", "a greeting or thanks"),
+    "obligation": pgettext_lazy("step source", "a step another one needs first"),
+    "act": pgettext_lazy("step source", "an option it offered"),
+    "signals": pgettext_lazy("step source", "the emergency signals"),
+    "doubt": pgettext_lazy("step source", "a question about what was meant"),
+}
+
+
 @admin.register(AgentRun)
 class AgentRunAdmin(RegistryCodesAdmin, OrgScopedAdmin):
+    CODES: ClassVar[dict[str, str]] = {
+        **RegistryCodesAdmin.CODES, "engine": "engine_shown", "source": "source_shown",
+    }  # fmt: skip
+
     list_display = (
         "created_at",
         "agent_shown",
@@ -71,6 +91,14 @@ class AgentRunAdmin(RegistryCodesAdmin, OrgScopedAdmin):
 
     def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         return self.shown_fields(AgentRun)
+
+    @admin.display(description=_("engine"), ordering="engine")
+    def engine_shown(self, row: AgentRun) -> str:
+        return choice_label(Organisation.Engine, row.engine)
+
+    @admin.display(description=_("source"), ordering="source")
+    def source_shown(self, row: AgentRun) -> str:
+        return str(_SOURCES.get(row.source, row.source))
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         return self.shown_fields(AgentRun)

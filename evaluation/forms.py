@@ -133,7 +133,10 @@ class DatasetForm(forms.Form):
 
 class RunForm(forms.Form):
     dataset = forms.ModelChoiceField(label=gettext_lazy("Dataset"), queryset=Dataset.objects.none())
-    engine = forms.ChoiceField(label=gettext_lazy("Engine"), choices=[(e, e) for e in ENGINES])
+    engine = forms.ChoiceField(
+        label=gettext_lazy("Engine"),
+        choices=[(e, Organisation.Engine(e).label) for e in ENGINES],  # lazy: the reader's words
+    )
     version = forms.ChoiceField(label=gettext_lazy("Agent configuration"), required=False)
     reference_date = forms.DateField(
         label=gettext_lazy("Reference date"), required=False,

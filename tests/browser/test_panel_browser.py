@@ -286,3 +286,51 @@ def test_what_follows_an_answer_that_grew_is_still_brought_into_view(
     page.locator(".msg-assistant", has_text="aprobó la acción").wait_for()
     page.wait_for_timeout(800)  # the result's own actions arrive after it
     assert page.evaluate(IN_THREAD)
+
+
+def _suggest(cast: Cast, customer: Any, service: str) -> None:
+    from agents.models import ScheduleRun, Suggestion
+
+    job = factories.make_job(cast.org, customer, status=Job.Status.DONE)
+    run = ScheduleRun.objects.create(organisation=cast.org, detector="follow_ups")
+    Suggestion.objects.create(
+        organisation=cast.org, kind="follow_up", records={"job": job.pk}, customer=customer,
+        subject=f"follow_up:job={job.pk}", dedupe_key=f"follow_up:job={job.pk}:",
+        facts={"customer": customer.name, "service": service, "completed_on": "2026-01-02",
+               "days_ago": 3, "technician": ""},
+        tool="follow_up_record", arguments={"job_id": job.pk}, run=run,
+    )  # fmt: skip
+
+
+def test_suggestion_buttons_sit_in_one_place_whatever_the_texts_length(
+    cast: Cast, open_page: Any
+) -> None:
+    """Beside the text on a wide list, under it on a narrow one (the chat's side column, a
+    phone) — for a card with a short text and one with a long text alike."""
+    _suggest(cast, factories.make_customer(cast.org, "Ana Paz"), "aire")
+    long_service = "mantenimiento preventivo de los equipos de aire del depósito " * 3
+    _suggest(cast, factories.make_customer(cast.org, "Claudia Bianchi"), long_service)
+
+    def boxes(page: Any) -> list[tuple[dict[str, float], dict[str, float]]]:
+        page.locator("#suggestions-list .suggestion-actions").nth(1).wait_for()
+        found = []
+        for card in page.locator("#suggestions-list li.suggestion").all():
+            text = card.locator(":scope > div").first.bounding_box()
+            actions = card.locator(".suggestion-actions").bounding_box()
+            assert text is not None and actions is not None
+            found.append((text, actions))
+        return found
+
+    wide = boxes(open_page(cast.operator, "/suggestions/", width=1366))
+    assert len(wide) == 2
+    for text, actions in wide:
+        assert actions["x"] >= text["x"] + text["width"] - 1  # beside
+        assert abs(actions["y"] - text["y"]) < 2  # top-aligned
+        assert actions["height"] < 60  # one row of buttons
+    assert abs(wide[0][1]["x"] - wide[1][1]["x"]) < 2  # the same column for both
+    for page in (
+        open_page(cast.operator, "/suggestions/", width=390),
+        open_page(cast.operator, "/chat/", width=1366),
+    ):
+        for text, actions in boxes(page):
+            assert actions["y"] >= text["y"] + text["height"] - 1  # under

@@ -67,6 +67,7 @@ ENGLISH = re.compile(
     r"booked|cancelled|scheduled|held for approval|jobs|customers|invoices|the|and|with|of|for|"
     r"Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|January|February|March|April|"
     r"June|July|August|September|October|November|December|[ap]\.m\.|None|agents?|"
+    r"embedded|hybrid|executed|expired|failed|routed|"
     r"Can (?:add|change|delete|view))\b"
 )
 # Internal references and template or formatting leftovers, in any language (a Python `None` is

@@ -414,9 +414,10 @@ def test_a_manager_reads_a_turns_trace_with_its_seal(
     assert "cancel_job" in body  # the understanding
     assert "job_cancel" in body and f"#{approved.pk}" in body  # the held call and its approval
     assert 'data-seal="intact"' in body
-    # The engine and what chose the chain in the reader's words, the codes as titles.
-    assert 'motor: <span title="embedded">Integrado (sin conexión)</span>' in body
-    assert 'ruteado por: <span title="embedded">la lectura integrada</span>' in body
+    # The engine and what chose the chain in the reader's words, never their codes.
+    assert "motor: Integrado (sin conexión)" in body
+    assert "ruteado por: la lectura integrada" in body
+    assert "embedded" not in body.split("<main", 1)[-1]
 
     call = ToolCall.objects.get(organisation=cast.org, tool="job_cancel", approved=True)
     ToolCall.objects.filter(pk=call.pk).update(summary="nada")
