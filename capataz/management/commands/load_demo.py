@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand
 
 from capataz.demo import load_demo
 from capataz.demo.data import PASSWORD
+from copilot.router_cache import router_for
 
 
 class Command(BaseCommand):
@@ -39,6 +40,13 @@ class Command(BaseCommand):
         state = "cargada" if result.seeded else "ya estaba cargada, sin cambios"
         self.stdout.write(
             self.style.SUCCESS(f"{org.name} ({org.slug}): {state} en {elapsed:.1f} s")
+        )
+        # Train the organisation's reading now (kept on disk under VAR_DIR for every process):
+        # otherwise the first message after `make run` waits seconds for it.
+        started = time.perf_counter()
+        router_for(org)
+        self.stdout.write(
+            f"Copiloto listo para leer mensajes en {time.perf_counter() - started:.1f} s"
         )
         width = max(len(label) for label in result.counts)
         for label, count in result.counts.items():
