@@ -113,6 +113,9 @@ def test_on_a_phone_the_send_button_and_the_panel_fit(cast: Cast, open_page: Any
     assert box is not None
     assert box["x"] >= 0 and box["x"] + box["width"] <= 390, box
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    # A phone has no Shift+Enter: the keys' hint is hidden there (still the box's description).
+    assert not page.locator("#chat-keys").is_visible()
+    assert page.locator("#chat-input").get_attribute("aria-describedby") == "chat-keys"
     # The side panel starts folded on a phone and opens on demand.
     toggle = page.locator("#chat-context-toggle")
     assert toggle.get_attribute("open") is None
@@ -211,6 +214,7 @@ def test_by_keyboard_each_answer_is_one_stop_and_arrows_move_inside_it(
     page.locator("#chat-thread > li.msg-assistant").nth(9).wait_for()
     # No Tab press to the message box: it has the focus on load.
     assert page.evaluate("document.activeElement.id") == "chat-input"
+    assert page.locator("#chat-keys").is_visible()  # the keys, told under the box on a desktop
     stops = page.evaluate(TAB_STOPS)
     assert len(stops) == 20 and max(stops) == 1, stops
     # Inside an answer the arrow keys walk its controls, and come back round.
