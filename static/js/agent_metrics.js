@@ -31,11 +31,16 @@
       data: {
         labels: data.day_labels,
         datasets: [{
-          label: words.success, borderColor: colour(1), spanGaps: true,
+          label: words.success, borderColor: colour(1), backgroundColor: colour(1), spanGaps: true,
+          // A day alone (or at 100 %, on the chart's edge) is a dot that must show whole.
+          pointRadius: 4, clip: false,
           data: data.success_by_day.map((v) => (v === null ? null : Math.round(v * 1000) / 10)),
         }],
       },
-      options: { scales: { y: { min: 0, max: 100 } }, animation: false },
+      options: {
+        scales: { x: { offset: true }, y: { min: 0, max: 100 } },
+        layout: { padding: { top: 6 } }, animation: false,
+      },
     });
     make("chart-latency", {
       type: "bar",
