@@ -61,6 +61,7 @@ _FIXED = {
     "customer not found": _("The customer was not found."),
     "ambiguous invoice number": _("That invoice number matches several invoices."),
     "address not on file": _("The address is not on file."),
+    "the records changed since it was asked for": _("The records changed since it was asked for."),
 }
 
 
@@ -86,7 +87,12 @@ _PATTERNS: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
         ),
     ),
     (
-        re.compile(r"^job (?P<id>\d+) is (?P<status>\w+)$"),
+        # A held call whose record went away before it ran ("gone: …", agents/base.py).
+        re.compile(r"^gone: (?P<why>.+)$"),
+        lambda m: in_words(m["why"]) or "",
+    ),
+    (
+        re.compile(r"^job #?(?P<id>\d+) is (?P<status>\w+)(?:: nothing to \w+)?$"),
         lambda m: (
             gettext("Job #%(id)s is %(status)s.")
             % {"id": m["id"], "status": _job_status(m["status"])}

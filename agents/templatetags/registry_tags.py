@@ -85,15 +85,16 @@ def _parameters_as_code(tool: Tool, text: str) -> SafeString:
 
 @register.filter
 def error_words(code: object) -> SafeString | str:
-    """A stored error code in the reader's language (agents/errors.py), the code as the title;
-    one the table does not know is shown as code."""
+    """A stored error code in the reader's language (agents/errors.py) — the code itself is
+    English, so it is not kept as a title either; one the table does not know is shown as
+    code."""
     text = str(code or "")
     if not text:
         return ""
     words = errors.in_words(text)
     if words is None:
         return format_html("<code>{}</code>", text)
-    return format_html('<span title="{}">{}</span>', text, words)
+    return words
 
 
 @register.filter

@@ -15,9 +15,9 @@ from typing import Any
 
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import pgettext_lazy
+from django.utils.translation import override, pgettext_lazy
 
-from agents import defaults
+from agents import defaults, errors
 from common.wording import say
 from nlu.style import to_usted
 from nlu.values import IntentSpecs
@@ -297,11 +297,19 @@ _CHANGED_PARTS: dict[str, Promise] = {
 _CHANGED_RECORDS = pgettext_lazy("changed records", "the records")
 
 
+def _lowered(sentence: str) -> str:
+    """A sentence said inside another: "El trabajo…" → "el trabajo…"."""
+    return sentence[:1].lower() + sentence[1:]
+
+
 def changed_line(changed: Sequence[str], language: str) -> str:
     """ "cambió el horario y el técnico" / "ya no se puede: …" from the changed keys."""
-    gone = [item[len("gone: ") :] for item in changed if item.startswith("gone: ")]
+    gone = [item for item in changed if item.startswith("gone: ")]
     if gone:
-        return say(language, _("it can no longer be done: %(why)s"), why=gone[0])
+        with override(language):
+            words = errors.in_words(gone[0])
+        why = _lowered(words.rstrip(".")) if words else gone[0][len("gone: ") :]
+        return say(language, _("it can no longer be done: %(why)s"), why=why)
     parts: list[str] = []
     for key in changed:
         part = say(language, _CHANGED_PARTS.get(key.rsplit(".", 1)[-1], _CHANGED_RECORDS))

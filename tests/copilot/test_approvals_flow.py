@@ -188,6 +188,28 @@ def test_a_changed_record_makes_the_action_stale_and_both_are_told(
     assert "horario" in page or "start" in page
 
 
+def test_a_record_gone_since_is_told_in_the_readers_language(
+    cast: Cast, conversation: Conversation, held: PendingAction
+) -> None:
+    """The job was cancelled another way while the cancellation waited: the manager's approval
+    runs nothing, and the chat, the queue and the audit trail say why in Spanish — not the
+    tool's English ("job #12 is cancelled: nothing to cancel")."""
+    job = _job(held)
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.CANCELLED)
+    _post(cast.manager, held.pk, "approve")
+    [result] = _settle(conversation)
+
+    held.refresh_from_db()
+    assert held.status == Status.STALE
+    assert f"ya no se puede: el trabajo #{job.pk} está cancelado." in result.text
+    assert "nothing to" not in result.text
+    page = Client()
+    page.force_login(cast.manager)
+    body = page.get(f"/approvals/{held.pk}/", HTTP_ACCEPT_LANGUAGE="es-AR").content.decode()
+    assert f"El trabajo #{job.pk} está cancelado." in body
+    assert "nothing to" not in body and "is cancelled" not in body
+
+
 def test_an_operator_cannot_decide_by_http_or_in_the_chat(
     cast: Cast, conversation: Conversation, held: PendingAction
 ) -> None:
