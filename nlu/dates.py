@@ -52,6 +52,8 @@ _WEEKDAY_RE = re.compile(
 )
 _NUMERIC_RE = re.compile(r"(?<![\d/.,:$])(\d{1,2})/(\d{1,2})(?:/(\d{4}|\d{2}))?(?![\d/])")
 _NUMERIC_FOLLOWS = re.compile(r"\s*,?\s*\d{1,2}/\d{1,2}")
+# "Monday, December 7", "el lunes diciembre 7": the weekday names the date written after it.
+_MONTH_FOLLOWS = re.compile(rf"\s*,?\s*(?:{_MO})\.?\s+\d{{1,2}}")
 _ISO_RE = re.compile(r"\b(20\d\d)-(\d{2})-(\d{2})\b")
 _DAY_MONTH_RE = re.compile(
     rf"\b(\d{{1,2}}){_ORD}\s+(?:de\s+|of\s+)?({_MO})\b\.?(?:,?\s+(?:de\s+|del\s+)?(\d{{4}}))?"
@@ -123,8 +125,8 @@ def _weekday_with_day(today: datetime.date, weekday: int, day: int) -> datetime.
 
 def _weekdays(text: str, today: datetime.date) -> Iterator[Mention]:
     for m in _WEEKDAY_RE.finditer(text):
-        if _NUMERIC_FOLLOWS.match(text, m.end()):
-            continue  # "el lunes 23/11": the explicit date wins
+        if _NUMERIC_FOLLOWS.match(text, m.end()) or _MONTH_FOLLOWS.match(text, m.end()):
+            continue  # "el lunes 23/11", "Monday, December 7": the explicit date wins
         weekday = WEEKDAYS[m["wd"]]
         qualifier = (m["q"] or "").strip()
         after = (m["qq"] or "").strip()

@@ -116,13 +116,17 @@ def generate(
     # The TRAIN_ONLY families draw from a generator of their own: they never move the
     # held-out lines.
     extra = random.Random(f"{seed}:train-only")
+    dated = random.Random(f"{seed}:weekday-dates")
     values = _Values(records)
     usable = [f for f in FAMILIES if all(intent in agents for intent in f.chain)]
     lines: list[Line] = []
     for family in usable:
         split = split_of(family, seed)
         for _ in range(per_family):
-            lines.append(_render([family], values.draw(rng, family.lang), agents, split, rng))
+            slots = values.draw(rng, family.lang)
+            if split == "train":
+                slots = _weekday_dated(slots, dated, family.lang)
+            lines.append(_render([family], slots, agents, split, rng))
     for split in SPLITS:
         pool = [f for f in usable if split_of(f, seed) == split and not set(f.chain) & _ALONE]
         lines.extend(_compose(pool, values, agents, split, rng))
@@ -133,6 +137,17 @@ def generate(
                 lines.append(_render([family], slots, agents, "train", extra))
     lines.extend(_retyped(usable, values, agents, seed))
     return lines
+
+
+def _weekday_dated(
+    slots: dict[str, tuple[str, str]], rng: random.Random, lang: str
+) -> dict[str, tuple[str, str]]:
+    """A third of the train lines name their date as a weekday with its number ("el martes
+    1"), from a generator of their own: the other splits' lines and draws do not move."""
+    if rng.random() >= 1 / 3:
+        return slots
+    dates = lexicon.WEEKDAY_DATES_EN if lang == "en" else lexicon.WEEKDAY_DATES_ES
+    return {**slots, "date": rng.choice(dates)}
 
 
 def _personal(rng: random.Random, lang: str) -> dict[str, tuple[str, str]]:

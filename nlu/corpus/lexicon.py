@@ -32,6 +32,17 @@ DATES_EN: tuple[tuple[str, str], ...] = (
     ("on Tuesday", _day(6)), ("on Thursday", _day(1)), ("today", _day(0)),
     ("on December 15", "2026-12-15"), ("on Dec 2", "2026-12-02"), ("on the 27th", _day(9)),
 )  # fmt: skip
+# A weekday with its number, across a month's end too ("el martes 1"): a date, never a
+# person's name. Drawn for train lines only (nlu.corpus.generate), so held-out lines stay put.
+WEEKDAY_DATES_ES: tuple[tuple[str, str], ...] = (
+    ("el jueves 19", _day(1)), ("el viernes 20", _day(2)), ("el martes 1", "2026-12-01"),
+    ("el jueves 3 de diciembre", "2026-12-03"), ("el lunes 7", "2026-12-07"),
+    ("el sábado 21", _day(3)), ("el miércoles 2", "2026-12-02"),
+)  # fmt: skip
+WEEKDAY_DATES_EN: tuple[tuple[str, str], ...] = (
+    ("on Tuesday the 1st", "2026-12-01"), ("on Thursday 19", _day(1)),
+    ("on Monday, December 7", "2026-12-07"), ("on Wednesday the 2nd", "2026-12-02"),
+)  # fmt: skip
 TIMES_ES: tuple[tuple[str, str], ...] = (
     ("a las 10hs", "10:00"), ("a las 9", "09:00"), ("a las 15", "15:00"), ("9:30", "09:30"),
     ("a las 14:30", "14:30"), ("8hs", "08:00"), ("a las 11", "11:00"), ("16hs", "16:00"),

@@ -24,6 +24,8 @@ from nlu.corpus.lexicon import (
     SERVICES_ES,
     TIMES_EN,
     TIMES_ES,
+    WEEKDAY_DATES_EN,
+    WEEKDAY_DATES_ES,
 )
 from nlu.corpus.noise import Piece, retype
 from nlu.entities import extract_entities
@@ -133,6 +135,8 @@ def test_a_registry_without_an_intent_gets_no_line_about_it() -> None:
     [
         (DATES_ES, "date", "es", "agendá una visita "),
         (DATES_EN, "date", "en", "book a visit "),
+        (WEEKDAY_DATES_ES, "date", "es", "agendá una visita "),
+        (WEEKDAY_DATES_EN, "date", "en", "book a visit "),
         (TIMES_ES, "time", "es", "agendá una visita mañana "),
         (TIMES_EN, "time", "en", "book a visit tomorrow "),
         (AMOUNTS_ES, "amount", "es", "registrá un pago de "),

@@ -50,6 +50,9 @@ def test_spanish_dates(ctx: Context, text: str, expected: datetime.date) -> None
         ("on Dec 2nd", D(2026, 12, 2)),
         ("the 15th of December", D(2026, 12, 15)),
         ("reschedule the visit from tomorrow to Saturday", D(2026, 11, 21)),
+        # A weekday that names the date written after it is one date, not two.
+        ("book it on Monday, December 7", D(2026, 12, 7)),
+        ("book it Tuesday Dec. 1 at 10am", D(2026, 12, 1)),
     ],
 )
 def test_english_dates(ctx: Context, text: str, expected: datetime.date) -> None:
