@@ -18,7 +18,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import override, pgettext_lazy
 
 from agents import defaults, errors
-from common.wording import say
+from common.wording import django_language, say
 from nlu.style import to_usted
 from nlu.values import IntentSpecs
 
@@ -306,7 +306,7 @@ def changed_line(changed: Sequence[str], language: str) -> str:
     """ "cambió el horario y el técnico" / "ya no se puede: …" from the changed keys."""
     gone = [item for item in changed if item.startswith("gone: ")]
     if gone:
-        with override(language):
+        with override(django_language(language)):
             words = errors.in_words(gone[0])
         why = _lowered(words.rstrip(".")) if words else gone[0][len("gone: ") :]
         return say(language, _("it can no longer be done: %(why)s"), why=why)
