@@ -104,7 +104,13 @@ def test_a_reload_in_the_middle_of_a_turn_still_gets_the_answer(cast: Cast, open
 
 
 def test_on_a_phone_the_send_button_and_the_panel_fit(cast: Cast, open_page: Any) -> None:
-    customer = factories.make_customer(cast.org, "Claudia Bianchi")
+    customer = factories.make_customer(
+        cast.org, "Claudia Bianchi", email="administracion@losgirasolesdelsur.edu.ar"
+    )
+    # A long unbroken value (an email) breaks inside its row instead of widening the page.
+    record = open_page(cast.operator, f"/customers/{customer.pk}/", width=390)
+    record.get_by_role("link", name=customer.email).wait_for()
+    assert record.evaluate("document.documentElement.scrollWidth") <= 390
     conversation = _conversation(cast, cast.operator, customer)
     page = open_page(cast.operator, f"/chat/{conversation.pk}/", width=390)
     send = page.locator("#chat-form button[type=submit]")
