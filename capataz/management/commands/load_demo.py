@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand
 
 from capataz.demo import load_demo
 from capataz.demo.data import PASSWORD
-from copilot.router_cache import router_for
+from copilot.router_cache import forget, router_for
 
 
 class Command(BaseCommand):
@@ -41,13 +41,16 @@ class Command(BaseCommand):
         self.stdout.write(
             self.style.SUCCESS(f"{org.name} ({org.slug}): {state} en {elapsed:.1f} s")
         )
-        # Train the organisation's reading now (kept on disk under VAR_DIR for every process):
-        # otherwise the first message after `make run` waits seconds for it.
-        started = time.perf_counter()
-        router_for(org)
-        self.stdout.write(
-            f"Copiloto listo para leer mensajes en {time.perf_counter() - started:.1f} s"
-        )
+        # Train the organisation's reading now: a corpus router is kept on disk under VAR_DIR,
+        # where daphne and the worker find it, so the first message after `make run` does not
+        # wait seconds for it. This process keeps no copy: whoever reads messages here next
+        # (a test, a shell) builds its own from the registry it then has.
+        if settings.NLU_CORPUS:
+            started = time.perf_counter()
+            router_for(org)
+            forget(org.pk)
+            elapsed = time.perf_counter() - started
+            self.stdout.write(f"Copiloto listo para leer mensajes en {elapsed:.1f} s")
         width = max(len(label) for label in result.counts)
         for label, count in result.counts.items():
             self.stdout.write(f"  {label.ljust(width)}  {count:>5}")
