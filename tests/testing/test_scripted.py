@@ -126,25 +126,36 @@ def test_faults_reach_the_sdk_as_they_would_from_a_real_server(server: ScriptedS
 
 
 def test_concurrent_requests_are_served_in_parallel(server: ScriptedServer) -> None:
-    # Three slow replies at once: served in parallel they take ~one reply's time, not three.
-    server.add(scripted.text("abcd", chunk_size=1, delay=0.1), times=3)
+    # Three slow replies at once: served in parallel, every reply has begun before any has
+    # ended (one after another, the third would begin only after the first ended). Compared
+    # by order, not against a wall-clock bound a loaded machine can miss.
+    server.add(scripted.text("abcd", chunk_size=1, delay=0.2), times=3)
     client = _client(server)
     errors: list[BaseException] = []
+    first_chunks: list[float] = []
+    ends: list[float] = []
 
     def call() -> None:
         try:
-            _stream(client)
+            stream = client.chat.completions.create(
+                model="scripted-model", messages=[{"role": "user", "content": "hola"}],
+                stream=True,
+            )  # fmt: skip
+            for index, _chunk in enumerate(stream):
+                if index == 0:
+                    first_chunks.append(time.monotonic())
+            ends.append(time.monotonic())
         except BaseException as error:  # noqa: BLE001 - reported by the assert below
             errors.append(error)
 
     threads = [threading.Thread(target=call) for _ in range(3)]
-    started = time.monotonic()
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(5)
+        thread.join(10)
     assert not errors
-    assert time.monotonic() - started < 1.2  # 3 x (5 chunks x 0.1 s) would be 1.5 s
+    assert len(first_chunks) == len(ends) == 3
+    assert max(first_chunks) < min(ends)
     assert len(server.requests) == 3 and server.pending == 0
 
 
