@@ -53,7 +53,7 @@ def _context(document: Quote | Invoice, lang: str) -> dict[str, Any]:
         "organisation": organisation,
         "customer": document.customer,
         "address": document.customer.primary_address,
-        "lines": list(document.lines.order_by("pk")),  # type: ignore[union-attr]
+        "lines": document.line_items(),
         "totals": totals,
         "iva_lines": iva_lines,
         "in_words": amount_in_words(totals["total"], lang),

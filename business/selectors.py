@@ -36,11 +36,13 @@ from business.models import (
     Equipment,
     EscalationTicket,
     Invoice,
+    InvoiceLine,
     Job,
     JobEvent,
     Membership,
     Organisation,
     Quote,
+    QuoteLine,
     Technician,
     Vehicle,
     money,
@@ -72,10 +74,11 @@ def scoped[M: Model](model: type[M], organisation: Organisation) -> QuerySet[M]:
     return model._default_manager.filter(organisation=organisation)
 
 
-def _get_for_user[M: Model](model: type[M], user: AnyUser, pk: object) -> M:
+def _get_for_user[M: Model](model: type[M], user: AnyUser, pk: object, *prefetch: Prefetch) -> M:
     if not user.is_authenticated:
         raise model.DoesNotExist  # type: ignore[attr-defined]
-    return model._default_manager.get(pk=pk, organisation__memberships__user=user)
+    found = model._default_manager.prefetch_related(*prefetch)
+    return found.get(pk=pk, organisation__memberships__user=user)
 
 
 def get_customer_for_user(user: AnyUser, pk: object) -> Customer:
@@ -99,11 +102,16 @@ def get_equipment_for_user(user: AnyUser, pk: object) -> Equipment:
 
 
 def get_quote_for_user(user: AnyUser, pk: object) -> Quote:
-    return _get_for_user(Quote, user, pk)
+    """The quote with its lines read once (its page and PDF add them up and list them)."""
+    lines = QuoteLine.objects.order_by("pk")
+    return _get_for_user(Quote, user, pk, Prefetch("lines", lines, to_attr=Quote.LINES))
 
 
 def get_invoice_for_user(user: AnyUser, pk: object) -> Invoice:
-    return _get_for_user(Invoice, user, pk)
+    """The invoice with its lines and payments read once (totals, balance and lists)."""
+    lines = Prefetch("lines", InvoiceLine.objects.order_by("pk"), to_attr=Invoice.LINES)
+    payments = Prefetch("payments", to_attr=Invoice.PAYMENTS)
+    return _get_for_user(Invoice, user, pk, lines, payments)
 
 
 def get_ticket_for_user(user: AnyUser, pk: object) -> EscalationTicket:

@@ -23,7 +23,7 @@ from decimal import Decimal
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from django.db.models import F, Q
+from django.db.models import F, Prefetch, Q
 from django.utils import timezone
 
 from agents.base import CUSTOMER_ID
@@ -329,14 +329,16 @@ def _payment(
             status=Invoice.Status.ISSUED,
             due_on__lte=today,
         )  # fmt: skip
-        .prefetch_related("lines", "payments")
+        .prefetch_related(
+            Prefetch("lines", to_attr=Invoice.LINES), Prefetch("payments", to_attr=Invoice.PAYMENTS)
+        )
         .order_by("-issued_on")[:10]
     )
     late: list[Invoice] = []
     counted: list[Invoice] = []
     for invoice in invoices:
         counted.append(invoice)
-        payments = list(invoice.payments.all())
+        payments = invoice.payment_items()
         paid = sum((p.amount for p in payments), Decimal("0"))
         last = max((p.received_on for p in payments), default=None)
         assert invoice.due_on is not None

@@ -8,10 +8,20 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from business.models import EscalationTicket, Job, JobEvent, Quote, QuoteLine
+from business.models import (
+    EscalationTicket,
+    InvoiceLine,
+    Job,
+    JobEvent,
+    Payment,
+    Quote,
+    QuoteLine,
+)
 from business.selectors import org_today
 from business.templatetags.capataz import ars
 from tests import factories
@@ -283,6 +293,24 @@ def test_the_invoice_page_shows_lines_payments_and_balance(cast: Cast, records: 
     assert "<strong data-total>$ 121.000,00</strong>" in text
     assert "<strong data-balance>$ 100.000,00</strong>" in text
     assert "$ 21.000,00" in text
+
+
+def test_a_document_page_reads_its_lines_and_payments_once(cast: Cast, records: Records) -> None:
+    """The page adds the lines up, lists them and works out the balance from one read of each
+    (it read the invoice's lines three times and its payments twice)."""
+    client = _client(cast.operator)
+    pages = {
+        "invoice_detail": (InvoiceLine, Payment),
+        "quote_detail": (QuoteLine,),
+    }
+    for name, models in pages.items():
+        url = reverse(name, args=[records.ids[name]])
+        with CaptureQueriesContext(connection) as seen:
+            assert client.get(url).status_code == 200
+        for model in models:
+            table = f'"{model._meta.db_table}"'
+            reads = [q["sql"] for q in seen.captured_queries if f"FROM {table}" in q["sql"]]
+            assert len(reads) == 1, (name, model.__name__, reads)
 
 
 def test_the_invoice_list_filters_by_payment_state(cast: Cast, records: Records) -> None:
