@@ -177,6 +177,8 @@ class Slot(Result):
     technician: str
     technician_zone: str
     zone_distance: int | None  # hops from the zone asked about
+    # The other technicians free for the same start and length, best-ranked first.
+    also_free: tuple[str, ...] = ()
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Slot:
@@ -186,6 +188,7 @@ class Slot(Result):
             end=datetime.datetime.fromisoformat(data["end"]),
             technician_id=data["technician_id"], technician=data["technician"],
             technician_zone=data["technician_zone"], zone_distance=data["zone_distance"],
+            also_free=tuple(data.get("also_free") or ()),
         )  # fmt: skip
 
 

@@ -102,6 +102,26 @@ def slot_line(slot: Slot, language: str) -> str:
     return f"{when(slot.start, language)} {with_} {slot.technician}"
 
 
+ALSO_FREE_NAMED = 3  # others named beside a free slot's technician; the rest are counted
+
+
+def free_slot_line(slot: Slot, language: str) -> str:
+    """A slot of "what is free": with whom, and who else is free then
+    ("mañana 08:00 con Lucas Gómez (también Ana Ruiz y Marta Díaz)")."""
+    line = slot_line(slot, language)
+    if not slot.also_free:
+        return line
+    en = is_en(language)
+    named = list(slot.also_free[:ALSO_FREE_NAMED])
+    more = len(slot.also_free) - len(named)
+    if more:
+        named.append(f"{more} more" if en else f"{more} más")
+    also = "also" if en else "también"
+    and_ = "and" if en else "y"
+    listed = named[0] if len(named) == 1 else f"{', '.join(named[:-1])} {and_} {named[-1]}"
+    return f"{line} ({also} {listed})"
+
+
 class JobFacts(Protocol):
     """What a job line says of a job (a JobRow has it, and a handler's own view of one)."""
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime
 import logging
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -134,9 +135,38 @@ def _drain_here(organisation_id: int, conversation_id: int) -> None:
         logger.exception("drain of conversation %s failed", conversation_id)
         return
     if drained.retry_in is not None:
-        timer = threading.Timer(drained.retry_in, dispatch, (organisation_id, conversation_id))
-        timer.daemon = True
-        timer.start()
+        _later(drained.retry_in, dispatch, organisation_id, conversation_id)
+
+
+_timers: set[threading.Timer] = set()
+
+
+def _later(delay: float, func: Callable[..., object], *args: object) -> None:
+    """`func(*args)` on a timer thread after `delay` seconds (kept, so that it can be stopped)."""
+
+    def run() -> None:
+        _timers.discard(timer)
+        func(*args)
+
+    timer = threading.Timer(delay, run)
+    timer.daemon = True
+    _timers.add(timer)
+    timer.start()
+
+
+def stop_local() -> None:
+    """Stop this process's runner threads after the turns they hold, and its pending retries
+    (a test's turns must not be handed over again in the next test, under its settings)."""
+    global _executor
+    for _ in range(3):  # a turn that ends meanwhile may set a retry, a retry a new executor
+        for timer in list(_timers):
+            timer.cancel()
+        _timers.clear()
+        with _executor_lock:
+            executor, _executor = _executor, None
+        if executor is None:
+            return
+        executor.shutdown(wait=True)
 
 
 def recover_here_once() -> None:
@@ -163,9 +193,7 @@ def _recover_now(*, again: bool = True) -> None:
         logger.exception("recovery of stalled turns failed")
         return
     if held:
-        timer = threading.Timer(runner.lease_seconds() + 0.2, _recover_later)
-        timer.daemon = True
-        timer.start()
+        _later(runner.lease_seconds() + 0.2, _recover_later)
 
 
 def _recover_later() -> None:

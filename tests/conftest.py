@@ -143,9 +143,7 @@ def _local_runners_finish_within_the_test() -> Iterator[None]:
     from copilot import tasks
 
     yield
-    executor, tasks._executor = tasks._executor, None
-    if executor is not None:
-        executor.shutdown(wait=True)
+    tasks.stop_local()
 
 
 @pytest.fixture(scope="session")

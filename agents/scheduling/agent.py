@@ -30,6 +30,7 @@ from agents.phrasing import (
     customer_problem,
     day,
     failed,
+    free_slot_line,
     held,
     held_id,
     impossible_date,
@@ -982,9 +983,10 @@ def _day_full(
 def _free_on(
     step: Step, runner: Runner, on: datetime.date, slots: Sequence[Slot], service: str | None
 ) -> Outcome:
-    """Free slots of a day; with a technician named, also that technician's jobs that day."""
+    """Free slots of a day, each with who else is free then; with a technician named, also
+    that technician's jobs that day."""
     language = runner.language
-    listing = numbered([slot_line(slot, language) for slot in slots])
+    listing = numbered([free_slot_line(slot, language) for slot in slots])
     part, purpose = _part(step, runner), _for(runner, service)
     text = runner.say(
         _("On %(day)s%(part)s these slots are free%(purpose)s:\n%(listing)s"),

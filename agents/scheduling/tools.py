@@ -158,22 +158,27 @@ def jobs_find(
     return done(f"{total} jobs", JobsFound(shown, total, truncated=total > len(shown)))
 
 
-def _slot(ctx: TurnContext, slot: scheduling.Slot) -> Slot:
+def _slot(ctx: TurnContext, slot: scheduling.Slot, also_free: tuple[str, ...] = ()) -> Slot:
     return Slot(
         start=ctx.local(slot.start), end=ctx.local(slot.end), technician_id=slot.technician.pk,
         technician=slot.technician.name, technician_zone=slot.technician.zone,
-        zone_distance=slot.zone_distance,
+        zone_distance=slot.zone_distance, also_free=also_free,
     )  # fmt: skip
 
 
-def _distinct_starts(slots: list[scheduling.Slot], count: int) -> list[scheduling.Slot]:
-    """One slot per start time: the best-ranked technician (slots come sorted by zone)."""
-    chosen: dict[datetime.datetime, scheduling.Slot] = {}
+def _distinct_starts(
+    slots: list[scheduling.Slot], count: int
+) -> list[tuple[scheduling.Slot, tuple[str, ...]]]:
+    """One slot per start time with the best-ranked technician (slots come sorted by zone),
+    and the names of the others free then."""
+    chosen: dict[datetime.datetime, list[scheduling.Slot]] = {}
     for slot in slots:
-        chosen.setdefault(slot.start, slot)
-        if len(chosen) >= count:
-            break
-    return list(chosen.values())
+        if slot.start not in chosen and len(chosen) >= count:
+            continue
+        chosen.setdefault(slot.start, []).append(slot)
+    return [
+        (same[0], tuple(other.technician.name for other in same[1:])) for same in chosen.values()
+    ]
 
 
 @tool(
@@ -220,7 +225,7 @@ def slots_find(
     after = ctx.now
     if time_from is not None:
         after = max(after, ctx.aware(first, time_from))
-    slots: list[scheduling.Slot] = []
+    slots: list[tuple[scheduling.Slot, tuple[str, ...]]] = []
     if date is not None:
         days = _days(ctx, date, date_to)
         found = scheduling.free_slots(
@@ -234,13 +239,15 @@ def slots_find(
         # Nothing in the range asked (or no range): offer the next concrete options after it.
         if date is not None:
             after = max(after, ctx.aware(first + datetime.timedelta(days=days), datetime.time()))
-        slots = scheduling.next_free_slots(
+        following = scheduling.next_free_slots(
             ctx.organisation, after=after, skill=skill, zone=zone, duration=duration,
             count=count, technician=technician, part_of_day=part_of_day,
         )  # fmt: skip
+        slots = [(slot, ()) for slot in following]
+    offered = tuple(_slot(ctx, slot, others) for slot, others in slots)
     return done(
         f"{len(slots)} slots" + (" (alternatives)" if alternatives else ""),
-        SlotsFound(tuple(_slot(ctx, slot) for slot in slots), alternatives, duration_minutes),
+        SlotsFound(offered, alternatives, duration_minutes),
     )
 
 

@@ -238,8 +238,8 @@ def test_availability_of_a_day_lists_its_free_slots(desk: Desk, shop: Shop) -> N
     assert turn.text.startswith(
         "El martes 24/11 hay turnos libres para service de aire:\n"
         "1. martes 24/11 08:00 con Lucía Fernández\n2. martes 24/11 09:00 con Lucía Fernández\n"
-        "3. martes 24/11 10:00 con Carlos Gómez"
-    )
+        "3. martes 24/11 10:00 con Carlos Gómez (también Lucía Fernández)\n"
+    )  # who else is free then: "which technicians are free" named one technician per start
     assert turn.tools == ["slots_find"]
     assert_no_foreign_data(turn.text)
 
