@@ -22,7 +22,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
-from django.db import IntegrityError, models, transaction
+from django.db import IntegrityError, connection, models, transaction
 from django.db.models import QuerySet
 from django.db.models.functions import Length
 from django.utils import timezone
@@ -378,6 +378,18 @@ def _check_start(start: datetime.datetime, now: datetime.datetime | None) -> Non
         raise _fail("start", _("That time has already passed."), code="past")
 
 
+def _writers_serialised() -> bool:
+    """Inside a transaction that began holding the database's write lock (SQLite's
+    `BEGIN IMMEDIATE`, this project's setting): no other writer can commit between a read and
+    the write after it, so what was read is still true when the write lands."""
+    options = connection.settings_dict.get("OPTIONS", {})
+    mode = str(options.get("transaction_mode", "")).upper()
+    return connection.vendor == "sqlite" and connection.in_atomic_block and mode in _LOCKED_MODES
+
+
+_LOCKED_MODES = {"IMMEDIATE", "EXCLUSIVE"}
+
+
 def _lock_technician(technician: Technician) -> None:
     """Serialise bookings per technician so two turns cannot double-book the same hour."""
     Technician.objects.select_for_update().filter(pk=technician.pk).first()
@@ -413,6 +425,8 @@ def _pick_technician(
         organisation, start, end, skill, zone=zone, exclude_job_ids=exclude_job_ids
     )
     for candidate in free:
+        if _writers_serialised():
+            return candidate  # read under the write lock: nobody can have taken them since
         # Free when we looked; check again holding the lock, since a concurrent booking may
         # have taken them in between.
         _lock_technician(candidate)

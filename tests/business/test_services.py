@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import translation
 
 from business import services
@@ -240,6 +242,25 @@ def test_job_book_without_technician_picks_the_closest_free_one(org, customer, m
         organisation=org, customer=customer, service="Service", start=at(monday, 9)
     )
     assert job.technician == local
+
+
+def test_job_book_checks_the_pick_again_only_where_another_writer_could_come_between(
+    org, customer, monday
+) -> None:
+    """PostgreSQL: the technician picked is locked and their calendar read again (a concurrent
+    booking may have taken the hour; tests/business/test_concurrency.py races it). SQLite's
+    `BEGIN IMMEDIATE` holds the write lock from the first read, so it reads the calendar once."""
+    local = factories.make_technician(org, "Sureño", zone="Sur")
+    with CaptureQueriesContext(connection) as seen:
+        job = services.job_book(
+            organisation=org, customer=customer, service="Service", start=at(monday, 9)
+        )
+    calendar_reads = [
+        q["sql"] for q in seen.captured_queries
+        if q["sql"].startswith("SELECT") and 'FROM "business_job"' in q["sql"]
+    ]  # fmt: skip
+    assert job.technician == local
+    assert len(calendar_reads) == (1 if connection.vendor == "sqlite" else 2)
 
 
 def test_job_book_with_nobody_free_says_so_and_books_nothing(org, customer, tech, monday) -> None:
