@@ -234,6 +234,8 @@ def slots_find(
             technician=technician, part_of_day=part_of_day,
         )  # fmt: skip
         slots = _distinct_starts(found, count)
+        if ctx.customer_id is not None:  # a customer is offered times, not the staff list
+            slots = [(slot, ()) for slot, _others in slots]
     alternatives = not slots and date is not None
     if not slots:
         # Nothing in the range asked (or no range): offer the next concrete options after it.

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
@@ -306,6 +306,20 @@ def test_jobs_find(ctx: TurnContext, fixed: Fixed) -> None:
     assert _text(run(ctx, "jobs_find", date=MONDAY)) == _json(
         {"jobs": [REPAIR, INSTALL], "total": 2, "truncated": False}, "2 jobs"
     )
+
+
+def test_slots_find_names_who_else_is_free_to_staff_and_nobody_to_a_customer(
+    ctx: TurnContext, fixed: Fixed
+) -> None:
+    staff = SlotsFound.of(run(ctx, "slots_find", date=WEDNESDAY, skill="ac", count=3))
+    customer = replace(ctx, customer_id=900011)
+    theirs = SlotsFound.of(run(customer, "slots_find", date=WEDNESDAY, skill="ac", count=3))
+    assert staff is not None and theirs is not None
+    assert [s.start for s in staff.slots] == [s.start for s in theirs.slots]
+    assert any(slot.also_free for slot in staff.slots)
+    for slot in staff.slots:
+        assert slot.technician not in slot.also_free
+    assert all(slot.also_free == () for slot in theirs.slots)
 
 
 def test_slots_find(ctx: TurnContext, fixed: Fixed) -> None:
