@@ -627,13 +627,14 @@ class DocumentLine(models.Model):
         return self.net + self.iva
 
 
-def prefetched_or_read(row: models.Model, to_attr: str, relation: str) -> list[Any]:
+def prefetched_or_read(row: models.Model, to_attr: str, relation: str, *order_by: str) -> list[Any]:
     """A relation's rows as `Prefetch(relation, to_attr=to_attr)` left them on `row`, or read
-    now when they were not prefetched."""
+    now (in `order_by`'s order, when given) when they were not prefetched."""
     prefetched = getattr(row, to_attr, None)
     if prefetched is not None:
         return list(prefetched)
-    return list(getattr(row, relation).all())
+    related = getattr(row, relation)
+    return list(related.order_by(*order_by) if order_by else related.all())
 
 
 class PricedDocument(TenantRecord, models.Model):
@@ -657,8 +658,9 @@ class PricedDocument(TenantRecord, models.Model):
     LINES = "line_list"
 
     def line_items(self) -> list[Any]:
-        """The document's lines: the prefetched list when there is one, else one query."""
-        return prefetched_or_read(self, self.LINES, "lines")
+        """The document's lines: the prefetched list when there is one, else one query, in the
+        order they were written."""
+        return prefetched_or_read(self, self.LINES, "lines", "pk")
 
     def totals(self) -> dict[str, Any]:
         """Net, IVA per rate, and total — computed from the lines, never stored twice."""

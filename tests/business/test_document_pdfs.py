@@ -7,7 +7,9 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from pypdf import PdfReader
 
 from business import services
@@ -106,3 +108,14 @@ def test_the_detail_pages_link_their_pdf(cast, documents) -> None:
     assert f'href="/quotes/{quote.pk}/pdf/"' in client.get(f"/quotes/{quote.pk}/").content.decode()
     page = client.get(f"/invoices/{invoice.pk}/").content.decode()
     assert f'href="/invoices/{invoice.pk}/pdf/"' in page
+
+
+def test_a_documents_lines_come_in_the_order_they_were_written(documents) -> None:
+    """Read without a prefetch (the WhatsApp outbox renders a PDF from a plain row), the lines
+    are still ordered: a database owes no order to a query without ORDER BY."""
+    quote = Quote.objects.get(pk=documents[0].pk)
+    with CaptureQueriesContext(connection) as seen:
+        lines = quote.line_items()
+    assert [line.pk for line in lines] == sorted(line.pk for line in lines)
+    assert [line.description for line in lines] == ["Instalación split", "Caño"]
+    assert "ORDER BY" in seen.captured_queries[-1]["sql"]
