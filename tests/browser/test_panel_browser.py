@@ -312,6 +312,21 @@ def _suggest(cast: Cast, customer: Any, service: str) -> None:
     )  # fmt: skip
 
 
+BOTH_CARDS_SHOWN = """() => {
+  const cards = [...document.querySelectorAll('#suggestions-list li.suggestion')];
+  return cards.length === 2 && cards.every((card) => {
+    const actions = card.querySelector('.suggestion-actions');
+    return actions !== null && actions.getBoundingClientRect().height > 0;
+  });
+}"""
+CARD_BOXES = """() => [...document.querySelectorAll('#suggestions-list li.suggestion')]
+  .map((card) => {
+  const box = (el) => { const r = el.getBoundingClientRect();
+    return {x: r.x, y: r.y, width: r.width, height: r.height}; };
+  return [box(card.querySelector(':scope > div')), box(card.querySelector('.suggestion-actions'))];
+})"""
+
+
 def test_suggestion_buttons_sit_in_one_place_whatever_the_texts_length(
     cast: Cast, open_page: Any
 ) -> None:
@@ -322,14 +337,12 @@ def test_suggestion_buttons_sit_in_one_place_whatever_the_texts_length(
     _suggest(cast, factories.make_customer(cast.org, "Claudia Bianchi"), long_service)
 
     def boxes(page: Any) -> list[tuple[dict[str, float], dict[str, float]]]:
-        page.locator("#suggestions-list .suggestion-actions").nth(1).wait_for()
-        found = []
-        for card in page.locator("#suggestions-list li.suggestion").all():
-            text = card.locator(":scope > div").first.bounding_box()
-            actions = card.locator(".suggestion-actions").bounding_box()
-            assert text is not None and actions is not None
-            found.append((text, actions))
-        return found
+        # Measured in one go inside the page, once both cards show their buttons: the list
+        # refreshes itself (htmx swaps it whole on the socket's word), and a card measured one
+        # by one from here could be caught mid-swap (CI once read no box for one card's buttons).
+        page.wait_for_function(BOTH_CARDS_SHOWN)
+        found: list[tuple[dict[str, float], dict[str, float]]] = page.evaluate(CARD_BOXES)
+        return [(text, actions) for text, actions in found]
 
     wide = boxes(open_page(cast.operator, "/suggestions/", width=1366))
     assert len(wide) == 2
