@@ -1002,8 +1002,8 @@ def _free_on(
 
 
 def _technician_day(runner: Runner, result: ToolResult, technician: str) -> str:
-    """What a named technician already has that day (slots_find offers one technician per
-    start, so it cannot say on its own whether this one is free)."""
+    """What a named technician already has that day (slots_find names who is free at each
+    start it lists, not every hour of this technician's day)."""
     if (found := JobsFound.of(result)) is None:
         return "\n" + runner.say(_("I couldn't find technician “%(name)s”."), name=technician)
     jobs = found.jobs
