@@ -176,15 +176,24 @@ def as_written(text: str, name: str, start: int) -> str:
     written (TAXONOMY.md); the handlers look them up by the name on file."""
     index = _index((name,))
     spelt = {t.folded: t.text for t in tokenize(name)}
-    words: list[str] = []
+    # What a name holds besides words: the full stop of "Av.", the number of "Consorcio
+    # Juramento 1875", the "&" of "Ferreyra & Asociados". Written there, they are the name too.
+    marks = {t.text for t in tokenize(name) if not t.folded.isalpha()}
+    written = ""
     for token in tokenize(text):
         if token.start < start:
             continue
         similar = [t for t, _exact in _similar_tokens(token.folded, index)]
-        if not similar:
+        if similar:
+            written += " " + spelt.get(similar[0], token.text)
+        elif written and token.text in marks:
+            written += token.text if _GLUED.match(token.text) else " " + token.text
+        else:
             break
-        words.append(spelt.get(similar[0], token.text))
-    return " ".join(words) or name
+    return written.strip().rstrip(",;:.") or name
+
+
+_GLUED = re.compile(r"[,;:.!?)]")
 
 
 def match_vocabulary_all(tokens: list[Token], names: tuple[str, ...]) -> list[tuple[str, int]]:

@@ -183,6 +183,32 @@ def _place_first(text: str, openers: frozenset[str]) -> bool:
     return not any(_imperative(w) or w.lower() in openers or fold(w) in _QUESTION for w in words)
 
 
+# A customer asks the company in the plural with the pronoun first, es-AR's polite request:
+# "me mandan la factura", "¿me dicen cuánto debo?", "nos confirman el turno". Not reported speech
+# ("me dicen que ya pagó" tells what others said) nor how things are ("me deben", "me tienen
+# podrida", "me cobran de más").
+_TO_ME = frozenset({"me", "nos"})
+_NOT_ASKED = word_set(
+    """
+    tienen deben estan quedan faltan gustan parecen cobran andan vienen dan duelen funcionan
+    """
+)
+
+
+def _asks_you_all(raw: list[str]) -> bool:
+    words = [w for w in raw if fold(w) in _TO_ME or fold(w) not in _LEAD]
+    if len(words) < 2 or fold(words[0]) not in _TO_ME:
+        return False
+    at = raw.index(words[0])
+    if at and fold(raw[at - 1]) == "no":
+        return False  # "no me funcionan las luces": how things are
+    verb = fold(words[1])
+    if len(verb) < 5 or not verb.endswith(("an", "en")) or verb in _NOT_ASKED:
+        return False
+    after = raw.index(words[1], at) + 1
+    return after == len(raw) or fold(raw[after]) not in _SUBORDINATE
+
+
 def _reports(words: list[str]) -> bool:
     """Does the clause tell about someone (see _REPORTS)? A third-person preterite ("ya pagó",
     "se quejó", "aprobó") tells too."""
@@ -230,6 +256,8 @@ def how_it_starts(text: str, openers: frozenset[str]) -> Opening:
     if fold(raw[0]) in _SUBORDINATE and not imperative and fold(words[0]) not in _QUESTION:
         return "report"  # "que la semana pasada ya pagó": the reason for the request
     if fold(words[0]) in _QUESTION or imperative or _WANTS.match(fold(text).lstrip()):
+        return "request"
+    if _asks_you_all(raw):
         return "request"
     # Before the learned openers: the examples of a complaint start with "se queja" too.
     if _reports(words):

@@ -426,7 +426,11 @@ def _best_partition(
                 continue
             score = score if score is not None else math.log(max(seg.confidence, 1e-9))
             if i == 0 and not whole and _leans_on_next(seg.text, how_it_starts):
-                continue
+                # ... unless the request it leans on is inside it: "soy Sebastián López, me
+                # pasan el turno al 25/11? | y otra cosa, me mandan la factura".
+                inside = (how_it_starts(table[(k, k + 1)].text) == "request" for k in range(1, j))
+                if not any(inside):
+                    continue
             if i > 0 and cuts[i - 1].kind != "strong" and seg.confidence < tuning.side_confidence:
                 continue  # not after "además", "also": those announce a second request
             allowed = _allowed(cuts[i - 1], tuning, seg, how_it_starts) if i > 0 else "yes"

@@ -99,6 +99,16 @@ def test_a_misspelt_name_on_file_wins_over_the_capitalised_words_around_it(text:
         ("soy graciela ivarra, vivo en Cabildo", "customer", "Graciela Ibarra", "Graciela Ibarra"),
         ("cancel hotel plaza castelar job pls",
          "customer", "Hotel Plaza Castelar SA", "Hotel Plaza Castelar"),
+        # A name's full stop, number and "&" are the name too, not where it ends.
+        ("¿Cuánto nos debe en total el Consorcio Av. Santa Fe 3312?",
+         "customer", "Consorcio Av. Santa Fe 3312", "Consorcio Av. Santa Fe 3312"),
+        ("inundacion en el sotano d cabildo 2150 sale agua",
+         "customer", "Consorcio Av. Cabildo 2150", "Cabildo 2150"),
+        ("Validá el CUIT del Estudio Contable Ferreyra & Asociados, porfa",
+         "customer", "Estudio Contable Ferreyra & Asociados",
+         "Estudio Contable Ferreyra & Asociados"),
+        ("pasá la visita del Consorcio Juramento 1875. Es urgente",
+         "customer", "Consorcio Juramento 1875", "Consorcio Juramento 1875"),
     ],
 )  # fmt: skip
 def test_a_snapped_name_is_reported_as_written(

@@ -90,6 +90,34 @@ def test_an_introduction_is_a_detail_of_the_request_beside_it() -> None:
     ]
 
 
+def test_an_introduction_before_a_request_does_not_glue_a_second_request_to_it() -> None:
+    """The first part leans on a request: when that request is inside it, what comes after an
+    "y otra cosa" is a request of its own."""
+    text = "soy Daniel Ibarra, me pasan el turno al lunes? y otra cosa, Ramiro tiene fiebre"
+    assert _parts(text) == [
+        "soy Daniel Ibarra, me pasan el turno al lunes",
+        "Ramiro tiene fiebre",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "opening"),
+    [
+        # A customer asks the company in the plural, the pronoun first: a request.
+        ("me dicen cuánto les debo en total", "request"),
+        ("y me mandan la factura del mes pasado", "request"),
+        ("¿nos confirman el turno del jueves?", "request"),
+        ("me pasan el turno al 25/11?", "request"),
+        # Reported speech and how things are: not one.
+        ("me dicen que ya pagó", "report"),
+        ("me deben plata desde octubre", "other"),
+        ("no me funcionan las luces", "other"),
+    ],
+)
+def test_a_plural_you_with_the_pronoun_first_asks(text: str, opening: str) -> None:
+    assert how_it_starts(text, frozenset()) == opening
+
+
 def test_a_weakly_read_aside_after_a_request_is_its_context() -> None:
     def unsure_aside(texts: Sequence[str]) -> list[list[float]]:
         rows = keyword_classifier(texts)
