@@ -133,7 +133,7 @@ class AgentIntentInline(admin.StackedInline):
             "fields": (("after", "first", "creates"), "absorbs", ("stated_as", "stated_for"),
                        ("found_as", "cue"), ("corrected_by", "picked_as", "existing_as"),
                        ("many_as", "about_work_as", "later_as"),
-                       ("invoice_named_as", "undone_by")),
+                       ("invoice_named_as", "undone_by", "new_as")),
         }),
     )  # fmt: skip
     readonly_fields = ("example_counts",)

@@ -37,7 +37,7 @@ SPEC_KEYS = (
     "writes", "requires", "after", "first", "creates", "absorbs", "stated_as", "stated_for",
     "found_as", "cue", "phrase_es", "phrase_en", "customers", "tool", "subject", "corrected_by",
     "picked_as", "existing_as", "many_as", "about_work_as", "later_as", "date_is", "role",
-    "ends_conversation", "invoice_named_as", "undone_by",
+    "ends_conversation", "invoice_named_as", "undone_by", "new_as",
 )  # fmt: skip
 LIST_KEYS = frozenset({"requires", "after", "absorbs", "stated_for"})
 INTENT_KEYS = ("description", "examples_es", "examples_en", *SPEC_KEYS)

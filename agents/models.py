@@ -271,6 +271,11 @@ class AgentIntent(models.Model):
         help_text=_("A request that names an invoice by its number (“la factura B 12”) reads as "
                     "this intent: the invoice exists already."),
     )  # fmt: skip
+    new_as = models.SlugField(
+        _("a new customer reads as"), max_length=40, blank=True,
+        help_text=_("A request about a customer the message says is new reads as this intent: "
+                    "“es nueva, cargala con el cel …” updates nobody, it registers her."),
+    )  # fmt: skip
     role = models.CharField(
         _("role"), max_length=20, choices=Role.choices, default="", blank=True,
         help_text=_("Courtesy and out-of-scope intents never act; frustration with nothing "

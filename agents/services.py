@@ -147,7 +147,8 @@ def _clean_spec(name: str, values: dict[str, Any]) -> dict[str, Any]:
     if values.get("stated_as", "") not in AgentIntent.Statement.values:
         problems.append("stated_as")
     for key in ("found_as", "corrected_by", "picked_as", "existing_as", "many_as",
-                "about_work_as", "later_as", "invoice_named_as", "undone_by"):  # fmt: skip
+                "about_work_as", "later_as", "invoice_named_as", "undone_by",
+                "new_as"):  # fmt: skip
         if values.get(key) and not _SLUG.match(str(values[key])):
             problems.append(key)
     if values.get("subject", "") not in AgentIntent.Subject.values:

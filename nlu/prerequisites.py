@@ -63,8 +63,13 @@ _NEW_CUSTOMER = re.compile(
     r"(?:is|are)\s+(?:a\s+)?new\s+(?:customer|client)s?|new\s+(?:customer|client)|"
     r"first[- ]time\s+(?:customer|client)|"
     r"(?:isn't|is not|aren't|are not|not)\s+(?:yet\s+)?(?:registered|in the system|on file|"
-    r"a customer)"
-    r")\b"
+    r"a customer)|"
+    # "no lo dimos de alta", "todavía no la cargamos"; the person being the subject left out:
+    # a clause that opens "es nueva" / "son nuevos" ("…, es nueva, cargala con el cel …").
+    r"no\s+(?:lo|la|los|las)\s+(?:dimos|damos|hemos\s+dado|di|tenemos)\s+(?:de\s+alta|cargad)|"
+    r"no\s+(?:lo|la|los|las)\s+(?:cargamos|registramos|tenemos\s+en\s+el\s+sistema)|"
+    r"\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+new(?:\s+here)?\b"
+    r")\b|^\s*(?:y\s+)?(?:es|son)\s+nuev[oa]s?(?:\s+(?:aca|aqui))?\s*$"
 )
 # A job that was never entered ("el trabajo nunca se cargó", "que todavía no está cargada",
 # "the Walsh job isn't in the system yet") must be booked before it is invoiced or given a van.
@@ -190,3 +195,32 @@ def add_stated(
         )
         present.add(fact.prerequisite)
     return [*added, *tasks], [task.intent for task in added]
+
+
+def read_as_stated_new(
+    tasks: Sequence[Task], text: str, specs: IntentSpecs
+) -> tuple[list[Task], list[str]]:
+    """A request whose registry `new_as` records a fact the message states reads as that
+    intent: "agendame a Carla Mendoza …, es nueva, cargala con el cel …" asks nobody's record
+    to be updated; her details are part of registering her. When the chain registers her
+    already, that step takes them. Returns (tasks, "from → to" for each one read anew)."""
+    present = {task.intent for task in tasks}
+    kept: list[Task] = []
+    renamed: list[str] = []
+    for task in tasks:
+        spec = specs.get(task.intent)
+        target = specs.get(spec.new_as) if spec is not None and spec.new_as else None
+        statement = STATEMENTS.get(target.stated_as) if target is not None else None
+        if target is None or statement is None or stated_clause(text, *statement) is None:
+            kept.append(task)
+            continue
+        renamed.append(f"{task.intent} → {target.name}")
+        if target.name in present:
+            continue
+        present.add(target.name)
+        share = dict(task.candidates).get(target.name, 0.0)  # updating is not what was meant
+        kept.append(
+            Task(target.name, target.agent, round(min(1.0, task.confidence + share), 4),
+                 task.text, task.entities, task.candidates)
+        )  # fmt: skip
+    return kept, renamed

@@ -30,7 +30,7 @@ from nlu.openers import (
     verb_intents,
 )
 from nlu.ordering import apply_labelling_rules, order_chain
-from nlu.prerequisites import add_stated, settle_facts
+from nlu.prerequisites import add_stated, read_as_stated_new, settle_facts
 from nlu.references import intent_by_reference
 from nlu.rules import (
     bare_cuit,
@@ -185,6 +185,9 @@ class Router:
         kept, stated = add_stated(kept, request, self.specs)
         if stated:
             notes.append("stated prerequisite: " + ", ".join(stated))
+        kept, renamed = read_as_stated_new(kept, request, self.specs)
+        if renamed:
+            notes.append("stated new: " + ", ".join(renamed))
         for task in kept:
             task.agent = self.agent_for(task.intent)  # a relabelled task changes owner
         ordered, reordered = order_chain(kept, self.specs)

@@ -77,6 +77,10 @@ class IntentSpec:
     # The intent whose tool undoes the job it wrote (book_job → cancel_job): its answer offers an
     # undo, a new turn that calls that tool with the job's id.
     undone_by: str = ""
+    # A request about a customer the message says is new (the fact this intent's
+    # `stated_as` names) reads as this: update_customer → create_customer, "es nueva, cargala
+    # con el cel …" has nothing to update.
+    new_as: str = ""
     # "courtesy" (greeting, farewell) and "out_of_scope" (unknown) never act; "frustration" goes
     # to a person when nothing else is asked; "grievance" (a complaint) takes the unclear words
     # before it as its setting. The emergency is the intent that is `first`.

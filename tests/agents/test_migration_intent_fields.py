@@ -22,6 +22,7 @@ roles_migration = import_module("agents.migrations.0024_intent_role_defaults")
 endings = import_module("agents.migrations.0026_intent_ends_conversation_defaults")
 named_invoices = import_module("agents.migrations.0028_intent_invoice_named_as_defaults")
 inverses = import_module("agents.migrations.0030_intent_undone_by_defaults")
+new_customers = import_module("agents.migrations.0034_intent_new_as_defaults")
 
 
 def test_copies_get_the_shipped_subject_correction_pick_and_existing_form(cast: Cast) -> None:
@@ -112,6 +113,7 @@ NAMED = ("generate_invoice", "generate_quote", "pricing_info", "search_customer"
         (endings, "ends_conversation", {"farewell": True}, False),
         (named_invoices, "invoice_named_as", dict.fromkeys(NAMED, "payment_status"), ""),
         (inverses, "undone_by", {"book_job": "cancel_job"}, ""),
+        (new_customers, "new_as", {"update_customer": "create_customer"}, ""),
     ],
 )
 def test_copies_get_the_shipped_value_and_added_intents_keep_the_default(

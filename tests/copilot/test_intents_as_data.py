@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from agents.models import Agent, ToolCall
+from agents.models import Agent, AgentIntent, ToolCall
 from business.models import Job
 from copilot.orchestration.graph import run_graph
 from copilot.router_cache import router_for
@@ -193,3 +193,32 @@ def test_an_added_intent_says_what_a_named_invoice_reads_as(
     reading = router_for(cast.org).understand("pedí los repuestos de la factura B 12", _context())
     assert reading.entities.invoice_number == "0001-00000012"
     assert reading.intents == [read]
+
+
+BOOK = "agendame a Carla Mendoza para mañana 10hs, service de caldera. "
+UPDATE = "Actualizale el celular al 11 6789 0011"
+
+
+@pytest.mark.parametrize(
+    ("said", "new_as", "read"),
+    [
+        # Said to be new: nobody to update, the registry's `new_as` registers her first.
+        (BOOK + "Es clienta nueva. " + UPDATE, "create_customer", ["create_customer", "book_job"]),
+        (BOOK + UPDATE, "create_customer", ["book_job", "update_customer"]),
+        # Without `new_as` the update stays beside the stated registration.
+        (
+            BOOK + "Es clienta nueva. " + UPDATE,
+            "",
+            ["create_customer", "book_job", "update_customer"],
+        ),
+    ],
+)
+def test_updating_a_customer_said_to_be_new_reads_as_the_registry_s_new_as(
+    cast: Cast, said: str, new_as: str, read: list[str]
+) -> None:
+    intent = AgentIntent.objects.get(agent__organisation=cast.org, name="update_customer")
+    intent.new_as = new_as
+    intent.save(update_fields=["new_as"])
+    reading = router_for(cast.org).understand(said, _context())
+    assert reading.intents == read
+    assert reading.entities.customer == "Carla Mendoza"

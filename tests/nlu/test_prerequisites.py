@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nlu.prerequisites import add_stated, settle_facts
+from nlu.prerequisites import add_stated, read_as_stated_new, settle_facts
 from nlu.values import Task
 from tests.nlu.training_examples import specs
 
@@ -38,6 +38,9 @@ def test_an_absence_stated_as_a_fact_records_it_before_moving_the_jobs(text: str
         "agendale una visita a Rosa Díaz mañana 10hs, es clienta nueva",
         "Book Anna Smith for Friday 9am, she's a new customer",
         "reservá un turno para los Gómez, todavía no están registrados",
+        "agendame a Carla Mendoza mañana 10hs. Es nueva, cargala con el cel 11 6789 0011",
+        "presupuestale a Ricardo Soria un calefactor, todavía no lo dimos de alta",
+        "Hi, I'm new here - Tom Walsh. Can someone check my AC this Friday?",
     ],
 )
 def test_a_new_customer_stated_as_a_fact_is_registered_before_the_booking(text: str) -> None:
@@ -51,6 +54,8 @@ def test_a_new_customer_stated_as_a_fact_is_registered_before_the_booking(text: 
         ("bulk_reschedule", "Move everything from Friday to Monday, the client is not in a rush"),
         ("book_job", "agendale una visita a Rosa Díaz mañana 10hs"),
         ("book_job", "agendá a Pérez, el mismo cliente de siempre"),
+        ("book_job", "agendale la instalación a Pérez, el equipo es nuevo"),
+        ("book_job", "book Ann for Friday, the boiler is new"),
         ("search_customer", "buscame a Diego, está enfermo?"),  # nothing builds on it
     ],
 )
@@ -114,3 +119,28 @@ def test_naming_the_customer_being_registered_is_not_a_search() -> None:
 def test_a_part_with_its_own_request_is_left_alone() -> None:
     parts = [("generate_quote", "Ana Paz es clienta nueva: cotizale un split")]
     assert _settled(parts) == ["generate_quote"]
+
+
+@pytest.mark.parametrize(
+    ("text", "read"),
+    [
+        # Said to be new, her details are part of registering her: nobody is updated.
+        ("Es nueva, cargala con el cel 11 6789 0011", ["create_customer"]),
+        ("I'm new here, my phone is 11 4455 9087", ["create_customer"]),
+        ("cambiale el celular a Carla Mendoza, 11 6789 0011", ["update_customer"]),
+    ],
+)
+def test_an_update_of_a_customer_said_to_be_new_is_the_registration(
+    text: str, read: list[str]
+) -> None:
+    tasks, _renamed = read_as_stated_new([Task("update_customer", "", 0.4, text)], text, SPECS)
+    assert [task.intent for task in tasks] == read
+
+
+def test_beside_the_registration_the_update_of_a_new_customer_is_folded_into_it() -> None:
+    text = "agendame a Carla Mendoza mañana, es clienta nueva, cargale el cel 11 6789 0011"
+    chain = [Task("create_customer", "", 0.9, text), Task("book_job", "", 0.9, text),
+             Task("update_customer", "", 0.5, text)]  # fmt: skip
+    tasks, renamed = read_as_stated_new(chain, text, SPECS)
+    assert [task.intent for task in tasks] == ["create_customer", "book_job"]
+    assert renamed == ["update_customer → create_customer"]
