@@ -127,6 +127,11 @@ class Router:
         return frozenset(name for name, spec in self.specs.items() if spec.cue)
 
     @cached_property
+    def frustration(self) -> frozenset[str]:
+        """The intents the registry gives the frustration role (anger with nothing else)."""
+        return with_role(self.specs, "frustration")
+
+    @cached_property
     def out_of_scope(self) -> str | None:
         """The intent the registry marks out of scope (`unknown`), if the router knows it."""
         intent = intent_of_role(self.specs, "out_of_scope")
@@ -398,6 +403,12 @@ class Router:
             return named, VERB_CONFIDENCE
         verb = self.verbs.get(opening_verb(text))
         cues = self.cues
+        if top in self.frustration and named in dict(candidates[1:]) and named not in cues:
+            # "CANCELA LO D VILLALBA DEL JUEVES YA TE LO DIJE 3 VECES!!!": an angry message that
+            # opens with a request is that request; the anger is a signal (nlu/tone.py), and
+            # the frustration reading is for anger with nothing to do (TAXONOMY.md). Only when
+            # the words read that request at all ("agendá bien las cosas…!!!" do not).
+            return named, VERB_CONFIDENCE
         if top in cues and top != self.out_of_scope and verb and verb not in cues:
             # "agendá a Ponce el viernes si hay lugar", "book the repair, he paid and nobody
             # came": the words of availability, money or grievance around the verb are why

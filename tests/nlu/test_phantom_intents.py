@@ -174,3 +174,23 @@ def test_only_a_verb_in_the_imperative_names_the_request() -> None:
 )
 def test_a_verb_after_its_pronoun_is_conjugated_not_an_order(text: str, opening: str) -> None:
     assert how_it_starts(text, OPENERS) == opening
+
+
+SHOUTED = "CANCELA LO D VILLALBA DEL JUEVES YA TE LO DIJE 3 VECES!!!"
+
+
+@pytest.mark.parametrize(
+    ("candidates", "expected"),
+    [
+        # Anger around a request typed fast ("cancela", no accent): the request, as TAXONOMY.md
+        # labels it; the anger stays a signal.
+        ([("frustration_detected", 0.99), ("cancel_job", 0.008)], "cancel_job"),
+        # The words do not read that request at all: anger with nothing to do.
+        ([("frustration_detected", 0.99), ("bulk_reschedule", 0.001)], "frustration_detected"),
+    ],
+)
+def test_an_angry_message_that_opens_with_a_request_is_that_request(
+    router: Router, candidates: list[tuple[str, float]], expected: str
+) -> None:
+    verbs = {"cancela": "cancel_job"}
+    assert replace(router, verbs=verbs)._by_verb(SHOUTED, candidates)[0] == expected
