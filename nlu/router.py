@@ -15,6 +15,7 @@ from functools import cached_property
 from typing import Any
 
 from common.text import fold
+from nlu.acts import read_act
 from nlu.answers import dont_know
 from nlu.classifier import IntentClassifier, train_classifier
 from nlu.dates import find_dates
@@ -309,12 +310,22 @@ class Router:
         # that other part names nothing to act on (no person, service or address: "Book a water
         # heater repair for Mark Evans on Monday, also who won the game?" keeps its booking).
         mixed = any(t.intent == self.out_of_scope for t in tasks) and not any(
-            t.entities.customer or t.entities.technician or t.entities.service
-            or t.entities.address for t in tasks if t.intent != self.out_of_scope
+            _names_something(t) for t in tasks if t.intent != self.out_of_scope
+        )
+        # So does a write the message only tells about and that names nothing ("el nene tiene
+        # fiebre, …" read as an absence): sure as the words are, what it is about is the
+        # encoder's to say. A grievance is told by nature ("el técnico me dejó una mancha…").
+        told = any(
+            self._writes(t.intent) and not self._told_by_nature(t.intent)
+            and not _names_something(t) and read_act(t.text).act == "statement" for t in tasks
         )  # fmt: skip
-        if not mixed and max(t.confidence for t in tasks) >= SCOPE_SURE:
+        if not mixed and not told and max(t.confidence for t in tasks) >= SCOPE_SURE:
             return None
         return self.scope.out_of_scope(request)
+
+    def _told_by_nature(self, intent: str) -> bool:
+        spec = self.specs.get(intent)
+        return spec is not None and (spec.cue or spec.role == "grievance")
 
     def _outweighed(self, outside: float, tasks: Sequence[Task]) -> bool:
         """An unsure reading (every part below SCOPE_UNSURE, under an agent's usual gate) that
@@ -440,6 +451,12 @@ class Router:
         trace["total_ms"] = round((time.perf_counter() - started) * 1000, 3)
         trace["chain"] = [t.intent for t in tasks]
         return Understanding(tasks, entities, language, directive, tier, trace)
+
+
+def _names_something(task: Task) -> bool:
+    """Does the part name something to act on: a person, a service or an address?"""
+    found = task.entities
+    return bool(found.customer or found.technician or found.service or found.address)
 
 
 def _people_by_intent(entities: Entities, intents: Sequence[str], specs: IntentSpecs) -> Entities:

@@ -48,8 +48,9 @@ def test_a_sure_write_next_to_an_out_of_scope_part_is_questioned_when_it_names_n
     aside = _task("unknown", 0.97, [("unknown", 0.97)])
     # "necesito un presupuesto para mi casamiento, ¿me ayudás con el salón?"
     assert scoped._outside("…", [quote, aside]) == 0.5
-    # Alone, a write the words are sure of never pays for the encoder.
-    assert scoped._outside("…", [quote]) is None
+    # Alone, a write the words are sure of and the message asks for never pays for the encoder.
+    asked = dataclasses.replace(quote, text="armale un presupuesto a Vega")
+    assert scoped._outside("…", [asked]) is None
     # "Book a water heater repair for Mark Evans on Monday, also who won the game?": the write
     # names what it acts on, so the aside does not put it in question.
     for named in ({"customer": "Mark Evans"}, {"service": "reparación de calefón"},
@@ -105,3 +106,19 @@ def test_train_only_families_are_trained_on_and_move_no_held_out_line(
     held = [(line.text, line.split) for line in lines if line.split != "train"]
     assert held == [(line.text, line.split) for line in without if line.split != "train"]
     assert len(lines) == len(without) + len(extra)
+
+
+def test_a_sure_write_the_message_only_tells_about_is_questioned(scoped: Router) -> None:
+    """ "el nene tiene fiebre, …": the words are sure of an absence, the act is a statement,
+    and nothing of the organisation is named: what it is about is the encoder's to say."""
+    told = Task("technician_sick", "", 0.95, "el nene tiene fiebre", Entities(),
+                [("technician_sick", 0.95)])  # fmt: skip
+    assert scoped._outside("el nene tiene fiebre", [told]) == 0.5
+    # A request the words are sure of still never pays for the encoder...
+    asked = dataclasses.replace(told, intent="reschedule", text="pasá la visita al lunes")
+    assert scoped._outside("pasá la visita al lunes", [asked]) is None
+    # ... nor a grievance, which is told by nature.
+    grievance = dataclasses.replace(
+        told, intent="complaint", text="el técnico me dejó una mancha de humedad en la pared"
+    )
+    assert scoped._outside(grievance.text, [grievance]) is None
