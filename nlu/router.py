@@ -312,20 +312,20 @@ class Router:
         mixed = any(t.intent == self.out_of_scope for t in tasks) and not any(
             _names_something(t) for t in tasks if t.intent != self.out_of_scope
         )
-        # So does a write the message only tells about and that names nothing ("el nene tiene
-        # fiebre, …" read as an absence): sure as the words are, what it is about is the
-        # encoder's to say. A grievance is told by nature ("el técnico me dejó una mancha…").
-        told = any(
-            self._writes(t.intent) and not self._told_by_nature(t.intent)
-            and not _names_something(t) and read_act(t.text).act == "statement" for t in tasks
-        )  # fmt: skip
-        if not mixed and not told and max(t.confidence for t in tasks) >= SCOPE_SURE:
+        sure = max(t.confidence for t in tasks) >= SCOPE_SURE
+        if sure and not mixed and not any(self._only_told(t) for t in tasks):
             return None
         return self.scope.out_of_scope(request)
 
-    def _told_by_nature(self, intent: str) -> bool:
-        spec = self.specs.get(intent)
-        return spec is not None and (spec.cue or spec.role == "grievance")
+    def _only_told(self, task: Task) -> bool:
+        """A write the message only tells about and that names nothing ("el nene tiene fiebre,
+        …" read as an absence): sure as the words are, what it is about is the encoder's to
+        say. A grievance is told by nature ("el técnico me dejó una mancha…"): not those. The
+        act model reads the part last, only for such a write (about half a millisecond)."""
+        spec = self.specs.get(task.intent)
+        if spec is None or not spec.writes or spec.cue or spec.role == "grievance":
+            return False
+        return not _names_something(task) and read_act(task.text).act == "statement"
 
     def _outweighed(self, outside: float, tasks: Sequence[Task]) -> bool:
         """An unsure reading (every part below SCOPE_UNSURE, under an agent's usual gate) that
