@@ -216,6 +216,7 @@ def read_as_stated_new(
             continue
         renamed.append(f"{task.intent} → {target.name}")
         if target.name in present:
+            _fold_into([*kept, *tasks], target.name, task)
             continue
         present.add(target.name)
         share = dict(task.candidates).get(target.name, 0.0)  # updating is not what was meant
@@ -224,3 +225,16 @@ def read_as_stated_new(
                  task.text, task.entities, task.candidates)
         )  # fmt: skip
     return kept, renamed
+
+
+def _fold_into(tasks: Sequence[Task], intent: str, task: Task) -> None:
+    """`task`'s words and entities join the chain's step of `intent`: the details of "es nueva,
+    cargala con el cel 11 6789 0011" belong to registering her."""
+    step = next(other for other in tasks if other.intent == intent)
+    if task.text in step.text:
+        pass
+    elif step.text in task.text:
+        step.text = task.text
+    else:
+        step.text = f"{step.text}, {task.text}"
+    step.entities = step.entities.merged_with(task.entities)

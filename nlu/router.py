@@ -368,6 +368,13 @@ class Router:
         wanted = [key for key in TAGGED if set(intents) & tagger.intents.get(key, frozenset())]
         missing = [key for key in wanted if getattr(entities, key) is None]
         partial = [key for key in wanted if key not in missing and _one_word_of(entities, key)]
+        # A technician is someone on file: a name the rules called one that matches nobody
+        # ("agendale un service a Carla Mendoza", a new customer) is the tagger's to place.
+        stray = (
+            "customer" in missing
+            and entities.technician is not None
+            and not entities.technician_matched
+        )
         if not missing and not partial:
             return entities
         vocabulary = ctx.vocabulary
@@ -378,7 +385,11 @@ class Router:
             if name := _name_words(tagger, text[start:end], ctx.today):
                 found.setdefault(label, set()).add(name)
         filled = Entities(**entities.__dict__)
-        people = {entities.customer, entities.technician}
+        if stray and _placed_as(found, entities.technician, "customer", "technician"):
+            filled.customer, filled.technician = entities.technician, None
+            filled.customer_written, filled.technician_written = entities.technician_written, None
+            missing = [key for key in missing if key != "customer"]
+        people = {filled.customer, filled.technician}
         for key in missing:
             values = found.get(key, set()) - people
             # A lone lowercase word beside a whole name is the tagger's slip ("… de matias
@@ -560,6 +571,14 @@ def _scope(
     texts = [e.text for e in examples] + [text for text, _ in lines]
     flags = [e.intent in outside for e in examples] + [flag for _, flag in lines]
     return train_scope(texts, flags)
+
+
+def _placed_as(found: dict[str, set[str]], name: str | None, key: str, other: str) -> bool:
+    """The tagger read `name` as `key` and not as `other`."""
+    folded = fold(name or "")
+    return folded in {fold(v) for v in found.get(key, ())} and folded not in {
+        fold(v) for v in found.get(other, ())
+    }
 
 
 def _one_word_of(entities: Entities, key: str) -> str:

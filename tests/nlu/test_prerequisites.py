@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nlu.prerequisites import add_stated, read_as_stated_new, settle_facts
-from nlu.values import Task
+from nlu.values import Entities, Task
 from tests.nlu.training_examples import specs
 
 SPECS = specs()
@@ -144,3 +144,24 @@ def test_beside_the_registration_the_update_of_a_new_customer_is_folded_into_it(
     tasks, renamed = read_as_stated_new(chain, text, SPECS)
     assert [task.intent for task in tasks] == ["create_customer", "book_job"]
     assert renamed == ["update_customer → create_customer"]
+
+
+def test_the_folded_update_gives_the_registration_its_words_and_entities() -> None:
+    # add_stated registered her from the clause alone; the phone is in the update's words.
+    text = "agendame a Carla Mendoza mañana 10hs. Es nueva, cargala con el cel 11 6789 0011"
+    chain = [Task("create_customer", "", 0.9, "Es nueva"),
+             Task("book_job", "", 0.9, "agendame a Carla Mendoza mañana 10hs",
+                  Entities(customer="Carla Mendoza")),
+             Task("update_customer", "", 0.5, "Es nueva, cargala con el cel 11 6789 0011",
+                  Entities(customer="Carla Mendoza"))]  # fmt: skip
+    tasks, _renamed = read_as_stated_new(chain, text, SPECS)
+    registration = tasks[0]
+    assert registration.text == "Es nueva, cargala con el cel 11 6789 0011"
+    assert registration.entities.customer == "Carla Mendoza"
+    # Words the registration's step does not hold already are added after its own.
+    chain = [Task("create_customer", "", 0.9, "es clienta nueva"),
+             Task("update_customer", "", 0.5, "su cel es 11 6789 0011")]  # fmt: skip
+    tasks, _renamed = read_as_stated_new(chain, "es clienta nueva, su cel es 11 6789 0011", SPECS)
+    assert [(t.intent, t.text) for t in tasks] == [
+        ("create_customer", "es clienta nueva, su cel es 11 6789 0011")
+    ]
