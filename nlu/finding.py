@@ -32,6 +32,7 @@ _BEFORE_VERB = word_set(
     podes podras podrias puedes puede pueden podrian podemos podria quiero queria quisiera
     necesito necesitaria necesitamos preciso precisamos hay que tenes tienes tengo tenemos
     vamos voy a al dejame rapido rapidamente urgente toque
+    dicen decis decime diganme saben sabes sabran si
     hi hey hello so and also then now just quickly quick real can could would will you please
     pls plz i we need to want wanna like i'd let's lets let us go ahead help me try
     """
@@ -97,7 +98,15 @@ def _is_search_verb(word: str) -> bool:
 
 
 def asks_to_find(text: str) -> bool:
-    """Whether the request's own verb asks to find, look up or show (see the module docstring)."""
+    """Whether the request's own verb asks to find, look up or show (see the module docstring).
+    A question opened after an introduction is read from its "¿" ("soy Valeria López, ¿me
+    dicen si tienen lugar el sábado?")."""
+    if "¿" in text[1:] and _asks_to_find(text[text.index("¿", 1) :]):
+        return True
+    return _asks_to_find(text)
+
+
+def _asks_to_find(text: str) -> bool:
     folded = fold(text)
     tokens = _TOKEN.findall(folded)
     question = "?" in text or "¿" in text

@@ -68,7 +68,12 @@ _NEW_CUSTOMER = re.compile(
     # a clause that opens "es nueva" / "son nuevos" ("…, es nueva, cargala con el cel …").
     r"no\s+(?:lo|la|los|las)\s+(?:dimos|damos|hemos\s+dado|di|tenemos)\s+(?:de\s+alta|cargad)|"
     r"no\s+(?:lo|la|los|las)\s+(?:cargamos|registramos|tenemos\s+en\s+el\s+sistema)|"
-    r"\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+new(?:\s+here)?\b"
+    r"\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+new(?:\s+here)?\b|"
+    # The customer's own word on WhatsApp: "soy nueva", "es la primera vez que les escribo",
+    # "first time contacting you".
+    r"(?:soy|somos)\s+nuev[oa]s?(?=\s*(?:$|[,.;!?]|aca|aqui|como|client))|"
+    r"primera\s+vez\s+que\s+(?:les|los|las|te|le)\s+(?:escrib|llam|contrat|consult|pid)\w*|"
+    r"first\s+time\s+(?:contacting|calling|writing\s+to|using|booking\s+with)\s+(?:you|your)"
     r")\b|^\s*(?:y\s+)?(?:es|son)\s+nuev[oa]s?(?:\s+(?:aca|aqui))?\s*$"
 )
 # A job that was never entered ("el trabajo nunca se cargó", "que todavía no está cargada",
@@ -152,10 +157,15 @@ def settle_facts(
             candidates = [(fact.prerequisite, STATED_CONFIDENCE)]
             task = Task(fact.prerequisite, task.agent, STATED_CONFIDENCE, task.text,
                         task.entities, candidates)  # fmt: skip
-        elif _found_while_created(task.intent, others, specs):
+        elif _found_while_created(task.intent, others, specs) and not _asks(task.text):
             continue
         settled.append(task)
     return settled
+
+
+def _asks(text: str) -> bool:
+    """A question of its own ("¿qué técnicos tenemos libres el 15/12? y programame…")."""
+    return "?" in text or "¿" in text
 
 
 def _found_while_created(intent: str, others: set[str], specs: IntentSpecs) -> bool:

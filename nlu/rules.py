@@ -162,7 +162,7 @@ def _strip_edges(text: str) -> str:
 # Urgent danger (TAXONOMY "emergency"): these phrases make a request an emergency whatever the
 # classifier says, because missing one costs far more than a false alarm.
 _DANGER = re.compile(
-    r"\b(?:olor\s+a\s+gas|huele\s+a\s+gas|(?:perdida|fuga|escape)\s+de\s+gas|gas\s+leak\w*|"
+    r"\b(?:olor\s+a\s+gas|huele\s+a\s+gas|(?:perdida|fuga|escape)\s+de?\s+gas|gas\s+leak\w*|"
     r"smell\w*\s+(?:of\s+)?gas|gas\s+smell\w*|chispa\w*|sparks?|sparking|humo|smoke|"
     r"fuego|incendi\w*|(?:on|a|the)\s+fire|fire\s+(?:in|at|on)|llamas|flames|inund\w*|flood\w*|"
     r"revent\w*\s+(?:un|el|la|una)\s+\w+|"

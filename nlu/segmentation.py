@@ -239,6 +239,21 @@ _STOP = word_set(
     at and or an with from by this that his her their its my your our
     """
 )
+# Dictation's fillers and a bare copula carry no request: "o sea, | necesito un presupuesto …,
+# son, eh, | seis equipos" must not stand as parts of their own.
+_STOP |= word_set("eh ehh eeh mmm mm um uh umm este sea bueno digamos viste mira son")
+# Numbers said in words are values, as digits are: "…, son, este, noventa y cinco mil" is the
+# amount of the request before it, not a part.
+_STOP |= word_set(
+    """
+    uno dos tres cuatro cinco seis siete ocho nueve diez once doce trece catorce quince
+    dieciseis diecisiete dieciocho diecinueve veinte veinti veintiuno veintidos veinticinco
+    treinta cuarenta cincuenta sesenta setenta ochenta noventa cien ciento cientos doscientos
+    trescientos cuatrocientos quinientos seiscientos setecientos ochocientos novecientos mil
+    millon millones luca lucas one two three four five six seven eight nine ten eleven twelve
+    twenty thirty forty fifty sixty seventy eighty ninety hundred thousand
+    """
+)
 
 
 # Rows of probabilities per span: a numpy array or nested sequences both index as [span][intent].

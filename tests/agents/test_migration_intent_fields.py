@@ -129,3 +129,20 @@ def test_copies_get_the_shipped_value_and_added_intents_keep_the_default(
     assert dict(copies.exclude(**{field: empty}).values_list("name", field)) == shipped
     added.refresh_from_db()
     assert getattr(added, field) == empty
+
+
+booking_found_as = import_module("agents.migrations.0035_book_job_found_as")
+
+
+def test_book_job_s_new_question_form_replaces_only_the_old_shipped_value(cast: Cast) -> None:
+    agents_install_defaults(organisation=cast.org)
+    copies = AgentIntent.objects.filter(agent__organisation=cast.org, name="book_job")
+    assert copies.get().found_as == "check_availability"  # a new install ships it
+    copies.update(found_as="")  # as an organisation's copy looked before 0035
+    booking_found_as.forward(apps, None)
+    assert copies.get().found_as == "check_availability"
+    booking_found_as.backward(apps, None)
+    assert copies.get().found_as == ""
+    copies.update(found_as="search_customer")  # an admin's own choice is kept
+    booking_found_as.forward(apps, None)
+    assert copies.get().found_as == "search_customer"

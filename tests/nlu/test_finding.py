@@ -144,3 +144,19 @@ def test_the_router_never_reads_a_search_as_a_registration(router: Router, text:
 )  # fmt: skip
 def test_same_or_new(answer: str, reading: str | None) -> None:
     assert same_or_new(answer) == reading
+
+
+@pytest.mark.parametrize(
+    ("text", "finds"),
+    [
+        # A question opened after an introduction is read from its "¿".
+        ("Hola, soy Valeria López, ¿me dicen si tienen lugar el sábado para una revisión?", True),
+        ("soy Valeria López, ¿me buscan el turno que tengo?", True),
+        ("decime si tenés lugar el jueves para Jorge Ponce?", True),
+        # The introduction's own verb does not make a later request a search.
+        ("soy Valeria López, ¿me agendan para el sábado?", False),
+        ("me dicen que vengan el sábado", False),
+    ],
+)
+def test_a_question_after_an_introduction_is_read_from_its_opening(text: str, finds: bool) -> None:
+    assert asks_to_find(text) is finds

@@ -41,6 +41,10 @@ def test_an_absence_stated_as_a_fact_records_it_before_moving_the_jobs(text: str
         "agendame a Carla Mendoza mañana 10hs. Es nueva, cargala con el cel 11 6789 0011",
         "presupuestale a Ricardo Soria un calefactor, todavía no lo dimos de alta",
         "Hi, I'm new here - Tom Walsh. Can someone check my AC this Friday?",
+        # The customer's own word on WhatsApp.
+        "Hola soy nueva, me llamo Romina Acuña. ¿Pueden venir el lunes a las 16?",
+        "es la primera vez que les escribo, ¿me agendan una revisión del split?",
+        "Hi, first time contacting you: could you book a boiler check on Friday?",
     ],
 )
 def test_a_new_customer_stated_as_a_fact_is_registered_before_the_booking(text: str) -> None:
@@ -56,6 +60,8 @@ def test_a_new_customer_stated_as_a_fact_is_registered_before_the_booking(text: 
         ("book_job", "agendá a Pérez, el mismo cliente de siempre"),
         ("book_job", "agendale la instalación a Pérez, el equipo es nuevo"),
         ("book_job", "book Ann for Friday, the boiler is new"),
+        ("book_job", "es la primera vez que se rompe, agendá una visita a Ana Paz"),
+        ("book_job", "soy nueva en el barrio, ¿me agendan a Ana Paz?"),
         ("search_customer", "buscame a Diego, está enfermo?"),  # nothing builds on it
     ],
 )
@@ -165,3 +171,11 @@ def test_the_folded_update_gives_the_registration_its_words_and_entities() -> No
     assert [(t.intent, t.text) for t in tasks] == [
         ("create_customer", "es clienta nueva, su cel es 11 6789 0011")
     ]
+
+
+def test_a_question_of_its_own_beside_a_booking_stays_in_the_chain() -> None:
+    # book_job's question form is check_availability: a part that only names the booking's
+    # details is folded into it, a question of its own is asked.
+    parts = [("check_availability", "¿Qué técnicos tenemos libres el 15/12?"),
+             ("book_job", "y programame un service para el 15/12 a las 10hs")]  # fmt: skip
+    assert _settled(parts) == ["check_availability", "book_job"]

@@ -115,6 +115,7 @@ def test_the_router_returns_a_directive_without_classifying(router: Router, ctx:
     "text",
     [
         "hay olor a gas en la cocina",
+        "urgente!! fuga d gas en consorcio sarmiento 780",  # "d": "de" typed fast
         "salen chispas del tablero",
         "se reventó un caño y se inunda todo",
         "mi abuela de 90 años se quedó sin calefacción",

@@ -8,7 +8,7 @@ import pytest
 
 from nlu import Context, Router
 from nlu.openers import how_it_starts
-from nlu.segmentation import boundaries, joined, segment
+from nlu.segmentation import _content_words, boundaries, joined, segment
 
 LABELS = ["book_job", "generate_invoice", "create_customer", "payment_status"]
 KEYWORDS = {
@@ -257,3 +257,19 @@ def test_an_opener_typed_fast_still_opens_a_request() -> None:
         assert how_it_starts(typed, openers) == "request", typed
     for other in ("ayudas con el salón", "pasa algo raro", "prsu p/ Gómez"):
         assert how_it_starts(other, openers) != "request", other
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("o sea", 0),
+        ("eh, este", 0),
+        ("son, este, noventa y cinco mil", 0),
+        ("ponele ciento ochenta mil", 1),
+        ("eh, seis equipos, mantenimiento completo", 3),
+        ("este equipo no enfría", 2),  # "no": too short to count
+    ],
+)
+def test_fillers_and_numbers_in_words_are_not_content(text: str, words: int) -> None:
+    # Dictation's "o sea, | necesito un presupuesto …, son, eh, | …" must not stand as parts.
+    assert _content_words(text) == words
