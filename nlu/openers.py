@@ -43,6 +43,19 @@ _CLITIC_IMPERATIVE = re.compile(
     rf"^(?:{_STEMS})(?:a|e|i|en|an)?(?:me|te|le|lo|la|les|los|las|nos|selo|sela|selos|selas|"
     r"melo|mela|melos|melas|telo|tela)$"
 )
+# The plural imperative without a pronoun, how a customer asks the company ("Cancelen lo del
+# martes", "Manden a alguien", "Vengan mañana"): an -ar verb's ends in -en, like an -er verb's
+# present ("corren", "hacen"), so these are the office's verbs, not a suffix.
+_PLURAL_IMPERATIVES = word_set(
+    """
+    agenden cancelen pasen manden armen facturen coticen cobren registren carguen asignen dejen
+    busquen fijen avisen llamen reprogramen programen cambien actualicen validen verifiquen
+    chequeen revisen muestren emitan generen envien despachen anoten reserven confirmen
+    suspendan anulen borren eliminen agreguen pregunten recuerden informen averiguen consigan
+    comuniquen coordinen organicen preparen calculen saquen bajen pidan arreglen visiten
+    notifiquen vengan hagan traigan pongan digan escriban respondan contesten muevan den
+    """
+)
 # English has no imperative morphology: the office verbs, which are often nouns too ("invoice").
 _ENGLISH_VERBS = word_set(
     """
@@ -78,6 +91,7 @@ _ADDRESS_CUE = re.compile(
 _INTRODUCTION = re.compile(
     r"\s*(?i:(?:hola|buenas|buen\s+d[ií]a|buenos\s+d[ií]as|buenas\s+tardes|hi|hello)[\s,!.]+)?"
     r"(?i:soy|me\s+llamo|mi\s+nombre\s+es|les\s+(?:habla|escribe)|te\s+(?:habla|escribe)|"
+    r"(?:les\s+|te\s+)?(?:hablo|escribo|escribimos|hablamos)(?=\s+del?\b)|"
     r"my\s+name\s+is|this\s+is|i'?m|i\s+am)\s+(?:el|la|de|cliente|clienta|[A-ZÁÉÍÓÚÑ])",
 )
 _PLACE_CLAUSE = re.compile(r"\s*((?:[A-ZÁÉÍÓÚÑ][\w.'-]*\s+){0,2}[A-ZÁÉÍÓÚÑ][\w.'-]*)\s*,")
@@ -151,7 +165,8 @@ def opener_words(texts: Iterable[str]) -> frozenset[str]:
 def _imperative(word: str) -> bool:
     if word[-1:] in ("á", "é", "í") and word not in _ACCENTED_NOT_VERBS:
         return True  # voseo: "agendá", "cancelá", "pedí"
-    return bool(_CLITIC_IMPERATIVE.match(fold(word)))
+    folded = fold(word)
+    return folded in _PLURAL_IMPERATIVES or bool(_CLITIC_IMPERATIVE.match(folded))
 
 
 # A conjugated verb follows these, an imperative never does ("lo esperé toda la mañana", "ya
@@ -257,12 +272,28 @@ def how_it_starts(text: str, openers: frozenset[str]) -> Opening:
         return "report"  # "que la semana pasada ya pagó": the reason for the request
     if fold(words[0]) in _QUESTION or imperative or _WANTS.match(fold(text).lstrip()):
         return "request"
-    if _asks_you_all(raw):
+    if _asks_you_all(raw) or _wished(words) or _OFFICE_INFINITIVE.match(fold(words[0])):
         return "request"
     # Before the learned openers: the examples of a complaint start with "se queja" too.
     if _reports(words):
         return "report"
     return "request" if words[0] in openers or _slipped_opener(words[0], openers) else "other"
+
+
+# "Quería pasar la visita del jueves…", "quisiera saber cuánto debo": a wish with what is wished
+# asks for it (a customer's polite first person; after "llamó Gómez," the same request
+# reported). "quería que…" leaves "que" to the lead words, and "la clienta quería…" opens with
+# the person.
+_WISHES = word_set("queria quisiera queriamos quisieramos necesitaria necesitariamos")
+_INFINITIVE = re.compile(r"^[a-zñ]{2,}(?:ar|er|ir)(?:me|te|le|lo|la|les|los|nos)?$")
+# An office verb in the infinitive opens a request: the second of two wished things ("quería
+# cambiar mi dirección … y agendar el mantenimiento…") and an operator's note ("agendar service
+# p/ Gómez").
+_OFFICE_INFINITIVE = re.compile(rf"^(?:{_STEMS})(?:ar|er|ir)(?:me|te|le|lo|la|les|los|nos)?$")
+
+
+def _wished(words: list[str]) -> bool:
+    return len(words) > 1 and fold(words[0]) in _WISHES and bool(_INFINITIVE.match(fold(words[1])))
 
 
 # Before these a verb is governed ("hay que pasar", "can you book", "the call"), not a new request.

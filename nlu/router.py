@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
@@ -187,6 +187,7 @@ class Router:
             return how_it_starts(part, self.openers) == "request"
 
         tasks = settle_facts(tasks, opens_request, self.specs)
+        tasks = self._asks_only(tasks, request, opens_request)
         kept, notes = apply_labelling_rules(tasks, ctx.today, opens_request, self.specs)
         kept, stated = add_stated(kept, request, self.specs)
         if stated:
@@ -316,6 +317,21 @@ class Router:
         if sure and not mixed and not any(self._only_told(t) for t in tasks):
             return None
         return self.scope.out_of_scope(request)
+
+    def _asks_only(
+        self, tasks: list[Task], request: str, opens_request: Callable[[str], bool]
+    ) -> list[Task]:
+        """An out-of-scope part sits in a chain only when it asks something (TAXONOMY.md): "…hay
+        un tomacorriente ahí abajo, | tengo miedo de que haga un corto" or "eh, ya está" beside
+        real work tells, and is not a second request; "…y contame quién ganó anoche" is one."""
+        if len(tasks) < 2 or not self.out_of_scope:
+            return tasks
+        kept = [
+            task for task in tasks
+            if task.intent != self.out_of_scope
+            or _asked(task.text, request) or opens_request(task.text)
+        ]  # fmt: skip
+        return kept or tasks
 
     def _only_told(self, task: Task) -> bool:
         """A write the message only tells about and that names nothing ("el nene tiene fiebre,
@@ -571,6 +587,15 @@ def _scope(
     texts = [e.text for e in examples] + [text for text, _ in lines]
     flags = [e.intent in outside for e in examples] + [flag for _, flag in lines]
     return train_scope(texts, flags)
+
+
+def _asked(part: str, request: str) -> bool:
+    """The part is a question: it holds a question mark or the message puts one right after it
+    ("qué onda el clima pal finde? | y agendame…": the cut took the mark)."""
+    if "?" in part or "¿" in part:
+        return True
+    at = request.find(part)
+    return at >= 0 and request[at + len(part) :].lstrip()[:1] == "?"
 
 
 def _placed_as(found: dict[str, set[str]], name: str | None, key: str, other: str) -> bool:

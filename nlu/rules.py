@@ -56,6 +56,8 @@ _FILLER = [
     r"for\s+now", r"for\s+today", r"then", r"entonces", r"ya", r"nomas", r"igual", r"again",
     r"de\s+nuevo", r"so", r"much", r"very", r"a\s+lot", r"there", r"guys", r"folks", r"you",
     r"to\s+you", r"vos", r"a\s+vos", r"ustedes", r"hermoso", r"lindo", r"dear",
+    # Dictation's fillers and "that's it": "bueno, eh, ya está, gracias, nos vemos mañana".
+    r"eh+", r"este", r"o\s+sea", r"ya\s+esta", r"eso\s+es\s+todo", r"um+", r"uh+",
 ]  # fmt: skip
 
 

@@ -52,7 +52,7 @@ def test_the_caller_never_waits_for_a_stalled_layer(layer: Layer) -> None:
     started = time.monotonic()
     sockets.send_to_group_soon("chat.o1.c1", {"n": 1})
     sockets.send_to_group_soon("chat.o1.c1", {"n": 2})
-    assert time.monotonic() - started < 0.3  # the turn goes on
+    assert time.monotonic() - started < 0.9  # the turn goes on: a stall is 1 s a send
     assert layer.done.wait(5) and [m["n"] for _g, m in layer.sent] == [1, 2]
 
 

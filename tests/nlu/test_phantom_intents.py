@@ -176,6 +176,32 @@ def test_a_verb_after_its_pronoun_is_conjugated_not_an_order(text: str, opening:
     assert how_it_starts(text, OPENERS) == opening
 
 
+@pytest.mark.parametrize(
+    ("text", "opening"),
+    [
+        # A customer asks the company in the plural, or wishes for something politely.
+        ("Cancelen lo del martes por favor", "request"),
+        ("manden a alguien hoy", "request"),
+        ("vengan mañana temprano", "request"),
+        ("Quería pasar la visita del jueves para el viernes", "request"),
+        ("quisiera saber cuánto debo", "request"),
+        ("agendar el mantenimiento del aire para el miércoles", "request"),  # a wish's second
+        # A present tense, a person's wish reported, a wish with no verb: not requests.
+        ("corren el riesgo de quedarse sin aire", "other"),
+        ("la clienta quería pasar el turno", "other"),
+        # The opening only says a request may start; what it asks is the classifier's reading.
+        ("quería decirte que todo bien", "request"),
+        ("quería el presupuesto de ayer", "report"),  # no verb wished: read as before
+        # Who writes, and from where: a detail of the request beside it.
+        ("hablo del Consorcio Av. Maipú 1240, soy la administradora", "detail"),
+        ("les escribo de Pizzería Los Campeones", "detail"),
+        ("escribo desde el celular de mi hija", "other"),
+    ],
+)
+def test_the_customer_s_plural_order_and_polite_wish_open_requests(text: str, opening: str) -> None:
+    assert how_it_starts(text, OPENERS) == opening
+
+
 SHOUTED = "CANCELA LO D VILLALBA DEL JUEVES YA TE LO DIJE 3 VECES!!!"
 
 

@@ -12,6 +12,7 @@ from nlu.rules import (
     small_talk,
     strip_courtesy,
 )
+from nlu.values import Task
 
 
 @pytest.mark.parametrize(
@@ -33,6 +34,7 @@ def test_pure_greetings(text: str) -> None:
         "thank you so much!",
         "ok bye, have a good one",
         "thanks, that's all for today",
+        "eh, este, gracias, chau",  # dictation's fillers around it
     ],
 )
 def test_thanks_and_goodbyes_are_farewells(text: str) -> None:
@@ -41,7 +43,13 @@ def test_thanks_and_goodbyes_are_farewells(text: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["hola, agendame a Juan mañana", "gracias, ¿y cuánto debe Pérez?", "ok", "hello, book a visit"],
+    [
+        "hola, agendame a Juan mañana",
+        "gracias, ¿y cuánto debe Pérez?",
+        "ok",
+        "hello, book a visit",
+        "este equipo anda, gracias",  # "este" is a filler only on its own
+    ],
 )
 def test_a_request_is_not_small_talk(text: str) -> None:
     assert small_talk(text) is None
@@ -146,3 +154,23 @@ def test_empty_input_does_not_break_the_router(router: Router, ctx: Context, tex
     result = router.understand(text, ctx)
     assert len(result.tasks) <= 1
     assert result.language == "es"
+
+
+def test_an_out_of_scope_part_stays_in_a_chain_only_when_it_asks(router: Router) -> None:
+    request = (
+        "hay un tomacorriente mojado, tengo miedo de que haga un corto. qué onda el clima? "
+        "y agendame a Pérez"
+    )
+    tasks = [Task("emergency", "escalation", 0.9, "hay un tomacorriente mojado"),
+             Task("unknown", "general", 0.7, "tengo miedo de que haga un corto"),
+             Task("unknown", "general", 0.7, "qué onda el clima"),
+             Task("book_job", "scheduling", 0.9, "agendame a Pérez")]  # fmt: skip
+    kept = router._asks_only(tasks, request, lambda part: part.startswith("agendame"))
+    # The fear tells; the weather is asked (its mark after the cut) and the booking requested.
+    assert [t.text for t in kept] == [
+        "hay un tomacorriente mojado",
+        "qué onda el clima",
+        "agendame a Pérez",
+    ]
+    alone = [Task("unknown", "general", 0.7, "tengo miedo de que haga un corto")]
+    assert router._asks_only(alone, "tengo miedo de que haga un corto", lambda _p: False) == alone
