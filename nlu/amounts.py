@@ -44,6 +44,58 @@ _MONEY_CUE = re.compile(
 )
 
 
+# Numbers said in words, as a dictated voice note writes them ("noventa y cinco mil", "ciento
+# ochenta lucas", "dos mil quinientos pesos"): 1 to 999, then what scales them.
+_SPELLED_VALUES: dict[str, int] = {
+    "un": 1, "uno": 1, "una": 1, "dos": 2, "tres": 3, "cuatro": 4, "cinco": 5, "seis": 6,
+    "siete": 7, "ocho": 8, "nueve": 9, "diez": 10, "once": 11, "doce": 12, "trece": 13,
+    "catorce": 14, "quince": 15, "dieciseis": 16, "diecisiete": 17, "dieciocho": 18,
+    "diecinueve": 19, "veinte": 20, "veintiun": 21, "veintiuno": 21, "veintiuna": 21,
+    "veintidos": 22, "veintitres": 23, "veinticuatro": 24, "veinticinco": 25, "veintiseis": 26,
+    "veintisiete": 27, "veintiocho": 28, "veintinueve": 29, "treinta": 30, "cuarenta": 40,
+    "cincuenta": 50, "sesenta": 60, "setenta": 70, "ochenta": 80, "noventa": 90, "cien": 100,
+    "ciento": 100, "doscientos": 200, "doscientas": 200, "trescientos": 300, "trescientas": 300,
+    "cuatrocientos": 400, "cuatrocientas": 400, "quinientos": 500, "quinientas": 500,
+    "seiscientos": 600, "seiscientas": 600, "setecientos": 700, "setecientas": 700,
+    "ochocientos": 800, "ochocientas": 800, "novecientos": 900, "novecientas": 900,
+}  # fmt: skip
+_SPELLED_WORD = "|".join(sorted(_SPELLED_VALUES, key=len, reverse=True))
+_SPELLED_GROUP = rf"(?:{_SPELLED_WORD})(?:\s+(?:y\s+)?(?:{_SPELLED_WORD}))*"
+_SPELLED = re.compile(
+    rf"(?<![\w.,])({_SPELLED_GROUP})\s+(mil|lucas?|palos?|millon|millones)\b"
+    rf"(?:\s+({_SPELLED_GROUP})\b)?|(?<![\w.,])({_SPELLED_GROUP})\s+(?:pesos|mangos)\b"
+)
+
+
+def spelled_number(words: str) -> int | None:
+    """ "noventa y cinco" → 95, "ciento ochenta" → 180 (1 to 999; None when the words do not
+    make one number: "dos tres")."""
+    total, last = 0, 1000
+    for word in words.split():
+        if word == "y":
+            continue
+        value = _SPELLED_VALUES[word]
+        # Hundreds, then tens, then units, each smaller than the one before.
+        if value >= last or (value < 10 and last < 10) or (10 <= value < 100 and last < 100):
+            return None
+        total, last = total + value, value
+    return total or None
+
+
+def _spelled(match: re.Match[str]) -> decimal.Decimal | None:
+    if match[4]:
+        value = spelled_number(match[4])
+        return decimal.Decimal(value) if value else None
+    value = spelled_number(match[1])
+    if value is None:
+        return None
+    amount = value * _MULTIPLIERS[match[2]]
+    if match[3]:  # "dos mil quinientos"
+        rest = spelled_number(match[3])
+        amount += rest if rest and match[2] == "mil" else 0
+    return decimal.Decimal(amount)
+
+
 def parse_number(text: str) -> decimal.Decimal | None:
     """ "640.000" → 640000, "12.500,50" → 12500.50, "1,5" → 1.5, "12,500.50" → 12500.50."""
     text = text.strip()
@@ -94,6 +146,8 @@ def find_amount(text: str) -> decimal.Decimal | None:
         candidates.append((m.start(), parse_number(m[1] or m[2])))
     for m in _THOUSANDS.finditer(folded):
         candidates.append((m.start(), parse_number(m[1])))
+    for m in _SPELLED.finditer(folded):
+        candidates.append((m.start(), _spelled(m)))
     if not candidates and _MONEY_CUE.search(folded):
         for m in _BARE.finditer(folded):
             if not _after_a_name(text, m.start()):

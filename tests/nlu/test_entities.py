@@ -93,6 +93,14 @@ def test_times(ctx: Context, text: str, expected: str | None) -> None:
     ("text", "expected"),
     [
         ("ponele 15 lucas", "15000"),
+        # Said in words, as a dictated note writes them.
+        ("son, este, noventa y cinco mil", "95000"),
+        ("ponele ciento ochenta mil", "180000"),
+        ("dos mil quinientos pesos", "2500"),
+        ("veinticinco lucas", "25000"),
+        ("trescientos cincuenta mil más IVA", "350000"),
+        ("son tres equipos, el dos de diciembre a las diez", None),
+        ("dos tres mil", None),  # not one number
         ("un presupuesto de 210k", "210000"),
         ("$640.000 más IVA", "640000"),
         ("1,5 palos", "1500000"),
