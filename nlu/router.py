@@ -336,12 +336,15 @@ class Router:
     def _only_told(self, task: Task) -> bool:
         """A write the message only tells about and that names nothing ("el nene tiene fiebre,
         …" read as an absence): sure as the words are, what it is about is the encoder's to
-        say. A grievance is told by nature ("el técnico me dejó una mancha…"): not those. The
-        act model reads the part last, only for such a write (about half a millisecond)."""
+        say. Told is any act but a request: the act model takes some reports for questions
+        ("Los chicos de la camioneta 3 trajeron dos docenas.", 0.45), and a question never
+        writes either. A grievance is told by nature ("el técnico me dejó una mancha…"): not
+        those. The act model reads the part last, only for such a write (about half a
+        millisecond)."""
         spec = self.specs.get(task.intent)
         if spec is None or not spec.writes or spec.cue or spec.role == "grievance":
             return False
-        return not _names_something(task) and read_act(task.text).act == "statement"
+        return not _names_something(task) and read_act(task.text).act != "request"
 
     def _outweighed(self, outside: float, tasks: Sequence[Task]) -> bool:
         """An unsure reading (every part below SCOPE_UNSURE, under an agent's usual gate) that

@@ -122,3 +122,13 @@ def test_a_sure_write_the_message_only_tells_about_is_questioned(scoped: Router)
         told, intent="complaint", text="el técnico me dejó una mancha de humedad en la pared"
     )
     assert scoped._outside(grievance.text, [grievance]) is None
+
+
+def test_a_told_write_the_act_model_takes_for_a_question_is_questioned_too(
+    scoped: Router,
+) -> None:
+    """ "Los chicos de la camioneta 3 trajeron dos docenas.": the act model reads the report as
+    a question (0.45, statement 0.36); either way nothing asks for a van to be given."""
+    told = Task("assign_vehicle", "", 0.96, "Los chicos de la camioneta 3 trajeron dos docenas.",
+                Entities(), [("assign_vehicle", 0.96)])  # fmt: skip
+    assert scoped._outside(told.text, [told]) == 0.5
