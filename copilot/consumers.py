@@ -177,11 +177,15 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
     async def _catch_up(self) -> None:
         for event in await _db(eventlog.events_after)(self.conversation.pk, self.last_seq):
-            await self._forward(event)
+            # Two catch-ups may overlap (the watch's and a gap's, each awaiting the log): what
+            # the other one forwarded meanwhile is not sent twice.
+            if int(event["seq"]) > self.last_seq:  # type: ignore[typeddict-item]
+                await self._forward(event)
 
     async def _forward(self, event: Event) -> None:
-        await self.send(text_data=json.dumps(event, default=str))
+        # Counted as sent before the send is awaited: a catch-up running meanwhile skips it.
         self.last_seq = int(event["seq"])  # type: ignore[typeddict-item]
+        await self.send(text_data=json.dumps(event, default=str))
         self.last_heard = time.monotonic()
         turn_id = str(event.get("turn_id") or "")
         if not turn_id:

@@ -572,3 +572,38 @@ async def test_turns_of_other_processes_reach_the_socket_through_the_log_tail(
 
     assert (event["code"], event["message"]) == ("probe", "from the worker")
     await asyncio.sleep(0)
+
+
+async def test_two_catch_ups_that_overlap_forward_each_event_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The watch's catch-up and a gap's may both await the log at once (seen on a loaded
+    # machine: seq 2 sent twice); each reads from the same `last_seq`.
+    from copilot import consumers
+
+    logged = [{"type": "thinking", "seq": n, "turn_id": ""} for n in range(2, 6)]
+
+    def events_after(conversation_id: int, seq: int) -> list[dict[str, Any]]:
+        return [event for event in logged if event["seq"] > seq]
+
+    def on_the_loop(func: Any) -> Any:
+        async def call(*args: Any) -> Any:
+            await asyncio.sleep(0.01)  # both wait on "the database" before either forwards
+            return func(*args)
+
+        return call
+
+    monkeypatch.setattr(consumers, "_db", on_the_loop)
+    monkeypatch.setattr(consumers.eventlog, "events_after", events_after)
+    socket = consumers.ChatConsumer()
+    socket.conversation = type("C", (), {"pk": 1})()  # type: ignore[assignment]
+    socket.last_seq, socket.open_turns, socket.watching = 1, set(), None
+    sent: list[int] = []
+
+    async def send(text_data: str) -> None:
+        sent.append(json.loads(text_data)["seq"])
+        await asyncio.sleep(0)
+
+    socket.send = send  # type: ignore[method-assign,assignment]
+    await asyncio.gather(socket._catch_up(), socket._catch_up())
+    assert sent == [2, 3, 4, 5]
