@@ -59,6 +59,7 @@ _SPELLED_VALUES: dict[str, int] = {
     "seiscientos": 600, "seiscientas": 600, "setecientos": 700, "setecientas": 700,
     "ochocientos": 800, "ochocientas": 800, "novecientos": 900, "novecientas": 900,
 }  # fmt: skip
+SPELLED_NUMBER_WORDS = frozenset(_SPELLED_VALUES)  # also non-content words to the segmenter
 _SPELLED_WORD = "|".join(sorted(_SPELLED_VALUES, key=len, reverse=True))
 _SPELLED_GROUP = rf"(?:{_SPELLED_WORD})(?:\s+(?:y\s+)?(?:{_SPELLED_WORD}))*"
 _SPELLED = re.compile(

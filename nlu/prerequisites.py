@@ -157,15 +157,20 @@ def settle_facts(
             candidates = [(fact.prerequisite, STATED_CONFIDENCE)]
             task = Task(fact.prerequisite, task.agent, STATED_CONFIDENCE, task.text,
                         task.entities, candidates)  # fmt: skip
-        elif _found_while_created(task.intent, others, specs) and not _asks(task.text):
+        elif _found_while_created(task.intent, others, specs) and not asked(task.text):
             continue
         settled.append(task)
     return settled
 
 
-def _asks(text: str) -> bool:
-    """A question of its own ("¿qué técnicos tenemos libres el 15/12? y programame…")."""
-    return "?" in text or "¿" in text
+def asked(part: str, request: str = "") -> bool:
+    """The part is a question of its own ("¿qué técnicos tenemos libres el 15/12? y
+    programame…"): it holds a question mark, or the message puts one right after it ("qué onda
+    el clima pal finde? | y agendame…": the cut took the mark)."""
+    if "?" in part or "¿" in part:
+        return True
+    at = request.find(part) if part else -1
+    return at >= 0 and request[at + len(part) :].lstrip()[:1] == "?"
 
 
 def _found_while_created(intent: str, others: set[str], specs: IntentSpecs) -> bool:
@@ -241,10 +246,6 @@ def _fold_into(tasks: Sequence[Task], intent: str, task: Task) -> None:
     """`task`'s words and entities join the chain's step of `intent`: the details of "es nueva,
     cargala con el cel 11 6789 0011" belong to registering her."""
     step = next(other for other in tasks if other.intent == intent)
-    if task.text in step.text:
-        pass
-    elif step.text in task.text:
-        step.text = task.text
-    else:
-        step.text = f"{step.text}, {task.text}"
+    if task.text not in step.text:
+        step.text = task.text if step.text in task.text else f"{step.text}, {task.text}"
     step.entities = step.entities.merged_with(task.entities)

@@ -31,7 +31,7 @@ from nlu.openers import (
     verb_intents,
 )
 from nlu.ordering import apply_labelling_rules, order_chain
-from nlu.prerequisites import add_stated, read_as_stated_new, settle_facts
+from nlu.prerequisites import add_stated, asked, read_as_stated_new, settle_facts
 from nlu.references import intent_by_reference
 from nlu.rules import (
     bare_cuit,
@@ -329,7 +329,7 @@ class Router:
         kept = [
             task for task in tasks
             if task.intent != self.out_of_scope
-            or _asked(task.text, request) or opens_request(task.text)
+            or asked(task.text, request) or opens_request(task.text)
         ]  # fmt: skip
         return kept or tasks
 
@@ -590,15 +590,6 @@ def _scope(
     texts = [e.text for e in examples] + [text for text, _ in lines]
     flags = [e.intent in outside for e in examples] + [flag for _, flag in lines]
     return train_scope(texts, flags)
-
-
-def _asked(part: str, request: str) -> bool:
-    """The part is a question: it holds a question mark or the message puts one right after it
-    ("qué onda el clima pal finde? | y agendame…": the cut took the mark)."""
-    if "?" in part or "¿" in part:
-        return True
-    at = request.find(part)
-    return at >= 0 and request[at + len(part) :].lstrip()[:1] == "?"
 
 
 def _placed_as(found: dict[str, set[str]], name: str | None, key: str, other: str) -> bool:

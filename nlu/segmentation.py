@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from common.text import fold, fold_keep_length
+from nlu.amounts import SPELLED_NUMBER_WORDS
 from nlu.normalize import TAKE_BACK, word_set
 from nlu.openers import tells_about_someone
 
@@ -244,14 +245,10 @@ _STOP = word_set(
 _STOP |= word_set("eh ehh eeh mmm mm um uh umm este sea bueno digamos viste mira son")
 # Numbers said in words are values, as digits are: "…, son, este, noventa y cinco mil" is the
 # amount of the request before it, not a part.
-_STOP |= word_set(
+_STOP |= SPELLED_NUMBER_WORDS | word_set(
     """
-    uno dos tres cuatro cinco seis siete ocho nueve diez once doce trece catorce quince
-    dieciseis diecisiete dieciocho diecinueve veinte veinti veintiuno veintidos veinticinco
-    treinta cuarenta cincuenta sesenta setenta ochenta noventa cien ciento cientos doscientos
-    trescientos cuatrocientos quinientos seiscientos setecientos ochocientos novecientos mil
-    millon millones luca lucas one two three four five six seven eight nine ten eleven twelve
-    twenty thirty forty fifty sixty seventy eighty ninety hundred thousand
+    veinti cientos mil millon millones luca lucas one two three four five six seven eight nine
+    ten eleven twelve twenty thirty forty fifty sixty seventy eighty ninety hundred thousand
     """
 )
 
