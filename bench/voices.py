@@ -184,7 +184,10 @@ def run(
             case = case_from_json(row)
             pred = read_case(reader, case, number)
             tasks = router.understand(case.input, ctx).tasks
-            done = [i for i in (ran(t, agents, intents, writes, gate=True) for t in tasks) if i]
+            settled = (
+                ran(t, agents, intents, writes, gate=True, specs=router.specs) for t in tasks
+            )
+            done = [i for i in settled if i]
             wrong = any(writes(i) and i not in case.expected_intents for i in done)
             scored.append(Scored(case, pred, wrong))
         tables[split] = report(split, scored, intents)

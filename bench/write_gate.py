@@ -54,7 +54,7 @@ from copilot.router_cache import router_for  # noqa: E402
 from evaluation.metrics import Case  # noqa: E402
 from evaluation.services import load_cases  # noqa: E402
 from nlu import Context, Router, Vocabulary  # noqa: E402
-from nlu.values import NEVER_ACTS, Task, with_role  # noqa: E402
+from nlu.values import NEVER_ACTS, IntentSpecs, Task, with_role  # noqa: E402
 
 DATASETS = ROOT / "evaluation" / "datasets"
 DEFAULT_FILES = [DATASETS / "golden.jsonl", DATASETS / "phantom_dev.jsonl"]
@@ -95,13 +95,20 @@ def writes_of(organisation: Organisation) -> Writes:
 
 
 def ran(
-    task: Task, agents: dict[str, Agent], intents: dict[str, str], writes: Writes, *, gate: bool
+    task: Task,
+    agents: dict[str, Agent],
+    intents: dict[str, str],
+    writes: Writes,
+    *,
+    gate: bool,
+    specs: IntentSpecs | None = None,
 ) -> str | None:
-    """The intent that runs for this step (None when it yields without a reroute or asks)."""
+    """The intent that runs for this step (None when it yields without a reroute or asks);
+    `specs` the router's (as a turn's reading carries them), else the shipped registry's."""
     step, agent = _step(task), agents.get(task.agent)
     if agent is None:
         return None
-    spec = default_specs().get(step.intent)  # the shipped registry's (the bench installs it)
+    spec = (specs or default_specs()).get(step.intent)
     if gate and writes(step.intent) and (why := write_gate.doubt(agent, step, {}, spec=spec)):
         if os.environ.get("WRITE_GATE_SHOW"):
             print(f"   doubt {why}: {step.intent} {step.confidence:.2f} {step.text!r}")
@@ -126,7 +133,9 @@ def tally(
         for name, gate in (("before", False), ("after", True)):
             t = tallies[name]
             t.messages += 1
-            settled = (ran(task, agents, intents, writes, gate=gate) for task in tasks)
+            settled = (
+                ran(task, agents, intents, writes, gate=gate, specs=router.specs) for task in tasks
+            )
             done = [i for i in settled if i]
             expected = [i for i in case.expected_intents if writes(i)]
             for intent in expected:

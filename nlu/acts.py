@@ -42,7 +42,13 @@ from pathlib import Path
 from typing import Literal
 
 from common.text import fold
-from nlu.normalize import word_set, words
+from nlu.normalize import (
+    ACCENTED_NOT_VERBS,
+    BEFORE_A_CONJUGATED_VERB,
+    BEFORE_A_NOUN,
+    word_set,
+    words,
+)
 
 Act = Literal["question", "request", "statement", "correction", "choice"]
 ACTS: tuple[Act, ...] = ("question", "request", "statement", "correction", "choice")
@@ -101,7 +107,7 @@ _IMPERATIVE_WORDS = word_set(
 _CLITIC_IMPERATIVE = re.compile(
     r"^\w{3,}(?:a|e|i)(?:me|le|la|lo|les|los|las|nos|te)(?:lo|la|los|las)?$"
 )
-_ACCENTED_IMPERATIVE = re.compile(r"\b\w{3,}[áéí]\b")  # "agendá", "poné", "emití" (unfolded)
+_RAW_WORD = re.compile(r"\w+")
 _CORRECTION = re.compile(
     r"^(?:no+\s*[,.!]|no+\s+(?:no|era|es|eran|son|el|la|los|las|a|al|para|con|mejor|ese|esa|"
     r"not|i|it|the|that|wait|sorry)\b|nono\b|mejor\b|perdon\b|perdona\b|uy\b|ah no\b|"
@@ -185,16 +191,19 @@ def cues(text: str) -> list[str]:
         found.append("cueindirect")
     if _POSSIBLE.search(" ".join(tokens)):
         found.append("cuepossible")
-    if _WRITE_VERBS.search(" ".join(tokens)):
+    if any(
+        _WRITE_VERBS.fullmatch(t) and not (i and tokens[i - 1] in BEFORE_A_NOUN)
+        for i, t in enumerate(tokens)
+    ):
         found.append("cuewrite")
     if tokens and tokens[0] == "no":
         found.append("cueno")
     if tokens and tokens[0] in _POLITE:
         found.append("cuepolite")
-    if _ACCENTED_IMPERATIVE.search(text) or any(
-        t in _IMPERATIVE_WORDS or _CLITIC_IMPERATIVE.match(t) for t in tokens[:3]
-    ):
+    if _imperatives(text, first=3):
         found.append("cueimper")
+    if tells_the_past(text):
+        found.append("cuepast")
     if _CORRECTION.search(" ".join(tokens) or folded):
         found.append("cuecorr")
     if any(t in _ORDINAL for t in tokens) or _POINTER.search(folded):
@@ -208,10 +217,57 @@ def cues(text: str) -> list[str]:
 
 def imperative(text: str) -> bool:
     """Some word of the message is a request verb ("mandalo", "agendá", "send"), anywhere."""
-    tokens = _content(text)
-    return bool(_ACCENTED_IMPERATIVE.search(text)) or any(
-        t in _IMPERATIVE_WORDS or _CLITIC_IMPERATIVE.match(t) for t in tokens
-    )
+    return _imperatives(text)
+
+
+def _imperatives(text: str, first: int = 0) -> bool:
+    """A request verb among the first `first` words after the fillers (0: anywhere). A word
+    after an article is a noun ("la factura", "una carga"); after a pronoun or "ya" the verb is
+    conjugated ("ya lo mandé", "la recibí": a first-person preterite is accented like the voseo
+    imperative "poné", which takes its pronouns after it, "mandalo")."""
+    raw = _RAW_WORD.findall(text.lower())
+    folded = [fold(w) for w in raw]
+    start = 0
+    while start < len(folded) and folded[start] in _FILLERS:
+        start += 1
+    end = start + first if first else len(raw)
+    for i in range(start, min(end, len(raw))):
+        before = folded[i - 1] if i else ""
+        if before in BEFORE_A_CONJUGATED_VERB or before in BEFORE_A_NOUN:
+            continue
+        word, plain = raw[i], folded[i]
+        accented = len(word) >= 4 and word[-1] in "áéí" and word not in ACCENTED_NOT_VERBS
+        if accented or plain in _IMPERATIVE_WORDS or _CLITIC_IMPERATIVE.match(plain):
+            return True
+    return False
+
+
+# Someone wants something done: the operator passes a request on ("quiere un service el
+# martes", "the customer needs it Friday").
+_WANTS = word_set(
+    """quiere quieren queria querian necesita necesitan necesitaria pide piden pidio pidieron
+    solicita solicitan solicito wants want needs need asked asks requested"""
+)
+
+
+def wants(text: str) -> bool:
+    """Someone in the message wants or asks for something (`_WANTS`)."""
+    return any(t in _WANTS for t in words(text))
+
+
+def tells_the_past(text: str) -> bool:
+    """A verb told in the past ("llegó", "ya la recibí", "lo mandé", "pagaron"): what happened
+    is told, not asked for. Accents are needed for the singular; fast typing loses them."""
+    raw = _RAW_WORD.findall(text.lower())
+    for i, word in enumerate(raw):
+        before = fold(raw[i - 1]) if i else ""
+        if len(word) >= 4 and word.endswith("ó") and before not in BEFORE_A_NOUN:
+            return True
+        if before in BEFORE_A_CONJUGATED_VERB and len(word) >= 4 and word[-1] in "éí":
+            return True
+        if len(word) >= 6 and word.endswith(("aron", "ieron")):
+            return True
+    return False
 
 
 def _model_text(text: str) -> str:
@@ -331,7 +387,10 @@ def shipped_model() -> ActModel:
     return train(load_corpus())
 
 
+@lru_cache(maxsize=8192)
 def read_act(text: str) -> ActReading:
+    """The shipped model's reading (kept by text: the registry's examples are read at every
+    router build, a message at several gates)."""
     return read_with(shipped_model(), text)
 
 

@@ -24,6 +24,20 @@ def word_set(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
+# A conjugated verb follows these, an imperative never does ("lo esperé toda la mañana", "ya
+# pagué", "yo le mandé": a first-person preterite of an -ar verb is accented like the voseo
+# imperative of an -er verb, "hacé"; the voseo imperative takes its pronouns after: "esperalo").
+BEFORE_A_CONJUGATED_VERB = word_set("lo la le los las les me te se nos ya yo")
+# Words ending in an accented vowel that are not a voseo imperative ("agendá", "poné").
+ACCENTED_NOT_VERBS = frozenset(
+    ["está", "acá", "allá", "ahí", "así", "aquí", "sí", "mamá", "papá", "bebé", "café", "sofá"]
+)
+# A noun follows these, never a verb: "la factura", "una carga", "el pase" are things.
+BEFORE_A_NOUN = word_set(
+    "el la los las un una unos unas mi mis tu tus su sus del al este esta ese esa"
+)
+
+
 # A word said twice in a row, with at most a comma between: dictation's stutter ("the, the
 # campaign", "que que", "el, el técnico"). Letters only: "10 10" may be two numbers.
 _REPEATED = re.compile(r"\b([^\W\d_]+)(?:,\s*|\s+)\1\b", re.IGNORECASE)

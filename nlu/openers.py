@@ -17,7 +17,7 @@ from typing import Literal
 from common.text import fold
 
 # Words that may precede the real opener: clitics, negation, "si"/"que" clauses, politeness.
-from nlu.normalize import word_set
+from nlu.normalize import ACCENTED_NOT_VERBS, BEFORE_A_CONJUGATED_VERB, word_set
 
 _LEAD = word_set(
     """
@@ -106,9 +106,6 @@ _QUESTION = word_set(
 # always capitalised, so the examples never teach it as an opener.
 _WANTS = re.compile(r"(?:i|we)\s+(?:want|need|would\s+like|'d\s+like|d\s+like)\b")
 # Words ending in a stressed vowel that are not voseo imperatives.
-_ACCENTED_NOT_VERBS = frozenset(
-    ["está", "acá", "allá", "ahí", "así", "aquí", "sí", "mamá", "papá", "bebé", "café", "sofá"]
-)
 # How a clause starts that tells *about* someone instead of asking for something: reported speech
 # ("dice que...", "pregunta si..."), a state ("está re caliente", "anda sin aire", "they're
 # upset"), a reason ("porque gotea", "because it leaks"). After a request it is the request's
@@ -163,16 +160,10 @@ def opener_words(texts: Iterable[str]) -> frozenset[str]:
 
 
 def _imperative(word: str) -> bool:
-    if word[-1:] in ("á", "é", "í") and word not in _ACCENTED_NOT_VERBS:
+    if word[-1:] in ("á", "é", "í") and word not in ACCENTED_NOT_VERBS:
         return True  # voseo: "agendá", "cancelá", "pedí"
     folded = fold(word)
     return folded in _PLURAL_IMPERATIVES or bool(_CLITIC_IMPERATIVE.match(folded))
-
-
-# A conjugated verb follows these, an imperative never does ("lo esperé toda la mañana", "ya
-# pagué", "yo le mandé": a first-person preterite of an -ar verb is accented like the voseo
-# imperative of an -er verb, "hacé"; the voseo imperative takes its pronouns after: "esperalo").
-_BEFORE_A_CONJUGATED_VERB = word_set("lo la le los las les me te se nos ya yo")
 
 
 def _imperative_among(text: str, first: int = 5) -> bool:
@@ -182,7 +173,7 @@ def _imperative_among(text: str, first: int = 5) -> bool:
     for i, word in enumerate(raw):
         if fold(word) in _LEAD:
             continue
-        if _imperative(word) and not (i and fold(raw[i - 1]) in _BEFORE_A_CONJUGATED_VERB):
+        if _imperative(word) and not (i and fold(raw[i - 1]) in BEFORE_A_CONJUGATED_VERB):
             return True
         seen += 1
         if seen == first:

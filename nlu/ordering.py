@@ -58,10 +58,13 @@ _ABOUT_THE_SERVICE = re.compile(
 
 
 # Moving *the jobs* (plural) of someone or of a day is a bulk move, with or without "todos":
-# "pasá los trabajos de Leandro al jueves", "move Kevin's jobs to Friday".
+# "pasá los trabajos de Leandro al jueves", "move Kevin's jobs to Friday"; so is a move whose
+# verb carries a plural object ("…todos sus trabajos del jueves | pasalos al lunes", "move
+# them all to Monday"): the jobs were named before the verb, in the part before.
 _MANY_JOBS = re.compile(
     r"\b(?:(?:los|sus)\s+(?:trabajos|turnos|servicios|services)|(?:las|sus)\s+visitas|"
     r"(?:the|his|her|their|\w+'s)\s+(?:jobs|appointments|visits|bookings))\b"
+    r"|^\W*(?:\w+\s+)?\w{3,}[aei](?:me|se)?l[ao]s\b|\b(?:move|push|shift)\s+them\b"
 )
 
 

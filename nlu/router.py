@@ -573,10 +573,20 @@ def build_router(
         openers=opener_words(texts),
         agent_names=names,
         verbs=verb_intents(texts, [e.intent for e in usable]),
-        specs={spec.name: spec for spec in specs},
+        specs={spec.name: _with_told(spec, usable) for spec in specs},
         tagger=_tagger(texts, tagged, gazetteer, tagged_intents),
         scope=_scope(usable, scope_lines, specs) if corpus else None,
     )
+
+
+def _with_told(spec: IntentSpec, examples: Sequence[Example]) -> IntentSpec:
+    """The spec with `told`: how many of its registry examples the act model reads as a
+    statement (an intent without examples keeps 1.0: nothing says it is never told)."""
+    own = [e.text for e in examples if e.intent == spec.name]
+    if not spec.writes or not own:
+        return spec
+    told = sum(read_act(text).act == "statement" for text in own) / len(own)
+    return replace(spec, told=round(told, 3))
 
 
 def _scope(

@@ -88,6 +88,11 @@ class IntentSpec:
     # A goodbye ("gracias, chau"): the conversation ends and its customers' profiles are
     # extracted. A flag beside the role: the farewell stays a courtesy that never acts.
     ends_conversation: bool = False
+    # The share of its registry examples that tell a fact instead of asking (the act model's
+    # reading, set when the router is built; 1.0 until then). A write nobody asks for by telling
+    # ("Carlos está enfermo" is an absence, "la factura ya la recibí" no request for one) does
+    # not run from a plain statement.
+    told: float = 1.0
 
     def phrase(self, language: str) -> str:
         text = self.phrase_en if language.startswith("en") else self.phrase_es

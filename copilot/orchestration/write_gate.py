@@ -33,13 +33,17 @@ from agents.base import Clarification, Outcome, Step
 from agents.models import Agent
 from copilot.orchestration import clarify
 from copilot.orchestration.replies import intent_phrase
-from nlu.acts import imperative, read_act
+from nlu.acts import ActReading, imperative, read_act, tells_the_past, wants
 from nlu.values import NEVER_ACTS, IntentSpec, IntentSpecs, with_role
 
 # Measured on the golden set (bench/write_gate.py): 0.5 held back "Mike's got the flu, he's out
 # the rest of the week" (0.42); 0.4 still holds "mmm fijate lo del otro día…" (0.39).
 STATEMENT_FLOOR = 0.4
 QUESTION_FLOOR = 0.5  # the act's own probability: below it the text is not read as a question
+# A write whose registry examples tell a fact less often than this is not run from a statement
+# the act model gives a request less than TOLD_REQUEST_BELOW (`only_told`).
+TOLD_SHARE = 0.25
+TOLD_REQUEST_BELOW = 0.1
 # Readings worth offering: a candidate this far below the top one is not what was meant.
 OFFER_FLOOR = 0.05
 OFFERED = 3
@@ -70,6 +74,8 @@ def doubt(
         return "question"
     if lifted:
         return ""
+    if only_told(act, step.text, spec):
+        return "statement"
     if step.confidence < agent.min_confidence:
         return "confidence"
     if act.act == "statement" and step.confidence < STATEMENT_FLOOR:
@@ -91,6 +97,24 @@ def doubt_model(step: Step, message: str, support: float, *, spec: IntentSpec | 
     if act.act == "statement" and support < STATEMENT_FLOOR:
         return "statement"
     return ""
+
+
+def only_told(act: ActReading, text: str, spec: IntentSpec | None) -> bool:
+    """A report of what happened ("gracias, la factura ya la recibí", "llegó la factura de
+    Edesur": a verb in the past, the act model sure it is a statement, no request verb and
+    nobody wanting anything in it) read as a write its registry examples almost never tell
+    (`IntentSpec.told` below TOLD_SHARE: an invoice is asked for, an absence or a grievance is
+    told). The act model alone takes typed-fast requests for statements ("give ignacio the
+    truck", "vengan"); the past tense is what a report has and a request has not."""
+    return (
+        spec is not None
+        and spec.told < TOLD_SHARE
+        and act.act == "statement"
+        and act.scores.get("request", 0.0) < TOLD_REQUEST_BELOW
+        and tells_the_past(text)
+        and not asks_to_act(text)
+        and not wants(text)
+    )
 
 
 def never_held(spec: IntentSpec | None) -> bool:

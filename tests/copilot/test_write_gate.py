@@ -146,3 +146,50 @@ def test_a_write_on_a_job_that_names_none_is_doubtful_as_the_registry_says(
     assert write_gate.doubt(agent, step, {}, spec=spec) == doubt
     named = replace(step, entities=Entities(customer="Juan Pérez"))
     assert write_gate.doubt(agent, named, {}, spec=spec) == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "told", "doubt"),
+    [
+        # a report of what happened, read as a write its examples never tell: nothing is asked
+        ("gracias, la factura ya la recibí, nada más por hoy, chau!", 0.05, "statement"),
+        ("llegó la factura de Edesur", 0.05, "statement"),
+        # an intent that is told by nature (an absence, a grievance) runs from a statement
+        ("llegó la factura de Edesur", 0.8, ""),
+        # a request verb, or someone wanting it, asks
+        ("llegó la factura de Edesur, mandásela a Ruiz", 0.05, ""),
+        ("la señora Lamas nunca nos llamó, quiere la factura del service", 0.05, ""),
+        # no verb in the past: the act model alone takes typed-fast requests for statements
+        ("give ignacio quintana the truck on dec 2", 0.05, ""),
+    ],
+)
+def test_a_report_of_what_happened_does_not_write_what_is_only_asked_for(
+    text: str, told: float, doubt: str
+) -> None:
+    agent = Agent(name="financial", min_confidence=0.35)
+    spec = replace(default_specs()["generate_invoice"], told=told)
+    step = replace(_step("generate_invoice"), text=text, entities=Entities(customer="Ruiz"))
+    assert write_gate.doubt(agent, step, {}, spec=spec) == doubt
+
+
+def test_the_router_learns_which_writes_are_told_from_the_registry_examples() -> None:
+    from nlu import build_router
+    from nlu.values import Example
+
+    examples = [
+        Example(text, intent, "x")
+        for intent, texts in {
+            "technician_sick": ["Carlos está enfermo", "Diego no viene, tiene fiebre"],
+            "generate_invoice": ["facturale a Ruiz el service", "hacé la factura de Gómez"],
+        }.items()
+        for text in texts
+    ]
+    specs = [
+        IntentSpec("technician_sick", writes=True),
+        IntentSpec("generate_invoice", writes=True),
+        IntentSpec("hours"),
+    ]
+    router = build_router(examples, specs=specs)
+    assert router.specs["technician_sick"].told == 1.0
+    assert router.specs["generate_invoice"].told == 0.0
+    assert router.specs["hours"].told == 1.0  # writes nothing, no examples: never held

@@ -5,7 +5,20 @@ from __future__ import annotations
 
 import pytest
 
-from nlu.acts import ACTS, cues, load_corpus, noisy, read_act, read_with, split, split_of, train
+from nlu.acts import (
+    ACTS,
+    cues,
+    imperative,
+    load_corpus,
+    noisy,
+    read_act,
+    read_with,
+    split,
+    split_of,
+    tells_the_past,
+    train,
+    wants,
+)
 
 
 @pytest.mark.parametrize(
@@ -74,9 +87,62 @@ def test_the_cues_keep_apart_what_only_looks_alike() -> None:
     assert "cuewrite" not in cues("el pasillo está mojado")
 
 
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        # after an article the word is a noun: "factura" is also the voseo "facturá"
+        ("llegó la factura de Edesur", False),
+        ("factura a Romero 65 lucas", True),
+        # after a pronoun or "ya" the verb is conjugated: the voseo imperative takes them after
+        ("gracias, la factura ya la recibí", False),
+        ("el presupuesto de Gómez ya lo mandé ayer", False),
+        ("mandalo ya", True),
+        ("poné a Lucas el jueves", True),
+        ("el técnico está en camino", False),
+    ],
+)
+def test_an_article_makes_a_noun_and_a_pronoun_a_conjugated_verb(text: str, asks: bool) -> None:
+    assert imperative(text) is asks
+    assert ("cueimper" in cues(text)) is asks
+
+
+def test_a_write_word_after_an_article_is_no_write_verb() -> None:
+    assert "cuewrite" not in cues("llegó la factura de Edesur")
+    assert "cuewrite" in cues("factura a Romero 65 lucas")
+
+
+@pytest.mark.parametrize(
+    ("text", "past"),
+    [
+        ("llegó la factura de Edesur", True),
+        ("gracias, la factura ya la recibí", True),
+        ("los de Ruiz pagaron ayer", True),
+        ("agendá a Pérez el jueves", False),
+        ("el turno del jueves de Pérez", False),
+        ("mañana hay turno con Pérez", False),
+    ],
+)
+def test_it_tells_the_past_by_the_verb(text: str, past: bool) -> None:
+    assert tells_the_past(text) is past
+
+
+def test_reports_of_what_happened_are_not_requests() -> None:
+    """Set D's "llegó la factura de Edesur" read as a request 0.99 (the noun "factura" counted
+    as the verb "facturá"), and a held-out goodbye as a request 0.72."""
+    for text in ("llegó la factura de Edesur", "gracias, la factura ya la recibí, nada más, chau!"):
+        assert read_act(text).act == "statement", text
+        assert read_act(text).scores["request"] < 0.1, text
+
+
+def test_someone_wanting_something_is_a_request_passed_on() -> None:
+    assert wants("la señora Lamas nunca nos llamó, quiere un service el martes")
+    assert wants("the customer needs it on Friday")
+    assert not wants("la señora Lamas nunca nos llamó")
+
+
 def test_held_out_families_stay_above_the_measured_floor() -> None:
     """Deterministic (newton-cg on a fixed corpus): trained on the train families only, the
-    dev and test families are read at least this well (bench/acts.py measured 0.879 and 0.853)."""
+    dev and test families are read at least this well (bench/acts.py measured 0.867 and 0.855)."""
     corpus = load_corpus()
     model = train(split(corpus, "train"))
     for which, floor in (("dev", 0.86), ("test", 0.82)):

@@ -116,6 +116,17 @@ def test_moving_the_jobs_of_someone_is_a_bulk_move() -> None:
     assert _relabelled("pasá el trabajo de Leandro al jueves", candidates) == "reschedule"
 
 
+def test_a_move_whose_verb_carries_a_plural_object_is_a_bulk_move() -> None:
+    """In "…todos sus trabajos del jueves | pasalos al lunes" the jobs are named before the
+    verb, in the part before (a held-out dictated line read it as one job's move)."""
+    candidates = [("reschedule", 0.88), ("bulk_reschedule", 0.09)]
+    assert _relabelled("pasalos al lunes o sea al lunes 23", candidates) == "bulk_reschedule"
+    assert _relabelled("bueno movelas para el viernes", candidates) == "bulk_reschedule"
+    assert _relabelled("move them all to Monday", candidates) == "bulk_reschedule"
+    assert _relabelled("pasalo al lunes", candidates) == "reschedule"
+    assert _relabelled("pasala para el viernes a las 10", candidates) == "reschedule"
+
+
 def test_a_bulk_move_needs_the_registry_to_have_it() -> None:
     assert _relabelled("pasá los turnos al jueves", [("reschedule", 0.6)]) == "reschedule"
 
