@@ -216,11 +216,19 @@ def cues(text: str) -> list[str]:
 
 
 def imperative(text: str) -> bool:
-    """Some word of the message is a request verb ("mandalo", "agendá", "send"), anywhere."""
-    return _imperatives(text)
+    """Some word of the message is a request verb ("mandalo", "agendá", "send"), anywhere
+    ("hace dos horas" is how long ago; the model's cue keeps the word as it was trained)."""
+    return _imperatives(text, ago=True)
 
 
-def _imperatives(text: str, first: int = 0) -> bool:
+# After "hace", how long ago or the weather ("hace dos horas", "hace un rato", "hace calor").
+_SINCE = word_set(
+    """rato ratito minuto minutos hora horas dia dias semana semanas mes meses ano anos tiempo
+    mucho muchos mucha muchas poco calor frio banda bastante"""
+)
+
+
+def _imperatives(text: str, first: int = 0, *, ago: bool = False) -> bool:
     """A request verb among the first `first` words after the fillers (0: anywhere). A word
     after an article is a noun ("la factura", "una carga"); after a pronoun or "ya" the verb is
     conjugated ("ya lo mandé", "la recibí": a first-person preterite is accented like the voseo
@@ -236,6 +244,8 @@ def _imperatives(text: str, first: int = 0) -> bool:
         if before in BEFORE_A_CONJUGATED_VERB or before in BEFORE_A_NOUN:
             continue
         word, plain = raw[i], folded[i]
+        if ago and plain == "hace" and _SINCE.intersection(folded[i + 1 : i + 3]):
+            continue  # "hace dos horas", "hace calor": time and weather, not "hacé"
         accented = len(word) >= 4 and word[-1] in "áéí" and word not in ACCENTED_NOT_VERBS
         if accented or plain in _IMPERATIVE_WORDS or _CLITIC_IMPERATIVE.match(plain):
             return True

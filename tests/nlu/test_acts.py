@@ -165,3 +165,9 @@ def test_its_confidence_is_a_probability() -> None:
     reading = read_act("que turnos hay el viernes?")
     assert 0.0 < reading.confidence <= 1.0
     assert abs(sum(reading.scores.values()) - 1.0) < 1e-6
+
+
+def test_hace_with_a_time_is_how_long_ago() -> None:
+    assert not imperative("se les cortó el aire hace dos horas")
+    assert not imperative("hace calor en la oficina")
+    assert imperative("hace la factura de Gómez")

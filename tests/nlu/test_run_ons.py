@@ -13,6 +13,7 @@ from nlu import Router, Vocabulary
 from nlu.normalize import without_stutter
 from nlu.openers import how_it_starts, opens_mid_sentence
 from nlu.segmentation import Boundary, _leans_on_next, boundaries, joined, segment
+from nlu.values import Entities, Task
 from tests.nlu.conftest import make_context
 from tests.nlu.test_segmentation import keyword_classifier as keywords_read
 
@@ -218,3 +219,42 @@ def test_a_part_that_takes_back_the_one_before_it_is_not_a_request_of_its_own() 
         "ramiro esta con fiebre, no, mejor pasale todos sus trabajos a lucas",
     ):
         assert len(_parts(text)) == 1, text
+
+
+def _told(intent: str, confidence: float, text: str, **entities: object) -> Task:
+    return Task(intent, "x", confidence, text, Entities(**entities))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("tail", "kept"),
+    [
+        # the request's setting or reason: weak, names nothing, neither asks nor requests
+        (_told("reschedule", 0.40, "se les cortó el aire hace dos horas"), False),
+        (_told("unknown", 0.38, "que hay paro de colectivos y no llega nadie"), False),
+        # a request of its own: sure, or it asks, requests or names what it acts on
+        (_told("reschedule", 0.95, "y pasá lo de Ruiz al jueves"), True),
+        (_told("payment_status", 0.45, "cuánto debe?"), True),
+        (_told("generate_quote", 0.45, "presu p/ lorena lescano", customer="lorena lescano"), True),
+        (
+            _told(
+                "bulk_reschedule",
+                0.45,
+                "todos sus trabajos al 10",
+                date=datetime.date(2026, 12, 10),
+            ),
+            True,
+        ),
+        (_told("generate_invoice", 0.45, "y facturale"), True),
+        (_told("emergency", 0.30, "sale humo del tablero"), True),
+    ],
+)
+def test_a_weak_part_after_a_sure_request_is_its_setting(
+    router: Router, tail: Task, kept: bool
+) -> None:
+    first = _told("dispatch", 0.99, "mandá ya al técnico más cerca a la farmacia")
+    settled = router._without_weak_tails([first, tail], lambda _part: False)
+    assert settled[0] is first
+    assert (tail in settled) is kept
+    # after an unsure part nothing is dropped: which of the two is the request is not clear
+    unsure = _told("dispatch", 0.6, first.text)
+    assert tail in router._without_weak_tails([unsure, tail], lambda _part: False)
