@@ -194,8 +194,10 @@ class Router:
 
         tasks = settle_facts(tasks, opens_request, self.specs)
         tasks = self._asks_only(tasks, request, opens_request)
-        tasks = self._without_weak_tails(tasks)
+        tasks, asides = self._without_weak_tails(tasks)
         kept, notes = apply_labelling_rules(tasks, ctx.today, opens_request, self.specs)
+        if asides:
+            notes.append("aside of the request before it: " + ", ".join(asides))
         kept, stated = add_stated(kept, request, self.specs)
         if stated:
             notes.append("stated prerequisite: " + ", ".join(stated))
@@ -325,13 +327,15 @@ class Router:
             return None
         return self.scope.out_of_scope(request)
 
-    def _without_weak_tails(self, tasks: list[Task]) -> list[Task]:
+    def _without_weak_tails(self, tasks: list[Task]) -> tuple[list[Task], list[str]]:
         """A part the classifier hardly recognises after one it is sure of, that names nothing
         and neither asks (no question mark) nor requests (no request verb, not the act model's
         request), is what the request before it is about or why ("pasá todos los trabajos…, |
         que hay paro de colectivos", "…tienen lugar el viernes? es solo para saber, | después
-        confirmo"): not a request of its own. An emergency is never dropped."""
+        confirmo"): not a request of its own. An emergency is never dropped. Returns the parts
+        kept and the intents dropped (the trace's rules say which)."""
         kept: list[Task] = []
+        dropped: list[str] = []
         for task in tasks:
             weak = (
                 kept
@@ -343,9 +347,11 @@ class Router:
                 and not (_names_something(task) or task.entities.date or task.entities.job_id)
                 and read_act(task.text).act != "request"
             )
-            if not weak:
+            if weak:
+                dropped.append(task.intent)
+            else:
                 kept.append(task)
-        return kept
+        return kept, dropped
 
     def _asks_only(
         self, tasks: list[Task], request: str, opens_request: Callable[[str], bool]

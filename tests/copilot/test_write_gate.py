@@ -14,7 +14,8 @@ from agents.models import Agent, ToolCall
 from business.models import EscalationTicket, Job
 from copilot.models import AgentRun, Conversation
 from copilot.orchestration import write_gate
-from nlu.values import Entities, IntentSpec
+from nlu import build_router
+from nlu.values import Entities, Example, IntentSpec
 from tests.conftest import Cast
 from tests.copilot.conftest import ScriptedRouter, task
 from tests.copilot.turns import answer
@@ -173,9 +174,6 @@ def test_a_report_of_what_happened_does_not_write_what_is_only_asked_for(
 
 
 def test_the_router_learns_which_writes_are_told_from_the_registry_examples() -> None:
-    from nlu import build_router
-    from nlu.values import Example
-
     examples = [
         Example(text, intent, "x")
         for intent, texts in {

@@ -252,9 +252,10 @@ def test_a_weak_part_after_a_sure_request_is_its_setting(
     router: Router, tail: Task, kept: bool
 ) -> None:
     first = _told("dispatch", 0.99, "mandá ya al técnico más cerca a la farmacia")
-    settled = router._without_weak_tails([first, tail])
+    settled, dropped = router._without_weak_tails([first, tail])
     assert settled[0] is first
     assert (tail in settled) is kept
+    assert dropped == ([] if kept else [tail.intent])
     # after an unsure part nothing is dropped: which of the two is the request is not clear
     unsure = _told("dispatch", 0.6, first.text)
-    assert tail in router._without_weak_tails([unsure, tail])
+    assert tail in router._without_weak_tails([unsure, tail])[0]
