@@ -14,8 +14,6 @@ the router's registry fingerprint follows the same rhythm (copilot/router_cache.
 from __future__ import annotations
 
 import copy
-import threading
-import time
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -23,44 +21,32 @@ from django.conf import settings
 from agents.models import ABTest, Agent
 from agents.selectors import agents_for_org, running_tests
 from business.models import Organisation
+from common.kept import Kept
 
 
 @dataclass(frozen=True)
-class _Kept:
+class _Turn:
     agents: tuple[Agent, ...]
     tests: tuple[ABTest, ...]
-    at: float
-
-
-_kept: dict[int, _Kept] = {}
-_lock = threading.Lock()
-_generation = 0  # moves on every change: a read that began before one is not kept
 
 
 def seconds() -> float:
     return float(getattr(settings, "AGENTS_CACHE_SECONDS", 5.0))
 
 
+_kept: Kept[_Turn] = Kept(seconds)
+
+
 def turn_agents(organisation: Organisation) -> tuple[dict[str, Agent], list[ABTest]]:
     """The enabled agents by name (this turn's own copies) and the running A/B tests."""
-    ttl = seconds()
-    kept = _kept.get(organisation.pk)
-    if kept is None or time.monotonic() - kept.at >= ttl:
-        kept = _read(organisation, keep=ttl > 0)
-    return {agent.name: own_copy(agent) for agent in kept.agents}, list(kept.tests)
-
-
-def _read(organisation: Organisation, *, keep: bool) -> _Kept:
-    began = _generation
-    kept = _Kept(
-        agents=tuple(agents_for_org(organisation)),
-        tests=tuple(running_tests(organisation)),
-        at=time.monotonic(),
+    kept = _kept.get(
+        organisation.pk,
+        lambda: _Turn(
+            agents=tuple(agents_for_org(organisation)),
+            tests=tuple(running_tests(organisation)),
+        ),
     )
-    with _lock:
-        if keep and began == _generation:
-            _kept[organisation.pk] = kept
-    return kept
+    return {agent.name: own_copy(agent) for agent in kept.agents}, list(kept.tests)
 
 
 def own_copy(agent: Agent) -> Agent:
@@ -72,10 +58,4 @@ def own_copy(agent: Agent) -> Agent:
 
 def forget(organisation_id: int | None = None) -> None:
     """Drop what is kept: one organisation's, or (None) every organisation's."""
-    global _generation
-    with _lock:
-        _generation += 1
-        if organisation_id is None:
-            _kept.clear()
-        else:
-            _kept.pop(organisation_id, None)
+    _kept.forget(organisation_id)

@@ -151,8 +151,9 @@ def boot() -> World:
 def ours(world: World, scenario: Delegation, clock: RequestClock) -> Sample:
     from django.utils import timezone
 
+    from agents.abtest import apply_arms
+    from agents.cache import turn_agents
     from agents.context import TurnContext
-    from agents.selectors import agents_for_org
     from copilot.orchestration import engines
     from copilot.orchestration.graph import run_graph
     from copilot.orchestration.state import TurnRun
@@ -166,13 +167,26 @@ def ours(world: World, scenario: Delegation, clock: RequestClock) -> Sample:
     )  # fmt: skip
 
     def turn() -> Any:
-        # What copilot/turn.py `_run` does around the graph: the engine and the turn's model
-        # client (its ModelCall rows are written by run_graph's flush at the end).
+        # What copilot/answering.py `open_run` does around the graph: the engine and the turn's
+        # model client (its ModelCall rows are written by run_graph's flush at the end), the
+        # enabled agents as kept between turns (agents/cache.py) with the conversation's A/B
+        # arms, and the conversation the turn already holds.
         engine, client = engines.open_for(ctx)
         stream = TextStream(ctx.emit, ctx.turn_id)
-        enabled = agents_for_org(world.organisation).prefetch_related(None)
-        agents = {agent.name: agent for agent in enabled}
-        return run_graph(TurnRun(ctx=ctx, engine=engine, llm=client, stream=stream, agents=agents))
+        enabled, running = turn_agents(world.organisation)
+        tested = apply_arms(world.organisation, world.conversation.pk, enabled, running)
+        return run_graph(
+            TurnRun(
+                ctx=ctx,
+                engine=engine,
+                llm=client,
+                stream=stream,
+                agents=tested.agents,
+                arms=tested.arms,
+                arm_intents=tested.intents,
+                conversation=world.conversation,
+            )  # fmt: skip
+        )
 
     state, sample = timed(turn, clock)
     _check_ours(state, scenario)
@@ -329,6 +343,8 @@ def profile(run: Callable[[], Sample], turns: int, label: str) -> None:
     for _ in range(turns):
         run()
     profiler.disable()
+    if os.environ.get("PROFILE_DUMP"):  # for pstats: PROFILE_DUMP=/tmp/ov → /tmp/ov.ours …
+        profiler.dump_stats(f"{os.environ['PROFILE_DUMP']}.{label.split(' ')[0]}")
     out = io.StringIO()
     stats = pstats.Stats(profiler, stream=out)
     print(f"\n=== {label}: {turns} turns, by own time ===", file=out)

@@ -189,6 +189,8 @@ EVALUATION_GOLDEN_ON_CREATE = env_bool("EVALUATION_GOLDEN_ON_CREATE", True)
 # How long a process keeps an organisation's agents and running A/B tests between turns
 # (agents/cache.py; its own saves drop them at once). 0 reads them on every turn.
 AGENTS_CACHE_SECONDS = float(os.environ.get("AGENTS_CACHE_SECONDS", "5"))
+# The same for an organisation's model provider settings (llm/provider.py).
+PROVIDER_CACHE_SECONDS = float(os.environ.get("PROVIDER_CACHE_SECONDS", "5"))
 
 INSTALLED_APPS = [
     "daphne",

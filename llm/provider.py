@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from django.conf import settings
 
 from business.models import Organisation
+from common.kept import Kept
 from llm.models import ProviderSettings
 
 
@@ -37,8 +38,26 @@ class Provider:
         )
 
 
+def _seconds() -> float:
+    return float(getattr(settings, "PROVIDER_CACHE_SECONDS", 5.0))
+
+
+# An organisation's provider row (or None: most have none), kept between turns (issue 26.5)
+# like its agents (agents/cache.py): a save or delete in this process drops it at once (signals
+# in llm/apps.py); it is read again after PROVIDER_CACHE_SECONDS (5 s) for what other processes
+# saved; 0 reads it on every call (the tests' default).
+_kept: Kept[ProviderSettings | None] = Kept(_seconds)
+
+
 def _organisation_settings(organisation: Organisation) -> ProviderSettings | None:
-    return ProviderSettings.objects.filter(organisation=organisation).first()
+    return _kept.get(
+        organisation.pk, lambda: ProviderSettings.objects.filter(organisation=organisation).first()
+    )
+
+
+def forget(organisation_id: int | None = None) -> None:
+    """Drop the kept provider row: one organisation's, or (None) every organisation's."""
+    _kept.forget(organisation_id)
 
 
 def provider_for(organisation: Organisation | None) -> Provider | None:

@@ -101,13 +101,23 @@ def find(
 ) -> list[tuple[int, int, str]]:
     """(start, end, category) of each piece of personal data, without overlaps, in order; the
     given names last (an email or an address that holds a name is masked whole)."""
+    return list(_found(text, categories, names))
+
+
+@lru_cache(maxsize=512)
+def _found(
+    text: str, categories: tuple[str, ...], names: tuple[str, ...]
+) -> tuple[tuple[int, int, str], ...]:
+    """`find`, kept by its arguments: every model call of every turn sends the same system
+    prompts and tool descriptions, a few kilobytes each, and each turn's Vault is new (issue
+    26). A pure function of text, categories and names, so a kept answer is the answer."""
     taken: list[tuple[int, int, str]] = []
     found = [(category, _FINDERS[category](text)) for category in categories]
     for category, spans in [*found, (NAME, _name_spans(text, names))]:
         for start, end in spans:
             if not any(start < e and s < end for s, e, _c in taken):
                 taken.append((start, end, category))
-    return sorted(taken)
+    return tuple(sorted(taken))
 
 
 def redact_for_display(

@@ -111,6 +111,7 @@ def _agents_read_afresh(settings: Any) -> None:
     # Tests change agents with `update` (no signal): every turn reads them (agents/cache.py);
     # tests/copilot/test_turn_cost.py and tests/agents/test_cache.py keep them.
     settings.AGENTS_CACHE_SECONDS = 0
+    settings.PROVIDER_CACHE_SECONDS = 0  # the same for the provider row (llm/provider.py)
 
 
 @pytest.fixture(autouse=True)

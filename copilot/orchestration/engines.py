@@ -15,7 +15,7 @@ always gets a complete answer, and the trace records why (`fallback`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.conf import settings
@@ -24,6 +24,7 @@ from agents.base import Step
 from agents.context import TurnContext
 from agents.models import Agent
 from business.models import Organisation
+from copilot.models import Message
 from copilot.orchestration.delegate import LLM
 from copilot.orchestration.orchestrator import Plan, agent_tool_schemas, orchestrate
 from copilot.orchestration.state import Reading, TurnRun, TurnState
@@ -93,18 +94,27 @@ def privacy_receipt(client: ChatClient | None, labels: dict[str, str]) -> dict[s
     return {"sent_to_model": True, "guard": vault is not None, "masked": masked, "parts": parts}
 
 
-def history_for(ctx: TurnContext, *, summarised: bool = False) -> list[dict[str, str]]:
-    """The bounded cross-turn history the models read: earlier messages only, oldest first —
-    fewer once the conversation has a summary, which the models read instead (O9)."""
+def history_limit(*, summarised: bool = False) -> int:
+    """How many earlier messages the models read: fewer once the conversation has a summary,
+    which the models read instead (O9)."""
     limit = int(getattr(settings, "COPILOT_LLM_HISTORY", 10))
     if summarised:
         limit = min(limit, int(getattr(settings, "COPILOT_LLM_HISTORY_WITH_SUMMARY", 4)))
-    if ctx.conversation_id is None:
+    return limit
+
+
+def history_for(
+    ctx: TurnContext, *, summarised: bool = False, earlier: Sequence[Message] | None = None
+) -> list[dict[str, str]]:
+    """The bounded cross-turn history the models read: earlier messages only, oldest first.
+    `earlier`: those messages already read, oldest first (at least `history_limit` of them when
+    there are that many), so the turn reads them once."""
+    limit = history_limit(summarised=summarised)
+    if ctx.conversation_id is None or limit <= 0:
         return []
-    return [
-        {"role": m.role, "content": m.text, "agent": m.agent}
-        for m in recent_messages(ctx.conversation_id, limit, before_id=ctx.message_id)
-    ]
+    if earlier is None:
+        earlier = recent_messages(ctx.conversation_id, limit, before_id=ctx.message_id)
+    return [{"role": m.role, "content": m.text, "agent": m.agent} for m in earlier[-limit:]]
 
 
 def target(entities: Entities) -> tuple[object, ...]:

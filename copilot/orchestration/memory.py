@@ -60,13 +60,18 @@ class WorkingMemory:
 
 
 def load_working_memory(
-    conversation: Conversation, *, before_message_id: int | None
+    conversation: Conversation,
+    *,
+    before_message_id: int | None,
+    earlier: Sequence[Message] | None = None,
 ) -> WorkingMemory:
     """Summary + last messages before this turn's own message + a copy of the state + the
-    profile of the customer under discussion."""
+    profile of the customer under discussion. `earlier`: those messages already read, oldest
+    first (at least the last RECENT_MESSAGES of them), so the turn reads them once."""
+    if earlier is None:
+        earlier = recent_messages(conversation.pk, RECENT_MESSAGES, before_id=before_message_id)
     recent = [
-        RecentMessage(role=m.role, text=m.text, agent=m.agent)
-        for m in recent_messages(conversation.pk, RECENT_MESSAGES, before_id=before_message_id)
+        RecentMessage(role=m.role, text=m.text, agent=m.agent) for m in earlier[-RECENT_MESSAGES:]
     ]
     state = dict(conversation.state or {})
     customer_id = state.get(CUSTOMER_ID)

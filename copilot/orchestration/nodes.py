@@ -34,7 +34,7 @@ from copilot.orchestration.state import Delegation, Reading, Route, StepRun, Tur
 from copilot.orchestration.streaming import TextStream
 from copilot.orchestration.trace import build_trace
 from copilot.router_cache import router_for, router_with_intents, vocabulary_for
-from copilot.selectors import consulted_of, get_conversation_for_org
+from copilot.selectors import consulted_of, get_conversation_for_org, recent_messages
 from copilot.services import turn_plan_record
 from llm import answers as model_text
 from llm.client import ModelFailure
@@ -79,11 +79,18 @@ def intake(state: TurnState, runtime: Runtime[TurnRun]) -> TurnState:
     conversation = run.conversation
     if conversation is None or conversation.pk != ctx.conversation_id:
         conversation = get_conversation_for_org(ctx.organisation.pk, ctx.conversation_id or 0)
-    memory = wm.load_working_memory(conversation, before_message_id=ctx.message_id)
+    # One read of the earlier messages for both: the working memory's last few and, when a
+    # model reads this turn, the longer history it is sent.
+    summarised = bool(conversation.summary)
+    wanted = max(wm.RECENT_MESSAGES, engines.history_limit(summarised=summarised) if run.llm else 0)
+    earlier = recent_messages(conversation.pk, wanted, before_id=ctx.message_id)
+    memory = wm.load_working_memory(conversation, before_message_id=ctx.message_id, earlier=earlier)
     return {
         "memory": memory,
         "history": (
-            engines.history_for(ctx, summarised=bool(memory.summary)) if run.llm is not None else []
+            engines.history_for(ctx, summarised=summarised, earlier=earlier)
+            if run.llm is not None
+            else []
         ),
         "pending": clarify.pending_from_state(memory.state, ctx.now),
     }

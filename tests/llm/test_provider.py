@@ -168,3 +168,44 @@ def test_a_key_that_can_no_longer_be_decrypted_leaves_the_organisation_without_o
     settings.SECRET_KEY = "another-secret-key-entirely-" * 2
 
     assert provider_for(cast.org) is None
+
+
+@pytest.fixture
+def kept(settings: Any) -> Any:
+    from llm import provider
+
+    settings.PROVIDER_CACHE_SECONDS = 60
+    provider.forget()
+    yield settings
+    provider.forget()
+
+
+def test_the_provider_row_is_kept_between_turns_and_dropped_when_saved_or_deleted(
+    cast: Cast, no_environment: Any, kept: Any, django_assert_num_queries: Any
+) -> None:
+    """Issue 26.5: a turn reads no provider row an earlier turn read; a save or a delete in
+    this process is seen at once, an organisation never gets another's row."""
+    row = _own(cast, default_model="modelo-a")
+    assert provider_for(cast.org).default_model == "modelo-a"  # type: ignore[union-attr]
+    with django_assert_num_queries(0):
+        assert provider_for(cast.org).default_model == "modelo-a"  # type: ignore[union-attr]
+
+    row.default_model = "modelo-b"
+    row.save()
+    assert provider_for(cast.org).default_model == "modelo-b"  # type: ignore[union-attr]
+    assert provider_for(cast.other_org) is None  # the outsider has no row and no environment
+
+    row.delete()
+    assert provider_for(cast.org) is None
+    with django_assert_num_queries(0):  # "no row" is kept too
+        assert provider_for(cast.org) is None
+
+
+def test_an_organisation_with_the_cache_off_reads_its_row_every_time(
+    cast: Cast, no_environment: Any, settings: Any, django_assert_num_queries: Any
+) -> None:
+    settings.PROVIDER_CACHE_SECONDS = 0
+    _own(cast)
+    provider_for(cast.org)
+    with django_assert_num_queries(1):
+        provider_for(cast.org)

@@ -94,3 +94,24 @@ def test_a_text_sent_again_is_neither_searched_nor_counted_again() -> None:
     for _ in range(5):  # an agent's loop resends its history on every call
         assert vault.mask(prompt) == first
     assert vault.receipt() == {"phone": {"values": 1, "times": 1}}
+
+
+def test_a_new_vault_masks_a_text_an_earlier_turn_masked_the_same_and_counts_it_again() -> None:
+    """`find` is kept across turns (issue 26): each turn's vault still gives its own
+    placeholders, its own receipt, and a caller's list to change."""
+    prompt = "Juana: 11 5555-1234 y juana@example.com"
+    first, second = Vault(names=("Juana",)), Vault(names=("Juana",))
+    assert first.mask(prompt) == second.mask(prompt)
+    assert (
+        first.receipt()
+        == second.receipt()
+        == {
+            "phone": {"values": 1, "times": 1},
+            "email": {"values": 1, "times": 1},
+            "name": {"values": 1, "times": 1},
+        }
+    )
+    spans = find(prompt)
+    spans.clear()  # the kept answer is not the caller's list
+    assert find(prompt) != []
+    assert find(prompt, names=("Juana",)) != find(prompt)  # the names are part of the key
