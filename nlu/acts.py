@@ -217,14 +217,16 @@ def cues(text: str) -> list[str]:
 
 def imperative(text: str) -> bool:
     """Some word of the message is a request verb ("mandalo", "agendá", "send"), anywhere
-    ("hace dos horas" is how long ago; the model's cue keeps the word as it was trained)."""
+    ("hace dos horas" is how long ago, "no hace falta" what is needed; the model's cue keeps
+    the word as it was trained)."""
     return _imperatives(text, ago=True)
 
 
-# After "hace", how long ago or the weather ("hace dos horas", "hace un rato", "hace calor").
+# After "hace", the impersonal "hacer": how long ago, the weather or what is needed ("hace dos
+# horas", "hace un rato", "hace calor", "no hace falta"), never the voseo "hacé".
 _SINCE = word_set(
     """rato ratito minuto minutos hora horas dia dias semana semanas mes meses ano anos tiempo
-    mucho muchos mucha muchas poco calor frio banda bastante"""
+    mucho muchos mucha muchas poco calor frio banda bastante falta"""
 )
 
 

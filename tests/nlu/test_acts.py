@@ -170,4 +170,5 @@ def test_its_confidence_is_a_probability() -> None:
 def test_hace_with_a_time_is_how_long_ago() -> None:
     assert not imperative("se les cortó el aire hace dos horas")
     assert not imperative("hace calor en la oficina")
+    assert not imperative("ya quedó cargado, no hace falta que hagas nada")
     assert imperative("hace la factura de Gómez")
